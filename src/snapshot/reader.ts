@@ -1,0 +1,104 @@
+/**
+ * Opens a snapshot file and checks it: schema version, metadata, every column of the schema
+ * with its type, and the content checksum. Any failure throws a `SnapshotError` naming the
+ * reason, so a loader can refuse the file and keep serving the previous one.
+ */
+import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
+import { Table, tableFromIPC } from 'apache-arrow';
+import { COLUMNS, METADATA_KEYS, SCHEMA_VERSION, type SnapshotMetadata, type SnapshotSource } from './schema.ts';
+import { snapshotChecksum } from './checksum.ts';
+
+export class SnapshotError extends Error {
+  constructor(readonly path: string, readonly reason: string) {
+    super(`Snapshot ${path} refused: ${reason}`);
+    this.name = 'SnapshotError';
+  }
+}
+
+export interface OpenedSnapshot {
+  path: string;
+  metadata: SnapshotMetadata;
+  table: Table;
+  bytes: number;
+}
+
+/** Reads a whole file into one ArrayBuffer (no 2 GiB cap as with fs.readFile). */
+function readAll(path: string): Uint8Array {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const buf = new Uint8Array(size);
+    let at = 0;
+    while (at < size) {
+      const n = readSync(fd, buf, at, Math.min(1 << 28, size - at), at);
+      if (n === 0) break;
+      at += n;
+    }
+    if (at !== size) throw new Error(`short read: ${at} of ${size} bytes`);
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function parseMetadata(path: string, meta: Map<string, string>): SnapshotMetadata {
+  const get = (key: string): string => {
+    const v = meta.get(key);
+    if (v === undefined) throw new SnapshotError(path, `metadata key ${key} is missing`);
+    return v;
+  };
+  const schemaVersion = Number(get(METADATA_KEYS.schemaVersion));
+  if (schemaVersion !== SCHEMA_VERSION) {
+    throw new SnapshotError(path, `schema version ${get(METADATA_KEYS.schemaVersion)} is not ${SCHEMA_VERSION}`);
+  }
+  let sources: SnapshotSource[];
+  try {
+    sources = JSON.parse(get(METADATA_KEYS.sources));
+  } catch {
+    throw new SnapshotError(path, `metadata ${METADATA_KEYS.sources} is not JSON`);
+  }
+  return {
+    schemaVersion,
+    country: get(METADATA_KEYS.country),
+    snapshotDate: get(METADATA_KEYS.snapshotDate),
+    sources,
+    checksum: get(METADATA_KEYS.checksum),
+    rowCount: Number(get(METADATA_KEYS.rowCount)),
+  };
+}
+
+export function readSnapshot(path: string): OpenedSnapshot {
+  let bytes: Uint8Array;
+  try {
+    bytes = readAll(path);
+  } catch (err) {
+    throw new SnapshotError(path, `cannot read file (${(err as Error).message})`);
+  }
+  let table: Table;
+  try {
+    table = tableFromIPC(bytes);
+  } catch (err) {
+    throw new SnapshotError(path, `not an Arrow IPC file (${(err as Error).message})`);
+  }
+  const metadata = parseMetadata(path, table.schema.metadata);
+  for (const spec of COLUMNS) {
+    const field = table.schema.fields.find((f) => f.name === spec.name);
+    if (!field) throw new SnapshotError(path, `column ${spec.name} is missing`);
+  }
+  if (table.schema.fields.length !== COLUMNS.length) {
+    throw new SnapshotError(path, `has ${table.schema.fields.length} columns, schema v${SCHEMA_VERSION} has ${COLUMNS.length}`);
+  }
+  if (table.numRows !== metadata.rowCount) {
+    throw new SnapshotError(path, `holds ${table.numRows} rows, metadata says ${metadata.rowCount}`);
+  }
+  let checksum: string;
+  try {
+    checksum = snapshotChecksum(COLUMNS.map((c) => c.name), table.batches.map((b) => b.data));
+  } catch (err) {
+    throw new SnapshotError(path, `cannot checksum content (${(err as Error).message})`);
+  }
+  if (checksum !== metadata.checksum) {
+    throw new SnapshotError(path, `checksum mismatch (file says ${metadata.checksum}, content is ${checksum})`);
+  }
+  return { path, metadata, table, bytes: bytes.byteLength };
+}

@@ -1,0 +1,149 @@
+import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tableFromIPC } from '@uwdata/flechette';
+import { SnapshotWriter } from '../src/snapshot/writer.ts';
+import { readSnapshot, SnapshotError } from '../src/snapshot/reader.ts';
+import { blankRecord } from '../src/snapshot/record.ts';
+import { COLUMNS, SCHEMA_VERSION } from '../src/snapshot/schema.ts';
+import { buildingId, uuidv5 } from '../src/snapshot/ids.ts';
+import { hilbert } from '../src/snapshot/hilbert.ts';
+
+const sources = [{ name: 'test', licence: 'CC0-1.0', attribution: 'Edifice tests', retrieved: '2026-11-21' }];
+
+function sample(n: number) {
+  const records = [];
+  for (let i = 0; i < n; i++) {
+    const lon = 9.5 + (i % 7) * 0.001;
+    const lat = 47.1 + Math.floor(i / 7) * 0.001;
+    records.push(blankRecord(`test:${i}`, lon, lat, {
+      height_m: i % 3 === 0 ? null : 3 + i,
+      height_basis: i % 3 === 0 ? null : 'stated',
+      locality: i % 2 ? 'Vaduz' : 'Schaan',
+      category: i % 4 === 0 ? 'apartment_block' : 'residential_house',
+      construction_year: i % 5 === 0 ? null : 1900 + i,
+      panels_photo_date: i === 2 ? '2025-06-01' : null,
+      businesses: i === 3 ? [{
+        business_id: 'b-1', registration_number: 'FL-1', name: 'Alpen Bäckerei', active: true,
+        employees_min: 250, employees_max: null, turnover: 1_250_000, turnover_currency: 'CHF', turnover_financial_year: 2024,
+      }] : [],
+      units: i === 4 ? [{ unit_id: 'u-1', label: 'Top 1', floor: 0, use: 'residential', area_m2: 71.5, rooms: 3 },
+        { unit_id: 'u-2', label: null, floor: 1, use: null, area_m2: null, rooms: null }] : [],
+    }));
+  }
+  return records;
+}
+
+async function write(records: ReturnType<typeof sample>, batchRows?: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-snap-'));
+  const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources, batchRows });
+  for (const r of records) w.add(r);
+  return { dir, written: await w.finish(join(dir, 'LI', '2026-11-21.arrow')) };
+}
+
+describe('building ids', () => {
+  it('are RFC 9562 UUIDv5: the RFC example and a stable Edifice id', () => {
+    // RFC 9562 appendix A.4: UUIDv5 of "www.example.com" in the DNS namespace.
+    expect(uuidv5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
+    expect(buildingId('osm:way/12345')).toBe(buildingId('osm:way/12345'));
+    expect(buildingId('osm:way/12345')).not.toBe(buildingId('osm:way/12346'));
+    expect(buildingId('osm:way/12345')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('snapshot writer and reader', () => {
+  it('round-trips every record and orders rows by Hilbert value', async () => {
+    const records = sample(40);
+    const { written } = await write(records, 16);
+    expect(written.rows).toBe(40);
+    const { metadata, table } = readSnapshot(written.path);
+    expect(metadata).toMatchObject({ schemaVersion: SCHEMA_VERSION, country: 'LI', snapshotDate: '2026-11-21', rowCount: 40, sources });
+    expect(table.batches.length).toBe(3);
+    expect(table.schema.fields.map((f) => f.name)).toEqual(COLUMNS.map((c) => c.name));
+
+    const bySource = new Map(records.map((r) => [r.source_id, r]));
+    const seen = new Set<string>();
+    for (let i = 0; i < table.numRows; i++) {
+      const row = table.get(i)!.toJSON() as Record<string, any>;
+      const want = bySource.get(row.source_id)!;
+      seen.add(row.source_id);
+      expect(row.building_id).toBe(want.building_id);
+      expect(row.height_m).toBe(want.height_m);
+      expect(row.construction_year).toBe(want.construction_year);
+      expect(row.locality).toBe(want.locality);
+      expect(row.category).toBe(want.category);
+      expect(row.businesses.toArray().map((b: any) => b.toJSON())).toEqual(want.businesses);
+      expect(row.units.toArray().map((u: any) => u.toJSON())).toEqual(want.units);
+      const ring = row.footprint.get(0).get(0);
+      expect(Array.from(ring.get(0))).toEqual([want.footprint[0][0][0], want.footprint[0][0][1]]);
+    }
+    expect(seen.size).toBe(40);
+
+    // Hilbert order over the same extent the writer uses, computed here independently.
+    const lon = table.getChild('longitude')!.toArray() as Float64Array;
+    const lat = table.getChild('latitude')!.toArray() as Float64Array;
+    const minX = Math.min(...lon), maxX = Math.max(...lon), minY = Math.min(...lat), maxY = Math.max(...lat);
+    const h = Array.from(lon, (x, i) => hilbert(Math.floor(((x - minX) / (maxX - minX)) * 0xffff), Math.floor(((lat[i] - minY) / (maxY - minY)) * 0xffff)));
+    for (let i = 1; i < h.length; i++) expect(h[i]).toBeGreaterThanOrEqual(h[i - 1]);
+  });
+
+  it('writes a file that flechette, an independent Arrow reader, decodes', async () => {
+    const { written } = await write(sample(25), 10);
+    const t = tableFromIPC(readFileSync(written.path), { useDate: false });
+    expect(t.numRows).toBe(25);
+    expect(t.schema.fields.map((f) => f.name)).toEqual(COLUMNS.map((c) => c.name));
+    expect(t.schema.metadata?.get('edifice.country')).toBe('LI');
+    const footprint = t.schema.fields.find((f) => f.name === 'footprint')!;
+    expect(footprint.metadata?.get('ARROW:extension:name')).toBe('geoarrow.multipolygon');
+    const src = t.getChild('source_id').toArray() as string[];
+    const i3 = src.indexOf('test:3');
+    const business = (t.getChild('businesses').at(i3) as any[])[0];
+    expect(business).toMatchObject({ name: 'Alpen Bäckerei', employees_min: 250, employees_max: null, turnover: 1_250_000, turnover_currency: 'CHF' });
+    const i2 = src.indexOf('test:2');
+    expect(t.getChild('panels_photo_date').at(i2)).toBe(Date.UTC(2025, 5, 1));
+    const heights = t.getChild('height_m').toArray() as (number | null)[];
+    expect(heights[src.indexOf('test:0')]).toBeNull();
+    expect(heights[src.indexOf('test:7')]).toBe(10);
+    expect(t.getChild('category').at(src.indexOf('test:8'))).toBe('apartment_block');
+  });
+
+  it('refuses a file whose content changed after writing', async () => {
+    const { written } = await write(sample(30));
+    const bytes = readFileSync(written.path);
+    // Flip one byte inside the first value of latitude: the footer and metadata stay intact.
+    const lat0 = (readSnapshot(written.path).table.getChild('latitude')!.data[0].values as Float64Array);
+    const at = lat0.byteOffset + 3;
+    const copy = Buffer.from(bytes);
+    copy[at] ^= 0xff;
+    const bad = join(written.path + '.corrupt');
+    writeFileSync(bad, copy);
+    expect(() => readSnapshot(bad)).toThrow(/checksum mismatch/);
+  });
+
+  it('refuses a truncated file and a missing one with the reason', async () => {
+    const { written } = await write(sample(10));
+    const bytes = readFileSync(written.path);
+    const cut = written.path + '.cut';
+    writeFileSync(cut, bytes.subarray(0, bytes.length >> 1));
+    expect(() => readSnapshot(cut)).toThrow(SnapshotError);
+    expect(() => readSnapshot(cut)).toThrow(/not an Arrow IPC file/);
+    expect(() => readSnapshot(written.path + '.nope')).toThrow(/cannot read file/);
+  });
+
+  it('leaves no temporary file behind and writes identical bytes for identical input', async () => {
+    const a = await write(sample(12));
+    const b = await write(sample(12));
+    expect(readFileSync(a.written.path).equals(readFileSync(b.written.path))).toBe(true);
+    expect(readdirSync(join(a.dir, 'LI'))).toEqual(['2026-11-21.arrow']);
+  });
+
+  it('refuses records that break the schema, naming the column', () => {
+    const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
+    expect(() => w.add(blankRecord('x:1', 9.5, 47.1, { category: 'castle' as any }))).toThrow(/category.*castle/);
+    expect(() => w.add(blankRecord('x:2', 9.5, 47.1, { height_m: Number.NaN }))).toThrow(/height_m/);
+    expect(() => w.add(blankRecord('x:3', 9.5, 47.1, { footprint: [[[0, 0, 1, 0, 1, 1]]] }))).toThrow(/closed/);
+    expect(() => w.add(blankRecord('x:4', 9.5, 47.1, { panels_photo_date: '2025-02-30' }))).toThrow(/calendar date/);
+    expect(() => new SnapshotWriter({ country: 'li', snapshotDate: '2026-11-21', sources })).toThrow(/country/);
+  });
+});
