@@ -147,3 +147,30 @@ describe('snapshot writer and reader', () => {
     expect(() => new SnapshotWriter({ country: 'li', snapshotDate: '2026-11-21', sources })).toThrow(/country/);
   });
 });
+
+describe('a bad record half-way', () => {
+  it('is rolled back: the writer goes on and the file holds only the good records', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edifice-snap-'));
+    const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
+    w.add(blankRecord('ok:1', 9.5, 47.1, { units: [{ unit_id: 'u1', label: null, floor: 1, use: 'office', area_m2: 50, rooms: 2 }] }));
+    // Fails inside the units list, after footprint, strings and the first unit were pushed.
+    expect(() => w.add(blankRecord('bad:1', 9.6, 47.2, {
+      units: [{ unit_id: 'u2', label: null, floor: 1, use: 'office', area_m2: 50, rooms: 2 }, { unit_id: 'u3', label: null, floor: 1, use: 'spa' as any, area_m2: 1, rooms: 1 }],
+    }))).toThrow(/use.*spa/);
+    w.add(blankRecord('ok:2', 9.7, 47.3));
+    const { path, rows } = await w.finish(join(dir, 'LI', '2026-11-21.arrow'));
+    expect(rows).toBe(2);
+    const { table } = readSnapshot(path);
+    expect(table.getChild('source_id')!.toArray().sort()).toEqual(['ok:1', 'ok:2']);
+    const units = table.getChild('units')!;
+    expect([0, 1].map((i) => units.get(i)!.length).sort()).toEqual([0, 1]);
+  });
+
+  it('an empty country writes a readable file with zero rows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edifice-snap-'));
+    const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
+    const { path, rows } = await w.finish(join(dir, 'LI', '2026-11-21.arrow'));
+    expect(rows).toBe(0);
+    expect(readSnapshot(path).table.numRows).toBe(0);
+  });
+});

@@ -47,6 +47,9 @@ class Grow<T extends Float64Array | Int32Array | Int8Array | Uint8Array> {
   view(): T {
     return this.array.subarray(0, this.length) as T;
   }
+  truncate(n: number): void {
+    this.length = Math.min(this.length, n);
+  }
 }
 
 function validityBitmap(isValid: (i: number) => boolean, start: number, end: number): { bitmap: Uint8Array; nulls: number } {
@@ -64,6 +67,8 @@ function validityBitmap(isValid: (i: number) => boolean, start: number, end: num
 export interface Accumulator {
   readonly length: number;
   push(value: unknown): void;
+  /** Drops rows from `rows` on: undoes a record that failed half-way. */
+  truncate(rows: number): void;
   /** The same column reordered: row i of the result is row order[i] of this one. */
   gather(order: ArrayLike<number>): Frozen;
 }
@@ -93,6 +98,7 @@ class F64Acc implements Accumulator {
   private values = new Grow(new Float64Array(1024));
   constructor(private spec: ColumnSpec) {}
   get length() { return this.values.length; }
+  truncate(rows: number): void { this.values.truncate(rows); }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -114,6 +120,7 @@ class I32Acc implements Accumulator {
   private values = new Grow(new Int32Array(1024));
   constructor(private spec: ColumnSpec, private type: DataType = new Int32()) {}
   get length() { return this.values.length; }
+  truncate(rows: number): void { this.values.truncate(rows); }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -138,6 +145,7 @@ class BoolAcc implements Accumulator {
   private values = new Grow(new Uint8Array(1024)); // 0 false, 1 true, 2 null
   constructor(private spec: ColumnSpec) {}
   get length() { return this.values.length; }
+  truncate(rows: number): void { this.values.truncate(rows); }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -190,6 +198,7 @@ class Utf8Acc implements Accumulator {
   private values: (string | null)[] = [];
   constructor(private spec: ColumnSpec) {}
   get length() { return this.values.length; }
+  truncate(rows: number): void { this.values.length = Math.min(this.values.length, rows); }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -217,6 +226,7 @@ class DictAcc implements Accumulator {
     if (spec.values) spec.values.forEach((v, i) => this.index.set(v, i));
   }
   get length() { return this.codes.length; }
+  truncate(rows: number): void { this.codes.truncate(rows); }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -292,6 +302,12 @@ class ListAcc implements Accumulator {
     this.children = spec.children!.map((c) => makeAccumulator(c, nextDictionaryId));
   }
   get length() { return this.offsets.length - 1; }
+  truncate(rows: number): void {
+    // Children may hold part of a record whose own offset was never pushed: always cut them.
+    this.offsets.truncate(rows + 1);
+    this.count = this.offsets.array[rows];
+    for (const c of this.children) c.truncate(this.count);
+  }
   push(v: unknown): void {
     if (!Array.isArray(v)) throw new TypeError(`Column "${this.spec.name}" expects an array of records, got ${String(v)}.`);
     const fields = this.spec.children!;
@@ -326,6 +342,14 @@ class GeometryAcc implements Accumulator {
     this.vertexOffsets.push(0);
   }
   get length() { return this.polygonOffsets.length - 1; }
+  truncate(rows: number): void {
+    this.polygonOffsets.truncate(rows + 1);
+    const polygons = this.polygonOffsets.array[rows];
+    this.ringOffsets.truncate(polygons + 1);
+    const rings = this.ringOffsets.array[polygons];
+    this.vertexOffsets.truncate(rings + 1);
+    this.coords.truncate(2 * this.vertexOffsets.array[rings]);
+  }
   push(v: unknown): void {
     if (!Array.isArray(v) || v.length === 0) throw new TypeError(`Column "${this.spec.name}" expects at least one polygon.`);
     for (const polygon of v as ArrayLike<number>[][]) {

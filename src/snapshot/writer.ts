@@ -57,13 +57,12 @@ export class SnapshotWriter {
   /** Adds a building. A record that breaks the schema throws before any column changes. */
   add(record: BuildingRecord): void {
     if (this.finished) throw new Error('SnapshotWriter.add() after finish().');
-    const lengths = this.columns.map((c) => c.length);
     try {
       for (let i = 0; i < COLUMNS.length; i++) this.columns[i].push((record as unknown as Record<string, unknown>)[COLUMNS[i].name]);
     } catch (err) {
-      // Leave no column one row longer than the others.
-      if (this.columns.some((c, i) => c.length !== lengths[i])) {
-        throw new Error(`Snapshot writer is inconsistent after a bad record (${(err as Error).message}); start a new writer.`);
+      // Every column held `rows` rows before this record: roll back the ones it already reached.
+      if (this.columns.some((c) => c.length !== this.rows)) {
+        this.columns.forEach((c) => c.truncate(this.rows));
       }
       throw err;
     }
