@@ -14,11 +14,24 @@ function bytes(view: ArrayBufferView, byteLength: number): Uint8Array {
 function hashBitmap(hash: Hash, bitmap: Uint8Array, offset: number, length: number): void {
   // Bits past the end are undefined in Arrow; hash exactly `length` bits starting at `offset`.
   const out = new Uint8Array((length + 7) >> 3);
+  if ((offset & 7) === 0) {
+    out.set(bitmap.subarray(offset >> 3, (offset >> 3) + out.length));
+    if (length & 7) out[out.length - 1] &= (1 << (length & 7)) - 1;
+    hash.update(out);
+    return;
+  }
   for (let i = 0; i < length; i++) {
     const j = offset + i;
     if (bitmap[j >> 3] & (1 << (j & 7))) out[i >> 3] |= 1 << (i & 7);
   }
   hash.update(out);
+}
+
+function hashOffsets(hash: Hash, o: Int32Array): void {
+  const rebased = new Int32Array(o.length);
+  const base = o[0];
+  for (let i = 0; i < o.length; i++) rebased[i] = o[i] - base;
+  hash.update(bytes(rebased, 4 * rebased.length));
 }
 
 function hashData(hash: Hash, data: Data): void {
@@ -33,16 +46,14 @@ function hashData(hash: Hash, data: Data): void {
       break;
     case Type.Utf8: {
       const o = offsets!.subarray(offset, offset + length + 1);
-      const base = o[0];
-      hash.update(bytes(Int32Array.from(o, (x) => x - base), 4 * o.length));
-      hash.update((values as Uint8Array).subarray(base, o[length]));
+      hashOffsets(hash, o);
+      hash.update((values as Uint8Array).subarray(o[0], o[length]));
       break;
     }
     case Type.List: {
       const o = offsets!.subarray(offset, offset + length + 1);
-      const base = o[0];
-      hash.update(bytes(Int32Array.from(o, (x) => x - base), 4 * o.length));
-      hashData(hash, data.children[0].slice(base, o[length] - base));
+      hashOffsets(hash, o);
+      hashData(hash, data.children[0].slice(o[0], o[length] - o[0]));
       break;
     }
     case Type.FixedSizeList: {

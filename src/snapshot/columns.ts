@@ -11,7 +11,6 @@ import type { ColumnSpec } from './schema.ts';
 
 export const NULL_I32 = -2147483648;
 const MS_PER_DAY = 86_400_000;
-const encoder = new TextEncoder();
 
 /** GeoArrow extension metadata carried on the footprint field. */
 export const GEOARROW_METADATA = new Map([
@@ -176,22 +175,22 @@ class BoolAcc implements Accumulator {
 function utf8Data(strings: ArrayLike<string | null>, start: number, end: number, nullable: boolean): Data<Utf8> {
   const n = end - start;
   const offsets = new Int32Array(n + 1);
-  const parts: Uint8Array[] = [];
   let bytes = 0;
   for (let i = 0; i < n; i++) {
     const s = strings[start + i];
-    if (s !== null && s.length > 0) {
-      const b = encoder.encode(s);
-      parts.push(b);
-      bytes += b.length;
-    }
+    if (s !== null) bytes += Buffer.byteLength(s, 'utf8');
     offsets[i + 1] = bytes;
   }
-  const data = new Uint8Array(bytes);
-  let at = 0;
-  for (const p of parts) { data.set(p, at); at += p.length; }
+  const data = Buffer.alloc(bytes);
+  for (let i = 0; i < n; i++) {
+    const s = strings[start + i];
+    if (s !== null && s.length > 0) data.write(s, offsets[i], 'utf8');
+  }
   const { bitmap, nulls } = nullable ? validityBitmap((i) => strings[i] !== null, start, end) : { bitmap: undefined, nulls: 0 };
-  return makeData({ type: new Utf8(), length: n, nullCount: nulls, nullBitmap: nulls > 0 ? bitmap : undefined, valueOffsets: offsets, data });
+  return makeData({
+    type: new Utf8(), length: n, nullCount: nulls, nullBitmap: nulls > 0 ? bitmap : undefined, valueOffsets: offsets,
+    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+  });
 }
 
 class Utf8Acc implements Accumulator {
