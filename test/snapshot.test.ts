@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from '@uwdata/flechette';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
 import { readSnapshot, SnapshotError } from '../src/snapshot/reader.ts';
@@ -9,6 +9,14 @@ import { blankRecord } from '../src/snapshot/record.ts';
 import { COLUMNS, SCHEMA_VERSION } from '../src/snapshot/schema.ts';
 import { buildingId, uuidv5 } from '../src/snapshot/ids.ts';
 import { hilbert } from '../src/snapshot/hilbert.ts';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 const sources = [{ name: 'test', licence: 'CC0-1.0', attribution: 'Edifice tests', retrieved: '2026-11-21' }];
 
@@ -36,7 +44,7 @@ function sample(n: number) {
 }
 
 async function write(records: ReturnType<typeof sample>, batchRows?: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'edifice-snap-'));
+  const dir = tempDir();
   const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources, batchRows });
   for (const r of records) w.add(r);
   return { dir, written: await w.finish(join(dir, 'LI', '2026-11-21.arrow')) };
@@ -150,7 +158,7 @@ describe('snapshot writer and reader', () => {
 
 describe('a bad record half-way', () => {
   it('is rolled back: the writer goes on and the file holds only the good records', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'edifice-snap-'));
+    const dir = tempDir();
     const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
     w.add(blankRecord('ok:1', 9.5, 47.1, { units: [{ unit_id: 'u1', label: null, floor: 1, use: 'office', area_m2: 50, rooms: 2 }] }));
     // Fails inside the units list, after footprint, strings and the first unit were pushed.
@@ -167,7 +175,7 @@ describe('a bad record half-way', () => {
   });
 
   it('an empty country writes a readable file with zero rows', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'edifice-snap-'));
+    const dir = tempDir();
     const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
     const { path, rows } = await w.finish(join(dir, 'LI', '2026-11-21.arrow'));
     expect(rows).toBe(0);
