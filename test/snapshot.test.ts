@@ -12,7 +12,7 @@ import { hilbert } from '../src/snapshot/hilbert.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
-  const dir = tempDir();
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-snap-'));
   dirs.push(dir);
   return dir;
 }
