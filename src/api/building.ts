@@ -1,0 +1,276 @@
+/**
+ * The Building object of spec 2.1: BuildingRecord → snake_case, every field, null for unknown,
+ * in the spec's field order. Two equal forms:
+ * - `serializeBuilding` builds the object (MessagePack, tests, anything that wants an object);
+ * - `buildingJson` writes the same JSON text directly, byte for byte what
+ *   `JSON.stringify(serializeBuilding(r, ctx))` gives, without the intermediate objects.
+ *
+ * Inner shapes the spec leaves open (documented in the OpenAPI schemas):
+ * - height {metres, basis}, floor_area {square_metres, basis, scope}: always objects; basis null when the value is;
+ * - existing_solar_panels {status, photo_date, confidence, analysed_on, photo_resolution_cm}, null with no photo result;
+ * - registered_solar {installed_power_kw, installations: [{power_kw, storage, register, commissioned_on}]}, null
+ *   with no registered installation; installed_power_kw is the sum only when every installation states its power;
+ * - solar_potential {panel_count, capacity_kwp, yearly_energy_kwh, co2_savings_kg_per_year, basis}, null without an estimate;
+ * - registered_business_employees {min, max} and registered_business_turnover {amount, currency, financial_year}:
+ *   those of the largest business (`business.ts`), null when it states none;
+ * - registered_business_count: every business registered at the address, active or not.
+ */
+import type {
+  AddressCorroboration, AddressEvidence, Basis, BuildingRecord, Category, CategoryEvidence, FloodZone, FloorAreaScope,
+  PanelsStatus, RoofShape, SeismicRiskClass, SolarBasis, SolarInstallationRecord, SolarPresence, SolarRegister,
+} from '../snapshot/schema.ts';
+import { employeesOf, largestBusiness, turnoverOf, type EmployeesOut, type TurnoverOut } from './business.ts';
+
+export interface BuildingContext {
+  /** Two-letter code of the snapshot's country. */
+  country: string;
+  /** Base of the web app, without trailing slash; app_url is `${appUrl}/buildings/${building_id}`. */
+  appUrl: string;
+}
+
+export interface SolarInstallationOut {
+  power_kw: number | null;
+  storage: boolean | null;
+  register: SolarRegister;
+  commissioned_on: string | null;
+}
+
+export interface BuildingOut {
+  building_id: string;
+  address: string | null;
+  nearest_road: string | null;
+  address_evidence: AddressEvidence;
+  address_corroboration: AddressCorroboration | null;
+  postal_code: string | null;
+  locality: string;
+  country: string;
+  latitude: number;
+  longitude: number;
+  category: Category;
+  category_evidence: CategoryEvidence;
+  building_type: string;
+  roof_shape: RoofShape | null;
+  footprint_area_m2: number;
+  height: { metres: number | null; basis: Basis | null };
+  volume_m3: number | null;
+  volume_basis: Basis | null;
+  floor_area: { square_metres: number | null; basis: Basis | null; scope: FloorAreaScope | null };
+  floors: number | null;
+  floors_including_underground: number | null;
+  construction_year: number | null;
+  completed_by_year: number | null;
+  dwellings: number | null;
+  existing_solar_panels: {
+    status: PanelsStatus;
+    photo_date: string | null;
+    confidence: number | null;
+    analysed_on: string | null;
+    photo_resolution_cm: number | null;
+  } | null;
+  solar_presence: SolarPresence;
+  registered_solar: { installed_power_kw: number | null; installations: SolarInstallationOut[] } | null;
+  solar_potential: {
+    panel_count: number | null;
+    capacity_kwp: number | null;
+    yearly_energy_kwh: number | null;
+    co2_savings_kg_per_year: number | null;
+    basis: SolarBasis;
+  } | null;
+  registered_business_count: number;
+  registered_business_employees: EmployeesOut | null;
+  registered_business_turnover: TurnoverOut | null;
+  flood_zone: FloodZone | null;
+  flood_zone_mapped: boolean;
+  flood_zone_source: string | null;
+  seismic_design_acceleration_g: number | null;
+  seismic_risk_class: SeismicRiskClass | null;
+  seismic_risk_assessment_year: number | null;
+  app_url: string;
+}
+
+/** A number, or null when unknown (a NaN that leaked from a column store is unknown too). */
+function num(v: number | null): number | null {
+  return v === null || !Number.isFinite(v) ? null : v;
+}
+
+/** The sum of the installations' power when every one states it, else null; float noise rounded off. */
+export function installedPowerKw(installations: readonly SolarInstallationRecord[]): number | null {
+  let sum = 0;
+  for (let i = 0; i < installations.length; i++) {
+    const p = installations[i].power_kw;
+    if (p === null || !Number.isFinite(p)) return null;
+    sum += p;
+  }
+  return Math.round(sum * 1e6) / 1e6;
+}
+
+export function serializeBuilding(r: BuildingRecord, ctx: BuildingContext): BuildingOut {
+  const largest = largestBusiness(r.businesses);
+  return {
+    building_id: r.building_id,
+    address: r.address,
+    nearest_road: r.nearest_road,
+    address_evidence: r.address_evidence,
+    address_corroboration: r.address_corroboration,
+    postal_code: r.postal_code,
+    locality: r.locality,
+    country: ctx.country,
+    latitude: r.latitude,
+    longitude: r.longitude,
+    category: r.category,
+    category_evidence: r.category_evidence,
+    building_type: r.building_type,
+    roof_shape: r.roof_shape,
+    footprint_area_m2: r.footprint_area_m2,
+    height: { metres: num(r.height_m), basis: r.height_basis },
+    volume_m3: num(r.volume_m3),
+    volume_basis: r.volume_basis,
+    floor_area: { square_metres: num(r.floor_area_m2), basis: r.floor_area_basis, scope: r.floor_area_scope },
+    floors: num(r.floors),
+    floors_including_underground: num(r.floors_including_underground),
+    construction_year: num(r.construction_year),
+    completed_by_year: num(r.completed_by_year),
+    dwellings: num(r.dwellings),
+    existing_solar_panels: r.panels_status === null ? null : {
+      status: r.panels_status,
+      photo_date: r.panels_photo_date,
+      confidence: num(r.panels_confidence),
+      analysed_on: r.panels_analysed_on,
+      photo_resolution_cm: num(r.panels_photo_resolution_cm),
+    },
+    solar_presence: r.solar_presence,
+    registered_solar: r.solar_installations.length === 0 ? null : {
+      installed_power_kw: installedPowerKw(r.solar_installations),
+      installations: r.solar_installations.map((s) => ({
+        power_kw: num(s.power_kw), storage: s.storage, register: s.register, commissioned_on: s.commissioned_on,
+      })),
+    },
+    solar_potential: r.solar_potential_basis === null ? null : {
+      panel_count: num(r.solar_panel_count),
+      capacity_kwp: num(r.solar_capacity_kwp),
+      yearly_energy_kwh: num(r.solar_yearly_energy_kwh),
+      co2_savings_kg_per_year: num(r.solar_co2_savings_kg_per_year),
+      basis: r.solar_potential_basis,
+    },
+    registered_business_count: r.businesses.length,
+    registered_business_employees: largest === null ? null : employeesOf(largest),
+    registered_business_turnover: largest === null ? null : turnoverOf(largest),
+    flood_zone: r.flood_zone,
+    flood_zone_mapped: r.flood_zone_mapped,
+    flood_zone_source: r.flood_zone_source,
+    seismic_design_acceleration_g: num(r.seismic_design_acceleration_g),
+    seismic_risk_class: r.seismic_risk_class,
+    seismic_risk_assessment_year: num(r.seismic_risk_assessment_year),
+    app_url: `${ctx.appUrl}/buildings/${r.building_id}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same object written as JSON text.
+// ---------------------------------------------------------------------------------------------
+
+/** Free text, escaped as JSON.stringify escapes it; the common clean string skips the native call. */
+function s(v: string | null): string {
+  if (v === null) return 'null';
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(v);
+  }
+  return '"' + v + '"';
+}
+
+/**
+ * A value of one of the schema's fixed enums (or a date the loader formatted): known clean,
+ * written without a scan. The column store decodes these from its own constant tables.
+ */
+function e(v: string | null): string {
+  return v === null ? 'null' : '"' + v + '"';
+}
+
+/** A number as JSON writes it; unknown → null. */
+function n(v: number | null): string {
+  return v === null || !Number.isFinite(v) ? 'null' : String(v);
+}
+
+function b(v: boolean | null): string {
+  return v === null ? 'null' : v ? 'true' : 'false';
+}
+
+/** `JSON.stringify(serializeBuilding(r, ctx))`, written directly. */
+export function buildingJson(r: BuildingRecord, ctx: BuildingContext): string {
+  const id = s(r.building_id);
+  let out = '{"building_id":' + id
+    + ',"address":' + s(r.address)
+    + ',"nearest_road":' + s(r.nearest_road)
+    + ',"address_evidence":' + e(r.address_evidence)
+    + ',"address_corroboration":' + e(r.address_corroboration)
+    + ',"postal_code":' + s(r.postal_code)
+    + ',"locality":' + s(r.locality)
+    + ',"country":' + s(ctx.country)
+    + ',"latitude":' + n(r.latitude)
+    + ',"longitude":' + n(r.longitude)
+    + ',"category":' + e(r.category)
+    + ',"category_evidence":' + e(r.category_evidence)
+    + ',"building_type":' + s(r.building_type)
+    + ',"roof_shape":' + e(r.roof_shape)
+    + ',"footprint_area_m2":' + n(r.footprint_area_m2)
+    + ',"height":{"metres":' + n(r.height_m) + ',"basis":' + e(r.height_basis) + '}'
+    + ',"volume_m3":' + n(r.volume_m3)
+    + ',"volume_basis":' + e(r.volume_basis)
+    + ',"floor_area":{"square_metres":' + n(r.floor_area_m2) + ',"basis":' + e(r.floor_area_basis) + ',"scope":' + e(r.floor_area_scope) + '}'
+    + ',"floors":' + n(r.floors)
+    + ',"floors_including_underground":' + n(r.floors_including_underground)
+    + ',"construction_year":' + n(r.construction_year)
+    + ',"completed_by_year":' + n(r.completed_by_year)
+    + ',"dwellings":' + n(r.dwellings)
+    + ',"existing_solar_panels":';
+  if (r.panels_status === null) out += 'null';
+  else {
+    out += '{"status":' + e(r.panels_status)
+      + ',"photo_date":' + e(r.panels_photo_date)
+      + ',"confidence":' + n(r.panels_confidence)
+      + ',"analysed_on":' + e(r.panels_analysed_on)
+      + ',"photo_resolution_cm":' + n(r.panels_photo_resolution_cm) + '}';
+  }
+  out += ',"solar_presence":' + e(r.solar_presence) + ',"registered_solar":';
+  const inst = r.solar_installations;
+  if (inst.length === 0) out += 'null';
+  else {
+    out += '{"installed_power_kw":' + n(installedPowerKw(inst)) + ',"installations":[';
+    for (let i = 0; i < inst.length; i++) {
+      const x = inst[i];
+      out += (i === 0 ? '{"power_kw":' : ',{"power_kw":') + n(x.power_kw)
+        + ',"storage":' + b(x.storage)
+        + ',"register":' + e(x.register)
+        + ',"commissioned_on":' + e(x.commissioned_on) + '}';
+    }
+    out += ']}';
+  }
+  out += ',"solar_potential":';
+  if (r.solar_potential_basis === null) out += 'null';
+  else {
+    out += '{"panel_count":' + n(r.solar_panel_count)
+      + ',"capacity_kwp":' + n(r.solar_capacity_kwp)
+      + ',"yearly_energy_kwh":' + n(r.solar_yearly_energy_kwh)
+      + ',"co2_savings_kg_per_year":' + n(r.solar_co2_savings_kg_per_year)
+      + ',"basis":' + e(r.solar_potential_basis) + '}';
+  }
+  const largest = largestBusiness(r.businesses);
+  out += ',"registered_business_count":' + r.businesses.length + ',"registered_business_employees":';
+  if (largest === null || largest.employees_min === null) out += 'null';
+  else out += '{"min":' + n(largest.employees_min) + ',"max":' + n(largest.employees_max) + '}';
+  out += ',"registered_business_turnover":';
+  if (largest === null || largest.turnover === null) out += 'null';
+  else {
+    out += '{"amount":' + n(largest.turnover)
+      + ',"currency":' + s(largest.turnover_currency)
+      + ',"financial_year":' + n(largest.turnover_financial_year) + '}';
+  }
+  return out + ',"flood_zone":' + e(r.flood_zone)
+    + ',"flood_zone_mapped":' + b(r.flood_zone_mapped)
+    + ',"flood_zone_source":' + s(r.flood_zone_source)
+    + ',"seismic_design_acceleration_g":' + n(r.seismic_design_acceleration_g)
+    + ',"seismic_risk_class":' + e(r.seismic_risk_class)
+    + ',"seismic_risk_assessment_year":' + n(r.seismic_risk_assessment_year)
+    + ',"app_url":' + s(ctx.appUrl).slice(0, -1) + '/buildings/' + id.slice(1) + '}';
+}

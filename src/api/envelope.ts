@@ -1,0 +1,156 @@
+/**
+ * Response envelopes (spec 2.2): the ranked page of GET /buildings, the point lookup of
+ * GET /buildings/at, and the pages of a building's units and registered businesses.
+ *
+ * links.next is the absolute URL of the next page: the request's own query string with every
+ * parameter kept exactly (order, spelling, encoding), only offset changed or added at the end.
+ * It is null on the last page (offset + limit >= total), and when the next page would leave the
+ * 10,000 window (next offset + limit > 10,000), since that request would be refused.
+ *
+ * Each envelope comes as an object (for MessagePack) and as JSON bytes assembled from the
+ * buildings' own JSON bytes (`buildingJson`), so that a page of cached buildings costs a copy.
+ */
+import { MAX_WINDOW, type SortKey } from '../query/types.ts';
+import type { BusinessRecord, UnitRecord } from '../snapshot/schema.ts';
+import { serializeBusiness, type RegisteredBusinessOut } from './business.ts';
+import { serializeUnit, type UnitOut } from './unit.ts';
+import type { ChildPageQuery } from './validate.ts';
+
+/** Where the request came in: what links.next is built from. */
+export interface LinkContext {
+  /** Base URL of the API, ending in /v1 (a trailing slash is dropped). */
+  baseUrl: string;
+  /** The request's query string as received (`req.getQuery()`), with or without its `?`. */
+  rawQuery: string | undefined;
+}
+
+export interface RankedPageInfo {
+  /** Matches counted, at most 10,000. */
+  total: number;
+  /** Counting stopped at 10,000. */
+  totalIsCapped: boolean;
+  limit: number;
+  offset: number;
+  sort: SortKey;
+}
+
+export interface RankedPage<T> {
+  data: T[];
+  meta: { total: number; total_is_capped: boolean; limit: number; offset: number; sort: SortKey };
+  links: { next: string | null };
+}
+
+export interface PointPage<T> {
+  data: T[];
+}
+
+/** A page of a building's units or registered businesses; total is exact. */
+export interface ChildPage<T> {
+  data: T[];
+  meta: { total: number; limit: number; offset: number };
+  links: { next: string | null };
+}
+
+function offsetKey(segment: string): boolean {
+  const eq = segment.indexOf('=');
+  const key = eq < 0 ? segment : segment.slice(0, eq);
+  if (key === 'offset') return true;
+  if (key.indexOf('%') < 0 && key.indexOf('+') < 0) return false;
+  try {
+    return decodeURIComponent(key.replace(/\+/g, ' ')) === 'offset';
+  } catch {
+    return false;
+  }
+}
+
+/** The query string with offset set to `offset`: every other parameter kept as sent. */
+export function withOffset(rawQuery: string | undefined, offset: number): string {
+  const raw = rawQuery === undefined ? '' : rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
+  const segments = raw === '' ? [] : raw.split('&').filter((s) => s !== '');
+  let found = false;
+  for (let i = 0; i < segments.length; i++) {
+    if (!offsetKey(segments[i])) continue;
+    const eq = segments[i].indexOf('=');
+    segments[i] = `${eq < 0 ? segments[i] : segments[i].slice(0, eq)}=${offset}`;
+    found = true;
+  }
+  if (!found) segments.push(`offset=${offset}`);
+  return segments.join('&');
+}
+
+/** links.next of a page at `offset` of `limit` items out of `total`; null on the last page. */
+export function nextPageUrl(link: LinkContext, path: string, offset: number, limit: number, total: number): string | null {
+  const next = offset + limit;
+  if (next >= total || next + limit > MAX_WINDOW) return null;
+  const base = link.baseUrl.endsWith('/') ? link.baseUrl.slice(0, -1) : link.baseUrl;
+  return `${base}${path}?${withOffset(link.rawQuery, next)}`;
+}
+
+function rankedMeta(info: RankedPageInfo): RankedPage<unknown>['meta'] {
+  return { total: info.total, total_is_capped: info.totalIsCapped, limit: info.limit, offset: info.offset, sort: info.sort };
+}
+
+/** GET /buildings: {data, meta: {total, total_is_capped, limit, offset, sort}, links: {next}}. */
+export function rankedPage<T>(data: T[], info: RankedPageInfo, link: LinkContext): RankedPage<T> {
+  return { data, meta: rankedMeta(info), links: { next: nextPageUrl(link, '/buildings', info.offset, info.limit, info.total) } };
+}
+
+const OPEN_DATA = Buffer.from('{"data":[');
+const COMMA = Buffer.from(',');
+
+/** `{"data":[item,item,...]` + tail, as one buffer. */
+function assemble(items: readonly (Uint8Array | string)[], tail: string): Buffer {
+  const parts: Uint8Array[] = [OPEN_DATA];
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) parts.push(COMMA);
+    const item = items[i];
+    parts.push(typeof item === 'string' ? Buffer.from(item) : item);
+  }
+  parts.push(Buffer.from(tail));
+  return Buffer.concat(parts);
+}
+
+/**
+ * The ranked page as JSON bytes, from each building's JSON (`buildingJson`, as text or UTF-8
+ * bytes); equal to `JSON.stringify(rankedPage(...))` of the same buildings.
+ */
+export function rankedPageJson(buildings: readonly (Uint8Array | string)[], info: RankedPageInfo, link: LinkContext): Buffer {
+  const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
+  return assemble(buildings, `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`);
+}
+
+/** GET /buildings/at: {data}. */
+export function pointPage<T>(data: T[]): PointPage<T> {
+  return { data };
+}
+
+export function pointPageJson(buildings: readonly (Uint8Array | string)[]): Buffer {
+  return assemble(buildings, ']}');
+}
+
+function childPage<R, T>(
+  items: readonly R[], total: number, serialize: (r: R) => T, q: ChildPageQuery, path: string, link: LinkContext,
+): ChildPage<T> {
+  const data: T[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) data[i] = serialize(items[i]);
+  return {
+    data,
+    meta: { total, limit: q.limit, offset: q.offset },
+    links: { next: nextPageUrl(link, path, q.offset, q.limit, total) },
+  };
+}
+
+/**
+ * GET /buildings/{building_id}/units: the page of units the engine returned (already cut to
+ * offset, limit, e.g. `listUnits` of `query/children.ts`) and the building's unit count.
+ */
+export function unitsPage(units: readonly UnitRecord[], total: number, q: ChildPageQuery, link: LinkContext): ChildPage<UnitOut> {
+  return childPage(units, total, serializeUnit, q, `/buildings/${q.buildingId}/units`, link);
+}
+
+/** GET /buildings/{building_id}/registered-businesses: the page the engine returned and the building's count. */
+export function registeredBusinessesPage(
+  businesses: readonly BusinessRecord[], total: number, q: ChildPageQuery, link: LinkContext,
+): ChildPage<RegisteredBusinessOut> {
+  return childPage(businesses, total, serializeBusiness, q, `/buildings/${q.buildingId}/registered-businesses`, link);
+}

@@ -1,0 +1,248 @@
+/**
+ * The OpenAPI document: valid OpenAPI 3.1, every operation, every parameter of the table with
+ * its range, enum, default and list style, the responses and headers of spec 7 and 8, and the
+ * hook for operations a later issue adds.
+ */
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { describe, expect, it } from 'vitest';
+import { renderParameterDocs } from '../src/api/docs.ts';
+import { ERROR_CODES } from '../src/api/errors.ts';
+import { OPERATIONS } from '../src/api/operations.ts';
+import { buildOpenApi } from '../src/api/openapi.ts';
+import { PARAMETERS, parametersOf } from '../src/api/params.ts';
+
+type J = Record<string, any>;
+
+const BASE = 'https://api.edifice.example/v1';
+const doc = buildOpenApi({ baseUrl: BASE }) as unknown as J;
+
+const PATHS = ['/buildings', '/buildings/at', '/buildings/{building_id}/units', '/buildings/{building_id}/registered-businesses', '/openapi.json'];
+const AUTHENTICATED = PATHS.slice(0, 4);
+
+function operationAt(path: string): J {
+  return doc.paths[path].get;
+}
+
+function parameter(path: string, name: string): J {
+  const p = (operationAt(path).parameters as J[]).find((x) => x.name === name);
+  if (!p) throw new Error(`${name} is missing from GET ${path}`);
+  return p;
+}
+
+describe('the document', () => {
+  it('validates as OpenAPI 3.1 with swagger-parser', async () => {
+    await expect(SwaggerParser.validate(structuredClone(doc) as any)).resolves.toBeTruthy();
+  });
+
+  it('is OpenAPI 3.1.0, version 1.0.0, served from the base URL, bearer security', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers).toEqual([{ url: BASE }]);
+    expect(buildOpenApi({ baseUrl: `${BASE}/` }).servers).toEqual([{ url: BASE }]);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+  });
+
+  it('has every path, GET only', () => {
+    expect(Object.keys(doc.paths).sort()).toEqual([...PATHS].sort());
+    for (const path of PATHS) expect(Object.keys(doc.paths[path])).toEqual(['get']);
+    expect(Object.values(OPERATIONS).map((o) => o.path).sort()).toEqual([...PATHS].sort());
+  });
+
+  it('the description needs no key; every other operation does', () => {
+    expect(operationAt('/openapi.json').security).toEqual([]);
+    for (const path of AUTHENTICATED) expect(operationAt(path).security).toBeUndefined();
+  });
+
+  it('tags: Buildings, Registered businesses, Meta', () => {
+    expect(doc.tags.map((t: J) => t.name)).toEqual(['Buildings', 'Registered businesses', 'Meta']);
+    expect(operationAt('/buildings/{building_id}/registered-businesses').tags).toEqual(['Registered businesses']);
+    expect(operationAt('/openapi.json').tags).toEqual(['Meta']);
+  });
+});
+
+describe('parameters come from the table', () => {
+  for (const op of Object.values(OPERATIONS)) {
+    it(`${op.id}: exactly the table's parameters, in its order`, () => {
+      const names = ((operationAt(op.path).parameters ?? []) as J[]).map((p) => p.name);
+      expect(names).toEqual(parametersOf(op.id).map((p) => p.name));
+    });
+  }
+
+  for (const p of PARAMETERS) {
+    for (const opId of p.operations) {
+      it(`${opId} ${p.name}`, () => {
+        const op = OPERATIONS[opId];
+        const o = parameter(op.path, p.name);
+        expect(o.in).toBe(p.in);
+        expect(o.required).toBe(p.required);
+        expect(typeof o.description).toBe('string');
+        expect(o.description.startsWith(p.doc)).toBe(true);
+        const value = p.list ? o.schema.items : o.schema;
+        if (p.list) {
+          expect(o.schema.type).toBe('array');
+          expect([o.style, o.explode]).toEqual(['form', true]);
+          expect(o.description).toContain('separate values with commas');
+        }
+        if (p.format === 'bbox') {
+          expect([o.style, o.explode]).toEqual(['form', false]);
+          expect(o.schema.prefixItems.map((s: J) => [s.minimum, s.maximum])).toEqual([[-180, 180], [-90, 90], [-180, 180], [-90, 90]]);
+          return;
+        }
+        if (p.type === 'integer' || p.type === 'number') {
+          expect(value.type).toBe(p.type);
+          expect(value.maximum).toBe(p.max);
+          if (p.exclusiveMin) expect([value.exclusiveMinimum, value.minimum]).toEqual([p.min, undefined]);
+          else expect(value.minimum).toBe(p.min);
+        }
+        if (p.type === 'enum') expect(value.enum).toEqual([...p.values!]);
+        if (p.type === 'boolean') expect(value.type).toBe('boolean');
+        if (p.pattern) expect(value.pattern).toBe(p.pattern);
+        if (p.minLength !== undefined) expect([value.minLength, value.maxLength]).toEqual([p.minLength, p.maxLength]);
+        expect(o.schema.default).toBe(p.default);
+      });
+    }
+  }
+
+  it('the spec\'s ranges, read from the document', () => {
+    const range = (path: string, name: string) => {
+      const s = parameter(path, name).schema;
+      return [s.minimum ?? s.exclusiveMinimum, s.maximum, s.default];
+    };
+    expect(range('/buildings', 'limit')).toEqual([1, 100, 25]);
+    expect(range('/buildings', 'offset')).toEqual([0, 10_000, 0]);
+    expect(range('/buildings', 'min_floors')).toEqual([0, 500, undefined]);
+    expect(range('/buildings', 'max_entrances')).toEqual([1, 1_000_000, undefined]);
+    expect(range('/buildings', 'max_volume_m3')).toEqual([0, 1e9, undefined]);
+    expect(parameter('/buildings', 'min_registered_solar_kw').schema).toEqual({ type: 'number', exclusiveMinimum: 0, maximum: 1e9 });
+    expect(range('/buildings', 'registered_business_financial_year')).toEqual([1990, 2100, undefined]);
+    expect(range('/buildings', 'max_recent_minimum_daily_temperature_c')).toEqual([-100, 100, undefined]);
+    expect(range('/buildings', 'min_recent_max_one_day_precipitation_mm')).toEqual([0, 5000, undefined]);
+    expect(range('/buildings/at', 'radius_m')).toEqual([1, 200, 25]);
+    expect(range('/buildings/at', 'limit')).toEqual([1, 25, 10]);
+    expect(range('/buildings/at', 'lat')).toEqual([-90, 90, undefined]);
+    expect(range('/buildings/at', 'lon')).toEqual([-180, 180, undefined]);
+    expect(range('/buildings/{building_id}/units', 'limit')).toEqual([1, 100, 25]);
+    expect(range('/buildings/{building_id}/registered-businesses', 'offset')).toEqual([0, 10_000, 0]);
+    expect(parameter('/buildings', 'sort').schema).toEqual({
+      type: 'string', enum: ['volume', 'area', 'height', 'registered_business_turnover', 'registered_business_employees'], default: 'volume',
+    });
+    expect(parameter('/buildings', 'has_3d_model').schema).toEqual({ type: 'boolean', default: false });
+    expect(parameter('/buildings', 'registered_solar').schema).toEqual({ type: 'boolean' });
+    expect(parameter('/buildings', 'building_type').schema.items.pattern).toBe('^[a-z0-9_]{1,64}$');
+    expect(parameter('/buildings', 'registered_business_turnover_currency').schema.pattern).toBe('^[A-Z]{3}$');
+    expect(parameter('/buildings', 'registered_business_name').schema).toEqual({ type: 'string', minLength: 2, maxLength: 120 });
+    expect(parameter('/buildings/{building_id}/units', 'building_id')).toMatchObject({ in: 'path', required: true, schema: { type: 'string', format: 'uuid' } });
+  });
+
+  it('the rules between parameters are in the descriptions', () => {
+    expect(parameter('/buildings', 'registered_business_turnover_currency').description)
+      .toContain('Required with min_registered_business_turnover, max_registered_business_turnover or sort=registered_business_turnover.');
+    expect(parameter('/buildings', 'registered_solar_storage').description).toContain('Not accepted with registered_solar=false.');
+    expect(parameter('/buildings', 'min_registered_solar_kw').description).toContain('Not accepted with registered_solar=false.');
+    expect(parameter('/buildings', 'exclude_solar_presence').description).toContain('must not also be given in solar_presence');
+    expect(parameter('/buildings', 'min_floors').description).toContain('Must not exceed max_floors.');
+    expect(parameter('/buildings', 'offset').description).toContain('offset + limit must be at most 10,000');
+  });
+});
+
+describe('responses', () => {
+  const RATE_HEADERS = [
+    'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit',
+    'X-Daily-Quota-Limit', 'X-Daily-Quota-Remaining', 'X-Credits-Charged', 'X-Credits-Remaining',
+  ];
+  const responseSchemas: Record<string, string> = {
+    '/buildings': 'BuildingsPage',
+    '/buildings/at': 'PointPage',
+    '/buildings/{building_id}/units': 'UnitsPage',
+    '/buildings/{building_id}/registered-businesses': 'RegisteredBusinessesPage',
+  };
+
+  for (const path of AUTHENTICATED) {
+    it(`GET ${path}: 200 in JSON and MessagePack with the spec 8 headers; 400, 401, 402, 403, 429, 503`, () => {
+      const r = operationAt(path).responses;
+      expect(Object.keys(r).sort()).toEqual(['200', '400', '401', '402', '403', '429', '503']);
+      const ok = r['200'];
+      expect(Object.keys(ok.content)).toEqual(['application/json', 'application/msgpack']);
+      expect(ok.content['application/json'].schema).toEqual({ $ref: `#/components/schemas/${responseSchemas[path]}` });
+      expect(Object.keys(ok.headers)).toEqual(RATE_HEADERS);
+    });
+  }
+
+  it('error responses use the Error schema; 429 requires Retry-After', () => {
+    const r = doc.components.responses;
+    for (const name of ['InvalidParameter', 'Unauthorized', 'InsufficientCredits', 'Forbidden', 'TooManyRequests', 'Unavailable']) {
+      expect(r[name].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    }
+    expect(r.TooManyRequests.headers['Retry-After']).toMatchObject({ required: true, schema: { type: 'integer' } });
+    expect(Object.keys(r.TooManyRequests.content['application/json'].examples).sort()).toEqual(['quota_exceeded', 'rate_limited']);
+    expect(r.Unavailable.headers['Retry-After']).toEqual({ $ref: '#/components/headers/Retry-After' });
+    expect(r.InvalidParameter.content['application/json'].examples.invalid_parameter.value).toEqual({
+      error: { code: 'invalid_parameter', message: 'bbox: each side may span at most 3 degrees; this one spans 4.2 degrees of longitude', parameter: 'bbox' },
+    });
+  });
+
+  it('the Error schema is {error: {code, message, parameter}} with every code', () => {
+    const e = doc.components.schemas.Error;
+    expect(e.required).toEqual(['error']);
+    expect(e.properties.error.required).toEqual(['code', 'message', 'parameter']);
+    expect(e.properties.error.properties.code.enum).toEqual([...ERROR_CODES]);
+    expect([...ERROR_CODES].sort()).toEqual(
+      ['forbidden', 'insufficient_credits', 'invalid_parameter', 'quota_exceeded', 'rate_limited', 'unauthorized', 'unavailable'],
+    );
+  });
+
+  it('every header of spec 8 is a component', () => {
+    expect(Object.keys(doc.components.headers).sort()).toEqual([...RATE_HEADERS, 'Retry-After'].sort());
+  });
+
+  it('schemas of every resource and envelope', () => {
+    expect(Object.keys(doc.components.schemas).sort()).toEqual([
+      'Building', 'BuildingsPage', 'Employees', 'Error', 'ExistingSolarPanels', 'FloorArea', 'Height', 'OpenApiDocument',
+      'PointPage', 'RegisteredBusiness', 'RegisteredBusinessesPage', 'RegisteredSolar', 'SolarInstallation', 'SolarPotential',
+      'Turnover', 'Unit', 'UnitsPage',
+    ]);
+    expect(doc.components.schemas.BuildingsPage.properties.meta.required).toEqual(['total', 'total_is_capped', 'limit', 'offset', 'sort']);
+  });
+});
+
+describe('extensions (the hook for /public and the other operations a later issue adds)', () => {
+  it('merges tags, paths and components, and the result still validates', async () => {
+    const ext = buildOpenApi({
+      baseUrl: BASE,
+      extensions: [{
+        tags: [{ name: 'Public building pages', description: 'No key.' }],
+        paths: {
+          '/public/buildings/{building_id}': {
+            get: {
+              operationId: 'getPublicBuilding', tags: ['Public building pages'], security: [],
+              parameters: [{ name: 'building_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+              responses: { 200: { description: 'Facts.', content: { 'application/json': { schema: { $ref: '#/components/schemas/PublicBuilding' } } } } },
+            },
+          },
+        },
+        schemas: { PublicBuilding: { type: 'object' } },
+      }],
+    });
+    expect(ext.tags.map((t) => t.name)).toContain('Public building pages');
+    expect(ext.paths['/public/buildings/{building_id}']).toBeDefined();
+    await expect(SwaggerParser.validate(structuredClone(ext) as any)).resolves.toBeTruthy();
+  });
+
+  it('refuses an extension that redefines a path or schema', () => {
+    expect(() => buildOpenApi({ baseUrl: BASE, extensions: [{ paths: { '/buildings': {} } }] })).toThrow(/redefines path \/buildings/);
+    expect(() => buildOpenApi({ baseUrl: BASE, extensions: [{ schemas: { Building: {} } }] })).toThrow(/redefines schema Building/);
+  });
+});
+
+describe('the docs', () => {
+  it('list every parameter of every operation with its constraints', () => {
+    const md = renderParameterDocs();
+    for (const op of Object.values(OPERATIONS)) {
+      if (parametersOf(op.id).length > 0) expect(md).toContain(`## GET ${op.path}`);
+    }
+    for (const p of PARAMETERS) expect(md).toContain(`| ${p.name} | ${p.in} |`);
+    expect(md).toContain('| min_floors | query | no | integer; 0 to 500 |');
+    expect(md).toContain('| min_registered_solar_kw | query | no | number; greater than 0, at most 1,000,000,000 |');
+  });
+});
