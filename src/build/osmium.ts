@@ -1,0 +1,83 @@
+/**
+ * OpenStreetMap input: `osmium export` of a PBF extract into a GeoJSON Sequence, and the
+ * stable source id of each exported feature.
+ */
+import { spawn } from 'node:child_process';
+import { access, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Feature } from './geojsonseq.ts';
+
+/**
+ * Export settings: OSM type and id on every feature (stable building ids need them), and
+ * closed ways become areas only when tagged building, so a building is one polygon feature,
+ * not also a line, while closed highways stay lines for nearest_road.
+ */
+export const OSMIUM_EXPORT_CONFIG = {
+  attributes: { type: true, id: true },
+  area_tags: ['building'],
+};
+
+/** osmium is missing, or its export failed. */
+export class OsmiumError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OsmiumError';
+  }
+}
+
+/** Runs `osmium export` on `pbf` into `dir` and returns the GeoJSON Sequence's path. */
+export async function exportPbf(pbf: string, dir: string): Promise<string> {
+  try {
+    await access(pbf);
+  } catch {
+    throw new OsmiumError(`${pbf}: no such file`);
+  }
+  const config = join(dir, 'osmium-export.json');
+  // Named after the extract, so bad-row messages point at something the user recognises.
+  const out = join(dir, `${basename(pbf).replace(/(\.osm)?\.pbf$/, '')}.geojsonseq`);
+  await writeFile(config, JSON.stringify(OSMIUM_EXPORT_CONFIG));
+  const args = ['export', pbf, '-c', config, '-f', 'geojsonseq', '-o', out, '--overwrite', '--no-progress'];
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('osmium', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s; });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      reject(new OsmiumError(err.code === 'ENOENT' ? 'osmium is not installed (Debian: apt-get install osmium-tool)' : `cannot run osmium: ${err.message}`));
+    });
+    child.on('close', (code) => {
+      if (code === 0) resolve();
+      else reject(new OsmiumError(`osmium export ${pbf} failed (exit ${code}): ${stderr.trim()}`));
+    });
+  });
+  return out;
+}
+
+/**
+ * `osm:way/123` from osmium's `@type`/`@id` attributes or from its unique ids: `n67`, `w123`,
+ * `r45`, or `a<area id>` (closed way w → a 2w, relation r → a 2r+1). Null when the feature has none.
+ */
+export function osmSourceId(feature: Feature): string | null {
+  const p = feature.properties ?? {};
+  const type = p['@type'];
+  const id = p['@id'];
+  if ((type === 'node' || type === 'way' || type === 'relation') && (typeof id === 'number' || typeof id === 'string') && /^-?\d+$/.test(String(id))) {
+    return `osm:${type}/${id}`;
+  }
+  const m = typeof feature.id === 'string' ? /^([nwra])(\d+)$/.exec(feature.id) : null;
+  if (!m) return null;
+  if (m[1] === 'a') {
+    const area = BigInt(m[2]);
+    return area % 2n === 0n ? `osm:way/${area / 2n}` : `osm:relation/${(area - 1n) / 2n}`;
+  }
+  return `osm:${{ n: 'node', w: 'way', r: 'relation' }[m[1] as 'n' | 'w' | 'r']}/${m[2]}`;
+}
+
+/** A feature's OSM tags: its properties without osmium's `@` attributes, as strings. */
+export function osmTags(feature: Feature): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const [k, v] of Object.entries(feature.properties ?? {})) {
+    if (k.startsWith('@') || v === null || v === undefined) continue;
+    tags[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return tags;
+}

@@ -1,0 +1,173 @@
+/**
+ * tools/build-snapshot.ts as a child process: exit codes, messages and the bad-row report for
+ * broken inputs. 0 = built (bad rows counted), 1 = unreadable input or a bad row under
+ * --strict, 2 = wrong options.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSnapshot } from '../src/snapshot/reader.ts';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const PBF = fileURLToPath(new URL('../../shared/data/osm/liechtenstein-2013-08-03.osm.pbf', import.meta.url));
+
+/** Runs the CLI; resolves with its exit status and output (the tests run concurrently: each start costs a second). */
+function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'tools/build-snapshot.ts', ...args], { cwd: REPO, encoding: 'utf8' }, (err, stdout, stderr) => {
+      resolve({ status: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const ring = (lon: number, lat: number) => [[lon, lat], [lon + 0.0002, lat], [lon + 0.0002, lat + 0.0001], [lon, lat + 0.0001], [lon, lat]];
+const feature = (id: string, coordinates: unknown, properties: Record<string, string> = { building: 'yes' }, type = 'Polygon') =>
+  JSON.stringify({ type: 'Feature', id, geometry: { type, coordinates }, properties });
+
+let dir: string;
+let good: string;
+let bad: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'edifice-build-cli-'));
+  good = join(dir, 'good.geojsonseq');
+  writeFileSync(good, [
+    feature('w1', [ring(9.52, 47.14)], { building: 'house', 'building:levels': '2', 'roof:shape': 'gabled', height: '7.5 m' }),
+    feature('w2', [ring(9.53, 47.14)], { building: 'apartments', 'building:levels': '4', 'building:levels:underground': '1', 'roof:shape': 'flat' }),
+  ].join('\n') + '\n');
+  bad = join(dir, 'bad.geojsonseq');
+  writeFileSync(bad, [
+    feature('w1', [ring(9.52, 47.14)]),
+    feature('w2', [[[9.52, 47.15], [9.5202, 47.15], [9.52, 47.15]]]),                              // line 2: 3 positions
+    feature('w3', [[[9.52, 47.16], [9.5202, 47.16], [9.5202, 47.1601], [9.52, 47.1601]]]),         // line 3: not closed
+    feature('w4', [[[9.52, 47.17], ['x', 47.17], [9.5202, 47.1701], [9.52, 47.1701], [9.52, 47.17]]]), // line 4: not a number
+    '{"type":"Feature","geometry":',                                                               // line 5: not JSON
+    feature('w6', [ring(9.54, 47.14)], { building: 'yes', 'roof:shape': 'banana' }),               // line 6: unknown enum
+    feature('w7', [ring(9.55, 47.14)], { building: 'yes', height: 'tall', 'building:levels': 'three' }), // line 7: unparseable numbers
+    feature('w8', [ring(9.56, 47.14)]),
+  ].join('\n') + '\n');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe.concurrent('build-snapshot CLI', () => {
+  it('builds from a GeoJSON Sequence and states what the tags say', async () => {
+    const out = join(dir, 'good.arrow');
+    const run = await cli('--country', 'LI', '--date', '2024-01-31', '--buildings', good, '--out', out);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/rows\s+2 buildings/);
+    const { table } = readSnapshot(out);
+    const rows = new Map([...Array(table.numRows).keys()].map((i) => {
+      const r = table.get(i)!.toJSON() as Record<string, any>;
+      return [r.source_id, r];
+    }));
+    expect(rows.get('osm:way/1')).toMatchObject({
+      category: 'residential_house', category_evidence: 'confirmed', building_type: 'house', floors: 2, floors_including_underground: null,
+      roof_shape: 'gabled', height_m: 7.5, height_basis: 'stated', volume_basis: 'stated', floor_area_basis: 'estimated',
+      floor_area_scope: 'gross_above_ground', solar_presence: 'unknown', flood_zone_mapped: false, address: null, address_evidence: 'none',
+    });
+    const w1 = rows.get('osm:way/1')!;
+    expect(w1.volume_m3).toBeCloseTo(w1.footprint_area_m2 * 7.5, 6);
+    expect(w1.floor_area_m2).toBeCloseTo(w1.footprint_area_m2 * 2, 6);
+    // Four storeys of 3 m under a flat roof: no roof allowance.
+    expect(rows.get('osm:way/2')).toMatchObject({
+      category: 'apartment_block', floors: 4, floors_including_underground: 5, roof_shape: 'flat', height_m: 12, height_basis: 'estimated', volume_basis: 'estimated',
+    });
+  });
+
+  it('counts bad rows by reason with their lines and goes on', async () => {
+    const out = join(dir, 'bad.arrow');
+    const run = await cli('--country', 'LI', '--date', '2024-01-31', '--buildings', bad, '--out', out);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/rows\s+4 buildings/); // w1, w6, w7, w8
+    expect(run.stdout).toMatch(/bad rows\s+7/);
+    expect(run.stdout).toMatch(/invalid_geometry: 3\n\s+e\.g\. bad\.geojsonseq:2: a ring has 3 positions, fewer than 4\n\s+e\.g\. bad\.geojsonseq:3: a ring is not closed/);
+    expect(run.stdout).toMatch(/bad\.geojsonseq:4: position 1 has a non-numeric coordinate/);
+    expect(run.stdout).toMatch(/invalid_feature: 1\n\s+e\.g\. bad\.geojsonseq:5: not JSON/);
+    expect(run.stdout).toMatch(/unknown_roof_shape: 1\n\s+e\.g\. bad\.geojsonseq:6: osm:way\/6: roof:shape=banana/);
+    expect(run.stdout).toMatch(/unparseable_height: 1\n\s+e\.g\. bad\.geojsonseq:7: osm:way\/7: height=tall/);
+    expect(run.stdout).toMatch(/unparseable_levels: 1\n\s+e\.g\. bad\.geojsonseq:7: osm:way\/7: building:levels=three/);
+    const { table } = readSnapshot(out);
+    const w6 = [...Array(table.numRows).keys()].map((i) => table.get(i)!.toJSON()).find((r) => r.source_id === 'osm:way/6')!;
+    expect(w6.roof_shape).toBeNull();
+  });
+
+  it('stops at the first bad row under --strict, naming its line, and leaves no snapshot behind', async () => {
+    const outDir = join(dir, 'strict');
+    const run = await cli('--country', 'LI', '--date', '2024-01-31', '--buildings', bad, '--out', outDir, '--strict');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('build-snapshot: stopped at the first bad row (--strict): bad.geojsonseq:2: invalid_geometry: a ring has 3 positions, fewer than 4\n');
+    expect(existsSync(outDir) ? readdirSync(outDir, { recursive: true }) : []).toEqual([]);
+  });
+
+  it('refuses unreadable input with a message: missing, truncated, not GeoJSON, a broken PBF', async () => {
+    const base = ['--country', 'LI', '--date', '2024-01-31', '--out', join(dir, 'never')];
+    const truncated = join(dir, 'truncated.geojsonseq');
+    const text = readFileSync(good, 'utf8');
+    writeFileSync(truncated, text.slice(0, text.length - 30));
+    const csv = join(dir, 'list.csv');
+    writeFileSync(csv, 'lat,lng\n44.4,26.1\n');
+    const brokenPbf = join(dir, 'broken.osm.pbf');
+    writeFileSync(brokenPbf, readFileSync(PBF).subarray(0, 5000));
+    const [missing, cut, notGeoJson, pbf] = await Promise.all([
+      cli(...base, '--buildings', join(dir, 'nope.geojsonseq')),
+      cli(...base, '--buildings', truncated),
+      cli(...base, '--buildings', csv),
+      cli(...base, '--pbf', brokenPbf),
+    ]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/nope\.geojsonseq: no such file/);
+    expect(cut.status).toBe(1);
+    expect(cut.stderr).toMatch(/truncated\.geojsonseq: truncated: the text starting at line 2 is cut off at the end of the file/);
+    expect(notGeoJson.status).toBe(1);
+    expect(notGeoJson.stderr).toMatch(/list\.csv: not GeoJSON/);
+    expect(pbf.status).toBe(1);
+    expect(pbf.stderr).toMatch(/osmium export .*broken\.osm\.pbf failed/);
+    expect(existsSync(join(dir, 'never'))).toBe(false);
+  });
+
+  it('refuses a seismic list whose columns the mapping names but the file lacks, and counts short rows', async () => {
+    const list = join(dir, 'expertiza-test.csv');
+    writeFileSync(list, 'Lat,Lng,Risk Category,Year Built\n44.43,26.10,RS1,1935\n44.44,26.11\n');
+    const base = ['--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', list];
+    const [preset, auto, mapped] = await Promise.all([
+      cli(...base, '--out', join(dir, 'ro1.arrow'), '--seismic-columns', 'county'),
+      cli(...base, '--out', join(dir, 'ro2.arrow')),
+      cli(...base, '--out', join(dir, 'ro3.arrow'), '--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}'),
+    ]);
+    expect(preset.status).toBe(1);
+    expect(preset.stderr).toMatch(/expertiza-test\.csv: column "Height Regime" \(for height_regime\) is not in the header \(Lat, Lng, Risk Category, Year Built\)/);
+    expect(auto.status).toBe(1);
+    expect(auto.stderr).toMatch(/no built-in column layout matches its header/);
+    expect(mapped.status).toBe(0);
+    expect(mapped.stdout).toMatch(/missing_fields: 1\n\s+e\.g\. expertiza-test\.csv:3: 2 fields, the mapped columns need 4/);
+  });
+
+  it('refuses wrong options with exit status 2 and the usage', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--buildings', good], /--country needs a two-letter uppercase code/],
+      [['--country', 'LI', '--date', '3 Aug 2013', '--buildings', good], /--date needs a date YYYY-MM-DD/],
+      [['--country', 'LI', '--date', '2013-08-03'], /give exactly one of --pbf and --buildings/],
+      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--pbf', PBF], /give exactly one of --pbf and --buildings/],
+      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--colour', 'red'], /Unknown option '--colour'/],
+      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--seismic', good, '--seismic-columns', '{"lat":"a","lon":"b","clas":"c"}'], /unknown field "clas"/],
+      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--seismic', good, '--seismic-columns', 'bucharest'], /unknown seismic column preset "bucharest"/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => cli(...args)));
+    runs.forEach((run, i) => {
+      expect(run.status, cases[i][0].join(' ')).toBe(2);
+      expect(run.stderr).toMatch(cases[i][1]);
+      expect(run.stderr).toMatch(/Usage: npm run build:snapshot/);
+    });
+    expect((await cli('--help')).status).toBe(0);
+  });
+
+  it('builds Liechtenstein from the PBF itself into <out>/LI/<date>.arrow', async () => {
+    const out = join(dir, 'snapshots');
+    const run = await cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--out', out);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/rows\s+3723 buildings/);
+    expect(readSnapshot(join(out, 'LI', '2013-08-03.arrow')).metadata.rowCount).toBe(3723);
+  });
+});
