@@ -1,0 +1,271 @@
+/**
+ * Credits: grants, charges and opened buildings (spec 3 and 8, DESIGN "Ledger").
+ *
+ * - Every distinct building a page returns costs 1 credit, unless this workspace had a charged
+ *   opening of it less than 365 days ago (free while `now - opened_at < 365 × 24 h`). Only
+ *   charged openings are recorded, so a free return does not extend the 365 days.
+ * - A page is charged all or nothing, in one BEGIN IMMEDIATE transaction; with too few usable
+ *   credits nothing is written and the answer is 402 insufficient_credits.
+ * - Credits come in grants, usable while `expires_at` is NULL or later than now, and spent
+ *   earliest expiry first (never-expiring last, then oldest first):
+ *     welcome  5 credits once per new workspace, usable for 30 × 24 h from its creation;
+ *     plan     the plan's monthly allowance for the current UTC month, created on first need,
+ *              expiring at 00:00 UTC on the 1st of the next month;
+ *     bought, manual  from the admin CLI (or billing), with an optional expiry.
+ * - Each charge records one entry per grant it drew on, so for every grant
+ *   `amount − Σ entries = remaining ≥ 0`, and the balance is Σ remaining over usable grants.
+ */
+import { DAY_MS, type Clock, startOfNextUtcMonth, utcDay, utcMonth } from './clock.ts';
+import type { Db } from './db.ts';
+import { LedgerError } from './errors.ts';
+import { planAllowance } from './workspaces.ts';
+
+export const WELCOME_CREDITS = 5;
+export const WELCOME_VALID_MS = 30 * DAY_MS;
+/** A building charged at t is free again until t + 365 days (exclusive). */
+export const FREE_REOPEN_MS = 365 * DAY_MS;
+/** The largest single grant, so that sums stay exact integers. */
+export const MAX_GRANT = 1_000_000_000;
+
+export type GrantKind = 'welcome' | 'plan' | 'bought' | 'manual';
+
+export interface Grant {
+  id: number;
+  workspaceId: string;
+  kind: GrantKind;
+  amount: number;
+  remaining: number;
+  grantedAt: number;
+  expiresAt: number | null;
+  /** Plan grants: the month (YYYY-MM) they belong to. */
+  period: string | null;
+  plan: string | null;
+  note: string | null;
+}
+
+export type ChargeResult =
+  | { ok: true; charged: number; remaining: number; /** null when nothing was charged (no row is written) */ chargeId: number | null }
+  | { ok: false; status: 402; code: 'insufficient_credits'; message: string; needed: number; remaining: number };
+
+export interface CreditUsage { day: string; credits: number; charges: number; buildings: number }
+
+interface GrantRow {
+  id: number; workspace_id: string; kind: GrantKind; amount: number; remaining: number; granted_at: number;
+  expires_at: number | null; period: string | null; plan: string | null; note: string | null;
+}
+const toGrant = (r: GrantRow): Grant => ({
+  id: r.id, workspaceId: r.workspace_id, kind: r.kind, amount: r.amount, remaining: r.remaining, grantedAt: r.granted_at,
+  expiresAt: r.expires_at, period: r.period, plan: r.plan, note: r.note,
+});
+
+function checkBuildingIds(buildingIds: readonly string[]): Set<string> {
+  if (!Array.isArray(buildingIds)) throw new TypeError('buildingIds must be an array of building ids.');
+  const distinct = new Set<string>();
+  for (const id of buildingIds) {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 128) {
+      throw new TypeError(`A building id is a string of 1 to 128 characters, got ${JSON.stringify(id)}.`);
+    }
+    distinct.add(id);
+  }
+  return distinct;
+}
+
+export class Credits {
+  private readonly selectPlan;
+  private readonly selectPlanGrant;
+  private readonly insertGrant;
+  private readonly insertPlanGrant;
+  private readonly selectBalance;
+  private readonly selectSpendable;
+  private readonly selectGrants;
+  private readonly selectGrant;
+  private readonly selectOpenedAmong;
+  private readonly insertCharge;
+  private readonly debitGrant;
+  private readonly insertEntry;
+  private readonly insertOpening;
+  private readonly selectUsage;
+  private readonly chargeTx;
+
+  constructor(private readonly db: Db, private readonly now: Clock) {
+    this.selectPlan = db.prepare<[string], { plan: string | null }>('SELECT plan FROM workspaces WHERE id = ?');
+    this.selectPlanGrant = db.prepare<[string, string], { id: number }>(
+      "SELECT id FROM grants WHERE workspace_id = ? AND kind = 'plan' AND period = ?");
+    this.insertGrant = db.prepare(`INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, note)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    this.insertPlanGrant = db.prepare(`INSERT OR IGNORE INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, period, plan)
+      VALUES (?, 'plan', ?, ?, ?, ?, ?, ?)`);
+    this.selectBalance = db.prepare<[string, number], { n: number }>(`SELECT COALESCE(SUM(remaining), 0) AS n FROM grants
+      WHERE workspace_id = ? AND remaining > 0 AND (expires_at IS NULL OR expires_at > ?)`);
+    this.selectSpendable = db.prepare<[string, number], { id: number; remaining: number }>(`SELECT id, remaining FROM grants
+      WHERE workspace_id = ? AND remaining > 0 AND (expires_at IS NULL OR expires_at > ?)
+      ORDER BY expires_at IS NULL, expires_at, id`);
+    this.selectGrants = db.prepare<[string], GrantRow>('SELECT * FROM grants WHERE workspace_id = ? ORDER BY id');
+    this.selectGrant = db.prepare<[number], GrantRow>('SELECT * FROM grants WHERE id = ?');
+    // One statement for a whole page: the ids travel as a JSON array, each probes the primary key.
+    // CROSS JOIN fixes the loop order; without it SQLite may scan all of the workspace's openings.
+    this.selectOpenedAmong = db.prepare<[{ workspaceId: string; since: number; ids: string }], { id: string }>(`SELECT DISTINCT j.value AS id
+      FROM json_each(@ids) AS j CROSS JOIN openings AS o ON o.workspace_id = @workspaceId AND o.building_id = j.value AND o.opened_at > @since`);
+    this.insertCharge = db.prepare(`INSERT INTO charges (workspace_id, key_id, route, at, day, buildings, credits)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    this.debitGrant = db.prepare('UPDATE grants SET remaining = remaining - ? WHERE id = ? AND remaining >= ?');
+    this.insertEntry = db.prepare('INSERT INTO charge_entries (charge_id, grant_id, credits) VALUES (?, ?, ?)');
+    this.insertOpening = db.prepare('INSERT INTO openings (workspace_id, building_id, opened_at, charge_id) VALUES (?, ?, ?, ?)');
+    this.selectUsage = db.prepare<[string, string, string], CreditUsage>(`SELECT day, SUM(credits) AS credits, COUNT(*) AS charges,
+      SUM(buildings) AS buildings FROM charges WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`);
+    this.chargeTx = db.transaction(this.chargeInTransaction.bind(this));
+  }
+
+  /** The welcome grant of a new workspace (at most one per workspace: a unique index says so). */
+  grantWelcome(workspaceId: string, at: number): void {
+    this.insertGrant.run(workspaceId, 'welcome', WELCOME_CREDITS, WELCOME_CREDITS, at, at + WELCOME_VALID_MS, null);
+  }
+
+  grant(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Grant {
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_GRANT) {
+      throw new RangeError(`A grant is a whole number of credits from 1 to ${MAX_GRANT}, got ${amount}.`);
+    }
+    if (options.kind !== 'bought' && options.kind !== 'manual') {
+      throw new RangeError(`A grant's kind is bought or manual, got "${String(options.kind)}".`);
+    }
+    const now = this.now();
+    const expiresAt = options.expiresAt ?? null;
+    if (expiresAt !== null && (!Number.isSafeInteger(expiresAt) || expiresAt <= now)) {
+      throw new RangeError(`expiresAt must be a time in the future (ms since epoch), got ${String(expiresAt)}.`);
+    }
+    if (!this.selectPlan.get(workspaceId)) throw new LedgerError('not_found', `No workspace ${workspaceId}.`);
+    const { lastInsertRowid } = this.insertGrant.run(workspaceId, options.kind, amount, amount, now, expiresAt, options.note ?? null);
+    return toGrant(this.selectGrant.get(Number(lastInsertRowid))!);
+  }
+
+  /**
+   * Creates this month's plan grant if the workspace's plan has an allowance and none exists
+   * yet for this month. Whatever plan is in force at that moment sets the month's allowance; a
+   * plan changed later in the month takes effect on the 1st of the next month.
+   */
+  ensurePlanGrant(workspaceId: string, now: number): void {
+    const row = this.selectPlan.get(workspaceId);
+    if (!row) throw new LedgerError('not_found', `No workspace ${workspaceId}.`);
+    const allowance = planAllowance(row.plan);
+    if (allowance <= 0) return;
+    const period = utcMonth(now);
+    if (this.selectPlanGrant.get(workspaceId, period)) return;
+    this.insertPlanGrant.run(workspaceId, allowance, allowance, now, startOfNextUtcMonth(now), period, row.plan);
+  }
+
+  /** Credits usable now: Σ remaining over grants with no expiry or expiring after now. */
+  balance(workspaceId: string): number {
+    const now = this.now();
+    this.ensurePlanGrant(workspaceId, now);
+    return this.selectBalance.get(workspaceId, now)!.n;
+  }
+
+  grants(workspaceId: string): Grant[] {
+    return this.selectGrants.all(workspaceId).map(toGrant);
+  }
+
+  /**
+   * Charges one page: 1 credit per distinct building not opened (charged) by this workspace in
+   * the last 365 days. A page that costs nothing takes no write lock and writes nothing.
+   */
+  charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string): ChargeResult {
+    const distinct = checkBuildingIds(buildingIds);
+    if (typeof route !== 'string' || route.length === 0 || route.length > 200) {
+      throw new TypeError('route is a string of 1 to 200 characters.');
+    }
+    // Fast path, outside any transaction: openings are never deleted, so "all of them were
+    // opened recently" stays true at this instant whatever other connections do.
+    const now = this.now();
+    if (this.fresh(workspaceId, distinct, now).length === 0) {
+      return { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null };
+    }
+    return this.chargeTx.immediate(workspaceId, keyId, distinct, route, now);
+  }
+
+  /** The ids of `distinct` this workspace has no charged opening of in the 365 days before `now`. */
+  private fresh(workspaceId: string, distinct: Set<string>, now: number): string[] {
+    if (distinct.size === 0) return [];
+    const opened = this.selectOpenedAmong.all({ workspaceId, since: now - FREE_REOPEN_MS, ids: JSON.stringify([...distinct]) });
+    if (opened.length === 0) return [...distinct];
+    const seen = new Set(opened.map((r) => r.id));
+    return [...distinct].filter((id) => !seen.has(id));
+  }
+
+  private chargeInTransaction(workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number): ChargeResult {
+    this.ensurePlanGrant(workspaceId, now);
+    const fresh = this.fresh(workspaceId, distinct, now);
+    const needed = fresh.length;
+    const spendable = this.selectSpendable.all(workspaceId, now);
+    let available = 0;
+    for (const g of spendable) available += g.remaining;
+    if (needed === 0) return { ok: true, charged: 0, remaining: available, chargeId: null };
+    if (available < needed) {
+      return {
+        ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
+        message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
+          `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
+      };
+    }
+    const chargeId = Number(this.insertCharge.run(workspaceId, keyId, route, now, utcDay(now), distinct.size, needed).lastInsertRowid);
+    let left = needed;
+    for (const g of spendable) {
+      const take = Math.min(g.remaining, left);
+      if (this.debitGrant.run(take, g.id, take).changes !== 1) throw new Error(`Grant ${g.id} changed under a write lock.`);
+      this.insertEntry.run(chargeId, g.id, take);
+      left -= take;
+      if (left === 0) break;
+    }
+    for (const id of fresh) this.insertOpening.run(workspaceId, id, now, chargeId);
+    return { ok: true, charged: needed, remaining: available - needed, chargeId };
+  }
+
+  usage(workspaceId: string, fromDay: string, toDay: string): CreditUsage[] {
+    return this.selectUsage.all(workspaceId, fromDay, toDay);
+  }
+
+  /**
+   * Checks the invariants over the whole ledger and lists every breach (empty when sound):
+   * no grant below zero or above its amount; for every grant amount − Σ entries = remaining;
+   * for every charge credits = Σ entries = openings recorded; entries only draw on grants of the
+   * charge's workspace that were usable at the charge's time; no building charged twice by one
+   * workspace within 365 days.
+   */
+  audit(): string[] {
+    const problems: string[] = [];
+    const all = <T>(sql: string, ...params: unknown[]): T[] => this.db.prepare(sql).all(...params) as T[];
+    for (const g of all<GrantRow>('SELECT * FROM grants WHERE remaining < 0 OR remaining > amount')) {
+      problems.push(`grant ${g.id}: remaining ${g.remaining} outside 0..${g.amount}`);
+    }
+    for (const g of all<{ id: number; amount: number; remaining: number; spent: number }>(`
+        SELECT g.id, g.amount, g.remaining, COALESCE(SUM(e.credits), 0) AS spent
+          FROM grants g LEFT JOIN charge_entries e ON e.grant_id = g.id
+         GROUP BY g.id HAVING g.amount - spent != g.remaining`)) {
+      problems.push(`grant ${g.id}: amount ${g.amount} − spent ${g.spent} ≠ remaining ${g.remaining}`);
+    }
+    for (const c of all<{ id: number; credits: number; entries: number; opened: number }>(`
+        SELECT c.id, c.credits,
+               (SELECT COALESCE(SUM(credits), 0) FROM charge_entries WHERE charge_id = c.id) AS entries,
+               (SELECT COUNT(*) FROM openings WHERE charge_id = c.id) AS opened
+          FROM charges c WHERE c.credits != entries OR c.credits != opened`)) {
+      problems.push(`charge ${c.id}: credits ${c.credits}, entries ${c.entries}, openings ${c.opened}`);
+    }
+    for (const e of all<{ charge_id: number; grant_id: number }>(`
+        SELECT e.charge_id, e.grant_id FROM charge_entries e
+          JOIN charges c ON c.id = e.charge_id JOIN grants g ON g.id = e.grant_id
+         WHERE g.workspace_id != c.workspace_id OR g.granted_at > c.at OR (g.expires_at IS NOT NULL AND g.expires_at <= c.at)`)) {
+      problems.push(`charge ${e.charge_id} drew on grant ${e.grant_id}, which it could not use`);
+    }
+    for (const o of all<{ charge_id: number; building_id: string }>(`
+        SELECT o.charge_id, o.building_id FROM openings o JOIN charges c ON c.id = o.charge_id
+         WHERE o.workspace_id != c.workspace_id OR o.opened_at != c.at`)) {
+      problems.push(`opening of ${o.building_id} disagrees with charge ${o.charge_id}`);
+    }
+    for (const d of all<{ workspace_id: string; building_id: string; a: number; b: number }>(`
+        SELECT a.workspace_id, a.building_id, a.opened_at AS a, b.opened_at AS b FROM openings a
+          JOIN openings b ON b.workspace_id = a.workspace_id AND b.building_id = a.building_id
+                         AND b.opened_at > a.opened_at AND b.opened_at < a.opened_at + ?`, FREE_REOPEN_MS)) {
+      problems.push(`building ${d.building_id} charged twice to ${d.workspace_id} within 365 days (${d.a}, ${d.b})`);
+    }
+    return problems;
+  }
+}

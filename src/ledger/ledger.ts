@@ -1,0 +1,442 @@
+/**
+ * The ledger: workspaces, members, API keys, credits, opened buildings and quotas in one SQLite
+ * file, behind one synchronous class that the HTTP layer calls on every authenticated request:
+ *
+ * ```ts
+ * const ledger = Ledger.open('data/ledger.db');
+ * const auth = ledger.authenticate(bearerToken(req.getHeader('authorization')));
+ * if (!auth.ok) return error(auth.status, auth.code, auth.message);            // 401, 403
+ * const limits = ledger.checkLimits(auth);                                      // headers either way
+ * if (!limits.ok) return error(429, limits.code, limits.message, limits.headers);
+ * const page = query(...);
+ * const bill = ledger.charge(auth.workspaceId, auth.keyId, page.ids, '/buildings');
+ * if (!bill.ok) return error(402, bill.code, bill.message);                    // nothing returned
+ * // X-Credits-Charged: bill.charged, X-Credits-Remaining: bill.remaining
+ * ```
+ *
+ * Every method may throw a LedgerUnavailableError (answer 503 `unavailable` with Retry-After):
+ * the file is locked past the busy timeout, the disk fails or is full, or the ledger is closed.
+ * Admin methods throw LedgerError (`not_found`, `conflict`, `invalid_state`) and
+ * TypeError/RangeError for bad arguments.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { type Clock, DAY_MS, MINUTE_MS, parseUtcDay, startOfNextUtcDay, utcDay } from './clock.ts';
+import { type ChargeResult, Credits, type Grant } from './credits.ts';
+import { type Db, isMemoryPath, openDatabase } from './db.ts';
+import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
+import { asUnavailable, LedgerError } from './errors.ts';
+import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
+import { GcraLimiter } from './limits.ts';
+import { DailyQuota } from './quota.ts';
+import { type Member, type Workspace, Workspaces } from './workspaces.ts';
+
+export interface LedgerOptions {
+  /** The clock, in ms since the epoch. Default `Date.now`. */
+  now?: Clock;
+  /**
+   * How long a verified key is trusted before the ledger is read again. Default 2,000 ms: a
+   * revocation, a member leaving or a suspension made through another connection (the admin
+   * CLI, another worker) takes effect within this time; through this instance, at once.
+   */
+  keyCacheTtlMs?: number;
+  /** Verified keys kept in memory. Default 10,000. */
+  keyCacheMax?: number;
+  /** How long a statement waits for another connection's write lock. Default 5,000 ms. */
+  busyTimeoutMs?: number;
+  /** Requests a minute per API key. Default 60 (spec 8). */
+  perKeyPerMinute?: number;
+  /** Requests per workspace per UTC day. Default 5,000 (spec 8). */
+  dailyQuota?: number;
+  /** Keys the per-key limiter tracks at once. Default 100,000. */
+  limiterMaxKeys?: number;
+}
+
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys'];
+
+export type AuthResult =
+  | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
+  | { ok: false; status: 401 | 403; code: 'unauthorized' | 'forbidden'; message: string };
+
+export type LimitsResult =
+  | { ok: true; headers: Record<string, string> }
+  | { ok: false; status: 429; code: 'rate_limited' | 'quota_exceeded'; message: string; retryAfterS: number; headers: Record<string, string> };
+
+export interface UsageDay {
+  day: string;
+  /** Authenticated requests counted against the daily quota. */
+  requests: number;
+  /** Credits charged. */
+  credits: number;
+  /** Requests that cost credits. */
+  charges: number;
+  /** Distinct buildings returned by the requests that cost credits. */
+  buildings: number;
+}
+
+export interface WorkspaceSummary extends Workspace {
+  balance: number;
+  members: Member[];
+  grants: Grant[];
+}
+
+/**
+ * What the HTTP layer needs of a ledger on each request. The SQLite Ledger implements it; another
+ * store (PostgreSQL for several replicas) would implement the same contract, asynchronously.
+ */
+export interface RequestLedger {
+  authenticate(rawKey: string | undefined): AuthResult;
+  checkLimits(auth: { keyId: string; workspaceId: string }): LimitsResult;
+  charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string): ChargeResult;
+  balance(workspaceId: string): number;
+}
+
+interface CachedKey extends KeyRecord {
+  checkedAt: number;
+}
+
+const unauthorized = (message: string): AuthResult => ({ ok: false, status: 401, code: 'unauthorized', message });
+
+export class Ledger implements RequestLedger {
+  private readonly db: Db;
+  private readonly quotaDb: Db;
+  private readonly now: Clock;
+  private readonly workspaces: Workspaces;
+  private readonly keys: Keys;
+  private readonly credits: Credits;
+  private readonly quota: DailyQuota;
+  private readonly keyLimiter: GcraLimiter;
+  private readonly keyCache: LRUCache<string, CachedKey>;
+  private readonly keyCacheTtlMs: number;
+  private readonly rateLimitPolicy: string;
+
+  private constructor(db: Db, quotaDb: Db, options: Required<Omit<LedgerOptions, 'busyTimeoutMs'>>) {
+    this.db = db;
+    this.quotaDb = quotaDb;
+    this.now = options.now;
+    this.workspaces = new Workspaces(db, this.now);
+    this.keys = new Keys(db, this.now);
+    this.credits = new Credits(db, this.now);
+    this.quota = new DailyQuota(quotaDb, options.dailyQuota);
+    this.keyLimiter = new GcraLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys });
+    this.keyCache = new LRUCache<string, CachedKey>({ max: options.keyCacheMax });
+    this.keyCacheTtlMs = options.keyCacheTtlMs;
+    this.rateLimitPolicy = `"key";q=${options.perKeyPerMinute};w=60, "workspace";q=${options.dailyQuota};w=86400`;
+  }
+
+  /**
+   * Opens (creating if needed, with its directory) the ledger at `path`; `':memory:'` makes a
+   * private in-memory ledger for tests. A file ledger uses two connections: one with
+   * `synchronous = FULL` for everything that touches credits, and one with NORMAL for the
+   * request counter of the daily quota.
+   */
+  static open(path: string, options: LedgerOptions = {}): Ledger {
+    for (const name of Object.keys(options)) {
+      if (!OPTION_NAMES.includes(name)) throw new TypeError(`Unknown Ledger option "${name}"; expected one of ${OPTION_NAMES.join(', ')}.`);
+    }
+    const positive = (name: keyof LedgerOptions, fallback: number): number => {
+      const v = options[name] ?? fallback;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new RangeError(`Ledger option ${name} must be a whole number ≥ 0, got ${String(v)}.`);
+      return v;
+    };
+    if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('Ledger option now must be a function returning ms since the epoch.');
+    const resolved = {
+      now: options.now ?? Date.now,
+      keyCacheTtlMs: positive('keyCacheTtlMs', 2_000),
+      keyCacheMax: Math.max(1, positive('keyCacheMax', 10_000)),
+      perKeyPerMinute: positive('perKeyPerMinute', 60),
+      dailyQuota: positive('dailyQuota', 5_000),
+      limiterMaxKeys: Math.max(1, positive('limiterMaxKeys', 100_000)),
+    };
+    const busyTimeoutMs = positive('busyTimeoutMs', 5_000);
+    let db: Db | undefined;
+    try {
+      db = openDatabase(path, { busyTimeoutMs, synchronous: 'FULL' });
+      const quotaDb = isMemoryPath(path) ? db : openDatabase(path, { busyTimeoutMs, synchronous: 'NORMAL' });
+      return new Ledger(db, quotaDb, resolved);
+    } catch (err) {
+      db?.close();
+      throw asUnavailable(err) ?? err;
+    }
+  }
+
+  /**
+   * Readiness probe: reads the file through both connections; throws LedgerUnavailableError
+   * when the ledger cannot serve (closed, unreadable, locked past the busy timeout).
+   */
+  ping(): void {
+    this.guard(() => {
+      this.db.prepare('SELECT count(*) FROM meta').get();
+      if (this.quotaDb !== this.db) this.quotaDb.prepare('SELECT count(*) FROM daily_requests WHERE 0').get();
+    });
+  }
+
+  close(): void {
+    if (this.quotaDb !== this.db && this.quotaDb.open) this.quotaDb.close();
+    if (this.db.open) this.db.close();
+  }
+
+  // ---- requests -------------------------------------------------------------------------
+
+  /**
+   * Who a raw API key (the token of `Authorization: Bearer <key>`) speaks for. 401 for a
+   * missing or malformed key (refused before any lookup), an unknown one, a revoked one, an
+   * expired one and one whose creator left the workspace; 403 when the workspace is suspended.
+   */
+  authenticate(rawKey: string | undefined): AuthResult {
+    if (rawKey === undefined || rawKey === '') return unauthorized('Missing API key: send the header Authorization: Bearer <API_KEY>.');
+    const keyId = parseKey(rawKey);
+    if (keyId === null) return unauthorized('Malformed API key: expected the whole key as it was shown at creation (edf_…).');
+    return this.guard(() => {
+      const now = this.now();
+      const presented = hashKey(rawKey);
+      let key = this.keyCache.get(keyId);
+      if (key && (now - key.checkedAt >= this.keyCacheTtlMs || now < key.checkedAt)) key = undefined;
+      if (!key) {
+        const found = this.keys.lookup(keyId);
+        if (!found || !timingSafeEqual(found.secretSha256, presented)) return unauthorized('Unknown API key.');
+        key = { ...found, checkedAt: now };
+        this.keyCache.set(keyId, key);
+      } else if (!timingSafeEqual(key.secretSha256, presented)) {
+        return unauthorized('Unknown API key.');
+      }
+      if (key.revokedAt !== null) return unauthorized('This API key was revoked.');
+      if (key.expiresAt !== null && now >= key.expiresAt) {
+        return unauthorized(`This API key expired at ${new Date(key.expiresAt).toISOString()}.`);
+      }
+      if (key.memberLeftAt !== null) return unauthorized('This API key stopped working when the member who created it left the workspace.');
+      if (key.workspaceSuspendedAt !== null) return { ok: false, status: 403, code: 'forbidden', message: 'This workspace is suspended.' };
+      return { ok: true, keyId, keyPrefix: keyPrefix(keyId), workspaceId: key.workspaceId };
+    });
+  }
+
+  /**
+   * The per-key limit (GCRA, 60 a minute) and then the workspace's daily quota (5,000 per UTC
+   * day). A request refused by either is not counted in the quota. The headers belong on the
+   * response whatever its status.
+   */
+  checkLimits(auth: { keyId: string; workspaceId: string }): LimitsResult {
+    return this.guard(() => {
+      const now = this.now();
+      const day = utcDay(now);
+      const dayResetS = Math.ceil((startOfNextUtcDay(now) - now) / 1000);
+      const key = this.keyLimiter.take(auth.keyId, now);
+      const quota = key.ok ? this.quota.take(auth.workspaceId, day) : { ok: true, used: this.quota.used(auth.workspaceId, day), limit: this.quota.limit };
+      const quotaRemaining = Math.max(0, quota.limit - quota.used);
+      const headers: Record<string, string> = {
+        'RateLimit-Limit': String(key.limit),
+        'RateLimit-Remaining': String(key.remaining),
+        'RateLimit-Reset': String(key.resetS),
+        'X-Daily-Quota-Limit': String(quota.limit),
+        'X-Daily-Quota-Remaining': String(quotaRemaining),
+        'RateLimit-Policy': this.rateLimitPolicy,
+        'RateLimit': `"key";r=${key.remaining};t=${key.resetS}, "workspace";r=${quotaRemaining};t=${dayResetS}`,
+      };
+      if (!key.ok) {
+        headers['Retry-After'] = String(key.retryAfterS);
+        return {
+          ok: false, status: 429, code: 'rate_limited', retryAfterS: key.retryAfterS, headers,
+          message: `More than ${key.limit} requests a minute with this API key; retry in ${key.retryAfterS} s.`,
+        };
+      }
+      if (!quota.ok) {
+        headers['Retry-After'] = String(dayResetS);
+        return {
+          ok: false, status: 429, code: 'quota_exceeded', retryAfterS: dayResetS, headers,
+          message: `This workspace has made its ${quota.limit} requests of the day; the quota resets at 00:00 UTC, in ${dayResetS} s.`,
+        };
+      }
+      return { ok: true, headers };
+    });
+  }
+
+  /**
+   * Charges one answer: 1 credit per distinct building in `buildingIds` that this workspace has
+   * not opened (been charged for) in the last 365 days; all or nothing, in one BEGIN IMMEDIATE
+   * transaction. A 402 writes nothing. A charge of 0 writes nothing either (`chargeId` null).
+   */
+  charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string): ChargeResult {
+    return this.guard(() => this.credits.charge(workspaceId, keyId, buildingIds, route));
+  }
+
+  /** Credits usable now (materialises this month's plan allowance on first need). */
+  balance(workspaceId: string): number {
+    return this.guard(() => this.credits.balance(workspaceId));
+  }
+
+  /**
+   * Requests and credits per UTC day from `fromDay` to `toDay` inclusive (YYYY-MM-DD; default
+   * the 30 days ending today), one entry per day, zeros included. At most 366 days.
+   */
+  usage(workspaceId: string, fromDay?: string, toDay?: string): UsageDay[] {
+    const to = toDay ?? utcDay(this.now());
+    const toMs = parseUtcDay(to, 'toDay');
+    const from = fromDay ?? utcDay(toMs - 29 * DAY_MS);
+    const fromMs = parseUtcDay(from, 'fromDay');
+    if (fromMs > toMs) throw new RangeError(`fromDay ${from} is after toDay ${to}.`);
+    if (toMs - fromMs >= 366 * DAY_MS) throw new RangeError('usage spans at most 366 days.');
+    return this.guard(() => {
+      this.workspaces.get(workspaceId);
+      const byDay = new Map<string, UsageDay>();
+      for (let ms = fromMs; ms <= toMs; ms += DAY_MS) {
+        const day = utcDay(ms);
+        byDay.set(day, { day, requests: 0, credits: 0, charges: 0, buildings: 0 });
+      }
+      for (const r of this.quota.usage(workspaceId, from, to)) byDay.get(r.day)!.requests = r.requests;
+      for (const c of this.credits.usage(workspaceId, from, to)) Object.assign(byDay.get(c.day)!, c);
+      return [...byDay.values()];
+    });
+  }
+
+  // ---- administration -------------------------------------------------------------------
+
+  /** A new workspace with its first member and its welcome grant (5 credits, 30 days). */
+  createWorkspace(name: string, options: { plan?: string | null; createdBy: string }): { workspaceId: string; memberId: string } {
+    return this.write(() => {
+      const { workspaceId, memberId, createdAt } = this.workspaces.create(name, options.plan ?? null, options.createdBy);
+      this.credits.grantWelcome(workspaceId, createdAt);
+      return { workspaceId, memberId };
+    });
+  }
+
+  workspace(workspaceId: string): WorkspaceSummary {
+    return this.guard(() => {
+      const w = this.workspaces.get(workspaceId);
+      return { ...w, balance: this.credits.balance(workspaceId), members: this.workspaces.members(workspaceId), grants: this.credits.grants(workspaceId) };
+    });
+  }
+
+  listWorkspaces(): Workspace[] {
+    return this.guard(() => this.workspaces.list());
+  }
+
+  addMember(workspaceId: string, email: string): Member {
+    return this.write(() => this.workspaces.addMember(workspaceId, email));
+  }
+
+  /** Marks the member (id, or email of a current member) as left; their keys stop working. */
+  removeMember(workspaceId: string, member: string): Member {
+    const m = this.write(() => this.workspaces.removeMember(workspaceId, member));
+    this.keyCache.clear();
+    return m;
+  }
+
+  /** A new key for a current member (id or email). The plaintext `key` is shown once: here. */
+  createKey(workspaceId: string, member: string, options: { expiresAt?: number | null; name?: string | null } = {}): { key: string; keyId: string; prefix: string } {
+    return this.write(() => this.keys.create(this.workspaces.member(workspaceId, member), options));
+  }
+
+  /** The workspace's keys, never their secrets. */
+  listKeys(workspaceId: string): KeyInfo[] {
+    return this.guard(() => {
+      this.workspaces.get(workspaceId);
+      return this.keys.list(workspaceId);
+    });
+  }
+
+  revokeKey(keyId: string): KeyInfo {
+    const info = this.write(() => this.keys.revoke(keyId));
+    this.keyCache.delete(keyId);
+    return info;
+  }
+
+  /** Adds credits bought (or granted by hand), usable until `expiresAt` (default: no expiry). */
+  grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Grant {
+    return this.write(() => this.credits.grant(workspaceId, amount, options));
+  }
+
+  /**
+   * Sets the plan (`free`, `starter`, `pro`) or none (null). The monthly allowance of the plan in
+   * force when a month's allowance is first needed is that month's; a change later in the month
+   * applies from the 1st of the next.
+   */
+  setPlan(workspaceId: string, plan: string | null): void {
+    this.write(() => this.workspaces.setPlan(workspaceId, plan));
+  }
+
+  /** Suspends the workspace: its keys answer 403 forbidden until unsuspended. */
+  suspendWorkspace(workspaceId: string, reason: string | null = null): void {
+    this.write(() => this.workspaces.suspend(workspaceId, reason));
+    this.keyCache.clear();
+  }
+
+  unsuspendWorkspace(workspaceId: string): void {
+    this.write(() => this.workspaces.unsuspend(workspaceId));
+    this.keyCache.clear();
+  }
+
+  /** Every breach of the ledger's invariants (see Credits.audit); empty when sound. */
+  audit(): string[] {
+    return this.guard(() => this.credits.audit());
+  }
+
+  /**
+   * The demo workspace of `npm start`: on the first call, a workspace with 100,000 bought
+   * credits, a key for demo@edifice.example, and that key written to `<dir>/demo-key.txt`
+   * (mode 0600, for the local demo only). Later calls reuse both; if the file is lost or its key
+   * no longer works, a new key is made for the same workspace and the file rewritten.
+   */
+  ensureDemo(dir: string): { key: string; workspaceId: string; created: boolean } {
+    const saved = readDemoKey(dir);
+    const known = this.guard(() => this.getMeta('demo_workspace_id'));
+    if (saved !== null && known !== null) {
+      const auth = this.authenticate(saved);
+      if ((auth.ok && auth.workspaceId === known) || (!auth.ok && auth.status === 403)) return { key: saved, workspaceId: known, created: false };
+    }
+    const made = this.write(() => {
+      let workspaceId = this.getMeta('demo_workspace_id');
+      let created = false;
+      if (workspaceId === null || !this.workspaceExists(workspaceId)) {
+        workspaceId = this.createWorkspace(DEMO_WORKSPACE_NAME, { createdBy: DEMO_EMAIL }).workspaceId;
+        this.credits.grant(workspaceId, DEMO_CREDITS, { kind: 'bought', note: 'demo' });
+        this.setMeta('demo_workspace_id', workspaceId);
+        created = true;
+      }
+      let member: Member;
+      try {
+        member = this.workspaces.member(workspaceId, DEMO_EMAIL);
+      } catch {
+        member = this.workspaces.addMember(workspaceId, DEMO_EMAIL);
+      }
+      const { key } = this.keys.create(member, { name: 'demo' });
+      return { key, workspaceId, created };
+    });
+    writeDemoKey(dir, made.key);
+    return made;
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  /** Runs `fn`, turning "the ledger cannot serve now" into LedgerUnavailableError. */
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw asUnavailable(err) ?? err;
+    }
+  }
+
+  /** Runs `fn` in a BEGIN IMMEDIATE transaction (a savepoint when already inside one). */
+  private write<T>(fn: () => T): T {
+    return this.guard(() => this.db.transaction(fn).immediate());
+  }
+
+  private workspaceExists(workspaceId: string): boolean {
+    try {
+      this.workspaces.get(workspaceId);
+      return true;
+    } catch (err) {
+      if (err instanceof LedgerError && err.code === 'not_found') return false;
+      throw err;
+    }
+  }
+
+  private getMeta(key: string): string | null {
+    const row = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key);
+    return row?.value ?? null;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+}

@@ -1,0 +1,158 @@
+/** The admin CLI (tools/admin.ts) run as a child process over a real ledger file. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../src/ledger/index.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function ledgerPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-admin-'));
+  dirs.push(dir);
+  return join(dir, 'ledger.db');
+}
+
+/** `npx tsx tools/admin.ts ...args`, without npx's start-up cost. */
+function admin(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const env = { ...process.env };
+  delete env.EDIFICE_LEDGER;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'tools/admin.ts', ...args], { cwd: ROOT, encoding: 'utf8', env });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function ok(...args: string[]): string {
+  const r = admin(...args);
+  expect(r, `admin ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });
+  return r.stdout;
+}
+
+const json = <T = any>(...args: string[]): T => JSON.parse(ok(...args, '--json')) as T;
+
+function withLedger<T>(path: string, fn: (ledger: Ledger) => T): T {
+  const ledger = Ledger.open(path);
+  try {
+    return fn(ledger);
+  } finally {
+    ledger.close();
+  }
+}
+
+describe('admin CLI', () => {
+  it('runs every subcommand over one ledger file', { timeout: 300_000 }, () => {
+    const path = ledgerPath();
+    const L = ['--ledger', path];
+
+    const created = ok('create-workspace', '--name', 'Acme GmbH', '--member', 'ana@acme.test', '--plan', 'starter', ...L);
+    const workspaceId = /workspace (ws_\w+)/.exec(created)![1];
+    expect(created).toMatch(/member {4}mem_\w+/);
+    expect(json('list-workspaces', ...L)).toMatchObject([{ id: workspaceId, name: 'Acme GmbH', plan: 'starter' }]);
+    expect(ok('list-workspaces', ...L)).toContain('Acme GmbH');
+
+    const bob = json('add-member', workspaceId, '--email', 'bob@acme.test', ...L);
+    expect(bob).toMatchObject({ email: 'bob@acme.test', leftAt: null });
+
+    const keyText = ok('create-key', workspaceId, '--member', 'ana@acme.test', '--name', 'ci', '--expires', '2099-12-31', ...L);
+    const key = /^(edf_\S+)$/m.exec(keyText)![1];
+    expect(keyText).toMatch(/shown only this once/);
+    const bobKey = json<{ key: string; keyId: string }>('create-key', workspaceId, '--member', bob.id, ...L);
+    const auth = withLedger(path, (l) => l.authenticate(key));
+    expect(auth).toMatchObject({ ok: true, workspaceId });
+    const keyId = auth.ok ? auth.keyId : '';
+
+    const listed = ok('list-keys', workspaceId, ...L);
+    const listedJson = ok('list-keys', workspaceId, '--json', ...L);
+    for (const secret of [key.slice(17), bobKey.key.slice(17)]) {
+      expect(listed).not.toContain(secret);
+      expect(listedJson).not.toContain(secret);
+    }
+    expect(listed).toContain(`edf_${keyId}_…`);
+    expect(listed).toMatch(/ci +ana@acme\.test +active .* 2100-01-01T00:00:00Z/);
+    expect(JSON.parse(listedJson)).toHaveLength(2);
+
+    expect(ok('grant', workspaceId, '25', '--note', 'goodwill', ...L)).toMatch(/25 manual credits/);
+    expect(ok('buy', workspaceId, '1_000', '--expires', '2099-01-01T00:00:00Z', ...L)).toMatch(/1000 bought credits .* expires 2099-01-01T00:00:00Z/);
+    const shown = json('show', workspaceId, ...L);
+    expect(shown).toMatchObject({ plan: 'starter', balance: 5 + 1000 + 25 + 1000 });
+    expect(shown.grants.map((g: { kind: string }) => g.kind).sort()).toEqual(['bought', 'manual', 'plan', 'welcome']);
+    expect(ok('show', workspaceId, ...L)).toMatch(/balance +2030 credits/);
+
+    ok('set-plan', workspaceId, 'none', ...L);
+    expect(json('show', workspaceId, ...L).plan).toBeNull();
+    ok('set-plan', workspaceId, 'pro', ...L);
+    expect(json('show', workspaceId, ...L).plan).toBe('pro');
+
+    ok('suspend', workspaceId, '--reason', 'unpaid', ...L);
+    expect(withLedger(path, (l) => l.authenticate(key))).toMatchObject({ status: 403 });
+    ok('unsuspend', workspaceId, ...L);
+    expect(withLedger(path, (l) => l.authenticate(key)).ok).toBe(true);
+
+    withLedger(path, (l) => {
+      const a = l.authenticate(key);
+      if (!a.ok) throw new Error(a.message);
+      l.checkLimits(a);
+      l.charge(workspaceId, a.keyId, ['b1', 'b2', 'b3'], '/buildings');
+    });
+    const today = new Date().toISOString().slice(0, 10);
+    const usage = json<{ day: string; requests: number; credits: number }[]>('usage', workspaceId, '--from', today, '--to', today, ...L);
+    expect(usage).toEqual([{ day: today, requests: 1, credits: 3, charges: 1, buildings: 3 }]);
+    expect(ok('usage', workspaceId, ...L)).toMatch(/total +1 +3/);
+
+    expect(ok('revoke-key', `edf_${keyId}`, ...L)).toMatch(/revoked at/);
+    expect(withLedger(path, (l) => l.authenticate(key))).toMatchObject({ status: 401, message: expect.stringMatching(/revoked/) });
+    expect(ok('remove-member', workspaceId, 'bob@acme.test', ...L)).toMatch(/keys no longer work/);
+    expect(withLedger(path, (l) => l.authenticate(bobKey.key))).toMatchObject({ status: 401, message: expect.stringMatching(/left/) });
+    expect(json('list-keys', workspaceId, ...L).map((k: { status: string }) => k.status)).toEqual(['revoked', 'creator_left']);
+
+    expect(ok('check', ...L)).toMatch(/every invariant holds/);
+    expect(ok('--help')).toMatch(/create-workspace/);
+    expect(ok('create-key', '--help')).toMatch(/--member/);
+  });
+
+  it('refuses bad arguments with a clear message and a non-zero exit', { timeout: 300_000 }, () => {
+    const path = ledgerPath();
+    const L = ['--ledger', path];
+    const cases: [string[], number, RegExp][] = [
+      [[], 2, /no command given/],
+      [['frobnicate', ...L], 2, /unknown command "frobnicate"/],
+      [['list-keys', 'ws_x', ...L], 1, /No ledger at .*ledger\.db/],
+      [['create-workspace', '--member', 'a@b.test', ...L], 2, /needs --name/],
+      [['create-workspace', '--name', 'X', ...L], 2, /needs --member/],
+      [['create-workspace', '--name', 'X', '--member', 'not-an-email', ...L], 1, /email address/],
+      [['create-workspace', '--name', 'X', '--member', 'a@b.test', '--plan', 'gold', ...L], 1, /Unknown plan "gold"/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = admin(...args);
+      expect({ code: r.code, stderr: r.stderr }, args.join(' ')).toMatchObject({ code, stderr: expect.stringMatching(message) });
+    }
+    const workspaceId = /workspace (ws_\w+)/.exec(ok('create-workspace', '--name', 'X', '--member', 'a@b.test', ...L))![1];
+    const more: [string[], number, RegExp][] = [
+      [['show', ...L], 2, /show takes <workspace>, got none/],
+      [['show', 'ws_nope', ...L], 1, /No workspace ws_nope/],
+      [['show', workspaceId, 'extra', ...L], 2, /takes <workspace>, got/],
+      [['grant', workspaceId, 'abc', ...L], 2, /whole number/],
+      [['buy', workspaceId, '0', ...L], 2, /whole number/],
+      [['buy', workspaceId, '5', '--bogus', ...L], 2, /Unknown option '--bogus'/],
+      [['buy', workspaceId, '5', '--expires', 'soon', ...L], 2, /--expires takes a date/],
+      [['buy', workspaceId, '5', '--expires', '2001-01-01', ...L], 1, /in the future/],
+      [['set-plan', workspaceId, 'gold', ...L], 1, /Unknown plan "gold"/],
+      [['add-member', workspaceId, ...L], 2, /needs --email/],
+      [['add-member', workspaceId, '--email', 'a@b.test', ...L], 1, /already a member/],
+      [['remove-member', workspaceId, 'who@b.test', ...L], 1, /No member who@b\.test/],
+      [['create-key', workspaceId, ...L], 2, /needs --member/],
+      [['create-key', workspaceId, '--member', 'who@b.test', ...L], 1, /No member/],
+      [['revoke-key', 'short', ...L], 2, /key id/],
+      [['revoke-key', 'AAAAAAAAAAAA', ...L], 1, /No API key AAAAAAAAAAAA/],
+      [['usage', workspaceId, '--from', '2026-13-01', ...L], 1, /fromDay must be a date/],
+    ];
+    for (const [args, code, message] of more) {
+      const r = admin(...args);
+      expect({ code: r.code, stderr: r.stderr }, args.join(' ')).toMatchObject({ code, stderr: expect.stringMatching(message) });
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+  });
+});

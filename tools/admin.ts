@@ -1,0 +1,264 @@
+/**
+ * Admin CLI over the ledger (`npm run admin -- <command> ...`). It opens the same SQLite file as
+ * the server (WAL: safe while the server runs); changes to keys, members and suspensions reach a
+ * running server within its key cache TTL (2 s).
+ */
+import { existsSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadConfig } from '../src/config.ts';
+import { Ledger, LedgerError, LedgerUnavailableError, PLANS, type KeyInfo, type UsageDay } from '../src/ledger/index.ts';
+
+class UsageError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | undefined>;
+
+interface Command {
+  args: string[];
+  options?: Options;
+  summary: string;
+  /** Whether the command may create the ledger file. */
+  creates?: boolean;
+  run(ledger: Ledger, args: string[], values: Values): unknown;
+  text(result: any): string;
+}
+
+const GLOBAL: Options = {
+  ledger: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+const iso = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z'));
+
+/** `YYYY-MM-DD` means "through that UTC day" (expires at 00:00 UTC the day after); else an ISO time. */
+function parseExpiry(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    const ms = Date.parse(`${text}T00:00:00Z`);
+    if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw new UsageError(`--expires: "${text}" is not a date.`);
+    return ms + 86_400_000;
+  }
+  const ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) throw new UsageError(`--expires takes a date YYYY-MM-DD (valid through that UTC day) or an ISO time, got "${text}".`);
+  return ms;
+}
+
+function parseCredits(text: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(text.replace(/_/g, ''))) throw new UsageError(`credits must be a whole number of at least 1, got "${text}".`);
+  return Number(text.replace(/_/g, ''));
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+}
+
+const grantsOptions: Options = { expires: { type: 'string' }, note: { type: 'string' } };
+
+const COMMANDS: Record<string, Command> = {
+  'create-workspace': {
+    args: [], creates: true,
+    options: { name: { type: 'string' }, member: { type: 'string' }, plan: { type: 'string' } },
+    summary: '--name <name> --member <email> [--plan free|starter|pro]   a workspace, its first member and 5 welcome credits',
+    run: (ledger, _, v) => {
+      if (typeof v.name !== 'string') throw new UsageError('create-workspace needs --name <name>.');
+      if (typeof v.member !== 'string') throw new UsageError('create-workspace needs --member <email> (its first member).');
+      return ledger.createWorkspace(v.name, { createdBy: v.member, plan: (v.plan as string | undefined) ?? null });
+    },
+    text: (r) => `workspace ${r.workspaceId}\nmember    ${r.memberId}`,
+  },
+  'list-workspaces': {
+    args: [], summary: '   every workspace',
+    run: (ledger) => ledger.listWorkspaces(),
+    text: (r: ReturnType<Ledger['listWorkspaces']>) => r.length === 0 ? 'no workspaces' : table([
+      ['WORKSPACE', 'NAME', 'PLAN', 'CREATED', 'SUSPENDED'],
+      ...r.map((w) => [w.id, w.name, w.plan ?? '-', iso(w.createdAt), iso(w.suspendedAt)]),
+    ]),
+  },
+  show: {
+    args: ['workspace'], summary: '<workspace>   plan, balance, members and grants',
+    run: (ledger, [ws]) => ledger.workspace(ws),
+    text: (w: ReturnType<Ledger['workspace']>) => [
+      `workspace ${w.id}  ${w.name}`,
+      `plan      ${w.plan ?? 'none'}`,
+      `status    ${w.suspendedAt === null ? 'active' : `suspended since ${iso(w.suspendedAt)}${w.suspendedReason ? ` (${w.suspendedReason})` : ''}`}`,
+      `balance   ${w.balance} credits usable now`,
+      '',
+      table([['MEMBER', 'EMAIL', 'JOINED', 'LEFT'], ...w.members.map((m) => [m.id, m.email, iso(m.joinedAt), iso(m.leftAt)])]),
+      '',
+      w.grants.length === 0 ? 'no grants' : table([
+        ['GRANT', 'KIND', 'AMOUNT', 'REMAINING', 'GRANTED', 'EXPIRES', 'NOTE'],
+        ...w.grants.map((g) => [String(g.id), g.kind + (g.period ? ` ${g.period}` : ''), String(g.amount), String(g.remaining),
+          iso(g.grantedAt), iso(g.expiresAt), g.note ?? '']),
+      ]),
+    ].join('\n'),
+  },
+  'add-member': {
+    args: ['workspace'], options: { email: { type: 'string' } }, summary: '<workspace> --email <email>',
+    run: (ledger, [ws], v) => {
+      if (typeof v.email !== 'string') throw new UsageError('add-member needs --email <email>.');
+      return ledger.addMember(ws, v.email);
+    },
+    text: (m) => `member ${m.id} (${m.email}) joined ${m.workspaceId}`,
+  },
+  'remove-member': {
+    args: ['workspace', 'member'], summary: '<workspace> <member id | email>   marks them left; their keys stop working',
+    run: (ledger, [ws, member]) => ledger.removeMember(ws, member),
+    text: (m) => `member ${m.id} (${m.email}) left ${m.workspaceId} at ${iso(m.leftAt)}; their keys no longer work`,
+  },
+  'create-key': {
+    args: ['workspace'], options: { member: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } },
+    summary: '<workspace> --member <member id | email> [--name <name>] [--expires <date>]   prints the key once',
+    run: (ledger, [ws], v) => {
+      if (typeof v.member !== 'string') throw new UsageError('create-key needs --member <member id | email> (who creates the key).');
+      return ledger.createKey(ws, v.member, { name: (v.name as string | undefined) ?? null, expiresAt: parseExpiry(v.expires as string | undefined) });
+    },
+    text: (r) => `${r.key}\n\nKey ${r.keyId} created. Store it now: it is shown only this once and cannot be recovered.`,
+  },
+  'list-keys': {
+    args: ['workspace'], summary: '<workspace>   key ids and status, never the secrets',
+    run: (ledger, [ws]) => ledger.listKeys(ws),
+    text: (keys: KeyInfo[]) => keys.length === 0 ? 'no keys' : table([
+      ['KEY', 'NAME', 'MEMBER', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED'],
+      ...keys.map((k) => [k.prefix, k.name ?? '-', k.memberEmail, k.status, iso(k.createdAt), iso(k.expiresAt), iso(k.revokedAt)]),
+    ]),
+  },
+  'revoke-key': {
+    args: ['key'], summary: '<key id | edf_<key id>>',
+    run: (ledger, [key]) => {
+      const m = /^(?:edf_)?([0-9A-Za-z]{12})(?:_.*)?$/.exec(key);
+      if (!m) throw new UsageError(`revoke-key takes a key id or the start of a key (edf_<key id>), got "${key}".`);
+      return ledger.revokeKey(m[1]);
+    },
+    text: (k: KeyInfo) => `key ${k.prefix} revoked at ${iso(k.revokedAt)}`,
+  },
+  grant: {
+    args: ['workspace', 'credits'], options: grantsOptions,
+    summary: '<workspace> <credits> [--expires <date>] [--note <text>]   manual credits',
+    run: (ledger, [ws, n], v) => ledger.grantCredits(ws, parseCredits(n), { kind: 'manual', expiresAt: parseExpiry(v.expires as string | undefined), note: (v.note as string | undefined) ?? null }),
+    text: (g) => `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
+  },
+  buy: {
+    args: ['workspace', 'credits'], options: grantsOptions,
+    summary: '<workspace> <credits> [--expires <date>] [--note <text>]   bought credits (default: no expiry)',
+    run: (ledger, [ws, n], v) => ledger.grantCredits(ws, parseCredits(n), { kind: 'bought', expiresAt: parseExpiry(v.expires as string | undefined), note: (v.note as string | undefined) ?? null }),
+    text: (g) => `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
+  },
+  'set-plan': {
+    args: ['workspace', 'plan'], summary: `<workspace> <${Object.keys(PLANS).join('|')}|none>`,
+    run: (ledger, [ws, plan]) => {
+      ledger.setPlan(ws, plan === 'none' ? null : plan);
+      return { workspaceId: ws, plan: plan === 'none' ? null : plan };
+    },
+    text: (r) => `workspace ${r.workspaceId}: plan ${r.plan ?? 'none'}`,
+  },
+  suspend: {
+    args: ['workspace'], options: { reason: { type: 'string' } }, summary: '<workspace> [--reason <text>]   its keys answer 403',
+    run: (ledger, [ws], v) => {
+      ledger.suspendWorkspace(ws, (v.reason as string | undefined) ?? null);
+      return { workspaceId: ws, suspended: true };
+    },
+    text: (r) => `workspace ${r.workspaceId} suspended`,
+  },
+  unsuspend: {
+    args: ['workspace'], summary: '<workspace>',
+    run: (ledger, [ws]) => {
+      ledger.unsuspendWorkspace(ws);
+      return { workspaceId: ws, suspended: false };
+    },
+    text: (r) => `workspace ${r.workspaceId} active`,
+  },
+  usage: {
+    args: ['workspace'], options: { from: { type: 'string' }, to: { type: 'string' } },
+    summary: '<workspace> [--from YYYY-MM-DD] [--to YYYY-MM-DD]   requests and credits per UTC day (default: last 30 days)',
+    run: (ledger, [ws], v) => ledger.usage(ws, v.from as string | undefined, v.to as string | undefined),
+    text: (days: UsageDay[]) => {
+      const sum = (k: 'requests' | 'credits') => days.reduce((s, d) => s + d[k], 0);
+      return table([
+        ['DAY', 'REQUESTS', 'CREDITS', 'CHARGED REQUESTS', 'BUILDINGS'],
+        ...days.map((d) => [d.day, String(d.requests), String(d.credits), String(d.charges), String(d.buildings)]),
+        ['total', String(sum('requests')), String(sum('credits')), '', ''],
+      ]);
+    },
+  },
+  check: {
+    args: [], summary: '   verify the ledger\'s invariants (exit 1 on any breach)',
+    run: (ledger) => {
+      const problems = ledger.audit();
+      if (problems.length > 0) process.exitCode = 1;
+      return { ok: problems.length === 0, problems };
+    },
+    text: (r) => (r.ok ? 'ledger sound: every invariant holds' : r.problems.join('\n')),
+  },
+};
+
+function help(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'Usage: npm run admin -- <command> [arguments] [--ledger <file>] [--json]',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary.replace(/^ +/, '')}`),
+    '',
+    '--ledger defaults to $EDIFICE_LEDGER, else ./data/ledger.db. --json prints JSON.',
+    'Dates: YYYY-MM-DD means valid through that UTC day; an ISO time (2026-12-31T12:00:00Z) is exact.',
+  ].join('\n');
+}
+
+export function main(argv: string[]): number {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    if (name === undefined) {
+      process.stderr.write(`error: no command given.\n\n${help()}\n`);
+      return 2;
+    }
+    process.stdout.write(help() + '\n');
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`error: unknown command "${name}".\n\n${help()}\n`);
+    return 2;
+  }
+  let ledger: Ledger | undefined;
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: rest, options: { ...GLOBAL, ...command.options }, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) {
+      process.stdout.write(`Usage: npm run admin -- ${name} ${command.summary}\n`);
+      return 0;
+    }
+    if (positionals.length !== command.args.length) {
+      throw new UsageError(`${name} takes ${command.args.length === 0 ? 'no arguments' : command.args.map((a) => `<${a}>`).join(' ')}` +
+        `, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}.`);
+    }
+    const path = (values.ledger as string | undefined) ?? loadConfig().ledgerPath;
+    if (!command.creates && path !== ':memory:' && !existsSync(path)) {
+      throw new LedgerError('not_found', `No ledger at ${path}. Create it with create-workspace, or pass --ledger <file>.`);
+    }
+    ledger = Ledger.open(path);
+    const result = command.run(ledger, positionals, values as Values);
+    process.stdout.write((values.json ? JSON.stringify(result, null, 2) : command.text(result)) + '\n');
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`error: ${err.message}\nUsage: npm run admin -- ${name} ${command.summary}\n`);
+      return 2;
+    }
+    if (err instanceof LedgerError || err instanceof LedgerUnavailableError || err instanceof RangeError || err instanceof TypeError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    ledger?.close();
+  }
+}
+
+process.exitCode = main(process.argv.slice(2));
