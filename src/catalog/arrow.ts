@@ -1,0 +1,169 @@
+/**
+ * Reading the buffers of one Arrow record batch column directly (no `Vector.get` per value):
+ * `Col` resolves a column's buffers and validity bitmap once per batch, so that reading a value
+ * costs an array access, not a chain of Arrow getters. Every accessor honours the data's offset.
+ */
+import { Type, type Data } from 'apache-arrow';
+import { NULL_I32 } from '../snapshot/columns.ts';
+
+export { NULL_I32 };
+
+/** Null code of enum columns in the store. */
+export const NULL_CODE_U8 = 0xff;
+
+const decoder = new TextDecoder();
+
+/** One column of one batch. */
+export class Col {
+  readonly off: number;
+  readonly length: number;
+  /** Validity bits, or null when the column has no null. */
+  readonly bits: Uint8Array | null;
+  readonly values: any;
+  readonly offsets: Int32Array;
+
+  constructor(readonly data: Data) {
+    this.off = data.offset;
+    this.length = data.length;
+    const bitmap = data.nullBitmap;
+    this.bits = data.nullCount > 0 && bitmap && bitmap.length > 0 ? bitmap : null;
+    this.values = data.values;
+    this.offsets = (data.valueOffsets as Int32Array | undefined) ?? new Int32Array(0);
+  }
+
+  valid(i: number): boolean {
+    const bits = this.bits;
+    if (bits === null) return true;
+    const j = this.off + i;
+    return ((bits[j >> 3] >> (j & 7)) & 1) === 1;
+  }
+
+  /** Float64 value, NaN when null. */
+  f64(i: number): number {
+    return this.valid(i) ? this.values[this.off + i] : NaN;
+  }
+
+  /** Int32 (or Date32 days) value, NULL_I32 when null. */
+  i32(i: number): number {
+    return this.valid(i) ? this.values[this.off + i] : NULL_I32;
+  }
+
+  /** Bool value: 1, 0, or 2 when null. */
+  bool(i: number): number {
+    if (!this.valid(i)) return 2;
+    const j = this.off + i;
+    return (this.values[j >> 3] >> (j & 7)) & 1;
+  }
+
+  /** Raw dictionary index (meaningful when valid). */
+  code(i: number): number {
+    return this.values[this.off + i];
+  }
+
+  /** [start, end) of list row i's children, or of string i's bytes. */
+  start(i: number): number {
+    return this.offsets[this.off + i];
+  }
+
+  end(i: number): number {
+    return this.offsets[this.off + i + 1];
+  }
+
+  utf8(i: number): string | null {
+    if (!this.valid(i)) return null;
+    return decoder.decode((this.values as Uint8Array).subarray(this.start(i), this.end(i)));
+  }
+}
+
+/** Copies a Float64 column into out[base..], NaN where null. */
+export function fillF64(c: Col, out: Float64Array, base: number): void {
+  out.set((c.values as Float64Array).subarray(c.off, c.off + c.length), base);
+  if (c.bits) for (let i = 0; i < c.length; i++) if (!c.valid(i)) out[base + i] = NaN;
+}
+
+/** Copies an Int32 (or Date32) column into out[base..], NULL_I32 where null. */
+export function fillI32(c: Col, out: Int32Array, base: number): void {
+  out.set((c.values as Int32Array).subarray(c.off, c.off + c.length), base);
+  if (c.bits) for (let i = 0; i < c.length; i++) if (!c.valid(i)) out[base + i] = NULL_I32;
+}
+
+/** The strings of a batch's dictionary. */
+export function dictionaryStrings(data: Data): string[] {
+  const dict = data.dictionary;
+  if (!dict) throw new Error('dictionary column without a dictionary');
+  const out: string[] = [];
+  for (let i = 0; i < dict.length; i++) out.push(String(dict.get(i)));
+  return out;
+}
+
+/**
+ * File code -> code in `values` (the schema's enum order) for one batch. Throws naming the
+ * column when the file's dictionary holds a value the schema does not allow.
+ */
+export function enumRemap(data: Data, values: readonly string[], column: string): Int32Array {
+  const strings = dictionaryStrings(data);
+  const remap = new Int32Array(strings.length);
+  strings.forEach((s, i) => {
+    const code = values.indexOf(s);
+    if (code < 0) throw new Error(`column ${column} holds "${s}", not one of its enum values`);
+    remap[i] = code;
+  });
+  return remap;
+}
+
+/** A dictionary built while loading: strings in first-seen order, with their codes. */
+export class StringTable {
+  readonly values: string[] = [];
+  private readonly codes = new Map<string, number>();
+  private lastDictionary: unknown = null;
+  private lastRemap = new Int32Array(0);
+
+  code(s: string): number {
+    let c = this.codes.get(s);
+    if (c === undefined) {
+      c = this.values.length;
+      this.values.push(s);
+      this.codes.set(s, c);
+    }
+    return c;
+  }
+
+  /** Code of s, or -1. */
+  find(s: string): number {
+    return this.codes.get(s) ?? -1;
+  }
+
+  /** Forgets the last batch dictionary: it is a view into the file's buffer, which must not be kept. */
+  release(): void {
+    this.lastDictionary = null;
+    this.lastRemap = new Int32Array(0);
+  }
+
+  /** Batch dictionary code -> table code (cached while batches share one dictionary). */
+  remap(data: Data): Int32Array {
+    if (data.dictionary === this.lastDictionary) return this.lastRemap;
+    const strings = dictionaryStrings(data);
+    const remap = new Int32Array(strings.length);
+    for (let i = 0; i < strings.length; i++) remap[i] = this.code(strings[i]);
+    this.lastDictionary = data.dictionary;
+    this.lastRemap = remap;
+    return remap;
+  }
+}
+
+/** Checks that an Arrow column has the type a schema kind needs; returns a reason or null. */
+export function typeProblem(kind: string, data: Data): string | null {
+  const t = data.type;
+  switch (kind) {
+    case 'f64': return t.typeId === Type.Float && (t as any).precision === 2 ? null : `is ${t}, expected Float64`;
+    case 'i32': return t.typeId === Type.Int && (t as any).bitWidth === 32 && (t as any).isSigned ? null : `is ${t}, expected Int32`;
+    case 'date': return t.typeId === Type.Date && (t as any).unit === 0 ? null : `is ${t}, expected Date32`;
+    case 'bool': return t.typeId === Type.Bool ? null : `is ${t}, expected Bool`;
+    case 'utf8': return t.typeId === Type.Utf8 ? null : `is ${t}, expected Utf8`;
+    case 'dict': return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected a dictionary of Utf8`;
+    case 'enum': return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected an enum dictionary of Utf8`;
+    case 'list': return t.typeId === Type.List && data.children[0]?.type.typeId === Type.Struct ? null : `is ${t}, expected a list of structs`;
+    case 'geometry': return t.typeId === Type.List ? null : `is ${t}, expected a GeoArrow multipolygon`;
+  }
+  return `has an unknown kind ${kind}`;
+}

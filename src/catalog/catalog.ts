@@ -1,0 +1,222 @@
+/**
+ * The catalog: the snapshot each country serves, and hot swap.
+ *
+ * Snapshots live at `<dir>/<CC>/<YYYY-MM-DD>.arrow`. `Catalog.open` loads the newest valid file
+ * of each country. `rescan()` (also on SIGHUP once `watchSignal()` is called) loads any file
+ * newer than what a country serves beside the old store, then publishes a new view by
+ * replacing one object: a query holds the view it captured and finishes on it, whatever is
+ * published meanwhile; the old store is freed when the last such query lets go of it.
+ *
+ * A file is refused, with a log entry naming the reason, when the reader refuses it (schema
+ * version, columns, checksum), when its metadata's country or date differ from its path, or
+ * when the store cannot be built from it. The country keeps serving what it had, and the file is
+ * not tried again until its modification time or size change.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { SnapshotError, readSnapshot } from '../snapshot/reader.ts';
+import { loadSnapshot } from './load.ts';
+import type { Snapshot } from './snapshot.ts';
+
+export type { Snapshot } from './snapshot.ts';
+
+export type LogEntry = Record<string, unknown>;
+
+export interface CatalogOptions {
+  /** Receives one entry per loaded or refused file. Default: a JSON line on stderr. */
+  log?: (entry: LogEntry) => void;
+}
+
+/** The set of snapshots served at one moment, one per country, by country code. Immutable. */
+export interface CatalogView {
+  readonly snapshots: readonly Snapshot[];
+}
+
+/** What one load attempt of rescan() did. */
+export interface ReloadReport {
+  country: string;
+  date: string;
+  path: string;
+  status: 'loaded' | 'refused';
+  /** Why the file was refused. */
+  reason?: string;
+  /** Date the country served before (null: none). */
+  previous: string | null;
+  buildings?: number;
+  loadMs?: number;
+}
+
+export interface CountryReport {
+  country: string;
+  date: string;
+  buildings: number;
+  bytesHeld: number;
+  loadMs: number;
+}
+
+interface FileInfo {
+  path: string;
+  date: string;
+  mtimeMs: number;
+  size: number;
+}
+
+interface Serving extends FileInfo {
+  snapshot: Snapshot;
+  loadMs: number;
+  bytesHeld: number;
+}
+
+const COUNTRY_DIR = /^[A-Z]{2}$/;
+const SNAPSHOT_FILE = /^(\d{4}-\d{2}-\d{2})\.arrow$/;
+
+function defaultLog(entry: LogEntry): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+}
+
+export class Catalog {
+  private current: CatalogView = Object.freeze({ snapshots: Object.freeze([]) });
+  private readonly serving = new Map<string, Serving>();
+  private readonly refused = new Map<string, { mtimeMs: number; size: number; reason: string }>();
+  private readonly log: (entry: LogEntry) => void;
+
+  private constructor(readonly dir: string, options: CatalogOptions) {
+    this.log = options.log ?? defaultLog;
+  }
+
+  /** Loads the newest valid snapshot of each country under dir. */
+  static open(dir: string, options: CatalogOptions = {}): Catalog {
+    const catalog = new Catalog(dir, options);
+    catalog.scan();
+    return catalog;
+  }
+
+  /** The current view. A query captures it once and uses only it. */
+  view(): CatalogView {
+    return this.current;
+  }
+
+  /** Loads the files newer than what each country serves and publishes them at once. */
+  rescan(): ReloadReport[] {
+    return this.scan();
+  }
+
+  /** Rescans on `signal` (SIGHUP by default); returns the function that stops it. */
+  watchSignal(signal: NodeJS.Signals = 'SIGHUP'): () => void {
+    const handler = (): void => {
+      try {
+        this.rescan();
+      } catch (err) {
+        this.log({ level: 'error', event: 'snapshot_rescan_failed', message: (err as Error).message });
+      }
+    };
+    process.on(signal, handler);
+    return () => {
+      process.off(signal, handler);
+    };
+  }
+
+  /** Per country: the date served, buildings, bytes the store holds, and how long it took to load. */
+  report(): CountryReport[] {
+    return [...this.serving.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([country, s]) => ({
+      country, date: s.date, buildings: s.snapshot.rows, bytesHeld: s.bytesHeld, loadMs: s.loadMs,
+    }));
+  }
+
+  private scan(): ReloadReport[] {
+    const reports: ReloadReport[] = [];
+    let changed = false;
+    for (const [country, files] of this.list()) {
+      const serving = this.serving.get(country);
+      for (const file of files) {
+        if (serving && file.date < serving.date) break;
+        if (serving && file.date === serving.date && file.mtimeMs === serving.mtimeMs && file.size === serving.size) break;
+        const refusal = this.refused.get(file.path);
+        if (refusal && refusal.mtimeMs === file.mtimeMs && refusal.size === file.size) continue;
+        const report = this.load(country, file, serving);
+        reports.push(report);
+        if (report.status === 'loaded') {
+          changed = true;
+          break;
+        }
+      }
+    }
+    if (changed) {
+      const snapshots = [...this.serving.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, s]) => s.snapshot);
+      this.current = Object.freeze({ snapshots: Object.freeze(snapshots) });
+    }
+    return reports;
+  }
+
+  private load(country: string, file: FileInfo, serving: Serving | undefined): ReloadReport {
+    const previous = serving?.date ?? null;
+    const started = performance.now();
+    let snapshot: Snapshot;
+    try {
+      const opened = readSnapshot(file.path);
+      if (opened.metadata.country !== country) {
+        throw new SnapshotError(file.path, `metadata country ${opened.metadata.country} does not match the path's ${country}`);
+      }
+      if (opened.metadata.snapshotDate !== file.date) {
+        throw new SnapshotError(file.path, `metadata snapshot date ${opened.metadata.snapshotDate} does not match the path's ${file.date}`);
+      }
+      try {
+        snapshot = loadSnapshot(opened);
+      } catch (err) {
+        throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
+      }
+    } catch (err) {
+      const reason = err instanceof SnapshotError ? err.reason : (err as Error).message;
+      this.refused.set(file.path, { mtimeMs: file.mtimeMs, size: file.size, reason });
+      this.log({ level: 'warn', event: 'snapshot_refused', country, date: file.date, path: file.path, reason, serving: previous });
+      return { country, date: file.date, path: file.path, status: 'refused', reason, previous };
+    }
+    const loadMs = Math.round(performance.now() - started);
+    const bytesHeld = snapshot.bytesHeld;
+    this.serving.set(country, { ...file, snapshot, loadMs, bytesHeld });
+    this.refused.delete(file.path);
+    this.log({
+      level: 'info', event: 'snapshot_loaded', country, date: file.date, path: file.path, buildings: snapshot.rows,
+      bytesHeld, loadMs, replaced: previous,
+    });
+    return { country, date: file.date, path: file.path, status: 'loaded', previous, buildings: snapshot.rows, loadMs };
+  }
+
+  /** Snapshot files by country, newest first. A missing directory is an empty catalog. */
+  private list(): Map<string, FileInfo[]> {
+    const out = new Map<string, FileInfo[]>();
+    let countries: string[];
+    try {
+      countries = readdirSync(this.dir).filter((d) => COUNTRY_DIR.test(d)).sort();
+    } catch (err) {
+      this.log({ level: 'warn', event: 'snapshot_dir_unreadable', path: this.dir, message: (err as Error).message });
+      return out;
+    }
+    for (const country of countries) {
+      const cdir = join(this.dir, country);
+      let names: string[];
+      try {
+        if (!statSync(cdir).isDirectory()) continue;
+        names = readdirSync(cdir);
+      } catch {
+        continue;
+      }
+      const files: FileInfo[] = [];
+      for (const name of names) {
+        const m = SNAPSHOT_FILE.exec(name);
+        if (!m) continue;
+        const path = join(cdir, name);
+        try {
+          const st = statSync(path);
+          if (st.isFile()) files.push({ path, date: m[1], mtimeMs: st.mtimeMs, size: st.size });
+        } catch {
+          // vanished between readdir and stat
+        }
+      }
+      files.sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0));
+      if (files.length > 0) out.set(country, files);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,324 @@
+/**
+ * Turns an opened snapshot file (an apache-arrow Table) into a `Snapshot`: hot columns copied
+ * from the Arrow buffers into shared typed arrays (numbers in their narrowest exact form),
+ * facts derived from child lists (flags, registered power, entrances), ids ranked, the row tree
+ * and the point index built, every other column encoded into the cold blob. The Table is not
+ * kept, nor anything that points into the file's buffer.
+ */
+import Flatbush from 'flatbush';
+import type { Data, Table } from 'apache-arrow';
+import type { OpenedSnapshot } from '../snapshot/reader.ts';
+import { COLUMNS, columnSpec } from '../snapshot/schema.ts';
+import { Col, NULL_CODE_U8, StringTable, enumRemap, fillF64, fillI32, typeProblem } from './arrow.ts';
+import { ColdCodec, StringCoder, bufferOf } from './cold.ts';
+import { COLD_COLUMNS, FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
+import { F } from './flags.ts';
+import { Footprints } from './geometry.ts';
+import { parseUuidBytes, rankIds } from './ids.ts';
+import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
+import { RowTree } from './rowtree.ts';
+import { ByteSink, sharedCodes, sharedF64, sharedI32, sharedU16, sharedU32, sharedU8 } from './shared.ts';
+import { ENTRANCES_OVERFLOW, NULL_CURRENCY, Snapshot, type BusinessColumns } from './snapshot.ts';
+
+/** A column of one batch, by name. */
+function columnGetter(table: Table, batch: number): (name: string) => Data {
+  const data = table.batches[batch].data;
+  const index = new Map(table.schema.fields.map((f, i) => [f.name, i]));
+  return (name) => data.children[index.get(name)!];
+}
+
+/** A field of a list column's struct, and the offset its rows are indexed from. */
+function field(list: Data, name: string): { col: Col; base: number } {
+  const struct = list.children[0];
+  const idx = (struct.type as any).children.findIndex((f: { name: string }) => f.name === name);
+  if (idx < 0) throw new Error(`list has no field ${name}`);
+  return { col: new Col(struct.children[idx]), base: struct.offset };
+}
+
+function checkTypes(table: Table): void {
+  if (table.batches.length === 0) return;
+  const col = columnGetter(table, 0);
+  for (const spec of COLUMNS) {
+    const data = col(spec.name);
+    const problem = typeProblem(spec.kind, data);
+    if (problem) throw new Error(`column ${spec.name} ${problem}`);
+    if (spec.kind === 'list') {
+      for (const child of spec.children!) {
+        const p = typeProblem(child.kind, field(data, child.name).col.data);
+        if (p) throw new Error(`column ${spec.name}.${child.name} ${p}`);
+      }
+    }
+  }
+}
+
+/** Writes a cold string (or null) of a Utf8 field at k. */
+function writeString(coder: StringCoder, sink: ByteSink, c: Col, text: Buffer, k: number): void {
+  if (!c.valid(k)) sink.u8(0);
+  else coder.encode(sink, text, c.start(k), c.end(k));
+}
+
+/** Builds the store of an opened file. Throws an Error whose message is the reason to refuse it. */
+export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
+  const { table, metadata } = opened;
+  checkTypes(table);
+  const n = table.numRows;
+  const batches = table.batches.length;
+
+  const lon = sharedF64(n);
+  const lat = sharedF64(n);
+  const wide = new Map<HotNum, Float64Array | Int32Array>();
+  for (const name of HOT_NUM) wide.set(name, columnSpec(name).kind === 'f64' ? new Float64Array(n) : new Int32Array(n));
+  const enums = Object.fromEntries(HOT_ENUM.map((name) => [name, sharedU8(n)])) as Record<HotEnum, Uint8Array>;
+  const flags = sharedU32(n);
+  const kwRows: number[] = [];
+  const kwValues: number[] = [];
+  const entrances = sharedU8(n);
+  const entrancesOverflow = new Map<number, number>();
+  const ids = sharedU32(4 * n);
+  const typeCodes = new Int32Array(n);
+  const types = new StringTable();
+
+  // Businesses: count first, then one typed array per field.
+  let businessTotal = 0;
+  for (let b = 0; b < batches; b++) {
+    const list = new Col(columnGetter(table, b)('businesses'));
+    if (list.length > 0) businessTotal += list.end(list.length - 1) - list.start(0);
+  }
+  const bizOffsets = sharedU32(n + 1);
+  const bizRow = sharedU32(businessTotal);
+  const bizActive = sharedU8(businessTotal);
+  const bizEmpMin = sharedI32(businessTotal);
+  const bizEmpMax = sharedI32(businessTotal);
+  const bizTurnover = sharedF64(businessTotal);
+  const bizCurrency = sharedU16(businessTotal);
+  const bizYear = sharedI32(businessTotal);
+  const bizName = sharedU32(businessTotal);
+  const bizStringOffsets = sharedU32(businessTotal + 1);
+  const bizStrings = new ByteSink();
+  const bizCoder = new StringCoder();
+  const names = new StringTable();
+  const currencies = new StringTable();
+
+  const cold = new ColdCodec(COLD_COLUMNS);
+  const coldSink = new ByteSink();
+  const coldStarts = new Float64Array(n + 1);
+
+  const volumeBasisMeasured = columnSpec('volume_basis').values!.indexOf('measured');
+  let row = 0;
+  let biz = 0;
+  for (let b = 0; b < batches; b++) {
+    const col = columnGetter(table, b);
+    const len = table.batches[b].numRows;
+    fillF64(new Col(col('longitude')), lon, row);
+    fillF64(new Col(col('latitude')), lat, row);
+    for (const name of HOT_NUM) {
+      const out = wide.get(name)!;
+      if (out instanceof Float64Array) fillF64(new Col(col(name)), out, row);
+      else fillI32(new Col(col(name)), out, row);
+    }
+    for (const name of HOT_ENUM) {
+      const c = new Col(col(name));
+      const remap = enumRemap(c.data, columnSpec(name).values!, name);
+      const out = enums[name];
+      for (let i = 0; i < len; i++) out[row + i] = c.valid(i) ? remap[c.code(i)] : NULL_CODE_U8;
+    }
+    {
+      const c = new Col(col('building_type'));
+      const remap = types.remap(c.data);
+      for (let i = 0; i < len; i++) {
+        if (!c.valid(i)) throw new Error(`building_type is null at row ${row + i}`);
+        typeCodes[row + i] = remap[c.code(i)];
+      }
+    }
+    {
+      const c = new Col(col('building_id'));
+      for (let i = 0; i < len; i++) {
+        const start = c.start(i);
+        if (!c.valid(i) || !parseUuidBytes(c.values, start, c.end(i) - start, ids, row + i)) {
+          throw new Error(`building_id at row ${row + i} is not a lowercase UUID (${JSON.stringify(c.utf8(i))})`);
+        }
+      }
+    }
+
+    // Flags: booleans, then facts derived from nulls and child lists.
+    const boolCols = Object.entries(FLAG_BOOLS).map(([name, bit]) => [new Col(col(name)), bit] as const);
+    const nullableBoolCols = Object.entries(FLAG_NULLABLE_BOOLS).map(([name, bits]) => [new Col(col(name)), bits] as const);
+    const volumeBasis = new Col(col('volume_basis'));
+    const volumeBasisRemap = enumRemap(volumeBasis.data, columnSpec('volume_basis').values!, 'volume_basis');
+    const present = (name: string): Col => new Col(col(name));
+    const solarBasis = present('solar_potential_basis');
+    const heating = present('annual_heating_demand_kwh');
+    const thermal = present('thermal_assessment');
+    const indoor = present('design_indoor_temperature_c');
+    const outdoor = present('design_outdoor_temperature_c');
+    const mean = present('recent_mean_temperature_c');
+    const trend = present('recent_temperature_trend_c_per_decade');
+    const frost = present('recent_frost_days');
+    const hot = present('recent_hot_days');
+    const minDaily = present('recent_minimum_daily_temperature_c');
+    const maxDaily = present('recent_maximum_daily_temperature_c');
+    const annual = present('recent_annual_precipitation_mm');
+    const maxOneDay = present('recent_max_one_day_precipitation_mm');
+    const installationsData = col('solar_installations');
+    const installations = new Col(installationsData);
+    const power = field(installationsData, 'power_kw');
+    const storage = field(installationsData, 'storage');
+    const entranceList = new Col(col('entrances'));
+    const businessesData = col('businesses');
+    const businesses = new Col(businessesData);
+    const field2 = (name: string) => field(businessesData, name);
+    const bizId = field2('business_id');
+    const bizIdText = bufferOf(bizId.col.values);
+    const bizReg = field2('registration_number');
+    const bizRegText = bufferOf(bizReg.col.values);
+    const bizNameCol = field2('name');
+    const bizActiveCol = field2('active');
+    const bizMinCol = field2('employees_min');
+    const bizMaxCol = field2('employees_max');
+    const bizTurnoverCol = field2('turnover');
+    const bizCurrencyCol = field2('turnover_currency');
+    const bizYearCol = field2('turnover_financial_year');
+    const encodeCold = cold.batchEncoder(col);
+
+    for (let i = 0; i < len; i++) {
+      const r = row + i;
+      let f = 0;
+      for (const [c, bit] of boolCols) if (c.bool(i) === 1) f |= bit;
+      for (const [c, [known, value]] of nullableBoolCols) {
+        const v = c.bool(i);
+        if (v !== 2) f |= known | (v === 1 ? value : 0);
+      }
+      if (volumeBasis.valid(i) && volumeBasisRemap[volumeBasis.code(i)] === volumeBasisMeasured) f |= F.VOLUME_MEASURED;
+      if (solarBasis.valid(i)) f |= F.SOLAR_POTENTIAL;
+      if (heating.valid(i)) f |= F.HEATING_ESTIMATE;
+      if (thermal.valid(i)) {
+        f |= F.THERMAL_ASSESSMENT;
+        if (indoor.valid(i) && outdoor.valid(i)) f |= F.PEAK_HEAT_LOAD;
+      }
+      if (mean.valid(i) && trend.valid(i)) f |= F.CLIMATE_TREND;
+      if (frost.valid(i) && hot.valid(i) && minDaily.valid(i) && maxDaily.valid(i)) f |= F.TEMPERATURE_EXTREMES;
+      if (annual.valid(i) && maxOneDay.valid(i)) f |= F.PRECIPITATION;
+
+      // Registered solar installations.
+      const s0 = installations.start(i);
+      const s1 = installations.end(i);
+      let kw = 0;
+      let stated = 0;
+      if (s1 > s0) f |= F.REGISTERED_SOLAR;
+      for (let j = s0; j < s1; j++) {
+        const p = power.col.f64(power.base + j);
+        if (p === p) {
+          kw += p;
+          stated++;
+        }
+        const st = storage.col.bool(storage.base + j);
+        if (st === 1) f |= F.STORAGE_TRUE;
+        else if (st === 0) f |= F.STORAGE_FALSE;
+      }
+      if (stated > 0) {
+        kwRows.push(r);
+        kwValues.push(kw);
+      }
+
+      const count = entranceList.end(i) - entranceList.start(i);
+      entrances[r] = Math.min(count, ENTRANCES_OVERFLOW);
+      if (count >= ENTRANCES_OVERFLOW) entrancesOverflow.set(r, count);
+
+      // Businesses.
+      bizOffsets[r] = biz;
+      for (let j = businesses.start(i), e = businesses.end(i); j < e; j++, biz++) {
+        const active = bizActiveCol.col.bool(bizActiveCol.base + j) === 1;
+        if (active) f |= F.ACTIVE_BUSINESS;
+        bizRow[biz] = r;
+        bizActive[biz] = active ? 1 : 0;
+        bizEmpMin[biz] = bizMinCol.col.i32(bizMinCol.base + j);
+        bizEmpMax[biz] = bizMaxCol.col.i32(bizMaxCol.base + j);
+        bizTurnover[biz] = bizTurnoverCol.col.f64(bizTurnoverCol.base + j);
+        const currency = bizCurrencyCol.col.utf8(bizCurrencyCol.base + j);
+        bizCurrency[biz] = currency === null ? NULL_CURRENCY : currencies.code(currency);
+        if (currencies.values.length >= NULL_CURRENCY) throw new Error(`more than ${NULL_CURRENCY - 1} distinct turnover currencies`);
+        bizYear[biz] = bizYearCol.col.i32(bizYearCol.base + j);
+        const name = bizNameCol.col.utf8(bizNameCol.base + j);
+        if (name === null) throw new Error(`a business name is null at row ${r}`);
+        bizName[biz] = names.code(name);
+        bizStringOffsets[biz] = bizStrings.pos;
+        bizCoder.reset();
+        writeString(bizCoder, bizStrings, bizId.col, bizIdText, bizId.base + j);
+        writeString(bizCoder, bizStrings, bizReg.col, bizRegText, bizReg.base + j);
+      }
+      flags[r] = f;
+
+      coldStarts[r] = coldSink.pos;
+      encodeCold(i, coldSink);
+    }
+    row += len;
+  }
+  if (row !== n) throw new Error(`batches hold ${row} rows, table says ${n}`);
+  for (const t of [types, names, currencies]) t.release();
+  cold.release();
+  bizCoder.release();
+  bizOffsets[n] = biz;
+  bizStringOffsets[biz] = bizStrings.pos;
+  coldStarts[n] = coldSink.pos;
+
+  const num = {} as Record<HotNum, NumColumn>;
+  for (const [name, values] of wide) num[name] = values instanceof Float64Array ? packNumbers(values) : packIntegers(values);
+  wide.clear();
+
+  const buildingType = sharedCodes(n, Math.max(0, types.values.length - 1));
+  buildingType.set(typeCodes);
+
+  const namesLower = names.values.map((s) => s.toLowerCase());
+  const nameStarts = sharedU32(namesLower.length + 1);
+  let at = 0;
+  namesLower.forEach((s, k) => {
+    nameStarts[k] = at;
+    at += s.length + 1;
+  });
+  nameStarts[namesLower.length] = at;
+
+  const business: BusinessColumns = {
+    offsets: bizOffsets, row: bizRow, active: bizActive, employeesMin: bizEmpMin, employeesMax: bizEmpMax, turnover: bizTurnover,
+    currency: bizCurrency, currencies: currencies.values, year: bizYear, name: bizName, names: names.values,
+    namesLower: namesLower.join('\0'), nameStarts, strings: bizStrings.toShared(), stringOffsets: bizStringOffsets,
+    stringTables: bizCoder.tables,
+  };
+
+  const registeredKw = { rows: sharedU32(kwRows.length), values: sharedF64(kwValues.length) };
+  registeredKw.rows.set(kwRows);
+  registeredKw.values.set(kwValues);
+
+  const coldOffsets = coldSink.pos < 2 ** 32 ? sharedU32(n + 1) : sharedF64(n + 1);
+  coldOffsets.set(coldStarts);
+
+  const footprints = Footprints.build(table.batches.map((_, b) => columnGetter(table, b)('footprint')), n);
+  const { rank, byRank } = rankIds(ids, n);
+  const tree = new RowTree(n, lon, lat);
+  const index = n > 0 ? buildPointIndex(footprints, n) : null;
+
+  return new Snapshot({
+    country: metadata.country, date: metadata.snapshotDate, path: opened.path, sources: metadata.sources,
+    checksum: metadata.checksum, rows: n, lon, lat, num, enums, buildingType, buildingTypes: types.values, flags,
+    registeredKw, entrances, entrancesOverflow, ids, rank, byRank, business, footprints, tree, index,
+    cold, coldBlob: coldSink.toShared(), coldOffsets,
+  });
+}
+
+/**
+ * Flatbush over outline boxes, ids = rows. Boxes are stored as Float32 (half the memory); a
+ * Float32 is within 2^-24 relative of the double, so point lookups pad their search box by
+ * POINT_INDEX_PAD_DEG and measure every candidate exactly.
+ */
+function buildPointIndex(footprints: Footprints, n: number): Flatbush {
+  const index = new Flatbush(n, 16, Float32Array, SharedArrayBuffer);
+  const box = new Float64Array(4);
+  for (let r = 0; r < n; r++) {
+    footprints.bbox(r, box);
+    index.add(box[0], box[1], box[2], box[3]);
+  }
+  index.finish();
+  return index;
+}
+
+/** Search-box padding that covers Float32 rounding of any coordinate within ±180 degrees. */
+export const POINT_INDEX_PAD_DEG = 1e-4;

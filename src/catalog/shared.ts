@@ -1,0 +1,102 @@
+/**
+ * Typed arrays on `SharedArrayBuffer`s: every column of the store lives in one, so that worker
+ * threads can serve the same snapshot without copies (DESIGN "The column store").
+ */
+
+export type CodeArray = Uint8Array | Uint16Array | Uint32Array;
+
+export const sharedF64 = (n: number): Float64Array => new Float64Array(new SharedArrayBuffer(8 * n));
+export const sharedI32 = (n: number): Int32Array => new Int32Array(new SharedArrayBuffer(4 * n));
+export const sharedU32 = (n: number): Uint32Array => new Uint32Array(new SharedArrayBuffer(4 * n));
+export const sharedU16 = (n: number): Uint16Array => new Uint16Array(new SharedArrayBuffer(2 * n));
+export const sharedU8 = (n: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(n));
+
+/** Codes 0..maxCode in the narrowest unsigned array. */
+export function sharedCodes(n: number, maxCode: number): CodeArray {
+  return maxCode <= 0xff ? sharedU8(n) : maxCode <= 0xffff ? sharedU16(n) : sharedU32(n);
+}
+
+/** A growable byte buffer for the variable-length parts built at load, copied into one shared buffer at the end. */
+export class ByteSink {
+  buf = new Uint8Array(1 << 16);
+  pos = 0;
+  private readonly f64 = new Float64Array(1);
+  private readonly f64Bytes = new Uint8Array(this.f64.buffer);
+  private readonly f32 = new Float32Array(1);
+  private readonly f32Bytes = new Uint8Array(this.f32.buffer);
+
+  reserve(extra: number): void {
+    if (this.pos + extra <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + extra) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+  }
+
+  u8(v: number): void {
+    if (this.pos === this.buf.length) this.reserve(1);
+    this.buf[this.pos++] = v;
+  }
+
+  /** Unsigned integer below 2^53, 7 bits a byte. */
+  varint(v: number): void {
+    this.reserve(8);
+    const buf = this.buf;
+    let pos = this.pos;
+    while (v >= 0x80) {
+      buf[pos++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    buf[pos++] = v;
+    this.pos = pos;
+  }
+
+  float32(v: number): void {
+    this.reserve(4);
+    this.f32[0] = v;
+    this.buf.set(this.f32Bytes, this.pos);
+    this.pos += 4;
+  }
+
+  float64(v: number): void {
+    this.reserve(8);
+    this.f64[0] = v;
+    this.buf.set(this.f64Bytes, this.pos);
+    this.pos += 8;
+  }
+
+  bytes(src: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.reserve(n);
+    const buf = this.buf;
+    let pos = this.pos;
+    if (n < 32) for (let i = start; i < end; i++) buf[pos++] = src[i];
+    else {
+      buf.set(src.subarray(start, end), pos);
+      pos += n;
+    }
+    this.pos = pos;
+  }
+
+  /** The bytes written, in a shared buffer of exactly that size. */
+  toShared(): Uint8Array {
+    const out = sharedU8(this.pos);
+    out.set(this.buf.subarray(0, this.pos));
+    return out;
+  }
+}
+
+/** Bytes held by a typed array or by nothing. */
+export function bytesOf(...arrays: (ArrayBufferView | null | undefined)[]): number {
+  let n = 0;
+  for (const a of arrays) if (a) n += a.byteLength;
+  return n;
+}
+
+/** Rough bytes held by JS strings (two bytes a character plus a header). */
+export function stringBytes(strings: Iterable<string>): number {
+  let n = 0;
+  for (const s of strings) n += 16 + 2 * s.length;
+  return n;
+}

@@ -1,0 +1,301 @@
+/**
+ * The column store of one country's snapshot (DESIGN "The column store"): typed arrays on
+ * shared memory, one per filtered or sorted column, in the file's row order (Hilbert order of
+ * the representative point); a row-range tree for bbox scans; a Flatbush over outline boxes for
+ * point lookups; building ids as words with a rank for integer tie-breaks; businesses as child
+ * columns; everything else in a compact per-row blob that `record(row)` decodes.
+ *
+ * Build one with `loadSnapshot` (load.ts). A Snapshot never changes once built.
+ */
+import type Flatbush from 'flatbush';
+import { COLUMNS, type BuildingRecord, type BusinessRecord, type ColumnSpec, type SnapshotSource, type UnitRecord } from '../snapshot/schema.ts';
+import type { BBox } from '../query/types.ts';
+import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
+import type { ByteReader, ColdCodec, StringTables } from './cold.ts';
+import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, type HotEnum, type HotNum } from './columns.ts';
+import type { Footprints } from './geometry.ts';
+import { compareIds, formatUuid, parseUuid } from './ids.ts';
+import { numberAt, sparseAt, type NumColumn, type SparseColumn } from './numeric.ts';
+import type { RowTree } from './rowtree.ts';
+import { type CodeArray, bytesOf, stringBytes } from './shared.ts';
+
+export const NULL_CURRENCY = 0xffff;
+/** `entrances` counts at or above this are in `entrancesOverflow`. */
+export const ENTRANCES_OVERFLOW = 0xff;
+
+/** Registered businesses of every row: offsets plus one typed array per field. */
+export interface BusinessColumns {
+  /** Row r has businesses [offsets[r], offsets[r+1]). */
+  offsets: Uint32Array;
+  /** The row of each business: walks the rows that have one without visiting the others. */
+  row: Uint32Array;
+  active: Uint8Array;
+  /** NULL_I32 = null. employees_min null = no stated size; employees_max null with a min = open top band. */
+  employeesMin: Int32Array;
+  employeesMax: Int32Array;
+  /** NaN = null. */
+  turnover: Float64Array;
+  /** Code into `currencies`, NULL_CURRENCY = null. */
+  currency: Uint16Array;
+  currencies: string[];
+  /** NULL_I32 = null. */
+  year: Int32Array;
+  /** Code into `names`. */
+  name: Uint32Array;
+  names: string[];
+  /** Every name lowercased (String.prototype.toLowerCase), joined by '\0': substring filters search it once. */
+  namesLower: string;
+  /** Where each name starts in namesLower (one more entry at the end). */
+  nameStarts: Uint32Array;
+  /** Per business: business_id then registration_number, as cold strings. */
+  strings: Uint8Array;
+  stringOffsets: Uint32Array;
+  stringTables: StringTables;
+}
+
+export interface SnapshotParts {
+  country: string;
+  date: string;
+  path: string;
+  sources: SnapshotSource[];
+  checksum: string;
+  rows: number;
+  lon: Float64Array;
+  lat: Float64Array;
+  num: Record<HotNum, NumColumn>;
+  enums: Record<HotEnum, Uint8Array>;
+  buildingType: CodeArray;
+  buildingTypes: string[];
+  flags: Uint32Array;
+  /** Sum of power_kw of the installations that state it, for rows where one does. */
+  registeredKw: SparseColumn;
+  /** Number of `entrances` records, ENTRANCES_OVERFLOW and above in entrancesOverflow. */
+  entrances: Uint8Array;
+  entrancesOverflow: Map<number, number>;
+  ids: Uint32Array;
+  rank: Uint32Array;
+  byRank: Uint32Array;
+  business: BusinessColumns;
+  footprints: Footprints;
+  tree: RowTree;
+  index: Flatbush | null;
+  cold: ColdCodec;
+  coldBlob: Uint8Array;
+  coldOffsets: Uint32Array | Float64Array;
+}
+
+const idScratch = new Uint32Array(4);
+
+export class Snapshot {
+  readonly country: string;
+  readonly date: string;
+  readonly path: string;
+  readonly rows: number;
+  readonly sources: readonly SnapshotSource[];
+  readonly checksum: string;
+  /** Bounding box of the representative points; null when the snapshot is empty. */
+  readonly extent: BBox | null;
+
+  // Hot columns, read by the query kernels.
+  readonly lon: Float64Array;
+  readonly lat: Float64Array;
+  readonly num: Readonly<Record<HotNum, NumColumn>>;
+  readonly enums: Readonly<Record<HotEnum, Uint8Array>>;
+  readonly buildingType: CodeArray;
+  readonly buildingTypes: readonly string[];
+  readonly flags: Uint32Array;
+  readonly registeredKw: SparseColumn;
+  readonly entrances: Uint8Array;
+  readonly entrancesOverflow: ReadonlyMap<number, number>;
+  readonly ids: Uint32Array;
+  readonly rank: Uint32Array;
+  readonly business: Readonly<BusinessColumns>;
+  readonly footprints: Footprints;
+  readonly tree: RowTree;
+  readonly index: Flatbush | null;
+
+  private readonly byRank: Uint32Array;
+  private readonly cold: ColdCodec;
+  private readonly coldBlob: Uint8Array;
+  private readonly coldReader: ByteReader;
+  private readonly coldOffsets: Uint32Array | Float64Array;
+  private readonly businessReader: ByteReader;
+  private readonly buildingTypeIndex = new Map<string, number>();
+
+  constructor(p: SnapshotParts) {
+    this.country = p.country;
+    this.date = p.date;
+    this.path = p.path;
+    this.rows = p.rows;
+    this.sources = p.sources;
+    this.checksum = p.checksum;
+    this.lon = p.lon;
+    this.lat = p.lat;
+    this.num = p.num;
+    this.enums = p.enums;
+    this.buildingType = p.buildingType;
+    this.buildingTypes = p.buildingTypes;
+    p.buildingTypes.forEach((t, i) => this.buildingTypeIndex.set(t, i));
+    this.flags = p.flags;
+    this.registeredKw = p.registeredKw;
+    this.entrances = p.entrances;
+    this.entrancesOverflow = p.entrancesOverflow;
+    this.ids = p.ids;
+    this.rank = p.rank;
+    this.byRank = p.byRank;
+    this.business = p.business;
+    this.footprints = p.footprints;
+    this.tree = p.tree;
+    this.index = p.index;
+    this.extent = p.tree.extent;
+    this.cold = p.cold;
+    this.coldBlob = p.coldBlob;
+    this.coldReader = p.cold.reader(p.coldBlob);
+    this.coldOffsets = p.coldOffsets;
+    this.businessReader = p.cold.reader(p.business.strings, p.business.stringTables);
+  }
+
+  /** Code of a building_type in this snapshot, or -1 when no building has it. */
+  buildingTypeCode(type: string): number {
+    return this.buildingTypeIndex.get(type) ?? -1;
+  }
+
+  buildingId(row: number): string {
+    return formatUuid(this.ids, row);
+  }
+
+  /** Row of a building_id (the first in file order if repeated), or -1. */
+  findRow(buildingId: string): number {
+    if (!parseUuid(buildingId, idScratch, 0)) return -1;
+    let lo = 0;
+    let hi = this.rows;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareIds(this.ids, this.byRank[mid], idScratch, 0) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < this.rows && compareIds(this.ids, this.byRank[lo], idScratch, 0) === 0) return this.byRank[lo];
+    return -1;
+  }
+
+  /** The whole building as the writer took it (null = unknown), for serializers and tests. */
+  record(row: number): BuildingRecord {
+    this.checkRow(row);
+    const cold: Record<string, unknown> = {};
+    this.cold.decodeInto(this.coldReader, this.coldOffsets[row], cold);
+    const out: Record<string, unknown> = {};
+    for (const spec of COLUMNS) out[spec.name] = spec.name in cold ? cold[spec.name] : this.hotValue(spec, row);
+    return out as unknown as BuildingRecord;
+  }
+
+  /** The units of row, in file order. */
+  units(row: number): UnitRecord[] {
+    this.checkRow(row);
+    return this.cold.decodeOne(this.coldReader, this.coldOffsets[row], 'units') as UnitRecord[];
+  }
+
+  /** Number of `entrances` records of row. */
+  entranceCount(row: number): number {
+    const c = this.entrances[row];
+    return c < ENTRANCES_OVERFLOW ? c : this.entrancesOverflow.get(row)!;
+  }
+
+  businessCount(row: number): number {
+    return this.business.offsets[row + 1] - this.business.offsets[row];
+  }
+
+  /** The registered businesses of row, in file order: [start, end) of that list. */
+  businesses(row: number, start = 0, end = Infinity): BusinessRecord[] {
+    this.checkRow(row);
+    const b = this.business;
+    const first = b.offsets[row];
+    const last = b.offsets[row + 1];
+    const out: BusinessRecord[] = [];
+    for (let j = first + Math.max(0, start); j < last && j - first < end; j++) out.push(this.businessAt(j));
+    return out;
+  }
+
+  private businessAt(j: number): BusinessRecord {
+    const b = this.business;
+    const reader = this.businessReader;
+    reader.seek(b.stringOffsets[j]);
+    const business_id = reader.string()!;
+    const registration_number = reader.string();
+    const min = b.employeesMin[j];
+    const max = b.employeesMax[j];
+    const year = b.year[j];
+    const turnover = b.turnover[j];
+    const currency = b.currency[j];
+    return {
+      business_id,
+      registration_number,
+      name: b.names[b.name[j]],
+      active: b.active[j] === 1,
+      employees_min: min === NULL_I32 ? null : min,
+      employees_max: max === NULL_I32 ? null : max,
+      turnover: turnover !== turnover ? null : turnover,
+      turnover_currency: currency === NULL_CURRENCY ? null : b.currencies[currency],
+      turnover_financial_year: year === NULL_I32 ? null : year,
+    };
+  }
+
+  private hotValue(spec: ColumnSpec, row: number): unknown {
+    const name = spec.name;
+    if (name in this.num) {
+      const v = numberAt(this.num[name as HotNum], row);
+      return v !== v ? null : v;
+    }
+    if (name in this.enums) {
+      const c = this.enums[name as HotEnum][row];
+      return c === NULL_CODE_U8 ? null : spec.values![c];
+    }
+    if (name in FLAG_BOOLS) return (this.flags[row] & FLAG_BOOLS[name]) !== 0;
+    if (name in FLAG_NULLABLE_BOOLS) {
+      const [known, value] = FLAG_NULLABLE_BOOLS[name];
+      return (this.flags[row] & known) === 0 ? null : (this.flags[row] & value) !== 0;
+    }
+    switch (name) {
+      case 'latitude': return this.lat[row];
+      case 'longitude': return this.lon[row];
+      case 'building_id': return this.buildingId(row);
+      case 'building_type': return this.buildingTypes[this.buildingType[row]];
+      case 'footprint': return this.footprints.polygons(row);
+      case 'businesses': return this.businesses(row);
+    }
+    throw new Error(`column ${name} has no place in the store`);
+  }
+
+  private checkRow(row: number): void {
+    if (!Number.isInteger(row) || row < 0 || row >= this.rows) throw new RangeError(`Row ${row} is not in ${this.country} ${this.date} (0..${this.rows - 1}).`);
+  }
+
+  /** Sum of stated power_kw of row's registered installations (NaN when none states it). */
+  registeredKwAt(row: number): number {
+    return sparseAt(this.registeredKw, row);
+  }
+
+  /** Bytes the store holds, by part (typed arrays, index, and an estimate of its strings). */
+  memory(): Record<string, number> {
+    const b = this.business;
+    return {
+      point: bytesOf(this.lon, this.lat),
+      numbers: bytesOf(...Object.values(this.num).map((c) => c.values)),
+      enums: bytesOf(...Object.values(this.enums), this.buildingType) + stringBytes(this.buildingTypes),
+      flags: bytesOf(this.flags),
+      derived: bytesOf(this.registeredKw.rows, this.registeredKw.values, this.entrances) + 16 * this.entrancesOverflow.size,
+      ids: bytesOf(this.ids, this.rank, this.byRank),
+      businesses: bytesOf(b.offsets, b.row, b.active, b.employeesMin, b.employeesMax, b.turnover, b.currency, b.year, b.name, b.nameStarts, b.strings, b.stringOffsets)
+        + stringBytes(b.names) + stringBytes(b.currencies) + 2 * b.namesLower.length
+        + stringBytes(b.stringTables.prefixes) + stringBytes(b.stringTables.suffixes) + stringBytes(b.stringTables.wholes),
+      footprints: this.footprints.byteLength,
+      tree: this.tree.byteLength,
+      pointIndex: this.index ? this.index.data.byteLength : 0,
+      cold: bytesOf(this.coldBlob, this.coldOffsets) + this.cold.strings.byteLength
+        + [...this.cold.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0),
+    };
+  }
+
+  get bytesHeld(): number {
+    return Object.values(this.memory()).reduce((a, b) => a + b, 0);
+  }
+}

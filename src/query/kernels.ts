@@ -1,0 +1,415 @@
+/**
+ * Filter kernels. A query's filters compile (plan.ts) into a short list of steps; the scan hands
+ * each step a run of contiguous rows or a selection vector of row numbers, and each step keeps
+ * the rows that pass in a tight loop over typed arrays: no call, object or closure per row.
+ *
+ * - `range(lo, hi, sel)` writes the passing rows of [lo, hi) into sel and returns their count;
+ * - `refine(sel, n)` keeps the passing rows of sel[0..n) in order and returns their count.
+ *
+ * A comparison with NaN is false, so an unknown f64 value fails every bound without a branch;
+ * integer columns exclude their null sentinel through the lower bound.
+ */
+import { NULL_I32 } from '../catalog/arrow.ts';
+import { NULL_I16, sparseLowerBound, type SparseColumn } from '../catalog/numeric.ts';
+import type { CodeArray } from '../catalog/shared.ts';
+import { ENTRANCES_OVERFLOW } from '../catalog/snapshot.ts';
+import type { BBox } from './types.ts';
+
+export interface Step {
+  range(lo: number, hi: number, sel: Uint32Array): number;
+  refine(sel: Uint32Array, n: number): number;
+}
+
+/** Rows of [lo, hi) whose representative point lies in the bbox, edges included. */
+export function bboxRange(lon: Float64Array, lat: Float64Array, q: BBox, lo: number, hi: number, sel: Uint32Array): number {
+  const { minLon, minLat, maxLon, maxLat } = q;
+  let k = 0;
+  for (let r = lo; r < hi; r++) {
+    const x = lon[r];
+    const y = lat[r];
+    if (x >= minLon && x <= maxLon && y >= minLat && y <= maxLat) sel[k++] = r;
+  }
+  return k;
+}
+
+/** Keeps the rows of sel[0..n) whose representative point lies in the bbox. */
+export function bboxRefine(lon: Float64Array, lat: Float64Array, q: BBox, sel: Uint32Array, n: number): number {
+  const { minLon, minLat, maxLon, maxLat } = q;
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i];
+    const x = lon[r];
+    const y = lat[r];
+    if (x >= minLon && x <= maxLon && y >= minLat && y <= maxLat) sel[k++] = r;
+  }
+  return k;
+}
+
+export function identityRange(lo: number, hi: number, sel: Uint32Array): number {
+  let k = 0;
+  for (let r = lo; r < hi; r++) sel[k++] = r;
+  return k;
+}
+
+/** lo <= v <= hi on a Float64Array (NaN = unknown fails). */
+export class BetweenF64 implements Step {
+  constructor(readonly col: Float64Array, readonly lo: number, readonly hi: number) {}
+
+  range(a: number, b: number, sel: Uint32Array): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let r = a; r < b; r++) {
+      const v = col[r];
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      const v = col[r];
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** lo <= k <= hi on an Int32Array of scaled integers; lo is above NULL_I32 so unknowns fail. */
+export class BetweenI32 implements Step {
+  readonly lo: number;
+  constructor(readonly col: Int32Array, lo: number, readonly hi: number) {
+    this.lo = Math.max(lo, NULL_I32 + 1);
+  }
+
+  range(a: number, b: number, sel: Uint32Array): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let r = a; r < b; r++) {
+      const v = col[r];
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      const v = col[r];
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** lo <= k <= hi on an Int16Array of scaled integers; lo is above NULL_I16 so unknowns fail. */
+export class BetweenI16 implements Step {
+  readonly lo: number;
+  constructor(readonly col: Int16Array, lo: number, readonly hi: number) {
+    this.lo = Math.max(lo, NULL_I16 + 1);
+  }
+
+  range(a: number, b: number, sel: Uint32Array): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let r = a; r < b; r++) {
+      const v = col[r];
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      const v = col[r];
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** lo <= entrances <= hi; counts from 255 up are looked up in the overflow map. */
+export class EntrancesStep implements Step {
+  constructor(readonly col: Uint8Array, readonly overflow: ReadonlyMap<number, number>, readonly lo: number, readonly hi: number) {}
+
+  range(a: number, b: number, sel: Uint32Array): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let r = a; r < b; r++) {
+      let v = col[r];
+      if (v === ENTRANCES_OVERFLOW) v = this.overflow.get(r)!;
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    const { col, lo, hi } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      let v = col[r];
+      if (v === ENTRANCES_OVERFLOW) v = this.overflow.get(r)!;
+      if (v >= lo && v <= hi) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** value >= lo on a sparse column (rows without a value fail): a merge of sel with the column's rows. */
+export class SparseAtLeast implements Step {
+  constructor(readonly col: SparseColumn, readonly lo: number) {}
+
+  range(a: number, b: number, sel: Uint32Array): number {
+    return this.refine(sel, identityRange(a, b, sel));
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    if (n === 0) return 0;
+    const { rows, values } = this.col;
+    const lo = this.lo;
+    const m = rows.length;
+    let c = sparseLowerBound(rows, sel[0]);
+    let k = 0;
+    for (let i = 0; i < n && c < m; i++) {
+      const r = sel[i];
+      while (c < m && rows[c] < r) c++;
+      if (c < m && rows[c] === r && values[c] >= lo) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** table[code] !== 0: list filters on enums and dictionary codes (the null code's entry is 0). */
+export class CodeIn implements Step {
+  constructor(readonly col: CodeArray, readonly table: Uint8Array) {}
+
+  range(a: number, b: number, sel: Uint32Array): number {
+    const { col, table } = this;
+    let k = 0;
+    for (let r = a; r < b; r++) if (table[col[r]] !== 0) sel[k++] = r;
+    return k;
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    const { col, table } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      if (table[col[r]] !== 0) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** tableA[a] or tableB[b]: category OR-ed with building_type. */
+export class CodeOr implements Step {
+  constructor(readonly a: Uint8Array, readonly tableA: Uint8Array, readonly b: CodeArray, readonly tableB: Uint8Array) {}
+
+  range(lo: number, hi: number, sel: Uint32Array): number {
+    const { a, tableA, b, tableB } = this;
+    let k = 0;
+    for (let r = lo; r < hi; r++) if ((tableA[a[r]] | tableB[b[r]]) !== 0) sel[k++] = r;
+    return k;
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    const { a, tableA, b, tableB } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      if ((tableA[a[r]] | tableB[b[r]]) !== 0) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** (flags & mask) === want: every boolean filter of a query in one test. */
+export class FlagsStep implements Step {
+  constructor(readonly flags: Uint32Array, readonly mask: number, readonly want: number) {}
+
+  range(a: number, b: number, sel: Uint32Array): number {
+    const { flags, mask, want } = this;
+    let k = 0;
+    for (let r = a; r < b; r++) if ((flags[r] & mask) === want) sel[k++] = r;
+    return k;
+  }
+
+  refine(sel: Uint32Array, n: number): number {
+    const { flags, mask, want } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      if ((flags[r] & mask) === want) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** A step that only refines: a range is first listed row by row. */
+abstract class ChildStep implements Step {
+  range(a: number, b: number, sel: Uint32Array): number {
+    return this.refine(sel, identityRange(a, b, sel));
+  }
+
+  abstract refine(sel: Uint32Array, n: number): number;
+}
+
+/** Some business's name code is in the table (names matched once against the dictionary). */
+export class BusinessNameStep extends ChildStep {
+  constructor(readonly offsets: Uint32Array, readonly name: Uint32Array, readonly table: Uint8Array) {
+    super();
+  }
+
+  override refine(sel: Uint32Array, n: number): number {
+    const { offsets, name, table } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
+        if (table[name[j]] !== 0) {
+          sel[k++] = r;
+          break;
+        }
+      }
+    }
+    return k;
+  }
+}
+
+/** Some ACTIVE business with turnover in the currency (and year, unless anyYear) at least min. */
+export class TurnoverMinStep extends ChildStep {
+  constructor(
+    readonly offsets: Uint32Array, readonly active: Uint8Array, readonly currency: Uint16Array, readonly year: Int32Array,
+    readonly turnover: Float64Array, readonly code: number, readonly anyYear: boolean, readonly y: number, readonly min: number,
+  ) {
+    super();
+  }
+
+  override refine(sel: Uint32Array, n: number): number {
+    const { offsets, active, currency, year, turnover, code, anyYear, y, min } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
+        if (active[j] === 1 && currency[j] === code && (anyYear || year[j] === y) && turnover[j] >= min) {
+          sel[k++] = r;
+          break;
+        }
+      }
+    }
+    return k;
+  }
+}
+
+/** At least one business with turnover in the currency (and year, unless anyYear), and every such at most max. */
+export class TurnoverMaxStep extends ChildStep {
+  constructor(
+    readonly offsets: Uint32Array, readonly currency: Uint16Array, readonly year: Int32Array, readonly turnover: Float64Array,
+    readonly code: number, readonly anyYear: boolean, readonly y: number, readonly max: number,
+  ) {
+    super();
+  }
+
+  override refine(sel: Uint32Array, n: number): number {
+    const { offsets, currency, year, turnover, code, anyYear, y, max } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      let seen = false;
+      let ok = true;
+      for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
+        const t = turnover[j];
+        if (t === t && currency[j] === code && (anyYear || year[j] === y)) {
+          seen = true;
+          if (!(t <= max)) {
+            ok = false;
+            break;
+          }
+        }
+      }
+      if (seen && ok) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** Some business with a stated size whose band start is at least min (the whole band is). */
+export class EmployeesMinStep extends ChildStep {
+  constructor(readonly offsets: Uint32Array, readonly employeesMin: Int32Array, readonly min: number) {
+    super();
+  }
+
+  override refine(sel: Uint32Array, n: number): number {
+    const { offsets, employeesMin, min } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
+        const v = employeesMin[j];
+        if (v !== NULL_I32 && v >= min) {
+          sel[k++] = r;
+          break;
+        }
+      }
+    }
+    return k;
+  }
+}
+
+/** Some business has a stated size, and every stated size ends at most max (an open top band never does). */
+export class EmployeesMaxStep extends ChildStep {
+  constructor(readonly offsets: Uint32Array, readonly employeesMin: Int32Array, readonly employeesMax: Int32Array, readonly max: number) {
+    super();
+  }
+
+  override refine(sel: Uint32Array, n: number): number {
+    const { offsets, employeesMin, employeesMax, max } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      let seen = false;
+      let ok = true;
+      for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
+        if (employeesMin[j] === NULL_I32) continue;
+        seen = true;
+        const top = employeesMax[j];
+        if (top === NULL_I32 || !(top <= max)) {
+          ok = false;
+          break;
+        }
+      }
+      if (seen && ok) sel[k++] = r;
+    }
+    return k;
+  }
+}
+
+/** Some business's latest statement is for year y. */
+export class FinancialYearStep extends ChildStep {
+  constructor(readonly offsets: Uint32Array, readonly year: Int32Array, readonly y: number) {
+    super();
+  }
+
+  override refine(sel: Uint32Array, n: number): number {
+    const { offsets, year, y } = this;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
+        if (year[j] === y) {
+          sel[k++] = r;
+          break;
+        }
+      }
+    }
+    return k;
+  }
+}

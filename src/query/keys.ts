@@ -1,0 +1,317 @@
+/**
+ * Sort keys (spec 4.1 rule 8, DESIGN "Queries"), fused with the heap: a key source reads each
+ * row's key and compares it with the heap's threshold in one loop (for scaled integer columns,
+ * in integer space; ties at the threshold by building_id rank), and only rows that can still
+ * enter are offered. Unknown keys count as -Infinity (real keys are finite).
+ */
+import { NULL_I32 } from '../catalog/arrow.ts';
+import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
+import type { TopK } from './topk.ts';
+
+/** The sort key of a plan, over one snapshot. */
+export interface KeySource {
+  /** Offers rows sel[0..n) of snapshot s. */
+  offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void;
+  /** Offers every row of [lo, hi) of snapshot s. */
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void;
+  /**
+   * Writes into sel the rows of [lo, hi) that could still enter the heap: key above thr, or
+   * equal to it with a rank below rankBound (ties at thr are otherwise kept and left to the heap).
+   * Once the count no longer matters, filters run only on these.
+   */
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number;
+}
+
+export class KeyF64 implements KeySource {
+  constructor(readonly col: Float64Array) {}
+
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+    const col = this.col;
+    let k = 0;
+    for (let r = lo; r < hi; r++) {
+      const v = col[r];
+      if (v > thr || ((v === thr || (v !== v && thr === -Infinity)) && rank[r] < rankBound)) sel[k++] = r;
+    }
+    return k;
+  }
+
+  offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    const col = this.col;
+    let thr = heap.threshold();
+    let rb = heap.rankBound(s);
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      const v = col[r];
+      if (v < thr) continue;
+      const k = v === v ? v : -Infinity;
+      if (k < thr || (k === thr && rank[r] >= rb)) continue;
+      if (heap.consider(k, s, r, rank[r])) {
+        thr = heap.threshold();
+        rb = heap.rankBound(s);
+      }
+    }
+  }
+
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+    const col = this.col;
+    let thr = heap.threshold();
+    let rb = heap.rankBound(s);
+    for (let r = lo; r < hi; r++) {
+      const v = col[r];
+      if (v < thr) continue;
+      const k = v === v ? v : -Infinity;
+      if (k < thr || (k === thr && rank[r] >= rb)) continue;
+      if (heap.consider(k, s, r, rank[r])) {
+        thr = heap.threshold();
+        rb = heap.rankBound(s);
+      }
+    }
+  }
+}
+
+/**
+ * The heap's threshold in the integer space of a scaled column: rows below `min` cannot enter;
+ * a row equal to `tie` (the threshold itself, when a stored integer has that value; for an
+ * unknown threshold, the null sentinel) enters only with a rank below `rank`.
+ */
+class IntBounds {
+  min = -Infinity;
+  tie = NaN;
+  rank = 0x100000000;
+
+  update(heap: TopK, s: number, scale: number, nullValue: number): void {
+    const thr = heap.threshold();
+    this.rank = heap.rankBound(s);
+    if (thr === -Infinity) {
+      this.min = -Infinity;
+      this.tie = nullValue;
+    } else if (thr === Infinity) {
+      this.min = Infinity;
+      this.tie = NaN;
+    } else {
+      this.min = lowerCode(thr, scale);
+      this.tie = this.min / scale === thr ? this.min : NaN;
+    }
+  }
+}
+
+export class KeyI32 implements KeySource {
+  private readonly bounds = new IntBounds();
+  constructor(readonly col: Int32Array, readonly scale: number) {}
+
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+    const col = this.col;
+    let k = 0;
+    if (thr === -Infinity) {
+      for (let r = lo; r < hi; r++) if (col[r] !== NULL_I32 || rank[r] < rankBound) sel[k++] = r;
+    } else {
+      const min = lowerCode(thr, this.scale);
+      const tie = min / this.scale === thr ? min : NaN;
+      for (let r = lo; r < hi; r++) {
+        const v = col[r];
+        if (v > min || (v === min && (v !== tie || rank[r] < rankBound))) sel[k++] = r;
+      }
+    }
+    return k;
+  }
+
+  offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    const { col, scale } = this;
+    const t = this.bounds;
+    t.update(heap, s, scale, NULL_I32);
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      const v = col[r];
+      if (v < t.min || (v === t.tie && rank[r] >= t.rank)) continue;
+      if (heap.consider(v === NULL_I32 ? -Infinity : v / scale, s, r, rank[r])) t.update(heap, s, scale, NULL_I32);
+    }
+  }
+
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+    const { col, scale } = this;
+    const t = this.bounds;
+    t.update(heap, s, scale, NULL_I32);
+    for (let r = lo; r < hi; r++) {
+      const v = col[r];
+      if (v < t.min || (v === t.tie && rank[r] >= t.rank)) continue;
+      if (heap.consider(v === NULL_I32 ? -Infinity : v / scale, s, r, rank[r])) t.update(heap, s, scale, NULL_I32);
+    }
+  }
+}
+
+export class KeyI16 implements KeySource {
+  private readonly bounds = new IntBounds();
+  constructor(readonly col: Int16Array, readonly scale: number) {}
+
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+    const col = this.col;
+    let k = 0;
+    if (thr === -Infinity) {
+      for (let r = lo; r < hi; r++) if (col[r] !== NULL_I16 || rank[r] < rankBound) sel[k++] = r;
+    } else {
+      const min = lowerCode(thr, this.scale);
+      const tie = min / this.scale === thr ? min : NaN;
+      for (let r = lo; r < hi; r++) {
+        const v = col[r];
+        if (v > min || (v === min && (v !== tie || rank[r] < rankBound))) sel[k++] = r;
+      }
+    }
+    return k;
+  }
+
+  offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    const { col, scale } = this;
+    const t = this.bounds;
+    t.update(heap, s, scale, NULL_I16);
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      const v = col[r];
+      if (v < t.min || (v === t.tie && rank[r] >= t.rank)) continue;
+      if (heap.consider(v === NULL_I16 ? -Infinity : v / scale, s, r, rank[r])) t.update(heap, s, scale, NULL_I16);
+    }
+  }
+
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+    const { col, scale } = this;
+    const t = this.bounds;
+    t.update(heap, s, scale, NULL_I16);
+    for (let r = lo; r < hi; r++) {
+      const v = col[r];
+      if (v < t.min || (v === t.tie && rank[r] >= t.rank)) continue;
+      if (heap.consider(v === NULL_I16 ? -Infinity : v / scale, s, r, rank[r])) t.update(heap, s, scale, NULL_I16);
+    }
+  }
+}
+
+/**
+ * Keys computed from a row's businesses; rows without one are unknown. Once the heap's threshold
+ * is a known key, only rows with a business can enter, and the loops walk the businesses of the
+ * range (through `rowOf`) instead of its rows.
+ */
+abstract class BusinessKey implements KeySource {
+  constructor(readonly offsets: Uint32Array, readonly rowOf: Uint32Array) {}
+
+  /** The key of the businesses [j, e) of a row (-Infinity: unknown). */
+  abstract keyOf(j: number, e: number): number;
+
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+    const { offsets, rowOf } = this;
+    let k = 0;
+    if (thr > -Infinity) {
+      let last = -1;
+      for (let j = offsets[lo], e = offsets[hi]; j < e; j++) {
+        const r = rowOf[j];
+        if (r === last) continue;
+        last = r;
+        const key = this.keyOf(offsets[r], offsets[r + 1]);
+        if (key > thr || (key === thr && rank[r] < rankBound)) sel[k++] = r;
+      }
+      return k;
+    }
+    for (let r = lo; r < hi; r++) {
+      if (this.keyOf(offsets[r], offsets[r + 1]) > -Infinity || rank[r] < rankBound) sel[k++] = r;
+    }
+    return k;
+  }
+
+  offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    const offsets = this.offsets;
+    let thr = heap.threshold();
+    let rb = heap.rankBound(s);
+    for (let i = 0; i < n; i++) {
+      const r = sel[i];
+      const j = offsets[r];
+      const e = offsets[r + 1];
+      if (j === e && thr > -Infinity) continue;
+      const k = this.keyOf(j, e);
+      if (k < thr || (k === thr && rank[r] >= rb)) continue;
+      if (heap.consider(k, s, r, rank[r])) {
+        thr = heap.threshold();
+        rb = heap.rankBound(s);
+      }
+    }
+  }
+
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+    const { offsets, rowOf } = this;
+    let thr = heap.threshold();
+    let rb = heap.rankBound(s);
+    let r = lo;
+    // Every row while unknown keys can still enter.
+    for (; r < hi && thr === -Infinity; r++) {
+      const k = this.keyOf(offsets[r], offsets[r + 1]);
+      if (k === -Infinity && rank[r] >= rb) continue;
+      if (heap.consider(k, s, r, rank[r])) {
+        thr = heap.threshold();
+        rb = heap.rankBound(s);
+      }
+    }
+    let last = -1;
+    for (let j = offsets[r], e = offsets[hi]; j < e; j++) {
+      const row = rowOf[j];
+      if (row === last) continue;
+      last = row;
+      const k = this.keyOf(offsets[row], offsets[row + 1]);
+      if (k < thr || (k === thr && rank[row] >= rb)) continue;
+      if (heap.consider(k, s, row, rank[row])) {
+        thr = heap.threshold();
+        rb = heap.rankBound(s);
+      }
+    }
+  }
+}
+
+/** Largest band start among the row's businesses with a stated size. */
+export class KeyEmployees extends BusinessKey {
+  constructor(offsets: Uint32Array, rowOf: Uint32Array, readonly employeesMin: Int32Array) {
+    super(offsets, rowOf);
+  }
+
+  override keyOf(j: number, e: number): number {
+    const employeesMin = this.employeesMin;
+    let best = -Infinity;
+    for (; j < e; j++) {
+      const v = employeesMin[j];
+      if (v !== NULL_I32 && v > best) best = v;
+    }
+    return best;
+  }
+}
+
+/** Largest turnover among the row's businesses in the currency (any year, active or not). */
+export class KeyTurnover extends BusinessKey {
+  constructor(offsets: Uint32Array, rowOf: Uint32Array, readonly currency: Uint16Array, readonly turnover: Float64Array, readonly code: number) {
+    super(offsets, rowOf);
+  }
+
+  override keyOf(j: number, e: number): number {
+    const { currency, turnover, code } = this;
+    let best = -Infinity;
+    for (; j < e; j++) {
+      const t = turnover[j];
+      if (currency[j] === code && t > best) best = t;
+    }
+    return best;
+  }
+}
+
+/** Every key unknown (a currency no business of the snapshot states): rows compete by building_id alone. */
+export class KeyUnknown implements KeySource {
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+    if (thr > -Infinity) return 0;
+    let k = 0;
+    for (let r = lo; r < hi; r++) if (rank[r] < rankBound) sel[k++] = r;
+    return k;
+  }
+
+  offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    // A known key kept means no unknown can enter; unknowns never raise the threshold.
+    if (heap.threshold() > -Infinity) return;
+    for (let i = 0; i < n; i++) heap.consider(-Infinity, s, sel[i], rank[sel[i]]);
+  }
+
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+    if (heap.threshold() > -Infinity) return;
+    for (let r = lo; r < hi; r++) heap.consider(-Infinity, s, r, rank[r]);
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * Compiles a GET /buildings query, once per snapshot, into the steps the scan runs (spec 4.1,
+ * DESIGN "Interpretations"): list filters become code tables, boolean filters one flags mask,
+ * bounds become between-steps on typed columns, business filters loops over child columns.
+ * Dictionary lookups (building types, currencies, business names) are done here, once, so
+ * that kernels compare integers. A filter nothing in the snapshot can pass makes the plan null.
+ */
+import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
+import { F } from '../catalog/flags.ts';
+import type { BusinessColumns, Snapshot } from '../catalog/snapshot.ts';
+import {
+  ADDRESS_CORROBORATION, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
+} from '../snapshot/schema.ts';
+import { lowerCode, upperCode, type NumColumn } from '../catalog/numeric.ts';
+import {
+  BetweenF64, BetweenI16, BetweenI32, BusinessNameStep, CodeIn, CodeOr, EmployeesMaxStep, EmployeesMinStep, EntrancesStep,
+  FinancialYearStep, FlagsStep, SparseAtLeast, TurnoverMaxStep, TurnoverMinStep, type Step,
+} from './kernels.ts';
+import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './keys.ts';
+import type { BuildingsQuery } from './types.ts';
+
+export interface Plan {
+  /** Cheapest first; run in order. */
+  steps: Step[];
+  key: KeySource;
+}
+
+/** 256-entry table of an enum list filter: 1 for each listed value; the null code stays 0. */
+function enumTable(values: readonly string[], listed: readonly string[]): Uint8Array {
+  const table = new Uint8Array(256);
+  for (const v of listed) {
+    const code = values.indexOf(v);
+    if (code >= 0) table[code] = 1;
+  }
+  table[NULL_CODE_U8] = 0;
+  return table;
+}
+
+const anySet = (table: Uint8Array): boolean => table.some((x) => x !== 0);
+
+/** Names containing `text`, case-insensitively, as a table over name codes (null: none). */
+function nameTable(b: BusinessColumns, text: string): Uint8Array | null {
+  const needle = text.toLowerCase();
+  const n = b.names.length;
+  if (n === 0) return null;
+  const table = new Uint8Array(n);
+  let any = false;
+  if (needle.includes('\0')) {
+    // The separator itself: test the names one by one.
+    for (let k = 0; k < n; k++) {
+      if (b.names[k].toLowerCase().includes(needle)) {
+        table[k] = 1;
+        any = true;
+      }
+    }
+    return any ? table : null;
+  }
+  const hay = b.namesLower;
+  const starts = b.nameStarts;
+  let from = 0;
+  while (from <= hay.length) {
+    const at = hay.indexOf(needle, from);
+    if (at < 0) break;
+    // The name holding position `at`: the last k with starts[k] <= at.
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (starts[mid] <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    table[lo] = 1;
+    any = true;
+    from = starts[lo + 1];
+  }
+  return any ? table : null;
+}
+
+const nameCache = new WeakMap<Snapshot, Map<string, Uint8Array | null>>();
+const NAME_CACHE_SIZE = 64;
+
+function cachedNameTable(s: Snapshot, text: string): Uint8Array | null {
+  let cache = nameCache.get(s);
+  if (!cache) nameCache.set(s, (cache = new Map()));
+  if (cache.has(text)) return cache.get(text)!;
+  const table = nameTable(s.business, text);
+  if (cache.size >= NAME_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  cache.set(text, table);
+  return table;
+}
+
+function currencyCode(b: BusinessColumns, currency: string | undefined): number {
+  return currency === undefined ? -1 : b.currencies.indexOf(currency);
+}
+
+/** The plan of q on snapshot s, or null when no building of s can match. */
+export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
+  const first: Step[] = [];
+  const codes: Step[] = [];
+  const bounds: Step[] = [];
+  const children: Step[] = [];
+  let mask = 0;
+  let want = 0;
+  const flag = (bit: number, value: boolean): boolean => {
+    if ((mask & bit) !== 0 && ((want & bit) !== 0) !== value) return false;
+    mask |= bit;
+    if (value) want |= bit;
+    return true;
+  };
+
+  // Building: category OR-ed with building_type when both are given.
+  if (q.category !== undefined || q.buildingType !== undefined) {
+    const catTable = q.category ? enumTable(CATEGORY, q.category) : null;
+    let typeTable: Uint8Array | null = null;
+    if (q.buildingType) {
+      typeTable = new Uint8Array(Math.max(1, s.buildingTypes.length));
+      for (const t of q.buildingType) {
+        const code = s.buildingTypeCode(t);
+        if (code >= 0) typeTable[code] = 1;
+      }
+    }
+    const catAny = catTable !== null && anySet(catTable);
+    const typeAny = typeTable !== null && anySet(typeTable);
+    if (!catAny && !typeAny) return null;
+    if (catAny && typeAny) codes.push(new CodeOr(s.enums.category, catTable!, s.buildingType, typeTable!));
+    else if (catAny) codes.push(new CodeIn(s.enums.category, catTable!));
+    else codes.push(new CodeIn(s.buildingType, typeTable!));
+  }
+  const list = (col: Uint8Array, values: readonly string[], listed: readonly string[] | undefined): boolean => {
+    if (listed === undefined) return true;
+    const table = enumTable(values, listed);
+    if (!anySet(table)) return false;
+    codes.push(new CodeIn(col, table));
+    return true;
+  };
+  if (!list(s.enums.roof_shape, ROOF_SHAPE, q.roofShape)) return null;
+  if (!list(s.enums.address_corroboration, ADDRESS_CORROBORATION, q.addressCorroboration)) return null;
+  if (!list(s.enums.panels_status, PANELS_STATUS, q.existingSolarPanels)) return null;
+  if (!list(s.enums.flood_zone, FLOOD_ZONE, q.floodZone)) return null;
+  if (!list(s.enums.seismic_risk_class, SEISMIC_RISK_CLASS, q.seismicRiskClass)) return null;
+  if (q.solarPresence !== undefined || q.excludeSolarPresence !== undefined) {
+    const table = q.solarPresence ? enumTable(SOLAR_PRESENCE, q.solarPresence) : enumTable(SOLAR_PRESENCE, SOLAR_PRESENCE);
+    for (const v of q.excludeSolarPresence ?? []) {
+      const code = SOLAR_PRESENCE.indexOf(v);
+      if (code >= 0) table[code] = 0;
+    }
+    if (!anySet(table)) return null;
+    codes.push(new CodeIn(s.enums.solar_presence, table));
+  }
+
+  // Bounds: an absent side is infinite; a null value fails both sides.
+  const num = (col: NumColumn, min: number | undefined, max: number | undefined): void => {
+    if (min === undefined && max === undefined) return;
+    const lo = min ?? -Infinity;
+    const hi = max ?? Infinity;
+    if (col.kind === 'f64') bounds.push(new BetweenF64(col.values, lo, hi));
+    else if (col.kind === 'i32') bounds.push(new BetweenI32(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale)));
+    else bounds.push(new BetweenI16(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale)));
+  };
+  const c = s.num;
+  num(c.floors, q.minFloors, q.maxFloors);
+  num(c.dwellings, q.minDwellings, q.maxDwellings);
+  if (q.minEntrances !== undefined || q.maxEntrances !== undefined) {
+    // A building with no entrance is out of both.
+    bounds.push(new EntrancesStep(s.entrances, s.entrancesOverflow, Math.max(1, q.minEntrances ?? 1), q.maxEntrances ?? Infinity));
+  }
+  num(c.footprint_area_m2, q.minAreaM2, q.maxAreaM2);
+  num(c.height_m, q.minHeightM, q.maxHeightM);
+  num(c.volume_m3, q.minVolumeM3, q.maxVolumeM3);
+  num(c.solar_panel_count, q.minPanelCount, q.maxPanelCount);
+  num(c.solar_capacity_kwp, q.minCapacityKwp, q.maxCapacityKwp);
+  num(c.solar_yearly_energy_kwh, q.minYearlyEnergyKwh, q.maxYearlyEnergyKwh);
+  num(c.solar_co2_savings_kg_per_year, q.minCo2SavingsKgPerYear, q.maxCo2SavingsKgPerYear);
+  num(c.recent_frost_days, q.minRecentFrostDays, undefined);
+  num(c.recent_minimum_daily_temperature_c, undefined, q.maxRecentMinimumDailyTemperatureC);
+  num(c.recent_hot_days, q.minRecentHotDays, undefined);
+  num(c.recent_max_one_day_precipitation_mm, q.minRecentMaxOneDayPrecipitationMm, undefined);
+  if (q.minRegisteredSolarKw !== undefined) {
+    // Only buildings with an installation can state a power.
+    if (!flag(F.REGISTERED_SOLAR, true)) return null;
+    children.push(new SparseAtLeast(s.registeredKw, q.minRegisteredSolarKw));
+  }
+
+  // Booleans: one mask. "Default false" filters are true or absent.
+  let ok = true;
+  if (q.measuredHeightOnly === true) ok &&= flag(F.VOLUME_MEASURED, true);
+  if (q.registeredSolar !== undefined) ok &&= flag(F.REGISTERED_SOLAR, q.registeredSolar);
+  if (q.registeredSolarStorage === true) ok &&= flag(F.STORAGE_TRUE, true);
+  if (q.registeredSolarStorage === false) ok &&= flag(F.STORAGE_FALSE, true) && flag(F.STORAGE_TRUE, false);
+  if (q.hasSolarPotential === true) ok &&= flag(F.SOLAR_POTENTIAL, true);
+  if (q.has3dModel === true) ok &&= flag(F.HAS_3D_MODEL, true);
+  if (q.hasRegisteredBusiness === true) ok &&= flag(F.ACTIVE_BUSINESS, true);
+  if (q.hasAnnualHeatingEstimate === true) ok &&= flag(F.HEATING_ESTIMATE, true);
+  if (q.hasThermalAssessment === true) ok &&= flag(F.THERMAL_ASSESSMENT, true);
+  if (q.hasPeakHeatLoad === true) ok &&= flag(F.PEAK_HEAT_LOAD, true);
+  if (q.hasRecentClimateTrend === true) ok &&= flag(F.CLIMATE_TREND, true);
+  if (q.hasRecentTemperatureExtremes === true) ok &&= flag(F.TEMPERATURE_EXTREMES, true);
+  if (q.hasRecentPrecipitation === true) ok &&= flag(F.PRECIPITATION, true);
+  if (!ok) return null;
+  if (mask !== 0) first.push(new FlagsStep(s.flags, mask, want));
+
+  // Registered businesses: loops over the child columns.
+  const b = s.business;
+  if (q.minRegisteredBusinessEmployees !== undefined) children.push(new EmployeesMinStep(b.offsets, b.employeesMin, q.minRegisteredBusinessEmployees));
+  if (q.maxRegisteredBusinessEmployees !== undefined) children.push(new EmployeesMaxStep(b.offsets, b.employeesMin, b.employeesMax, q.maxRegisteredBusinessEmployees));
+  if (q.registeredBusinessName !== undefined) {
+    const table = cachedNameTable(s, q.registeredBusinessName);
+    if (table === null) return null;
+    children.push(new BusinessNameStep(b.offsets, b.name, table));
+  }
+  const year = q.registeredBusinessFinancialYear;
+  const anyYear = year === undefined;
+  if (q.minRegisteredBusinessTurnover !== undefined || q.maxRegisteredBusinessTurnover !== undefined) {
+    const code = currencyCode(b, q.registeredBusinessTurnoverCurrency);
+    if (code < 0) return null; // no business states a turnover in that currency
+    if (q.minRegisteredBusinessTurnover !== undefined) {
+      children.push(new TurnoverMinStep(b.offsets, b.active, b.currency, b.year, b.turnover, code, anyYear, year ?? 0, q.minRegisteredBusinessTurnover));
+    }
+    if (q.maxRegisteredBusinessTurnover !== undefined) {
+      children.push(new TurnoverMaxStep(b.offsets, b.currency, b.year, b.turnover, code, anyYear, year ?? 0, q.maxRegisteredBusinessTurnover));
+    }
+  } else if (year !== undefined) {
+    if (year === NULL_I32) return null;
+    children.push(new FinancialYearStep(b.offsets, b.year, year));
+  }
+
+  return { steps: [...first, ...codes, ...bounds, ...children], key: keySource(s, q) };
+}
+
+function numberKey(col: NumColumn): KeySource {
+  switch (col.kind) {
+    case 'f64': return new KeyF64(col.values);
+    case 'i32': return new KeyI32(col.values, col.scale);
+    case 'i16': return new KeyI16(col.values, col.scale);
+  }
+}
+
+function keySource(s: Snapshot, q: BuildingsQuery): KeySource {
+  switch (q.sort) {
+    case 'volume': return numberKey(s.num.volume_m3);
+    case 'area': return numberKey(s.num.footprint_area_m2);
+    case 'height': return numberKey(s.num.height_m);
+    case 'registered_business_employees': return new KeyEmployees(s.business.offsets, s.business.row, s.business.employeesMin);
+    case 'registered_business_turnover': {
+      const code = currencyCode(s.business, q.registeredBusinessTurnoverCurrency);
+      return code < 0 ? new KeyUnknown() : new KeyTurnover(s.business.offsets, s.business.row, s.business.currency, s.business.turnover, code);
+    }
+  }
+}

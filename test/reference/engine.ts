@@ -1,0 +1,81 @@
+/**
+ * The engine under test, behind the exact API the differential suites hold it to:
+ * `Catalog.open(dir).view()`, `queryBuildings`, `queryPoint`, `listUnits`, `listBusinesses`,
+ * `snapshot.buildingId(row)`.
+ *
+ * With EDIFICE_DIFF_ENGINE=reference the suites run the reference against itself instead,
+ * which checks the harness (and its run time) without the engine.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Catalog, type CatalogView, type LogEntry } from '../../src/catalog/catalog.ts';
+import { queryBuildings } from '../../src/query/buildings.ts';
+import { queryPoint } from '../../src/query/point.ts';
+import { listBusinesses, listUnits } from '../../src/query/children.ts';
+import { QueryError, type BuildingsQuery, type PointQuery } from '../../src/query/types.ts';
+import {
+  decodeSnapshotDir, refListBusinesses, refListUnits, refQueryBuildings, refQueryPoint,
+  type RefBuildingsQuery, type RefPointQuery, type RefSnapshot,
+} from './reference.ts';
+
+export type EngineView = CatalogView;
+
+export interface Engine {
+  /** Opens a catalog over dir; also returns what the catalog logged (refused files...). */
+  openCatalog(dir: string): { view(): EngineView; log: LogEntry[] };
+  queryBuildings: typeof queryBuildings;
+  queryPoint: typeof queryPoint;
+  listUnits: typeof listUnits;
+  listBusinesses: typeof listBusinesses;
+}
+
+const realEngine: Engine = {
+  openCatalog(dir) {
+    const log: LogEntry[] = [];
+    const catalog = Catalog.open(dir, { log: (entry) => log.push(entry) });
+    return { view: () => catalog.view(), log };
+  },
+  queryBuildings,
+  queryPoint,
+  listUnits,
+  listBusinesses,
+};
+
+export function loadEngine(): Engine {
+  return process.env.EDIFICE_DIFF_ENGINE === 'reference' ? referenceEngine() : realEngine;
+}
+
+/** `generateCountry` of the synthetic generator, if it exists yet. */
+export async function loadSyntheticGenerator(): Promise<((opts: { seed: number; buildings: number }) => Iterable<unknown> | AsyncIterable<unknown>) | undefined> {
+  const path = fileURLToPath(new URL('../../src/synth/generate.ts', import.meta.url));
+  if (!existsSync(path)) return undefined;
+  const mod = await import(/* @vite-ignore */ path);
+  return typeof mod.generateCountry === 'function' ? mod.generateCountry : undefined;
+}
+
+/** The reference dressed as the engine (harness self-check only). */
+function referenceEngine(): Engine {
+  const snapshot = { buildingId: (row: { building_id: string }) => row.building_id };
+  const views = new WeakMap<object, RefSnapshot[]>();
+  const data = (view: EngineView) => views.get(view)!;
+  const engine = {
+    openCatalog: (dir: string) => {
+      const view = { snapshots: [snapshot] };
+      views.set(view, decodeSnapshotDir(dir));
+      return { view: () => view, log: [] };
+    },
+    queryBuildings: (view: EngineView, query: BuildingsQuery) => {
+      const q = query as unknown as RefBuildingsQuery;
+      if (q.bbox.maxLon - q.bbox.minLon > 3 || q.bbox.maxLat - q.bbox.minLat > 3) throw new QueryError('bbox', 'bbox side over 3 degrees');
+      if (q.offset + q.limit > 10_000) throw new QueryError('offset', 'offset + limit over 10,000');
+      const r = refQueryBuildings(data(view), q);
+      return { rows: r.buildings.map((row) => ({ snapshot, row })), total: r.total, totalIsCapped: r.totalIsCapped };
+    },
+    queryPoint: (view: EngineView, q: PointQuery) => ({
+      rows: refQueryPoint(data(view), q as RefPointQuery).rows.map((r) => ({ snapshot, row: r.building, distanceM: r.distanceM })),
+    }),
+    listUnits: (view: EngineView, id: string, limit: number, offset: number) => refListUnits(data(view), id, limit, offset),
+    listBusinesses: (view: EngineView, id: string, limit: number, offset: number) => refListBusinesses(data(view), id, limit, offset),
+  };
+  return engine as unknown as Engine;
+}
