@@ -1,0 +1,33 @@
+/**
+ * Edifice as a bench engine: `queryBuildings` / `queryPoint` over a captured catalog view.
+ * Only the engine call is timed; turning rows into id strings happens in `answer`.
+ *
+ * A later comparison of planner choices (e.g. a plain scan forced against the planner) adds
+ * one more `EdificeEngine` with its own name and options to the engine list in query.bench.ts.
+ */
+import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
+import { queryBuildings, type BuildingsResult } from '../src/query/buildings.ts';
+import { queryPoint, type PointRow } from '../src/query/point.ts';
+import type { Answer, Engine, MixQuery } from './engine.ts';
+
+type Raw = BuildingsResult | { rows: PointRow[] };
+
+export class EdificeEngine implements Engine<Raw> {
+  readonly async = false;
+
+  constructor(private readonly view: CatalogView, readonly name = 'edifice') {}
+
+  run(m: MixQuery): Raw {
+    return m.kind === 'buildings' ? queryBuildings(this.view, m.q) : queryPoint(this.view, m.q);
+  }
+
+  answer(raw: Raw): Answer {
+    const ids = raw.rows.map((r) => r.snapshot.buildingId(r.row));
+    return 'total' in raw ? { ids, total: raw.total, capped: raw.totalIsCapped } : { ids };
+  }
+}
+
+/** Opens the catalog of `dir` (every country's newest snapshot); log lines go to `log`. */
+export function openCatalog(dir: string, log: (msg: string) => void): Catalog {
+  return Catalog.open(dir, { log: (entry) => log(`catalog: ${JSON.stringify(entry)}`) });
+}

@@ -1,0 +1,223 @@
+/**
+ * `npm run bench:query`: Edifice against a brute-force scan and DuckDB on one seeded synthetic
+ * country (default 5,000,000 buildings).
+ *
+ * 1. The country is generated once into `.cache/bench/` (child process) and reused.
+ * 2. Edifice loads it first, alone in the process: load time, and resident memory per building
+ *    (RSS after load minus RSS before, after full collections; arrayBuffers beside it).
+ * 3. The bench decodes its own copy of the columns from the file (scan baseline, mix, DuckDB
+ *    loader) and loads DuckDB.
+ * 4. A fixed seeded mix of GET /buildings and GET /buildings/at queries runs on every engine:
+ *    one warm-up pass whose answers are compared across engines (ids in order, total, capped),
+ *    then --reps timed passes, each in its own seeded order.
+ * 5. A table of p50/p99 per class and for the whole mix, ratios to Edifice, the mismatches, and
+ *    last the summary line.
+ *
+ * Progress goes to stderr; the report to stdout, whose last line is
+ * `summary: p50_ratio_duckdb=<x> p99_ratio_duckdb=<y> bytes_per_building=<n> load_s=<s>`.
+ *
+ * Options: --buildings N (5000000) --seed S (1, the country) --mix-seed S (7) --scale F (1,
+ * multiplies each class's query count) --reps R (3) --engines edifice,scan,duckdb
+ * --cache DIR (.cache/bench) --snapshots DIR (use these snapshots instead of a synthetic
+ * country; exactly one country).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Prng } from '../src/synth/prng.ts';
+import { decodeColumns } from './columns.ts';
+import { compareAll } from './compare.ts';
+import { ensureSynthetic, snapshotFiles } from './dataset.ts';
+import type { Answer, Engine, MixQuery } from './engine.ts';
+import { hasGc, memory, percentile, runPass, shuffled, sink, type Memory } from './measure.ts';
+import { CLASSES, makeMix } from './mix.ts';
+import { formatTable, slowest, summarise, type ClassTimes } from './report.ts';
+import { ScanEngine } from './scan.ts';
+
+const GOAL = { p50Ratio: 20, p99Ratio: 3, bytesPerBuilding: 400 };
+const ENGINES = ['edifice', 'scan', 'duckdb'];
+
+const { values: args } = parseArgs({
+  options: {
+    buildings: { type: 'string', default: '5000000' },
+    seed: { type: 'string', default: '1' },
+    'mix-seed': { type: 'string', default: '7' },
+    scale: { type: 'string', default: '1' },
+    reps: { type: 'string', default: '3' },
+    engines: { type: 'string', default: ENGINES.join(',') },
+    cache: { type: 'string', default: '.cache/bench' },
+    snapshots: { type: 'string' },
+  },
+  strict: true,
+});
+
+function positive(name: string, v: string, integer: boolean): number {
+  const n = Number(v.replace(/_/g, ''));
+  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new RangeError(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got "${v}".`);
+  return n;
+}
+const buildings = positive('buildings', args.buildings!, true);
+const seed = positive('seed', args.seed!, true);
+const mixSeed = positive('mix-seed', args['mix-seed']!, true);
+const scale = positive('scale', args.scale!, false);
+const reps = positive('reps', args.reps!, true);
+const engineNames = args.engines!.split(',').map((s) => s.trim()).filter(Boolean);
+for (const e of engineNames) if (!ENGINES.includes(e)) throw new RangeError(`--engines: unknown engine "${e}", expected some of ${ENGINES.join(', ')}.`);
+
+const started = performance.now();
+const loadAtStart = loadavg();
+const log = (msg: string): void => {
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
+};
+const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+const out: string[] = [];
+const print = (line = ''): void => {
+  out.push(line);
+};
+
+// 1. Data.
+const dir = args.snapshots ? resolve(args.snapshots) : await ensureSynthetic(args.cache!, seed, buildings, log);
+const files = snapshotFiles(dir);
+if (files.length !== 1) throw new Error(`bench: expected exactly one snapshot under ${dir}, found ${files.length}.`);
+const file = files[0];
+
+// 2. Edifice alone: load time and memory.
+const engines: Engine[] = [];
+let loadS = NaN;
+let bytesPerBuilding = NaN;
+let edificeRows = 0;
+// The engine's modules load before the first measurement, so only the snapshot counts.
+const edifice = engineNames.includes('edifice') ? await import('./edifice.ts') : null;
+const before: Memory = await memory();
+if (!hasGc) log('warning: no gc() available; memory figures include garbage');
+if (edifice) {
+  const { EdificeEngine, openCatalog } = edifice;
+  log('edifice: loading');
+  const t0 = performance.now();
+  const catalog = openCatalog(dir, log);
+  loadS = (performance.now() - t0) / 1000;
+  const after = await memory();
+  const report = catalog.report();
+  edificeRows = report.reduce((s, r) => s + r.buildings, 0);
+  if (edificeRows === 0) throw new Error('bench: Edifice loaded no building (see the catalog log above).');
+  bytesPerBuilding = (after.rss - before.rss) / edificeRows;
+  print(`edifice load: ${loadS.toFixed(2)} s for ${edificeRows.toLocaleString('en')} buildings`);
+  for (const r of report) print(`  ${r.country} ${r.date}: ${r.buildings.toLocaleString('en')} buildings, bytesHeld ${mb(r.bytesHeld)} (${(r.bytesHeld / r.buildings).toFixed(0)} B/building), loadMs ${r.loadMs}`);
+  print(`edifice memory: RSS +${mb(after.rss - before.rss)} = ${bytesPerBuilding.toFixed(0)} B/building; `
+    + `arrayBuffers +${mb(after.arrayBuffers - before.arrayBuffers)} = ${((after.arrayBuffers - before.arrayBuffers) / edificeRows).toFixed(0)} B/building; `
+    + `heapUsed +${mb(after.heapUsed - before.heapUsed)}${hasGc ? '' : ' (no gc: includes garbage)'}`);
+  engines.push(new EdificeEngine(catalog.view()));
+}
+
+// 3. The bench's own columns, the mix, the baselines.
+log('bench: decoding columns from the Arrow file');
+let t0 = performance.now();
+const columns = decodeColumns(file);
+log(`bench: decoded ${columns.n.toLocaleString('en')} rows in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+if (edificeRows && edificeRows !== columns.n) throw new Error(`bench: Edifice holds ${edificeRows} rows, the file ${columns.n}.`);
+const mix = makeMix(columns, mixSeed, scale);
+const queries: readonly MixQuery[] = mix.queries;
+log(`bench: mix of ${queries.length} queries (seed ${mixSeed}), turnover currency ${mix.currency ?? 'none'}`);
+if (engineNames.includes('scan')) engines.push(new ScanEngine(columns));
+if (engineNames.includes('duckdb')) {
+  const { DuckDbEngine } = await import('./duckdb.ts');
+  const m0 = await memory();
+  log('duckdb: loading');
+  const { engine, load } = await DuckDbEngine.load(columns, log);
+  const m1 = await memory();
+  print(`duckdb load: ${load.seconds.toFixed(1)} s (${columns.n.toLocaleString('en')} buildings, ${load.businesses.toLocaleString('en')} businesses, `
+    + `${load.edges.toLocaleString('en')} footprint edges); RSS +${mb(m1.rss - m0.rss)}`);
+  engines.push(engine);
+}
+if (engines.length === 0) throw new Error('bench: no engine to run.');
+const names = engines.map((e) => e.name);
+
+// 4. Warm-up (answers kept and compared), then timed passes.
+const answers = new Map<string, (Answer | Error)[]>();
+const times = new Map<string, Float64Array[]>();
+for (const engine of engines) {
+  const got: (Answer | Error)[] = new Array(queries.length);
+  log(`${engine.name}: warm-up pass (answers compared)`);
+  t0 = performance.now();
+  await runPass(engine, queries, queries.map((_, i) => i), (i, raw) => {
+    got[i] = raw instanceof Error ? raw : engine.answer(raw);
+  });
+  log(`${engine.name}: warm-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  answers.set(engine.name, got);
+  const passes: Float64Array[] = [];
+  for (let r = 0; r < reps; r++) {
+    const rng = new Prng(mixSeed, 1000 + r);
+    t0 = performance.now();
+    passes.push(await runPass(engine, queries, shuffled(queries.length, () => rng.next()), undefined,
+      (done) => { if (done % 200 === 0) log(`${engine.name}: pass ${r + 1}/${reps} ${done}/${queries.length}`); }));
+    log(`${engine.name}: pass ${r + 1}/${reps} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  times.set(engine.name, passes);
+}
+
+// 5. Report.
+const classTimes: ClassTimes[] = [];
+const collect = (label: string, pick: (q: MixQuery) => boolean): void => {
+  const idx = queries.map((q, i) => (pick(q) ? i : -1)).filter((i) => i >= 0);
+  const perEngine = new Map<string, Float64Array>();
+  for (const name of names) {
+    const samples: number[] = [];
+    for (const pass of times.get(name)!) for (const i of idx) if (!Number.isNaN(pass[i])) samples.push(pass[i]);
+    perEngine.set(name, Float64Array.from(samples).sort());
+  }
+  classTimes.push({ cls: label, queries: idx.length, times: perEngine });
+};
+for (const spec of CLASSES) collect(spec.name, (q) => q.cls === spec.name);
+collect('(business sorts)', (q) => q.kind === 'buildings' && q.q.sort.startsWith('registered_business'));
+collect('whole mix', () => true);
+const rows = summarise(classTimes);
+
+const { mismatches, pairs } = compareAll(queries, answers);
+const refused = new Map<string, number>();
+for (const [name, got] of answers) refused.set(name, got.filter((a) => a instanceof Error).length);
+
+const whole = classTimes[classTimes.length - 1].times;
+const p50 = (e: string) => (whole.has(e) ? percentile(whole.get(e)!, 50) : NaN);
+const p99 = (e: string) => (whole.has(e) ? percentile(whole.get(e)!, 99) : NaN);
+const p50Ratio = p50('duckdb') / p50('edifice');
+const p99Ratio = p99('duckdb') / p99('edifice');
+
+print();
+print(`machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${mb(totalmem())}; Node ${process.version}; `
+  + `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+print(`data: ${file} (${columns.n.toLocaleString('en')} buildings, seed ${seed}); mix seed ${mixSeed}, ${queries.length} queries, `
+  + `1 warm-up + ${reps} timed passes per engine; times in ms (every timed run is one sample)`);
+print();
+print(formatTable(rows, names));
+print();
+print('slowest queries per engine (median of the timed passes):');
+for (const name of names) {
+  print(`  ${name}:`);
+  for (const line of slowest(queries, times.get(name)!, answers.get(name)!, 5)) print(`    ${line}`);
+}
+print();
+print(`answers compared on the warm-up pass (ids in order, total, total_is_capped):`);
+for (const [pair, n] of pairs) print(`  ${pair}: ${n} mismatching of ${queries.length}`);
+for (const [name, n] of refused) if (n > 0) print(`  ${name} refused ${n} queries`);
+for (const m of mismatches.slice(0, 12)) {
+  print(`  - #${m.index} ${m.cls} ${m.a} vs ${m.b}: ${m.what}`);
+  print(`    query: ${JSON.stringify(queries[m.index].q)}`);
+}
+if (mismatches.length > 0) {
+  const path = join(resolve(args.cache!), `mismatches-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  mkdirSync(resolve(args.cache!), { recursive: true });
+  writeFileSync(path, JSON.stringify(mismatches.map((m) => ({ ...m, query: queries[m.index] })), null, 1));
+  print(`  all ${mismatches.length} mismatches with their queries: ${path}`);
+}
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+print();
+print(`goal: whole-mix p50 >= ${GOAL.p50Ratio}x lower than DuckDB (${Number.isFinite(p50Ratio) ? p50Ratio.toFixed(1) : '-'}x: ${verdict(p50Ratio >= GOAL.p50Ratio)}), `
+  + `p99 >= ${GOAL.p99Ratio}x lower (${Number.isFinite(p99Ratio) ? p99Ratio.toFixed(1) : '-'}x: ${verdict(p99Ratio >= GOAL.p99Ratio)}), `
+  + `<= ${GOAL.bytesPerBuilding} B/building resident (${Number.isFinite(bytesPerBuilding) ? bytesPerBuilding.toFixed(0) : '-'}: ${verdict(bytesPerBuilding <= GOAL.bytesPerBuilding)})`);
+
+for (const e of engines) await e.close?.();
+log(`done (sink ${sink})`);
+const fmt = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(digits) : 'nan');
+print(`summary: p50_ratio_duckdb=${fmt(p50Ratio, 2)} p99_ratio_duckdb=${fmt(p99Ratio, 2)} bytes_per_building=${fmt(bytesPerBuilding, 0)} load_s=${fmt(loadS, 2)}`);
+process.stdout.write(`${out.join('\n')}\n`);
