@@ -1,0 +1,26 @@
+/**
+ * Pre-serialised buildings: the JSON bytes of a building, kept per snapshot row in a bounded
+ * LRU so that a page of buildings a caller has seen recently costs a copy, not an encoding.
+ * The key holds the snapshot's checksum, so a hot-swapped snapshot never serves stale bytes.
+ */
+import { LRUCache } from 'lru-cache';
+import { buildingJson } from '../api/index.ts';
+import type { Snapshot } from '../catalog/catalog.ts';
+
+export class BuildingCache {
+  private readonly cache: LRUCache<string, Buffer>;
+
+  constructor(private readonly appUrl: string, maxBytes = 64 * 1024 * 1024) {
+    this.cache = new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (b) => b.length + 64 });
+  }
+
+  json(snapshot: Snapshot, row: number): Buffer {
+    const key = `${snapshot.checksum}:${row}`;
+    let bytes = this.cache.get(key);
+    if (bytes === undefined) {
+      bytes = Buffer.from(buildingJson(snapshot.record(row), { country: snapshot.country, appUrl: this.appUrl }));
+      this.cache.set(key, bytes);
+    }
+    return bytes;
+  }
+}

@@ -1,0 +1,35 @@
+/** Prometheus metrics for operators (`GET /metrics`). One registry per server. */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'edifice_http_requests_total', help: 'HTTP requests by route and status.',
+    labelNames: ['route', 'status'] as const, registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'edifice_http_request_duration_seconds', help: 'Time from request to response by route.',
+    labelNames: ['route'] as const, registers: [this.registry],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+  });
+  readonly credits = new Counter({
+    name: 'edifice_credits_charged_total', help: 'Credits charged to workspaces.', registers: [this.registry],
+  });
+  readonly snapshotBuildings = new Gauge({
+    name: 'edifice_snapshot_buildings', help: 'Buildings in the serving snapshot of each country.',
+    labelNames: ['country', 'date'] as const, registers: [this.registry],
+  });
+  readonly snapshotBytes = new Gauge({
+    name: 'edifice_snapshot_bytes', help: 'Bytes held by the serving snapshot of each country.',
+    labelNames: ['country', 'date'] as const, registers: [this.registry],
+  });
+  readonly snapshotDate = new Gauge({
+    name: 'edifice_snapshot_date_seconds', help: 'Snapshot date of each country, as a Unix time.',
+    labelNames: ['country'] as const, registers: [this.registry],
+  });
+
+  observe(route: string, status: number, seconds: number): void {
+    this.requests.inc({ route, status: String(status) });
+    this.latency.observe({ route }, seconds);
+  }
+}

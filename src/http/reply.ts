@@ -1,0 +1,38 @@
+/**
+ * Writing a response: status line, headers and body inside one `res.cork`, and the error body of
+ * spec section 7. Everything the server answers goes through `send`.
+ */
+import type { HttpResponse } from 'uWebSockets.js';
+import { ApiError, CONTENT_TYPE, encode, errorBody, type Encoding } from '../api/index.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 304: '304 Not Modified', 400: '400 Bad Request', 401: '401 Unauthorized',
+  402: '402 Payment Required', 403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed',
+  429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+};
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array | string;
+}
+
+export function send(res: HttpResponse, reply: Reply): void {
+  res.cork(() => {
+    res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
+    for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
+    res.end(reply.body);
+  });
+}
+
+/** The body of an authenticated error: `{error: {code, message, parameter}}` in the asked encoding. */
+export function errorReply(err: ApiError, encoding: Encoding, headers: Record<string, string> = {}): Reply {
+  const h: Record<string, string> = { ...headers, 'Content-Type': CONTENT_TYPE[encoding] };
+  if (err.retryAfter !== undefined) h['Retry-After'] = String(err.retryAfter);
+  return { status: err.status, headers: h, body: encode(errorBody(err), encoding) };
+}
+
+/** A plain JSON reply for operator endpoints and unknown routes. */
+export function jsonReply(status: number, doc: unknown, headers: Record<string, string> = {}): Reply {
+  return { status, headers: { 'Content-Type': CONTENT_TYPE.json, ...headers }, body: JSON.stringify(doc) };
+}

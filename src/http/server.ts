@@ -1,0 +1,258 @@
+/**
+ * The HTTP edge: a uWebSockets.js app under the base path (default /v1). GET handlers are
+ * synchronous end to end (in-memory query, synchronous SQLite), so a request needs no onAborted
+ * bookkeeping. An authenticated request runs: key → limits → parameters → query → serialise →
+ * charge (all or nothing) → respond; every response after authentication carries the headers of
+ * spec section 8. One log line per request, never a key's secret.
+ */
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import {
+  ApiError, CONTENT_TYPE, buildOpenApi, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
+  parseRegisteredBusinessesQuery, parseUnitsQuery, pointPage, pointPageJson, rankedPage, rankedPageJson,
+  registeredBusinessesPage, serializeBuilding, unitsPage, type Encoding, type LinkContext,
+} from '../api/index.ts';
+import type { Catalog, CatalogView } from '../catalog/catalog.ts';
+import { queryBuildings, type RowRef } from '../query/buildings.ts';
+import { queryPoint } from '../query/point.ts';
+import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
+import { QueryError } from '../query/types.ts';
+import type { Ledger } from '../ledger/index.ts';
+import { asUnavailable } from '../ledger/errors.ts';
+import type { Config } from '../config.ts';
+import { uws, uwsImplementation } from './uws.ts';
+import { Metrics } from './metrics.ts';
+import { BuildingCache } from './building-cache.ts';
+import { errorReply, jsonReply, send, type Reply } from './reply.ts';
+
+export interface ServerDeps {
+  config: Config;
+  catalog: Catalog;
+  ledger: Ledger;
+  log: Logger;
+}
+
+export interface RunningServer {
+  port: number;
+  implementation: 'native' | 'js-fallback';
+  metrics: Metrics;
+  close(): void;
+}
+
+/** What an authenticated handler found: the document, and the buildings it returns (to charge). */
+interface Answer {
+  charge: readonly string[];
+  render(encoding: Encoding): Uint8Array;
+}
+
+interface Request {
+  rawQuery: string;
+  pathParameter: string;
+  view: CatalogView;
+  link: LinkContext;
+}
+
+type Handler = (req: Request) => Answer;
+
+function bearer(header: string): string | undefined {
+  // RFC 7235: the scheme is case-insensitive; anything else (cookies, Basic, no scheme) is no key.
+  const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return m ? m[1] : undefined;
+}
+
+function engineError(err: unknown): unknown {
+  // The engine refuses impossible input itself; validation normally catches it first.
+  return err instanceof QueryError ? ApiError.invalidParameter(err.parameter, err.message) : err;
+}
+
+export function startServer(deps: ServerDeps): Promise<RunningServer> {
+  const { config, catalog, ledger, log } = deps;
+  const metrics = new Metrics();
+  const cache = new BuildingCache(config.appUrl);
+  const base = config.basePath;
+  // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.
+  let baseUrl = config.baseUrl ?? '';
+  let openapi = Buffer.alloc(0);
+  const app: TemplatedApp = uws.App();
+
+  const publishSnapshots = () => {
+    metrics.snapshotBuildings.reset();
+    metrics.snapshotBytes.reset();
+    for (const r of catalog.report()) {
+      metrics.snapshotBuildings.set({ country: r.country, date: r.date }, r.buildings);
+      metrics.snapshotBytes.set({ country: r.country, date: r.date }, r.bytesHeld);
+      metrics.snapshotDate.set({ country: r.country }, Date.parse(`${r.date}T00:00:00Z`) / 1000);
+    }
+  };
+  publishSnapshots();
+
+  const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) => {
+    send(res, reply);
+    const seconds = (performance.now() - t0) / 1000;
+    metrics.observe(route, reply.status, seconds);
+    log.info({ method, path, route, status: reply.status, ms: Math.round(seconds * 1e4) / 10, ...extra }, 'request');
+  };
+
+  const authenticated = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
+    const t0 = performance.now();
+    const path = req.getUrl();
+    const rawQuery = req.getQuery() ?? '';
+    const pathParameter = route.includes('{') ? req.getParameter(0) ?? '' : '';
+    const encoding = negotiateEncoding(req.getHeader('accept') || undefined);
+    const token = bearer(req.getHeader('authorization'));
+    let reply: Reply;
+    let keyPrefix: string | undefined;
+    let charged = 0;
+    try {
+      const auth = ledger.authenticate(token);
+      if (!auth.ok) {
+        reply = errorReply(new ApiError(auth.code, auth.message), encoding);
+      } else {
+        keyPrefix = auth.keyPrefix;
+        const limits = ledger.checkLimits(auth);
+        const headers = limits.headers;
+        if (!limits.ok) {
+          reply = errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, headers);
+          headers['X-Credits-Charged'] = '0';
+          headers['X-Credits-Remaining'] = String(ledger.balance(auth.workspaceId));
+        } else {
+          try {
+            const view = catalog.view();
+            if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No country snapshot is loaded yet; retry shortly.', '', 5);
+            const answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } });
+            const body = answer.render(encoding);
+            const result = ledger.charge(auth.workspaceId, auth.keyId, answer.charge, route);
+            if (!result.ok) {
+              headers['X-Credits-Charged'] = '0';
+              headers['X-Credits-Remaining'] = String(result.remaining);
+              reply = errorReply(new ApiError('insufficient_credits', result.message), encoding, headers);
+            } else {
+              charged = result.charged;
+              metrics.credits.inc(charged);
+              headers['X-Credits-Charged'] = String(charged);
+              headers['X-Credits-Remaining'] = String(result.remaining);
+              headers['Content-Type'] = CONTENT_TYPE[encoding];
+              reply = { status: 200, headers, body };
+            }
+          } catch (err) {
+            const e = engineError(err);
+            if (!(e instanceof ApiError)) throw e;
+            headers['X-Credits-Charged'] = '0';
+            headers['X-Credits-Remaining'] = String(ledger.balance(auth.workspaceId));
+            reply = errorReply(e, encoding, headers);
+          }
+        }
+      }
+    } catch (err) {
+      const unavailable = asUnavailable(err);
+      if (unavailable) {
+        reply = errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding);
+      } else {
+        log.error({ err, path, route }, 'unexpected error');
+        reply = jsonReply(500, { error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } });
+      }
+    }
+    finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
+  };
+
+  const pageOf = (rows: readonly RowRef[], encoding: Encoding, toDoc: (data: unknown[]) => unknown, toJson: (parts: Buffer[]) => Buffer) => {
+    if (encoding === 'json') return toJson(rows.map((r) => cache.json(r.snapshot, r.row)));
+    return encode(toDoc(rows.map((r) => serializeBuilding(r.snapshot.record(r.row), { country: r.snapshot.country, appUrl: config.appUrl }))), encoding);
+  };
+
+  app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link }) => {
+    const q = parseBuildingsQuery(rawQuery);
+    const result = queryBuildings(view, q);
+    const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
+    return {
+      charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
+      render: (encoding) => pageOf(result.rows, encoding, (data) => rankedPage(data, info, link), (parts) => rankedPageJson(parts, info, link)),
+    };
+  }));
+
+  app.get(`${base}/buildings/at`, authenticated('/buildings/at', ({ rawQuery, view }) => {
+    const q = parsePointQuery(rawQuery);
+    const { rows } = queryPoint(view, q);
+    return {
+      charge: rows.map((r) => r.snapshot.buildingId(r.row)),
+      render: (encoding) => pageOf(rows, encoding, (data) => pointPage(data), (parts) => pointPageJson(parts)),
+    };
+  }));
+
+  app.get(`${base}/buildings/:building_id/units`, authenticated('/buildings/{building_id}/units', ({ rawQuery, pathParameter, view, link }) => {
+    const q = parseUnitsQuery(decodeURIComponent(pathParameter), rawQuery);
+    const page = listUnits(view, q.buildingId, q.limit, q.offset);
+    if (!page) throw ApiError.unknownBuilding(q.buildingId);
+    return { charge: [q.buildingId], render: (encoding) => encode(unitsPage(page.units, page.total, q, link), encoding) };
+  }));
+
+  app.get(`${base}/buildings/:building_id/registered-businesses`, authenticated('/buildings/{building_id}/registered-businesses', ({ rawQuery, pathParameter, view, link }) => {
+    const q = parseRegisteredBusinessesQuery(decodeURIComponent(pathParameter), rawQuery);
+    const page = listBusinesses(view, q.buildingId, q.limit, q.offset);
+    if (!page) throw ApiError.unknownBuilding(q.buildingId);
+    return { charge: [q.buildingId], render: (encoding) => encode(registeredBusinessesPage(page.businesses, page.total, q, link), encoding) };
+  }));
+
+  app.get(`${base}/openapi.json`, (res, req) => {
+    const t0 = performance.now();
+    finish(res, '/openapi.json', 'GET', req.getUrl(), t0, { status: 200, headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'public, max-age=300' }, body: openapi });
+  });
+
+  app.get('/healthz', (res, req) => {
+    finish(res, '/healthz', 'GET', req.getUrl(), performance.now(), jsonReply(200, { status: 'alive' }));
+  });
+
+  app.get('/readyz', (res, req) => {
+    const t0 = performance.now();
+    const snapshots = catalog.report();
+    let ledgerOpen = true;
+    try {
+      ledger.ping();
+    } catch {
+      ledgerOpen = false;
+    }
+    const ready = snapshots.length > 0 && ledgerOpen;
+    finish(res, '/readyz', 'GET', req.getUrl(), t0, jsonReply(ready ? 200 : 503,
+      { status: ready ? 'ready' : 'unavailable', ledger: ledgerOpen ? 'open' : 'unreachable', snapshots: snapshots.map((s) => ({ country: s.country, date: s.date, buildings: s.buildings })) },
+      ready ? {} : { 'Retry-After': '5' }));
+  });
+
+  app.get('/metrics', (res, req) => {
+    const t0 = performance.now();
+    const path = req.getUrl();
+    let aborted = false;
+    res.onAborted(() => { aborted = true; });
+    publishSnapshots();
+    metrics.registry.metrics().then((text) => {
+      if (!aborted) finish(res, '/metrics', 'GET', path, t0, { status: 200, headers: { 'Content-Type': metrics.registry.contentType }, body: text });
+    }, (err) => {
+      log.error({ err }, 'metrics failed');
+      if (!aborted) finish(res, '/metrics', 'GET', path, t0, jsonReply(500, { error: { code: 'internal', message: 'metrics failed', parameter: '' } }));
+    });
+  });
+
+  app.any('/*', (res, req) => {
+    const t0 = performance.now();
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    finish(res, 'unknown', method, path, t0, jsonReply(404, { error: { code: 'not_found', message: `No endpoint ${method} ${path}.`, parameter: '' } }));
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(config.host, config.port, (socket: us_listen_socket | false) => {
+      if (!socket) {
+        reject(new Error(`Cannot listen on ${config.host}:${config.port} (in use, or not allowed).`));
+        return;
+      }
+      const port = uws.us_socket_local_port(socket);
+      baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${base}`;
+      openapi = Buffer.from(JSON.stringify(buildOpenApi({ baseUrl })));
+      resolve({
+        port,
+        implementation: uwsImplementation,
+        metrics,
+        close: () => uws.us_listen_socket_close(socket),
+      });
+    });
+  });
+}

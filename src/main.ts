@@ -1,0 +1,80 @@
+/**
+ * `npm start`: the server on its embedded default. With no snapshot under EDIFICE_SNAPSHOTS it
+ * first generates a small synthetic demo country; with no demo workspace in the ledger it makes
+ * one (100,000 bought credits) and a demo key. A second start reuses both. It prints the key and a
+ * ready-to-paste curl line.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import pino from 'pino';
+import { loadConfig, type Config } from './config.ts';
+import { Catalog } from './catalog/catalog.ts';
+import { Ledger } from './ledger/index.ts';
+import { queryBuildings } from './query/buildings.ts';
+import { startServer } from './http/server.ts';
+import { writeSyntheticCountry } from './synth/generate.ts';
+
+const DEMO_SEED = 20261121;
+
+function hasSnapshot(dir: string): boolean {
+  if (!existsSync(dir)) return false;
+  return readdirSync(dir, { withFileTypes: true }).some((d) =>
+    d.isDirectory() && /^[A-Z]{2}$/.test(d.name) && readdirSync(join(dir, d.name)).some((f) => /^\d{4}-\d{2}-\d{2}\.arrow$/.test(f)));
+}
+
+/** A bbox of about 2 km around a dense spot of the first country: it holds demo buildings. */
+function demoBbox(catalog: Catalog): string {
+  const view = catalog.view();
+  const s = view.snapshots[0];
+  if (!s || s.rows === 0) return '9.50,47.10,9.55,47.15';
+  const row = s.rows >> 1;
+  const lon = s.lon[row];
+  const lat = s.lat[row];
+  for (const half of [0.01, 0.05, 0.25, 1.4]) {
+    const bbox = { minLon: lon - half, minLat: lat - half, maxLon: lon + half, maxLat: lat + half };
+    if (queryBuildings(view, { bbox, sort: 'volume', limit: 1, offset: 0 }).total >= 10 || half === 1.4) {
+      return [bbox.minLon, bbox.minLat, bbox.maxLon, bbox.maxLat].map((v) => v.toFixed(4)).join(',');
+    }
+  }
+  return '';
+}
+
+async function main(config: Config): Promise<void> {
+  const log = pino({ level: process.env.EDIFICE_LOG_LEVEL || 'info' });
+  if (!hasSnapshot(config.snapshotsDir)) {
+    log.info({ dir: config.snapshotsDir, buildings: config.demoBuildings }, 'no snapshot found: generating the synthetic demo country');
+    const written = await writeSyntheticCountry({ seed: DEMO_SEED, buildings: config.demoBuildings, outDir: config.snapshotsDir });
+    log.info({ path: written.path, rows: written.rows, bytes: written.bytes }, 'demo snapshot written');
+  }
+  const catalog = Catalog.open(config.snapshotsDir, { log: (entry) => log.info(entry, 'catalog') });
+  catalog.watchSignal('SIGHUP');
+  const ledger = Ledger.open(config.ledgerPath);
+  const demo = ledger.ensureDemo(dirname(config.ledgerPath));
+  const server = await startServer({ config, catalog, ledger, log });
+  log.info({ uWebSockets: server.implementation, port: server.port, snapshots: catalog.report() }, `listening (uWebSockets.js ${server.implementation})`);
+  if (server.implementation !== 'native') log.warn('uWebSockets.js runs its slow JS fallback: use Node 20 for the native binary');
+
+  const url = `http://127.0.0.1:${server.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
+  process.stdout.write([
+    '',
+    `Edifice is listening on ${config.host}:${server.port} (uWebSockets.js ${server.implementation}).`,
+    `Demo workspace ${demo.workspaceId}${demo.created ? ' created with 100,000 credits' : ''}; its key is kept in ${join(dirname(config.ledgerPath), 'demo-key.txt')}.`,
+    `Demo key: ${demo.key}`,
+    'Try:',
+    `  curl -s -H 'Authorization: Bearer ${demo.key}' '${url}'`,
+    '',
+  ].join('\n') + '\n');
+
+  const stop = () => {
+    server.close();
+    ledger.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main(loadConfig()).catch((err) => {
+  process.stderr.write(`edifice: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,111 @@
+/**
+ * A real Edifice server for integration tests: a synthetic snapshot written by the real
+ * generator, a real ledger file, the real uWebSockets.js app on 127.0.0.1 (port chosen by the OS),
+ * and a validator of live responses against the served OpenAPI document.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Catalog } from '../src/catalog/catalog.ts';
+import { Ledger, type LedgerOptions } from '../src/ledger/index.ts';
+import { loadConfig } from '../src/config.ts';
+import { startServer, type RunningServer } from '../src/http/server.ts';
+import { writeSyntheticCountry } from '../src/synth/generate.ts';
+
+export interface TestServer {
+  url: string;
+  base: string;
+  dir: string;
+  catalog: Catalog;
+  ledger: Ledger;
+  server: RunningServer;
+  close(): void;
+}
+
+/** Writes a small synthetic country once per folder; returns its snapshots folder. */
+export async function syntheticSnapshots(buildings = 4000, seed = 7): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-http-'));
+  await writeSyntheticCountry({ seed, buildings, bounds: [9.4, 47.0, 9.7, 47.3], outDir: join(dir, 'snapshots') });
+  return dir;
+}
+
+export async function startTestServer(dir: string, ledgerOptions: LedgerOptions = {}, ledgerFile = 'ledger.db'): Promise<TestServer> {
+  const config = { ...loadConfig({}), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, ledgerFile) };
+  const catalog = Catalog.open(config.snapshotsDir);
+  const ledger = Ledger.open(config.ledgerPath, ledgerOptions);
+  const server = await startServer({ config, catalog, ledger, log: pino({ level: 'silent' }) });
+  const url = `http://127.0.0.1:${server.port}`;
+  return {
+    url, base: `${url}/v1`, dir, catalog, ledger, server,
+    close() {
+      server.close();
+      ledger.close();
+    },
+  };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** A workspace with `credits` bought credits (beyond the welcome 5) and a key of its creator. */
+export function workspaceWithKey(ledger: Ledger, credits: number, name = 'test'): { workspaceId: string; key: string; keyId: string } {
+  const email = `${name}-${Math.random().toString(36).slice(2)}@example.com`;
+  const { workspaceId } = ledger.createWorkspace(name, { createdBy: email });
+  if (credits > 0) ledger.grantCredits(workspaceId, credits, { kind: 'bought' });
+  const { key, keyId } = ledger.createKey(workspaceId, email);
+  return { workspaceId, key, keyId };
+}
+
+type J = Record<string, any>;
+
+/** Checks live responses against the OpenAPI document the server itself serves. */
+export class ResponseValidator {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor(private readonly doc: J) {
+    this.ajv.addFormat('date', /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/);
+    this.ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+    this.ajv.addFormat('uri', /^https?:\/\/[^\s]+$/);
+    const defs = JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('#/components/schemas/', 'https://edifice.test/live#/$defs/'));
+    this.ajv.addSchema({ $id: 'https://edifice.test/live', $defs: defs });
+  }
+
+  private resolve<T = J>(o: J): T {
+    let x = o;
+    while (x && typeof x.$ref === 'string') {
+      const parts = x.$ref.replace(/^#\//, '').split('/');
+      x = parts.reduce((acc: J, p: string) => acc[p], this.doc);
+    }
+    return x as T;
+  }
+
+  /** Problems of one response: undeclared status, body not matching its schema, missing required header. */
+  problems(path: string, status: number, headers: Headers, body: unknown): string[] {
+    const op = this.doc.paths[path]?.get;
+    if (!op) return [`no GET ${path} in the document`];
+    const declared = op.responses[String(status)];
+    if (!declared) return [`status ${status} is not declared for GET ${path}`];
+    const response = this.resolve(declared);
+    const out: string[] = [];
+    for (const [name, h] of Object.entries<J>(response.headers ?? {})) {
+      const header = this.resolve(h);
+      if (header.required && !headers.has(name)) out.push(`header ${name} missing on ${status} ${path}`);
+    }
+    const schema = response.content?.['application/json']?.schema;
+    if (schema) {
+      const key = JSON.stringify(schema);
+      let v = this.compiled.get(key);
+      if (!v) {
+        const rewritten = JSON.parse(key.replaceAll('#/components/schemas/', 'https://edifice.test/live#/$defs/'));
+        v = this.ajv.compile(rewritten);
+        this.compiled.set(key, v);
+      }
+      if (!v(body)) out.push(`${status} ${path}: ${this.ajv.errorsText(v.errors)}`);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,378 @@
+/**
+ * The authenticated API over real HTTP: a real server on 127.0.0.1, a real ledger file, a
+ * snapshot written by the real generator. Every response is checked against the OpenAPI
+ * document the server serves; answers are checked against the query engine called directly.
+ */
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { unpack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../src/ledger/index.ts';
+import { PARAMETERS, parametersOf } from '../src/api/params.ts';
+import { OPERATIONS, type OperationId } from '../src/api/operations.ts';
+import { parseBuildingsQuery, parsePointQuery } from '../src/api/validate.ts';
+import { queryBuildings } from '../src/query/buildings.ts';
+import { queryPoint } from '../src/query/point.ts';
+import type { Snapshot } from '../src/catalog/catalog.ts';
+import { ResponseValidator, removeDir, startTestServer, syntheticSnapshots, workspaceWithKey, type TestServer } from './http-helpers.ts';
+
+type J = Record<string, any>;
+
+let dir: string;
+let t: TestServer;
+let validator: ResponseValidator;
+let key: string;
+let snapshot: Snapshot;
+let bbox: string;
+
+const SPEC_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Daily-Quota-Limit', 'X-Daily-Quota-Remaining', 'X-Credits-Charged', 'X-Credits-Remaining', 'RateLimit-Policy', 'RateLimit'];
+
+interface Got { status: number; headers: Headers; body: J }
+
+/** GET a path (template names the OpenAPI path) and check the answer against the served document. */
+async function get(template: string, pathAndQuery: string, headers: Record<string, string> = {}): Promise<Got> {
+  const res = await fetch(`${t.base}${pathAndQuery}`, { headers });
+  const type = res.headers.get('content-type') ?? '';
+  const raw = Buffer.from(await res.arrayBuffer());
+  const body = (type.includes('msgpack') ? unpack(raw) : JSON.parse(raw.toString('utf8'))) as J;
+  expect(validator.problems(template, res.status, res.headers, body)).toEqual([]);
+  return { status: res.status, headers: res.headers, body };
+}
+
+const auth = (k = key) => ({ Authorization: `Bearer ${k}` });
+
+beforeAll(async () => {
+  dir = await syntheticSnapshots(4000);
+  t = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 });
+  const doc = await (await fetch(`${t.base}/openapi.json`)).json();
+  validator = new ResponseValidator(doc as J);
+  key = workspaceWithKey(t.ledger, 1_000_000).key;
+  snapshot = t.catalog.view().snapshots[0];
+  // A box around the middle row: rows are in Hilbert order, so the middle is in some settlement.
+  const row = snapshot.rows >> 1;
+  const [lon, lat] = [snapshot.lon[row], snapshot.lat[row]];
+  bbox = [lon - 0.03, lat - 0.03, lon + 0.03, lat + 0.03].map((v) => v.toFixed(4)).join(',');
+});
+
+afterAll(() => {
+  t?.close();
+  if (dir) removeDir(dir);
+});
+
+describe('the machine-readable description', () => {
+  it('GET /v1/openapi.json needs no key and is valid OpenAPI 3.1, version 1.0.0, served at this address', async () => {
+    const res = await fetch(`${t.base}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as J;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers[0].url).toBe(t.base);
+    await expect(SwaggerParser.validate(doc as any)).resolves.toBeTruthy();
+  });
+});
+
+describe('authentication (401, 403)', () => {
+  const refused = async (headers: Record<string, string>, message: RegExp, status = 401, code = 'unauthorized') => {
+    const r = await get('/buildings', `/buildings?bbox=${bbox}`, headers);
+    expect(r.status).toBe(status);
+    expect(r.body.error.code).toBe(code);
+    expect(r.body.error.message).toMatch(message);
+    expect(r.headers.get('X-Credits-Charged')).toBeNull();
+  };
+
+  it('no Authorization header', () => refused({}, /Missing API key/));
+  it('a key in a cookie is ignored', () => refused({ Cookie: `api_key=${key}` }, /Missing API key/));
+  it('another scheme is ignored', () => refused({ Authorization: `Basic ${Buffer.from(`x:${key}`).toString('base64')}` }, /Missing API key/));
+  it('a malformed key', () => refused(auth('edf_nope'), /Malformed/));
+  it('a key with a broken checksum', () => refused(auth(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A')), /Malformed|Unknown/));
+  it('a well-formed key of another ledger', () => {
+    const other = Ledger.open(':memory:');
+    try {
+      return refused(auth(workspaceWithKey(other, 0).key), /Unknown API key/);
+    } finally {
+      other.close();
+    }
+  });
+  it('a revoked key', () => {
+    const k = workspaceWithKey(t.ledger, 10);
+    t.ledger.revokeKey(k.keyId);
+    return refused(auth(k.key), /revoked/);
+  });
+  it('an expired key', async () => {
+    const email = `exp-${Date.now()}@example.com`;
+    const { workspaceId } = t.ledger.createWorkspace('exp', { createdBy: email });
+    const k = t.ledger.createKey(workspaceId, email, { expiresAt: Date.now() + 1 });
+    await new Promise((r) => setTimeout(r, 5));
+    await refused(auth(k.key), /expired/);
+  });
+  it('a key whose creator left the workspace', () => {
+    const email = `left-${Date.now()}@example.com`;
+    const { workspaceId } = t.ledger.createWorkspace('left', { createdBy: email });
+    t.ledger.addMember(workspaceId, `stays-${Date.now()}@example.com`);
+    const k = t.ledger.createKey(workspaceId, email);
+    t.ledger.removeMember(workspaceId, email);
+    return refused(auth(k.key), /left the workspace/);
+  });
+  it('a suspended workspace answers 403 forbidden', () => {
+    const k = workspaceWithKey(t.ledger, 10);
+    t.ledger.suspendWorkspace(k.workspaceId, 'test');
+    return refused(auth(k.key), /suspended/, 403, 'forbidden');
+  });
+});
+
+describe('GET /buildings', () => {
+  it('answers the engine\'s page with every header of spec 8, charging new buildings once', async () => {
+    const k = workspaceWithKey(t.ledger, 1000);
+    const query = `bbox=${bbox}&sort=height&limit=7&min_floors=1`;
+    const expected = queryBuildings(t.catalog.view(), parseBuildingsQuery(query));
+    expect(expected.rows.length).toBeGreaterThan(0);
+    const before = t.ledger.balance(k.workspaceId);
+
+    const first = await get('/buildings', `/buildings?${query}`, auth(k.key));
+    expect(first.status).toBe(200);
+    for (const h of SPEC_HEADERS) expect(first.headers.has(h), h).toBe(true);
+    expect(first.body.data.map((b: J) => b.building_id)).toEqual(expected.rows.map((r) => r.snapshot.buildingId(r.row)));
+    expect(first.body.meta).toEqual({ total: expected.total, total_is_capped: expected.totalIsCapped, limit: 7, offset: 0, sort: 'height' });
+    expect(Number(first.headers.get('X-Credits-Charged'))).toBe(expected.rows.length);
+    expect(Number(first.headers.get('X-Credits-Remaining'))).toBe(before - expected.rows.length);
+    expect(t.ledger.balance(k.workspaceId)).toBe(before - expected.rows.length);
+
+    const again = await get('/buildings', `/buildings?${query}`, auth(k.key));
+    expect(again.body.data).toEqual(first.body.data);
+    expect(again.headers.get('X-Credits-Charged')).toBe('0');
+    expect(Number(again.headers.get('X-Credits-Remaining'))).toBe(before - expected.rows.length);
+  });
+
+  it('links.next keeps every parameter and walks the ranking without overlap', async () => {
+    const query = `bbox=${bbox}&limit=5&category=residential_house,apartment_block&sort=volume`;
+    const all = queryBuildings(t.catalog.view(), { ...parseBuildingsQuery(query), limit: 15 });
+    let url: string | null = `${t.base}/buildings?${query}`;
+    const ids: string[] = [];
+    for (let page = 0; page < 3 && url; page++) {
+      const r = await get('/buildings', url.slice(t.base.length), auth());
+      ids.push(...r.body.data.map((b: J) => b.building_id));
+      url = r.body.links.next;
+      if (url) {
+        expect(url.startsWith(`${t.base}/buildings?bbox=${bbox}&limit=5&category=residential_house,apartment_block&sort=volume&offset=`)).toBe(true);
+      }
+    }
+    expect(ids).toEqual(all.rows.map((r) => r.snapshot.buildingId(r.row)));
+  });
+
+  it('the last page has links.next null', async () => {
+    const query = `bbox=${bbox}&limit=100&min_floors=5`;
+    const expected = queryBuildings(t.catalog.view(), parseBuildingsQuery(query));
+    expect(expected.total).toBeLessThanOrEqual(100);
+    const r = await get('/buildings', `/buildings?${query}`, auth());
+    expect(r.body.links.next).toBeNull();
+  });
+
+  it('an area outside every covered country is an empty page, not an error', async () => {
+    const r = await get('/buildings', '/buildings?bbox=-60.0,-30.0,-59.0,-29.0', auth());
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ data: [], meta: { total: 0, total_is_capped: false }, links: { next: null } });
+    expect(r.headers.get('X-Credits-Charged')).toBe('0');
+  });
+
+  it('Accept: application/msgpack gets the same document in MessagePack', async () => {
+    const query = `/buildings?bbox=${bbox}&limit=4`;
+    const json = await get('/buildings', query, auth());
+    const packed = await get('/buildings', query, { ...auth(), Accept: 'application/msgpack' });
+    expect(packed.headers.get('content-type')).toBe('application/msgpack');
+    expect(packed.body).toEqual(json.body);
+  });
+});
+
+describe('GET /buildings/at', () => {
+  it('answers the engine\'s nearest buildings and charges them', async () => {
+    const row = (snapshot.rows >> 1) + 3;
+    const query = `lat=${snapshot.lat[row].toFixed(6)}&lon=${snapshot.lon[row].toFixed(6)}&radius_m=120&limit=25`;
+    const expected = queryPoint(t.catalog.view(), parsePointQuery(query));
+    expect(expected.rows.length).toBeGreaterThan(0);
+    const k = workspaceWithKey(t.ledger, 100);
+    const r = await get('/buildings/at', `/buildings/at?${query}`, auth(k.key));
+    expect(r.status).toBe(200);
+    expect(r.body.data.map((b: J) => b.building_id)).toEqual(expected.rows.map((x) => x.snapshot.buildingId(x.row)));
+    expect(Number(r.headers.get('X-Credits-Charged'))).toBe(expected.rows.length);
+  });
+});
+
+describe('units and registered businesses of a building', () => {
+  function buildingWith(pred: (row: number) => boolean): string {
+    for (let row = 0; row < snapshot.rows; row++) if (pred(row)) return snapshot.buildingId(row);
+    throw new Error('no such building in the test snapshot');
+  }
+
+  it('pages units, opening the building once', async () => {
+    const id = buildingWith((row) => snapshot.units(row).length > 3);
+    const units = snapshot.units(snapshot.findRow(id));
+    const k = workspaceWithKey(t.ledger, 10);
+    const r = await get('/buildings/{building_id}/units', `/buildings/${id}/units?limit=2`, auth(k.key));
+    expect(r.status).toBe(200);
+    expect(r.body.meta).toEqual({ total: units.length, limit: 2, offset: 0 });
+    expect(r.body.data.map((u: J) => u.unit_id)).toEqual(units.slice(0, 2).map((u) => u.unit_id));
+    expect(r.body.links.next).toBe(`${t.base}/buildings/${id}/units?limit=2&offset=2`);
+    expect(r.headers.get('X-Credits-Charged')).toBe('1');
+    const next = await get('/buildings/{building_id}/units', r.body.links.next.slice(t.base.length), auth(k.key));
+    expect(next.body.data.map((u: J) => u.unit_id)).toEqual(units.slice(2, 4).map((u) => u.unit_id));
+    expect(next.headers.get('X-Credits-Charged')).toBe('0');
+  });
+
+  it('pages registered businesses', async () => {
+    const id = buildingWith((row) => snapshot.businessCount(row) > 0);
+    const businesses = snapshot.businesses(snapshot.findRow(id));
+    const r = await get('/buildings/{building_id}/registered-businesses', `/buildings/${id}/registered-businesses`, auth());
+    expect(r.status).toBe(200);
+    expect(r.body.meta.total).toBe(businesses.length);
+    expect(r.body.data.map((b: J) => b.business_id)).toEqual(businesses.slice(0, 25).map((b) => b.business_id));
+  });
+
+  it('an unknown building is refused on building_id', async () => {
+    const r = await get('/buildings/{building_id}/units', '/buildings/00000000-0000-5000-8000-000000000000/units', auth());
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'invalid_parameter', parameter: 'building_id' });
+    expect(r.headers.get('X-Credits-Charged')).toBe('0');
+  });
+});
+
+describe('every parameter refuses a bad value with 400 invalid_parameter naming it', () => {
+  const pathOf = (op: OperationId, id: string) => OPERATIONS[op].path.replace('{building_id}', id);
+  const BAD: Record<string, string> = { integer: '1.5', number: 'abc', boolean: 'yes', enum: 'nope', string: '' };
+
+  function badValue(p: (typeof PARAMETERS)[number]): string {
+    if (p.name === 'bbox') return '1,2,3';
+    if (p.name === 'registered_business_turnover_currency') return 'eur';
+    if (p.name === 'building_type') return 'Not-A-Type';
+    if (p.name === 'registered_business_name') return 'x';
+    return BAD[p.type] ?? '%%%';
+  }
+
+  for (const op of Object.keys(OPERATIONS) as OperationId[]) {
+    if (op === 'getOpenApi' || !OPERATIONS[op].path.startsWith('/buildings')) continue;
+    for (const p of parametersOf(op)) {
+      it(`${OPERATIONS[op].path} ${p.name}`, async () => {
+        const id = snapshot.buildingId(0);
+        const base: Record<string, string> = op === 'listBuildings' ? { bbox } : op === 'listBuildingsAtPoint' ? { lat: String(snapshot.lat[0]), lon: String(snapshot.lon[0]) } : {};
+        let path = pathOf(op, id);
+        if (p.in === 'path') path = pathOf(op, 'not-a-uuid');
+        else base[p.name] = badValue(p);
+        const query = Object.entries(base).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+        const r = await get(OPERATIONS[op].path, `${path}${query ? `?${query}` : ''}`, auth());
+        expect(r.status).toBe(400);
+        expect(r.body.error.code).toBe('invalid_parameter');
+        expect(r.body.error.parameter).toBe(p.name);
+        expect(r.body.error.message.length).toBeGreaterThan(10);
+        for (const h of SPEC_HEADERS) expect(r.headers.has(h), h).toBe(true);
+        expect(r.headers.get('X-Credits-Charged')).toBe('0');
+      });
+    }
+    it(`${OPERATIONS[op].path} refuses an unknown parameter`, async () => {
+      const base = op === 'listBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
+      const r = await get(OPERATIONS[op].path, `${pathOf(op, snapshot.buildingId(0))}?${base}colour=red`, auth());
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatchObject({ code: 'invalid_parameter', parameter: 'colour' });
+    });
+  }
+});
+
+describe('credits', () => {
+  it('402 insufficient_credits returns nothing and charges nothing; a page that fits is charged', async () => {
+    const k = workspaceWithKey(t.ledger, 0); // the welcome grant only: 5 credits
+    const refusedQuery = `/buildings?bbox=${bbox}&limit=10`;
+    const r = await get('/buildings', refusedQuery, auth(k.key));
+    expect(r.status).toBe(402);
+    expect(r.body.error.code).toBe('insufficient_credits');
+    expect(r.body.data).toBeUndefined();
+    expect(r.headers.get('X-Credits-Charged')).toBe('0');
+    expect(r.headers.get('X-Credits-Remaining')).toBe('5');
+    expect(t.ledger.balance(k.workspaceId)).toBe(5);
+    const ok = await get('/buildings', `/buildings?bbox=${bbox}&limit=5`, auth(k.key));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('X-Credits-Charged')).toBe('5');
+    expect(ok.headers.get('X-Credits-Remaining')).toBe('0');
+    // The same five are free again; one more is not.
+    expect((await get('/buildings', `/buildings?bbox=${bbox}&limit=5`, auth(k.key))).status).toBe(200);
+    expect((await get('/buildings', `/buildings?bbox=${bbox}&limit=6`, auth(k.key))).status).toBe(402);
+  });
+
+  it('parallel requests near the end of the credits never overdraw; charged = new buildings returned', async () => {
+    const credits = 37;
+    const k = workspaceWithKey(t.ledger, credits - 5);
+    const pages = Array.from({ length: 24 }, (_, i) => `/buildings?bbox=${bbox}&limit=5&offset=${(i % 12) * 3}`);
+    const answers = await Promise.all(pages.map((p) => get('/buildings', p, auth(k.key))));
+    let charged = 0;
+    const returned = new Set<string>();
+    for (const a of answers) {
+      expect([200, 402]).toContain(a.status);
+      if (a.status === 200) {
+        charged += Number(a.headers.get('X-Credits-Charged'));
+        for (const b of a.body.data) returned.add(b.building_id);
+      }
+    }
+    const balance = t.ledger.balance(k.workspaceId);
+    expect(balance).toBeGreaterThanOrEqual(0);
+    expect(charged).toBe(credits - balance);
+    expect(returned.size).toBe(charged);
+    expect(answers.some((a) => a.status === 402)).toBe(true);
+    expect(t.ledger.audit()).toEqual([]);
+  });
+});
+
+describe('limits (429)', () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer(dir, { perKeyPerMinute: 3, dailyQuota: 5 }, 'limited.db');
+  });
+  afterAll(() => limited?.close());
+
+  it('the per-key minute limit answers 429 rate_limited with Retry-After; the daily quota answers quota_exceeded', async () => {
+    const k1 = workspaceWithKey(limited.ledger, 100);
+    const url = `${limited.base}/buildings?bbox=${bbox}&limit=1`;
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 4; i++) {
+      last = await fetch(url, { headers: auth(k1.key) });
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const body = (await last!.json()) as J;
+    expect(body.error.code).toBe('rate_limited');
+    expect(Number(last!.headers.get('Retry-After'))).toBeGreaterThan(0);
+    expect(last!.headers.get('RateLimit-Remaining')).toBe('0');
+    expect(validator.problems('/buildings', 429, last!.headers, body)).toEqual([]);
+
+    // Same workspace, a second key: 2 more requests fit in the day's 5 (the 429 did not count).
+    const email = `second-${Date.now()}@example.com`;
+    limited.ledger.addMember(k1.workspaceId, email);
+    const k2 = limited.ledger.createKey(k1.workspaceId, email);
+    const more: number[] = [];
+    let quota: Response | undefined;
+    for (let i = 0; i < 3; i++) {
+      quota = await fetch(url, { headers: auth(k2.key) });
+      more.push(quota.status);
+    }
+    expect(more).toEqual([200, 200, 429]);
+    const qb = (await quota!.json()) as J;
+    expect(qb.error.code).toBe('quota_exceeded');
+    expect(quota!.headers.get('X-Daily-Quota-Remaining')).toBe('0');
+    expect(Number(quota!.headers.get('Retry-After'))).toBeGreaterThan(0);
+  });
+});
+
+describe('operator endpoints', () => {
+  it('healthz, readyz and metrics', async () => {
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${t.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', snapshots: [{ country: snapshot.country, buildings: snapshot.rows }] });
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/edifice_http_requests_total\{route="\/buildings",status="200"\} \d+/);
+    expect(metrics).toMatch(/edifice_credits_charged_total \d+/);
+    expect(metrics).toContain(`edifice_snapshot_buildings{country="${snapshot.country}",date="${snapshot.date}"} ${snapshot.rows}`);
+  });
+
+  it('an unknown path is 404 not_found', async () => {
+    const r = await fetch(`${t.base}/nothing-here`);
+    expect(r.status).toBe(404);
+    expect(((await r.json()) as J).error.code).toBe('not_found');
+  });
+});
