@@ -6,8 +6,6 @@
  * With EDIFICE_DIFF_ENGINE=reference the suites run the reference against itself instead,
  * which checks the harness (and its run time) without the engine.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Catalog, type CatalogView, type LogEntry } from '../../src/catalog/catalog.ts';
 import { queryBuildings } from '../../src/query/buildings.ts';
 import { queryPoint } from '../../src/query/point.ts';
@@ -43,14 +41,6 @@ const realEngine: Engine = {
 
 export function loadEngine(): Engine {
   return process.env.EDIFICE_DIFF_ENGINE === 'reference' ? referenceEngine() : realEngine;
-}
-
-/** `generateCountry` of the synthetic generator, if it exists yet. */
-export async function loadSyntheticGenerator(): Promise<((opts: { seed: number; buildings: number }) => Iterable<unknown> | AsyncIterable<unknown>) | undefined> {
-  const path = fileURLToPath(new URL('../../src/synth/generate.ts', import.meta.url));
-  if (!existsSync(path)) return undefined;
-  const mod = await import(/* @vite-ignore */ path);
-  return typeof mod.generateCountry === 'function' ? mod.generateCountry : undefined;
 }
 
 /** The reference dressed as the engine (harness self-check only). */
