@@ -1,12 +1,15 @@
 /**
  * Admin CLI over the ledger (`npm run admin -- <command> ...`). It opens the same SQLite file as
  * the server (WAL: safe while the server runs); changes to keys, members and suspensions reach a
- * running server within its key cache TTL (2 s).
+ * running server within its key cache TTL (2 s); an approved removal within its poll interval (1 s).
  */
 import { existsSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../src/config.ts';
-import { Ledger, LedgerError, LedgerUnavailableError, PLANS, type KeyInfo, type UsageDay } from '../src/ledger/index.ts';
+import {
+  Ledger, LedgerError, LedgerUnavailableError, PLANS, REMOVAL_STATUSES, type CountryDemand, type CountryRequest, type KeyInfo,
+  type RemovalRequest, type RemovalStatus, type ReportOrder, type UsageDay,
+} from '../src/ledger/index.ts';
 
 class UsageError extends Error {}
 
@@ -181,6 +184,59 @@ const COMMANDS: Record<string, Command> = {
         ['total', String(sum('requests')), String(sum('credits')), '', ''],
       ]);
     },
+  },
+  'country-requests': {
+    args: [], options: { list: { type: 'boolean' } },
+    summary: '[--list]   countries asked for, counted by country (--list: every request, newest first)',
+    run: (ledger, _, v) => (v.list ? { requests: ledger.countryRequests() } : { demand: ledger.countryDemand() }),
+    text: (r: { requests?: CountryRequest[]; demand?: CountryDemand[] }) => {
+      if (r.demand) {
+        return r.demand.length === 0 ? 'no country requests' : table([
+          ['COUNTRY', 'REQUESTS', 'LATEST'], ...r.demand.map((d) => [d.country, String(d.requests), iso(d.latestAt)]),
+        ]);
+      }
+      return r.requests!.length === 0 ? 'no country requests' : table([
+        ['ID', 'COUNTRY', 'RECEIVED', 'EMAIL', 'COMMENT'],
+        ...r.requests!.map((q) => [String(q.id), q.country, iso(q.createdAt), q.email ?? '-', (q.comment ?? '-').replace(/\s+/g, ' ').slice(0, 60)]),
+      ]);
+    },
+  },
+  removals: {
+    args: [], options: { status: { type: 'string' } },
+    summary: '[--status pending|approved|rejected]   removal requests, oldest first',
+    run: (ledger, _, v) => {
+      const status = v.status as string | undefined;
+      if (status !== undefined && !(REMOVAL_STATUSES as readonly string[]).includes(status)) {
+        throw new UsageError(`--status takes ${REMOVAL_STATUSES.join(', ')}, got "${status}".`);
+      }
+      return ledger.removalRequests(status as RemovalStatus | undefined);
+    },
+    text: (r: RemovalRequest[]) => r.length === 0 ? 'no removal requests' : table([
+      ['REQUEST', 'STATUS', 'RECEIVED', 'BUSINESS', 'REGISTRATION', 'NAME', 'BUILDING', 'CONTACT', 'REASON'],
+      ...r.map((q) => [q.id, q.status, iso(q.createdAt), q.businessId ?? '-', q.registrationNumber ?? '-', q.businessName,
+        q.buildingId, q.contact, q.reason.replace(/\s+/g, ' ').slice(0, 60)]),
+    ]),
+  },
+  'approve-removal': {
+    args: ['request'], options: { note: { type: 'string' } },
+    summary: '<request> [--note <text>]   the business disappears from every response within a second',
+    run: (ledger, [id], v) => ledger.decideRemoval(id, 'approved', (v.note as string | undefined) ?? null),
+    text: (q: RemovalRequest) => `removal ${q.id} approved: ${q.businessName} (${q.businessId ?? q.registrationNumber}) is hidden from every response`,
+  },
+  'reject-removal': {
+    args: ['request'], options: { note: { type: 'string' } },
+    summary: '<request> [--note <text>]',
+    run: (ledger, [id], v) => ledger.decideRemoval(id, 'rejected', (v.note as string | undefined) ?? null),
+    text: (q: RemovalRequest) => `removal ${q.id} rejected`,
+  },
+  reports: {
+    args: [], summary: '   building report orders, newest first (never their tokens)',
+    run: (ledger) => ledger.reportOrders(),
+    text: (r: ReportOrder[]) => r.length === 0 ? 'no report orders' : table([
+      ['ORDER', 'STATUS', 'CREATED', 'PAID', 'BUILDING', 'SNAPSHOT', 'PRICE', 'EMAIL'],
+      ...r.map((o) => [o.id, o.status, iso(o.createdAt), iso(o.paidAt), o.buildingId, `${o.country} ${o.snapshotDate}`,
+        `${(o.priceMinor / 100).toFixed(2)} ${o.priceCurrency}`, o.email]),
+    ]),
   },
   check: {
     args: [], summary: '   verify the ledger\'s invariants (exit 1 on any breach)',

@@ -156,6 +156,60 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workspace_id, day)
   ) WITHOUT ROWID;
   `,
+  /* 2: requests from the public: countries asked for, business removals, building report orders */ `
+  CREATE TABLE country_requests (
+    id         INTEGER PRIMARY KEY,
+    country    TEXT NOT NULL CHECK (length(country) = 2),
+    email      TEXT,
+    comment    TEXT,
+    client     TEXT NOT NULL,                   -- the visitor's address bucket, for abuse review
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX country_requests_country ON country_requests(country);
+
+  -- A person asks for a registered business to be removed. Approved removals hide the business
+  -- (by business_id, or by registration_number) on every response, in every snapshot.
+  CREATE TABLE removal_requests (
+    id                  TEXT PRIMARY KEY,
+    business_id         TEXT,
+    registration_number TEXT,
+    building_id         TEXT NOT NULL,
+    country             TEXT NOT NULL,
+    business_name       TEXT NOT NULL,          -- as the snapshot named it when asked
+    reason              TEXT NOT NULL,
+    contact             TEXT NOT NULL,
+    client              TEXT NOT NULL,
+    status              TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
+    created_at          INTEGER NOT NULL,
+    decided_at          INTEGER,
+    decision_note       TEXT,
+    CHECK (business_id IS NOT NULL OR registration_number IS NOT NULL),
+    CHECK ((status = 'pending') = (decided_at IS NULL))
+  );
+  CREATE INDEX removal_requests_status ON removal_requests(status, created_at);
+
+  -- One building's report bought without an account. The report is frozen at checkout, so it
+  -- reads the snapshot current at purchase; only the SHA-256 of the read token is kept.
+  CREATE TABLE report_orders (
+    id                 TEXT PRIMARY KEY,
+    building_id        TEXT NOT NULL,
+    country            TEXT NOT NULL,
+    snapshot_date      TEXT NOT NULL,
+    email              TEXT NOT NULL,
+    token_sha256       BLOB NOT NULL CHECK (length(token_sha256) = 32),
+    status             TEXT NOT NULL CHECK (status IN ('pending', 'paid')),
+    price_minor        INTEGER NOT NULL CHECK (price_minor >= 0),   -- cents of price_currency
+    price_currency     TEXT NOT NULL CHECK (length(price_currency) = 3),
+    provider           TEXT NOT NULL,
+    provider_reference TEXT,
+    report             TEXT NOT NULL,
+    client             TEXT NOT NULL,
+    created_at         INTEGER NOT NULL,
+    paid_at            INTEGER,
+    CHECK ((status = 'paid') = (paid_at IS NOT NULL))
+  );
+  CREATE INDEX report_orders_created ON report_orders(created_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

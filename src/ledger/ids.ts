@@ -28,6 +28,6 @@ export function base62Fixed(value: number, width: number): string {
 }
 
 /** A new record id such as `ws_4fQ9...`: the prefix says what it names. */
-export function newId(prefix: 'ws' | 'mem'): string {
+export function newId(prefix: 'ws' | 'mem' | 'rm' | 'ord'): string {
   return `${prefix}_${randomBase62(14)}`;
 }

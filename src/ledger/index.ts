@@ -7,3 +7,7 @@ export { PLANS, type PlanName, type Member, type Workspace } from './workspaces.
 export { GcraLimiter, clientBucket, type GcraDecision, type GcraOptions } from './limits.ts';
 export { DEMO_KEY_FILE, DEMO_CREDITS } from './demo.ts';
 export { type Clock, DAY_MS, utcDay } from './clock.ts';
+export { type CountryDemand, type CountryRequest } from './country-requests.ts';
+export { REMOVAL_STATUSES, type ApprovedRemovals, type NewRemovalRequest, type RemovalRequest, type RemovalStatus } from './removals.ts';
+export { isReportToken, REPORT_TOKEN_PREFIX, type NewReportOrder, type OrderStatus, type ReportOrder } from './reports.ts';
+export { paymentProvider, signWebhook, verifyWebhook, type PaymentProvider } from './payments.ts';

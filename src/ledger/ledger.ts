@@ -29,6 +29,9 @@ import { asUnavailable, LedgerError } from './errors.ts';
 import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
 import { GcraLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
+import { type CountryDemand, type CountryRequest, CountryRequests } from './country-requests.ts';
+import { type ApprovedRemovals, type NewRemovalRequest, type RemovalRequest, type RemovalStatus, Removals } from './removals.ts';
+import { type NewReportOrder, type ReportOrder, Reports } from './reports.ts';
 import { type Member, type Workspace, Workspaces } from './workspaces.ts';
 
 export interface LedgerOptions {
@@ -105,6 +108,9 @@ export class Ledger implements RequestLedger {
   private readonly keys: Keys;
   private readonly credits: Credits;
   private readonly quota: DailyQuota;
+  private readonly countries: CountryRequests;
+  private readonly removals: Removals;
+  private readonly reports: Reports;
   private readonly keyLimiter: GcraLimiter;
   private readonly keyCache: LRUCache<string, CachedKey>;
   private readonly keyCacheTtlMs: number;
@@ -118,6 +124,9 @@ export class Ledger implements RequestLedger {
     this.keys = new Keys(db, this.now);
     this.credits = new Credits(db, this.now);
     this.quota = new DailyQuota(quotaDb, options.dailyQuota);
+    this.countries = new CountryRequests(db, this.now);
+    this.removals = new Removals(db, this.now);
+    this.reports = new Reports(db, this.now);
     this.keyLimiter = new GcraLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys });
     this.keyCache = new LRUCache<string, CachedKey>({ max: options.keyCacheMax });
     this.keyCacheTtlMs = options.keyCacheTtlMs;
@@ -286,6 +295,69 @@ export class Ledger implements RequestLedger {
       for (const c of this.credits.usage(workspaceId, from, to)) Object.assign(byDay.get(c.day)!, c);
       return [...byDay.values()];
     });
+  }
+
+  // ---- requests from the public ---------------------------------------------------------
+
+  addCountryRequest(request: { country: string; email: string | null; comment: string | null; client: string }): CountryRequest {
+    return this.write(() => this.countries.add(request));
+  }
+
+  /** The latest country requests, newest first. */
+  countryRequests(limit?: number): CountryRequest[] {
+    return this.guard(() => this.countries.list(limit));
+  }
+
+  /** Requests per country, most asked first. */
+  countryDemand(): CountryDemand[] {
+    return this.guard(() => this.countries.demand());
+  }
+
+  addRemovalRequest(request: NewRemovalRequest): RemovalRequest {
+    return this.write(() => this.removals.add(request));
+  }
+
+  removalRequests(status?: RemovalStatus): RemovalRequest[] {
+    return this.guard(() => this.removals.list(status));
+  }
+
+  /** Approves or rejects a pending removal request (LedgerError invalid_state once decided). */
+  decideRemoval(id: string, decision: 'approved' | 'rejected', note: string | null = null): RemovalRequest {
+    return this.write(() => this.removals.decide(id, decision, note));
+  }
+
+  /** The businesses approved removals hide. */
+  approvedRemovals(): ApprovedRemovals {
+    return this.guard(() => this.removals.approved());
+  }
+
+  /** Approved removals so far; a server polls it to apply new approvals at once. */
+  approvedRemovalCount(): number {
+    return this.guard(() => this.removals.approvedCount());
+  }
+
+  /** Stores a report order and its frozen report; returns the read token, shown once. */
+  createReportOrder(order: NewReportOrder): { order: ReportOrder; token: string } {
+    return this.write(() => this.reports.create(order));
+  }
+
+  /** The order and its report once paid, or null for an unknown order or a wrong token alike. */
+  readReport(orderId: string, token: string): { order: ReportOrder; report: string | null } | null {
+    return this.guard(() => this.reports.read(orderId, token));
+  }
+
+  /** Marks a report order paid (idempotent); LedgerError not_found for an unknown order. */
+  markReportPaid(orderId: string, providerReference: string | null): { order: ReportOrder; changed: boolean } {
+    return this.write(() => this.reports.markPaid(orderId, providerReference));
+  }
+
+  /** The order (never its token), or null. */
+  reportOrder(orderId: string): ReportOrder | null {
+    return this.guard(() => this.reports.find(orderId));
+  }
+
+  reportOrders(limit?: number): ReportOrder[] {
+    return this.guard(() => this.reports.list(limit));
   }
 
   // ---- administration -------------------------------------------------------------------
