@@ -7,6 +7,9 @@
  * replacing one object: a query holds the view it captured and finishes on it, whatever is
  * published meanwhile; the old store is freed when the last such query lets go of it.
  *
+ * Approved business removals (`setRemovals`) are applied to every snapshot served and to every
+ * snapshot loaded later, and published the same way: at once, without a reload.
+ *
  * A file is refused, with a log entry naming the reason, when the reader refuses it (schema
  * version, columns, checksum), when its metadata's country or date differ from its path, or
  * when the store cannot be built from it. The country keeps serving what it had, and the file is
@@ -17,15 +20,19 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SnapshotError, readSnapshot } from '../snapshot/reader.ts';
 import { loadSnapshot } from './load.ts';
+import { applyRemovals, type RemovalSet } from './removals.ts';
 import type { Snapshot } from './snapshot.ts';
 
 export type { Snapshot } from './snapshot.ts';
+export type { RemovalSet } from './removals.ts';
 
 export type LogEntry = Record<string, unknown>;
 
 export interface CatalogOptions {
   /** Receives one entry per loaded or refused file. Default: a JSON line on stderr. */
   log?: (entry: LogEntry) => void;
+  /** Businesses hidden from the first load on (see setRemovals). */
+  removals?: RemovalSet;
 }
 
 /** The set of snapshots served at one moment, one per country, by country code. Immutable. */
@@ -63,6 +70,9 @@ interface FileInfo {
 }
 
 interface Serving extends FileInfo {
+  /** As loaded from the file. */
+  base: Snapshot;
+  /** As served: base with the removals applied. */
   snapshot: Snapshot;
   loadMs: number;
   bytesHeld: number;
@@ -80,9 +90,12 @@ export class Catalog {
   private readonly serving = new Map<string, Serving>();
   private readonly refused = new Map<string, { mtimeMs: number; size: number; reason: string }>();
   private readonly log: (entry: LogEntry) => void;
+  private removalSet: RemovalSet = { businessIds: new Set(), registrationNumbers: new Set() };
+  private removalGeneration = 0;
 
   private constructor(readonly dir: string, options: CatalogOptions) {
     this.log = options.log ?? defaultLog;
+    if (options.removals) this.setRemovalSet(options.removals);
   }
 
   /** Loads the newest valid snapshot of each country under dir. */
@@ -117,6 +130,35 @@ export class Catalog {
     };
   }
 
+  /**
+   * Hides every business of `removals` (the whole set approved so far) from every snapshot, now
+   * and in every snapshot loaded later, and publishes the result at once.
+   */
+  setRemovals(removals: RemovalSet): void {
+    this.setRemovalSet(removals);
+    for (const s of this.serving.values()) s.snapshot = applyRemovals(s.base, this.removalSet, this.removalGeneration);
+    this.publish();
+    this.log({
+      level: 'info', event: 'removals_applied', generation: this.removalGeneration,
+      businessIds: this.removalSet.businessIds.size, registrationNumbers: this.removalSet.registrationNumbers.size,
+    });
+  }
+
+  /** The removals applied (the last set given). */
+  removals(): RemovalSet {
+    return this.removalSet;
+  }
+
+  private setRemovalSet(removals: RemovalSet): void {
+    this.removalSet = { businessIds: new Set(removals.businessIds), registrationNumbers: new Set(removals.registrationNumbers) };
+    this.removalGeneration++;
+  }
+
+  private publish(): void {
+    const snapshots = [...this.serving.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, s]) => s.snapshot);
+    this.current = Object.freeze({ snapshots: Object.freeze(snapshots) });
+  }
+
   /** Per country: the date served, buildings, bytes the store holds, and how long it took to load. */
   report(): CountryReport[] {
     return [...this.serving.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([country, s]) => ({
@@ -142,17 +184,14 @@ export class Catalog {
         }
       }
     }
-    if (changed) {
-      const snapshots = [...this.serving.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, s]) => s.snapshot);
-      this.current = Object.freeze({ snapshots: Object.freeze(snapshots) });
-    }
+    if (changed) this.publish();
     return reports;
   }
 
   private load(country: string, file: FileInfo, serving: Serving | undefined): ReloadReport {
     const previous = serving?.date ?? null;
     const started = performance.now();
-    let snapshot: Snapshot;
+    let base: Snapshot;
     try {
       const opened = readSnapshot(file.path);
       if (opened.metadata.country !== country) {
@@ -162,7 +201,7 @@ export class Catalog {
         throw new SnapshotError(file.path, `metadata snapshot date ${opened.metadata.snapshotDate} does not match the path's ${file.date}`);
       }
       try {
-        snapshot = loadSnapshot(opened);
+        base = loadSnapshot(opened);
       } catch (err) {
         throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
       }
@@ -172,9 +211,10 @@ export class Catalog {
       this.log({ level: 'warn', event: 'snapshot_refused', country, date: file.date, path: file.path, reason, serving: previous });
       return { country, date: file.date, path: file.path, status: 'refused', reason, previous };
     }
+    const snapshot = applyRemovals(base, this.removalSet, this.removalGeneration);
     const loadMs = Math.round(performance.now() - started);
     const bytesHeld = snapshot.bytesHeld;
-    this.serving.set(country, { ...file, snapshot, loadMs, bytesHeld });
+    this.serving.set(country, { ...file, base, snapshot, loadMs, bytesHeld });
     this.refused.delete(file.path);
     this.log({
       level: 'info', event: 'snapshot_loaded', country, date: file.date, path: file.path, buildings: snapshot.rows,

@@ -16,6 +16,7 @@ import { F } from './flags.ts';
 import { Footprints } from './geometry.ts';
 import { parseUuidBytes, rankIds } from './ids.ts';
 import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
+import { buildPlaces } from './places.ts';
 import { RowTree } from './rowtree.ts';
 import { ByteSink, sharedCodes, sharedF64, sharedI32, sharedU16, sharedU32, sharedU8 } from './shared.ts';
 import { ENTRANCES_OVERFLOW, NULL_CURRENCY, Snapshot, type BusinessColumns } from './snapshot.ts';
@@ -77,6 +78,12 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   const ids = sharedU32(4 * n);
   const typeCodes = new Int32Array(n);
   const types = new StringTable();
+  // Only for the place facts, then dropped.
+  const localityCodes = new Int32Array(n);
+  const localities = new StringTable();
+  const constructionYear = new Int32Array(n);
+  const heightEstimated = new Uint8Array(n);
+  const heightBasisEstimated = columnSpec('height_basis').values!.indexOf('estimated');
 
   // Businesses: count first, then one typed array per field.
   let businessTotal = 0;
@@ -129,6 +136,15 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
         if (!c.valid(i)) throw new Error(`building_type is null at row ${row + i}`);
         typeCodes[row + i] = remap[c.code(i)];
       }
+    }
+    {
+      const c = new Col(col('locality'));
+      const remap = localities.remap(c.data);
+      for (let i = 0; i < len; i++) localityCodes[row + i] = c.valid(i) ? remap[c.code(i)] : localities.code('');
+      fillI32(new Col(col('construction_year')), constructionYear, row);
+      const basis = new Col(col('height_basis'));
+      const basisRemap = enumRemap(basis.data, columnSpec('height_basis').values!, 'height_basis');
+      for (let i = 0; i < len; i++) heightEstimated[row + i] = basis.valid(i) && basisRemap[basis.code(i)] === heightBasisEstimated ? 1 : 0;
     }
     {
       const c = new Col(col('building_id'));
@@ -261,6 +277,14 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   bizStringOffsets[biz] = bizStrings.pos;
   coldStarts[n] = coldSink.pos;
 
+  const places = buildPlaces({
+    rows: n, names: localities.values, locality: localityCodes, category: enums.category, solarPresence: enums.solar_presence,
+    floodZone: enums.flood_zone, seismicRiskClass: enums.seismic_risk_class, flags, constructionYear,
+    heightM: wide.get('height_m') as Float64Array, heightEstimated, floors: wide.get('floors') as Int32Array,
+    solarCapacityKwp: wide.get('solar_capacity_kwp') as Float64Array,
+  });
+  localities.release();
+
   const num = {} as Record<HotNum, NumColumn>;
   for (const [name, values] of wide) num[name] = values instanceof Float64Array ? packNumbers(values) : packIntegers(values);
   wide.clear();
@@ -300,7 +324,7 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
     country: metadata.country, date: metadata.snapshotDate, path: opened.path, sources: metadata.sources,
     checksum: metadata.checksum, rows: n, lon, lat, num, enums, buildingType, buildingTypes: types.values, flags,
     registeredKw, entrances, entrancesOverflow, ids, rank, byRank, business, footprints, tree, index,
-    cold, coldBlob: coldSink.toShared(), coldOffsets,
+    cold, coldBlob: coldSink.toShared(), coldOffsets, places,
   });
 }
 

@@ -16,6 +16,7 @@ import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, type HotEnum, type HotNum } from './co
 import type { Footprints } from './geometry.ts';
 import { compareIds, formatUuid, parseUuid } from './ids.ts';
 import { numberAt, sparseAt, type NumColumn, type SparseColumn } from './numeric.ts';
+import type { Places } from './places.ts';
 import type { RowTree } from './rowtree.ts';
 import { type CodeArray, bytesOf, stringBytes } from './shared.ts';
 
@@ -82,6 +83,9 @@ export interface SnapshotParts {
   cold: ColdCodec;
   coldBlob: Uint8Array;
   coldOffsets: Uint32Array | Float64Array;
+  places: Places;
+  /** Approved business removals applied to `business` and `flags` (0: none; see removals.ts). */
+  removalGeneration?: number;
 }
 
 const idScratch = new Uint32Array(4);
@@ -113,7 +117,14 @@ export class Snapshot {
   readonly footprints: Footprints;
   readonly tree: RowTree;
   readonly index: Flatbush | null;
+  readonly places: Places;
+  /**
+   * Changes whenever what the snapshot serves changes: the file's checksum, and the removals
+   * applied. Caches and ETags key on it.
+   */
+  readonly revision: string;
 
+  private readonly parts: SnapshotParts;
   private readonly byRank: Uint32Array;
   private readonly cold: ColdCodec;
   private readonly coldBlob: Uint8Array;
@@ -123,6 +134,7 @@ export class Snapshot {
   private readonly buildingTypeIndex = new Map<string, number>();
 
   constructor(p: SnapshotParts) {
+    this.parts = p;
     this.country = p.country;
     this.date = p.date;
     this.path = p.path;
@@ -153,6 +165,21 @@ export class Snapshot {
     this.coldReader = p.cold.reader(p.coldBlob);
     this.coldOffsets = p.coldOffsets;
     this.businessReader = p.cold.reader(p.business.strings, p.business.stringTables);
+    this.places = p.places;
+    this.revision = `${p.checksum.slice(-16)}.${p.removalGeneration ?? 0}`;
+  }
+
+  /** The same snapshot with other business columns and flags (removals.ts); shares everything else. */
+  withBusinesses(business: BusinessColumns, flags: Uint32Array, removalGeneration: number): Snapshot {
+    return new Snapshot({ ...this.parts, business, flags, removalGeneration });
+  }
+
+  /** business_id and registration_number of business j (an index into the business columns). */
+  businessKeys(j: number): { businessId: string; registrationNumber: string | null } {
+    const reader = this.businessReader;
+    reader.seek(this.business.stringOffsets[j]);
+    const businessId = reader.string()!;
+    return { businessId, registrationNumber: reader.string() };
   }
 
   /** Code of a building_type in this snapshot, or -1 when no building has it. */

@@ -1,0 +1,176 @@
+/**
+ * Facts of each locality of a snapshot, for public place pages: counted once at load from the
+ * same columns the store holds, so a place page costs a map lookup. Counts are exact; medians
+ * are of the buildings whose value is known; each fact also counts how many of the values
+ * behind it are modelled, which is what the page's estimate flag reports.
+ *
+ * Nothing here reads registered businesses: removals change those without a reload.
+ */
+import { CATEGORY, FLOOD_ZONE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE } from '../snapshot/schema.ts';
+import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
+import { F } from './flags.ts';
+
+/** A known count of values, how many of them are modelled, and their median (NaN when none). */
+export interface MedianFact {
+  known: number;
+  estimated: number;
+  median: number;
+}
+
+export interface PlaceFacts {
+  locality: string;
+  buildings: number;
+  /** Buildings per category, in CATEGORY order. */
+  byCategory: number[];
+  constructionYear: MedianFact & { earliest: number; latest: number };
+  heightM: MedianFact;
+  floors: MedianFact;
+  /** Buildings per solar_presence value, in SOLAR_PRESENCE order. */
+  bySolarPresence: number[];
+  withSolarPotential: number;
+  /** Sum of solar potential capacity over the buildings that have an estimate (always modelled). */
+  solarCapacityKwp: number;
+  floodMapped: number;
+  /** Buildings per flood zone, in FLOOD_ZONE order. */
+  byFloodZone: number[];
+  /** Buildings per seismic risk class, in SEISMIC_RISK_CLASS order. */
+  bySeismicRiskClass: number[];
+  withHeatingEstimate: number;
+  withThermalAssessment: number;
+  districtHeatingAvailable: number;
+  gasNetworkAvailable: number;
+}
+
+/** Per-row inputs, in row order; `locality` codes index `names`. */
+export interface PlaceInputs {
+  rows: number;
+  names: readonly string[];
+  locality: Int32Array;
+  category: Uint8Array;
+  solarPresence: Uint8Array;
+  floodZone: Uint8Array;
+  seismicRiskClass: Uint8Array;
+  flags: Uint32Array;
+  /** NULL_I32 = unknown. */
+  constructionYear: Int32Array;
+  /** NaN = unknown. */
+  heightM: Float64Array;
+  /** 1 where the height basis is `estimated`. */
+  heightEstimated: Uint8Array;
+  /** NULL_I32 = unknown. */
+  floors: Int32Array;
+  /** NaN = none. */
+  solarCapacityKwp: Float64Array;
+}
+
+export class Places {
+  private readonly byName = new Map<string, PlaceFacts>();
+
+  constructor(facts: readonly PlaceFacts[]) {
+    for (const f of facts) this.byName.set(f.locality, f);
+  }
+
+  get(locality: string): PlaceFacts | undefined {
+    return this.byName.get(locality);
+  }
+
+  /** Every place with its building count, by name. */
+  list(): { locality: string; buildings: number }[] {
+    return [...this.byName.values()].map((f) => ({ locality: f.locality, buildings: f.buildings }))
+      .sort((a, b) => (a.locality < b.locality ? -1 : a.locality > b.locality ? 1 : 0));
+  }
+
+  get size(): number {
+    return this.byName.size;
+  }
+}
+
+/** Median of values[0..n) (sorts them in place); NaN when n = 0. */
+function median(values: Float64Array, n: number): number {
+  if (n === 0) return NaN;
+  const v = values.subarray(0, n).sort();
+  return n % 2 === 1 ? v[n >> 1] : (v[(n >> 1) - 1] + v[n >> 1]) / 2;
+}
+
+/** The facts of every named locality (the empty name, "no record names one", is no place). */
+export function buildPlaces(p: PlaceInputs): Places {
+  const places = p.names.length;
+  // Rows grouped by locality (a counting sort), so each place is one contiguous run.
+  const starts = new Uint32Array(places + 1);
+  for (let r = 0; r < p.rows; r++) starts[p.locality[r] + 1]++;
+  for (let k = 0; k < places; k++) starts[k + 1] += starts[k];
+  const order = new Uint32Array(p.rows);
+  const fill = starts.slice(0, places);
+  for (let r = 0; r < p.rows; r++) order[fill[p.locality[r]]++] = r;
+
+  let largest = 0;
+  for (let k = 0; k < places; k++) largest = Math.max(largest, starts[k + 1] - starts[k]);
+  const scratch = new Float64Array(largest);
+  const out: PlaceFacts[] = [];
+  for (let k = 0; k < places; k++) {
+    const locality = p.names[k];
+    if (locality === '' || starts[k + 1] === starts[k]) continue;
+    const byCategory = new Array<number>(CATEGORY.length).fill(0);
+    const bySolarPresence = new Array<number>(SOLAR_PRESENCE.length).fill(0);
+    const byFloodZone = new Array<number>(FLOOD_ZONE.length).fill(0);
+    const bySeismicRiskClass = new Array<number>(SEISMIC_RISK_CLASS.length).fill(0);
+    let withSolarPotential = 0, solarCapacityKwp = 0, floodMapped = 0, withHeatingEstimate = 0, withThermalAssessment = 0;
+    let districtHeatingAvailable = 0, gasNetworkAvailable = 0;
+    let yearEstimated = 0, earliest = Infinity, latest = -Infinity;
+    for (let i = starts[k]; i < starts[k + 1]; i++) {
+      const r = order[i];
+      const f = p.flags[r];
+      byCategory[p.category[r]]++;
+      bySolarPresence[p.solarPresence[r]]++;
+      if (p.floodZone[r] !== NULL_CODE_U8) byFloodZone[p.floodZone[r]]++;
+      if (p.seismicRiskClass[r] !== NULL_CODE_U8) bySeismicRiskClass[p.seismicRiskClass[r]]++;
+      if (f & F.SOLAR_POTENTIAL) {
+        withSolarPotential++;
+        const kwp = p.solarCapacityKwp[r];
+        if (kwp === kwp) solarCapacityKwp += kwp;
+      }
+      if (f & F.FLOOD_ZONE_MAPPED) floodMapped++;
+      if (f & F.HEATING_ESTIMATE) withHeatingEstimate++;
+      if (f & F.THERMAL_ASSESSMENT) withThermalAssessment++;
+      if ((f & F.DISTRICT_HEATING_KNOWN) && (f & F.DISTRICT_HEATING)) districtHeatingAvailable++;
+      if ((f & F.GAS_NETWORK_KNOWN) && (f & F.GAS_NETWORK)) gasNetworkAvailable++;
+      const y = p.constructionYear[r];
+      if (y !== NULL_I32) {
+        if (y < earliest) earliest = y;
+        if (y > latest) latest = y;
+        if (f & F.CONSTRUCTION_YEAR_IS_ESTIMATE) yearEstimated++;
+      }
+    }
+    const fact = (value: (r: number) => number, estimated: (r: number) => boolean): MedianFact => {
+      let n = 0, est = 0;
+      for (let i = starts[k]; i < starts[k + 1]; i++) {
+        const r = order[i];
+        const v = value(r);
+        if (v !== v) continue;
+        scratch[n++] = v;
+        if (estimated(r)) est++;
+      }
+      return { known: n, estimated: est, median: median(scratch, n) };
+    };
+    const year = fact((r) => (p.constructionYear[r] === NULL_I32 ? NaN : p.constructionYear[r]), () => false);
+    out.push({
+      locality,
+      buildings: starts[k + 1] - starts[k],
+      byCategory,
+      constructionYear: { ...year, estimated: yearEstimated, earliest: year.known ? earliest : NaN, latest: year.known ? latest : NaN },
+      heightM: fact((r) => p.heightM[r], (r) => p.heightEstimated[r] === 1),
+      floors: fact((r) => (p.floors[r] === NULL_I32 ? NaN : p.floors[r]), (r) => (p.flags[r] & F.FLOORS_IS_ESTIMATE) !== 0),
+      bySolarPresence,
+      withSolarPotential,
+      solarCapacityKwp,
+      floodMapped,
+      byFloodZone,
+      bySeismicRiskClass,
+      withHeatingEstimate,
+      withThermalAssessment,
+      districtHeatingAvailable,
+      gasNetworkAvailable,
+    });
+  }
+  return new Places(out);
+}

@@ -1,0 +1,99 @@
+/**
+ * Approved business removals in the store: a removed business is gone from every reader (child
+ * lists, records, the has_registered_business flag, the name and employees filters, the
+ * employees sort), matched by business_id or by registration_number, in the snapshots served and
+ * in those loaded later; the rest of the store is shared, not copied. Expected ids are written
+ * by hand from the records below.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
+import { queryBuildings } from '../src/query/buildings.ts';
+import type { BuildingsQuery } from '../src/query/types.ts';
+import { blankRecord } from '../src/snapshot/record.ts';
+import type { BuildingRecord, BusinessRecord } from '../src/snapshot/schema.ts';
+import { SnapshotWriter } from '../src/snapshot/writer.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'edifice-removals-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const biz = (id: string, reg: string | null, name: string, active: boolean, employees: number | null): BusinessRecord => ({
+  business_id: id, registration_number: reg, name, active, employees_min: employees, employees_max: employees,
+  turnover: null, turnover_currency: null, turnover_financial_year: null,
+});
+
+const A = blankRecord('t:a', 21.001, 45.001, { businesses: [biz('b1', 'R1', 'Alpha SRL', true, 40), biz('b2', 'R2', 'Beta SRL', false, 5)] });
+const B = blankRecord('t:b', 21.002, 45.002, { businesses: [biz('b3', 'R3', 'Gamma SA', true, 50)] });
+const C = blankRecord('t:c', 21.003, 45.003, { businesses: [biz('b4', 'R4', 'Alpha SRL', true, 10)] });
+const D = blankRecord('t:d', 21.004, 45.004, { businesses: [] });
+const RECORDS = [A, B, C, D];
+
+async function write(date: string): Promise<void> {
+  const writer = new SnapshotWriter({ country: 'XA', snapshotDate: date, sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: date }] });
+  for (const r of RECORDS) writer.add(r);
+  await writer.finish(join(root, 'XA', `${date}.arrow`));
+}
+
+const ids = (view: CatalogView, q: Partial<BuildingsQuery>): string[] => queryBuildings(view, {
+  bbox: { minLon: 21, minLat: 45, maxLon: 21.01, maxLat: 45.01 }, sort: 'volume', limit: 100, offset: 0, ...q,
+}).rows.map((r) => r.snapshot.buildingId(r.row));
+
+const businessesOf = (view: CatalogView, r: BuildingRecord): string[] => {
+  const s = view.snapshots[0];
+  return s.businesses(s.findRow(r.building_id)).map((b) => b.business_id);
+};
+
+describe('approved removals in the store', () => {
+  it('hide a business by business_id or registration_number from every reader, sharing the rest of the store', async () => {
+    await write('2026-11-21');
+    const catalog = Catalog.open(root, { log: () => {} });
+    const before = catalog.view();
+    const s0 = before.snapshots[0];
+    expect(ids(before, { hasRegisteredBusiness: true }).sort()).toEqual([A, B, C].map((r) => r.building_id).sort());
+    expect(ids(before, { registeredBusinessName: 'alpha' }).sort()).toEqual([A, C].map((r) => r.building_id).sort());
+
+    catalog.setRemovals({ businessIds: new Set(['b1']), registrationNumbers: new Set(['R3']) });
+    const after = catalog.view();
+    const s1 = after.snapshots[0];
+    expect(s1).not.toBe(s0);
+    expect(s1.revision).not.toBe(s0.revision);
+    expect(s1.lon).toBe(s0.lon); // shared, not copied
+    expect(s1.tree).toBe(s0.tree);
+
+    expect(businessesOf(after, A)).toEqual(['b2']);
+    expect(businessesOf(after, B)).toEqual([]);
+    expect(businessesOf(after, C)).toEqual(['b4']);
+    const recordA = s1.record(s1.findRow(A.building_id));
+    expect(recordA.businesses.map((b) => b.business_id)).toEqual(['b2']);
+    expect(s1.businessCount(s1.findRow(B.building_id))).toBe(0);
+    // A keeps only an inactive business: no longer "has a registered business".
+    expect(ids(after, { hasRegisteredBusiness: true })).toEqual([C.building_id]);
+    expect(ids(after, { registeredBusinessName: 'alpha' })).toEqual([C.building_id]);
+    expect(ids(after, { registeredBusinessName: 'gamma' })).toEqual([]);
+    expect(ids(after, { minRegisteredBusinessEmployees: 30 })).toEqual([]);
+    // Employees sort: C (10), then A (5, its inactive business), B and D unknown last by id.
+    const ranked = ids(after, { sort: 'registered_business_employees' });
+    expect(ranked.slice(0, 2)).toEqual([C.building_id, A.building_id]);
+    expect(ranked.slice(2).sort()).toEqual(ranked.slice(2));
+
+    // A query that captured the old view still reads it whole.
+    expect(businessesOf(before, A)).toEqual(['b1', 'b2']);
+    expect(catalog.removals().businessIds.has('b1')).toBe(true);
+  });
+
+  it('apply to a snapshot loaded later and to a catalog opened with them', async () => {
+    const catalog = Catalog.open(root, { log: () => {}, removals: { businessIds: new Set(['b4']), registrationNumbers: new Set() } });
+    expect(businessesOf(catalog.view(), C)).toEqual([]);
+    await write('2026-11-22');
+    expect(catalog.rescan().map((r) => r.status)).toEqual(['loaded']);
+    const view = catalog.view();
+    expect(view.snapshots[0].date).toBe('2026-11-22');
+    expect(businessesOf(view, C)).toEqual([]);
+    expect(businessesOf(view, A)).toEqual(['b1', 'b2']);
+    // The whole set replaces the last one: an empty set shows everything again.
+    catalog.setRemovals({ businessIds: new Set(), registrationNumbers: new Set() });
+    expect(businessesOf(catalog.view(), C)).toEqual(['b4']);
+  });
+});
