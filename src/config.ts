@@ -15,6 +15,22 @@ export interface Config {
   countriesUrl: string;
   /** Buildings of the synthetic demo country generated when no snapshot exists. */
   demoBuildings: number;
+  /**
+   * Reverse proxies in front of the server whose X-Forwarded-For is trusted: the client address
+   * is the entry this many places from the right (0: the socket's peer, the header is ignored).
+   */
+  trustedProxies: number;
+  /** max-age of the Cache-Control of /public answers, in seconds. */
+  publicMaxAgeS: number;
+  /** Price of a building report in minor units (cents) of reportCurrency. */
+  reportPriceMinor: number;
+  reportCurrency: string;
+  /** builtin: orders are paid at checkout; webhook: pending until a signed webhook confirms payment. */
+  paymentProvider: 'builtin' | 'webhook';
+  /** Secret of the payment webhook's HMAC-SHA256 signature; null: the webhook refuses every call. */
+  paymentWebhookSecret: string | null;
+  /** How often the server looks for newly approved business removals, in ms. */
+  removalsPollMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -25,10 +41,26 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
   return n;
 }
 
+/** A decimal amount such as 9.90 in minor units (990). */
+function price(env: NodeJS.ProcessEnv, name: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return 0;
+  const m = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(raw);
+  if (!m) throw new RangeError(`${name} must be an amount such as 9.90 (at most two decimals), got "${raw}".`);
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'EDIFICE_PORT', 8080, 0, 65535);
   const basePath = env.EDIFICE_BASE_PATH ?? '/v1';
   if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) throw new RangeError(`EDIFICE_BASE_PATH must look like /v1 (no trailing slash), got "${basePath}".`);
+  const currency = env.EDIFICE_REPORT_CURRENCY || 'EUR';
+  if (!/^[A-Z]{3}$/.test(currency)) throw new RangeError(`EDIFICE_REPORT_CURRENCY must be three capitals (ISO 4217), got "${currency}".`);
+  const provider = env.EDIFICE_PAYMENT_PROVIDER || 'builtin';
+  if (provider !== 'builtin' && provider !== 'webhook') throw new RangeError(`EDIFICE_PAYMENT_PROVIDER must be builtin or webhook, got "${provider}".`);
+  const secret = env.EDIFICE_PAYMENT_WEBHOOK_SECRET || null;
+  if (secret !== null && secret.length < 16) throw new RangeError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
+  if (provider === 'webhook' && secret === null) throw new RangeError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
     port,
@@ -39,5 +71,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appUrl: env.EDIFICE_APP_URL || 'https://app.edifice.example',
     countriesUrl: env.EDIFICE_COUNTRIES_URL || 'https://edifice.example/countries',
     demoBuildings: int(env, 'EDIFICE_DEMO_BUILDINGS', 20_000, 1_000, 10_000_000),
+    trustedProxies: int(env, 'EDIFICE_TRUSTED_PROXIES', 0, 0, 10),
+    publicMaxAgeS: int(env, 'EDIFICE_PUBLIC_MAX_AGE', 300, 0, 86_400),
+    reportPriceMinor: price(env, 'EDIFICE_REPORT_PRICE'),
+    reportCurrency: currency,
+    paymentProvider: provider,
+    paymentWebhookSecret: secret,
+    removalsPollMs: int(env, 'EDIFICE_REMOVALS_POLL_MS', 1_000, 50, 60_000),
   };
 }

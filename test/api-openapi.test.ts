@@ -10,6 +10,7 @@ import { ERROR_CODES } from '../src/api/errors.ts';
 import { OPERATIONS } from '../src/api/operations.ts';
 import { buildOpenApi } from '../src/api/openapi.ts';
 import { PARAMETERS, parametersOf } from '../src/api/params.ts';
+import { BODY_FIELDS, bodyFieldsOf } from '../src/api/bodies.ts';
 
 type J = Record<string, any>;
 
@@ -18,9 +19,15 @@ const doc = buildOpenApi({ baseUrl: BASE }) as unknown as J;
 
 const PATHS = ['/buildings', '/buildings/at', '/buildings/{building_id}/units', '/buildings/{building_id}/registered-businesses', '/openapi.json'];
 const AUTHENTICATED = PATHS.slice(0, 4);
+/** The operations without a key: method and path, typed again from the issue and the spec. */
+const PUBLIC_GETS = ['/public/buildings/{building_id}', '/public/places/{country}/{locality}', '/public/countries/{country}/places', '/public/countries'];
+const OPEN = [
+  ['post', '/public/country-requests'], ['post', '/removal-requests'], ['post', '/reports'], ['get', '/reports/{order_id}'],
+  ['post', '/reports/payment-webhook'],
+] as const;
 
-function operationAt(path: string): J {
-  return doc.paths[path].get;
+function operationAt(path: string, method = 'get'): J {
+  return doc.paths[path][method];
 }
 
 function parameter(path: string, name: string): J {
@@ -43,19 +50,29 @@ describe('the document', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
   });
 
-  it('has every path, GET only', () => {
-    expect(Object.keys(doc.paths).sort()).toEqual([...PATHS].sort());
-    for (const path of PATHS) expect(Object.keys(doc.paths[path])).toEqual(['get']);
-    expect(Object.values(OPERATIONS).map((o) => o.path).sort()).toEqual([...PATHS].sort());
+  it('has every path with its one method', () => {
+    const all = [...PATHS, ...PUBLIC_GETS, ...OPEN.map(([, path]) => path)];
+    expect(Object.keys(doc.paths).sort()).toEqual([...all].sort());
+    for (const path of [...PATHS, ...PUBLIC_GETS]) expect(Object.keys(doc.paths[path])).toEqual(['get']);
+    for (const [method, path] of OPEN) expect(Object.keys(doc.paths[path])).toEqual([method]);
+    expect(Object.values(OPERATIONS).map((o) => o.path).sort()).toEqual([...all].sort());
   });
 
-  it('the description needs no key; every other operation does', () => {
+  it('the key endpoints need a key; the description, /public and the country, removal and report operations need none', () => {
     expect(operationAt('/openapi.json').security).toEqual([]);
     for (const path of AUTHENTICATED) expect(operationAt(path).security).toBeUndefined();
+    for (const path of PUBLIC_GETS) expect(operationAt(path).security).toEqual([]);
+    for (const [method, path] of OPEN) expect(operationAt(path, method).security).toEqual([]);
   });
 
-  it('tags: Buildings, Registered businesses, Meta', () => {
-    expect(doc.tags.map((t: J) => t.name)).toEqual(['Buildings', 'Registered businesses', 'Meta']);
+  it('tags: Buildings, Registered businesses, Meta and the spec\'s groups without a key', () => {
+    expect(doc.tags.map((t: J) => t.name)).toEqual([
+      'Buildings', 'Registered businesses', 'Meta', 'Public building pages', 'Countries', 'Removal requests', 'Building reports',
+    ]);
+    expect(operationAt('/public/countries').tags).toEqual(['Countries']);
+    expect(operationAt('/public/country-requests', 'post').tags).toEqual(['Countries']);
+    expect(operationAt('/removal-requests', 'post').tags).toEqual(['Removal requests']);
+    expect(operationAt('/reports/{order_id}').tags).toEqual(['Building reports']);
     expect(operationAt('/buildings/{building_id}/registered-businesses').tags).toEqual(['Registered businesses']);
     expect(operationAt('/openapi.json').tags).toEqual(['Meta']);
   });
@@ -64,7 +81,7 @@ describe('the document', () => {
 describe('parameters come from the table', () => {
   for (const op of Object.values(OPERATIONS)) {
     it(`${op.id}: exactly the table's parameters, in its order`, () => {
-      const names = ((operationAt(op.path).parameters ?? []) as J[]).map((p) => p.name);
+      const names = ((operationAt(op.path, op.method).parameters ?? []) as J[]).map((p) => p.name);
       expect(names).toEqual(parametersOf(op.id).map((p) => p.name));
     });
   }
@@ -187,9 +204,10 @@ describe('responses', () => {
     expect(e.required).toEqual(['error']);
     expect(e.properties.error.required).toEqual(['code', 'message', 'parameter']);
     expect(e.properties.error.properties.code.enum).toEqual([...ERROR_CODES]);
-    expect([...ERROR_CODES].sort()).toEqual(
-      ['forbidden', 'insufficient_credits', 'invalid_parameter', 'quota_exceeded', 'rate_limited', 'unauthorized', 'unavailable'],
-    );
+    expect([...ERROR_CODES].sort()).toEqual([
+      'forbidden', 'insufficient_credits', 'invalid_parameter', 'not_found', 'payload_too_large', 'quota_exceeded', 'rate_limited',
+      'unauthorized', 'unavailable', 'unsupported_media_type',
+    ]);
   });
 
   it('every header of spec 8 is a component', () => {
@@ -198,34 +216,87 @@ describe('responses', () => {
 
   it('schemas of every resource and envelope', () => {
     expect(Object.keys(doc.components.schemas).sort()).toEqual([
-      'Building', 'BuildingsPage', 'Employees', 'Error', 'ExistingSolarPanels', 'FloorArea', 'Height', 'OpenApiDocument',
-      'PointPage', 'RegisteredBusiness', 'RegisteredBusinessesPage', 'RegisteredSolar', 'SolarInstallation', 'SolarPotential',
-      'Turnover', 'Unit', 'UnitsPage',
+      'Building', 'BuildingsPage', 'CountryList', 'CountryRequestReceipt', 'Employees', 'Error', 'ExistingSolarPanels', 'FloorArea',
+      'Height', 'OpenApiDocument', 'PointPage', 'PublicBuilding', 'PublicBusiness', 'PublicError', 'PublicFact', 'PublicPlace',
+      'PublicPlaceList', 'RegisteredBusiness', 'RegisteredBusinessesPage', 'RegisteredSolar', 'RemovalRequestReceipt', 'Report',
+      'ReportDocument', 'ReportOrder', 'ReportOrderCreated', 'SolarInstallation', 'SolarPotential', 'Turnover', 'Unit', 'UnitsPage',
     ]);
     expect(doc.components.schemas.BuildingsPage.properties.meta.required).toEqual(['total', 'total_is_capped', 'limit', 'offset', 'sort']);
   });
 });
 
-describe('extensions (the hook for /public and the other operations a later issue adds)', () => {
+describe('operations without a key', () => {
+  for (const path of PUBLIC_GETS) {
+    it(`GET ${path}: cacheable 200 with ETag and Cache-Control, 304, and the flat public errors`, () => {
+      const r = operationAt(path).responses;
+      expect(Object.keys(r).sort()).toEqual(['200', '304', '400', '404', '429', '503']);
+      expect(r['200'].headers.ETag.required).toBe(true);
+      expect(r['200'].headers['Cache-Control'].required).toBe(true);
+      for (const status of ['400', '404', '429', '503']) {
+        const resolved = doc.components.responses[r[status].$ref.split('/').pop()];
+        expect(resolved.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PublicError' });
+      }
+    });
+  }
+
+  it('the flat error format: {error: code} with a message for invalid_parameter only (spec 7)', () => {
+    const e = doc.components.schemas.PublicError;
+    expect(e.required).toEqual(['error']);
+    expect(e.properties.error.enum).toEqual(['not_found', 'invalid_parameter', 'rate_limited', 'unavailable']);
+  });
+
+  for (const [method, path] of OPEN) {
+    it(`${method.toUpperCase()} ${path}: structured errors; a body from the body table`, () => {
+      const op = operationAt(path, method);
+      const codes = Object.keys(op.responses);
+      expect(codes).toEqual(expect.arrayContaining(['400', '429', '503']));
+      expect(doc.components.responses[op.responses['400'].$ref.split('/').pop()].content['application/json'].schema)
+        .toEqual({ $ref: '#/components/schemas/Error' });
+      const opId = op.operationId as keyof typeof OPERATIONS;
+      if (method === 'post') {
+        expect(codes).toEqual(expect.arrayContaining(['413', '415']));
+        const schema = op.requestBody.content['application/json'].schema;
+        expect(Object.keys(schema.properties)).toEqual(bodyFieldsOf(opId).map((f) => f.name));
+        expect(schema.required).toEqual(bodyFieldsOf(opId).filter((f) => f.required).map((f) => f.name));
+        expect(schema.additionalProperties).toBe(false);
+      } else {
+        expect(op.requestBody).toBeUndefined();
+      }
+    });
+  }
+
+  it('body fields as the issue and spec set them', () => {
+    const field = (op: string, name: string) => BODY_FIELDS.find((f) => f.name === name && f.operations.includes(op as never))!;
+    expect(field('createCountryRequest', 'country')).toMatchObject({ required: true, pattern: '^[A-Z]{2}$' });
+    expect(field('createCountryRequest', 'email').required).toBe(false);
+    expect(field('createRemovalRequest', 'reason')).toMatchObject({ required: true, minLength: 10, maxLength: 2000 });
+    expect(field('createReportOrder', 'email').required).toBe(true);
+    expect(operationAt('/removal-requests', 'post').requestBody.content['application/json'].schema.anyOf)
+      .toEqual([{ required: ['business_id'] }, { required: ['registration_number'] }]);
+    expect(operationAt('/reports/payment-webhook', 'post').responses['401']).toBeDefined();
+  });
+});
+
+describe('extensions (the hook for operations added later)', () => {
   it('merges tags, paths and components, and the result still validates', async () => {
     const ext = buildOpenApi({
       baseUrl: BASE,
       extensions: [{
-        tags: [{ name: 'Public building pages', description: 'No key.' }],
+        tags: [{ name: 'Partners', description: 'No key.' }],
         paths: {
-          '/public/buildings/{building_id}': {
+          '/partners/buildings/{building_id}': {
             get: {
-              operationId: 'getPublicBuilding', tags: ['Public building pages'], security: [],
+              operationId: 'getPartnerBuilding', tags: ['Partners'], security: [],
               parameters: [{ name: 'building_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
-              responses: { 200: { description: 'Facts.', content: { 'application/json': { schema: { $ref: '#/components/schemas/PublicBuilding' } } } } },
+              responses: { 200: { description: 'Facts.', content: { 'application/json': { schema: { $ref: '#/components/schemas/PartnerBuilding' } } } } },
             },
           },
         },
-        schemas: { PublicBuilding: { type: 'object' } },
+        schemas: { PartnerBuilding: { type: 'object' } },
       }],
     });
-    expect(ext.tags.map((t) => t.name)).toContain('Public building pages');
-    expect(ext.paths['/public/buildings/{building_id}']).toBeDefined();
+    expect(ext.tags.map((t) => t.name)).toContain('Partners');
+    expect(ext.paths['/partners/buildings/{building_id}']).toBeDefined();
     await expect(SwaggerParser.validate(structuredClone(ext) as any)).resolves.toBeTruthy();
   });
 

@@ -16,6 +16,8 @@ import type { BuildingsQuery } from '../src/query/types.ts';
 
 const BBOX = 'bbox=9.47,47.04,9.64,47.27';
 const ID = '6f1c2a8e-3d4b-5e6f-9a0b-1c2d3e4f5a6b';
+const ORDER = 'ord_4fQ9aZ0bC1dE2f';
+const TOKEN = `rpt_${'aZ09'.repeat(8)}`;
 
 /** The error a query is refused with; fails the test when it is accepted. */
 function refusal(run: () => unknown): ApiError {
@@ -55,6 +57,18 @@ function run(op: OperationId, name: string, value: string): () => unknown {
       return name === 'building_id'
         ? () => parseRegisteredBusinessesQuery(value, '')
         : () => parseRegisteredBusinessesQuery(ID, `${name}=${enc(value)}`);
+    case 'getPublicBuilding':
+      return () => parseParameters(op, '', { building_id: value });
+    case 'getPublicPlace': {
+      const path = { country: 'RO', locality: 'Cluj-Napoca', [name]: value };
+      return () => parseParameters(op, '', path);
+    }
+    case 'listPublicPlaces':
+      return () => parseParameters(op, '', { country: value });
+    case 'getReport':
+      return name === 'order_id'
+        ? () => parseParameters(op, `token=${TOKEN}`, { order_id: value })
+        : () => parseParameters(op, `token=${enc(value)}`, { order_id: ORDER });
     default:
       throw new Error(op);
   }
@@ -179,6 +193,25 @@ const BAD: Record<OperationId, Record<string, string[]>> = {
     offset: ['-1', '10001', '1e2'],
   },
   getOpenApi: {},
+  getPublicBuilding: {
+    building_id: ['not-a-uuid', `${ID}0`, 'urn:uuid:' + ID],
+  },
+  getPublicPlace: {
+    country: ['ro', 'ROU', 'R', 'R0'],
+    locality: ['x'.repeat(201)],
+  },
+  listPublicPlaces: {
+    country: ['ro', 'ROU', '12'],
+  },
+  listCountries: {},
+  createCountryRequest: {},
+  createRemovalRequest: {},
+  createReportOrder: {},
+  getReport: {
+    order_id: ['ord_short', 'order_4fQ9aZ0bC1dE2f', 'ord_4fQ9aZ0bC1dE2f!', 'ws_4fQ9aZ0bC1dE2f'],
+    token: ['rpt_short', `rpt_${'a'.repeat(33)}`, `tok_${'a'.repeat(32)}`, `rpt_${'a'.repeat(31)}-`],
+  },
+  confirmReportPayment: {},
 };
 
 // ---------------------------------------------------------------------------------------------

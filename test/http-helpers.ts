@@ -25,17 +25,18 @@ export interface TestServer {
 }
 
 /** Writes a small synthetic country once per folder; returns its snapshots folder. */
-export async function syntheticSnapshots(buildings = 4000, seed = 7): Promise<string> {
+export async function syntheticSnapshots(buildings = 4000, seed = 7, country = 'XA'): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'edifice-http-'));
-  await writeSyntheticCountry({ seed, buildings, bounds: [9.4, 47.0, 9.7, 47.3], outDir: join(dir, 'snapshots') });
+  await writeSyntheticCountry({ seed, buildings, country, bounds: [9.4, 47.0, 9.7, 47.3], outDir: join(dir, 'snapshots') });
   return dir;
 }
 
-export async function startTestServer(dir: string, ledgerOptions: LedgerOptions = {}, ledgerFile = 'ledger.db'): Promise<TestServer> {
-  const config = { ...loadConfig({}), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, ledgerFile) };
+/** A real server on 127.0.0.1; `env` sets configuration as the EDIFICE_* variables would. */
+export async function startTestServer(dir: string, ledgerOptions: LedgerOptions = {}, ledgerFile = 'ledger.db', env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
+  const config = { ...loadConfig(env), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, ledgerFile) };
   const catalog = Catalog.open(config.snapshotsDir);
   const ledger = Ledger.open(config.ledgerPath, ledgerOptions);
-  const server = await startServer({ config, catalog, ledger, log: pino({ level: 'silent' }) });
+  const server = await startServer({ config, catalog, ledger, log: pino({ level: 'silent' }), now: ledgerOptions.now });
   const url = `http://127.0.0.1:${server.port}`;
   return {
     url, base: `${url}/v1`, dir, catalog, ledger, server,
@@ -70,6 +71,8 @@ export class ResponseValidator {
     this.ajv.addFormat('date', /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/);
     this.ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
     this.ajv.addFormat('uri', /^https?:\/\/[^\s]+$/);
+    this.ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+    this.ajv.addFormat('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
     const defs = JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('#/components/schemas/', 'https://edifice.test/live#/$defs/'));
     this.ajv.addSchema({ $id: 'https://edifice.test/live', $defs: defs });
   }
@@ -84,11 +87,11 @@ export class ResponseValidator {
   }
 
   /** Problems of one response: undeclared status, body not matching its schema, missing required header. */
-  problems(path: string, status: number, headers: Headers, body: unknown): string[] {
-    const op = this.doc.paths[path]?.get;
-    if (!op) return [`no GET ${path} in the document`];
+  problems(path: string, status: number, headers: Headers, body: unknown, method = 'get'): string[] {
+    const op = this.doc.paths[path]?.[method];
+    if (!op) return [`no ${method.toUpperCase()} ${path} in the document`];
     const declared = op.responses[String(status)];
-    if (!declared) return [`status ${status} is not declared for GET ${path}`];
+    if (!declared) return [`status ${status} is not declared for ${method.toUpperCase()} ${path}`];
     const response = this.resolve(declared);
     const out: string[] = [];
     for (const [name, h] of Object.entries<J>(response.headers ?? {})) {

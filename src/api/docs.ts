@@ -3,6 +3,7 @@
  * `description`) and Markdown tables of every operation's parameters for the API docs.
  */
 import { OPERATIONS, operationLabel, type OperationId } from './operations.ts';
+import { BODY_ONE_OF, bodyFieldsOf, type BodyField } from './bodies.ts';
 import { parametersOf, rangePairs, type Condition, type ParamSpec } from './params.ts';
 
 const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 10 });
@@ -25,6 +26,14 @@ export function constraintText(p: ParamSpec): string {
   if (p.expected && p.format !== 'uuid') parts.push(p.expected);
   if (p.minLength !== undefined) parts.push(`${p.minLength} to ${p.maxLength} characters`);
   if (p.default !== undefined) parts.push(`default ${String(p.default)}`);
+  return parts.join('; ');
+}
+
+function bodyConstraintText(f: BodyField): string {
+  const parts: string[] = [f.type === 'enum' ? `one of ${f.values!.join(', ')}` : f.type];
+  if (f.expected) parts.push(f.expected);
+  if (f.minLength !== undefined || f.maxLength !== undefined) parts.push(`${f.minLength ?? 0} to ${f.maxLength} characters`);
+  if (f.min !== undefined) parts.push(`at least ${fmt.format(f.min)}`);
   return parts.join('; ');
 }
 
@@ -59,8 +68,15 @@ export function renderParameterDocs(): string {
   ];
   for (const op of Object.values(OPERATIONS)) {
     const params = parametersOf(op.id);
-    if (params.length === 0) continue;
+    const fields = bodyFieldsOf(op.id);
+    if (params.length === 0 && fields.length === 0) continue;
     lines.push('', `## ${operationLabel(op.id)}`, '', `${op.summary}.`);
+    if (fields.length > 0) {
+      lines.push('', '**JSON body**', '', '| Field | Required | Type and constraints | Description |', '|---|---|---|---|');
+      for (const f of fields) lines.push(`| ${f.name} | ${f.required ? 'yes' : 'no'} | ${cell(bodyConstraintText(f))} | ${cell(f.doc)} |`);
+      const oneOf = BODY_ONE_OF[op.id];
+      if (oneOf) lines.push('', `Give at least one of ${oneOf.join(', ')}.`);
+    }
     let group = '';
     for (const p of params) {
       if (p.group !== group) {

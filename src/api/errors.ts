@@ -4,14 +4,19 @@
  * of spec section 7 with `errorBody` and turns anything else into a logged 500.
  */
 
-/** Every `error.code` an authenticated endpoint answers with (spec 7; DESIGN "Interpretations"). */
+/**
+ * Every `error.code` of the structured error format (spec 7; DESIGN "Interpretations"). The last
+ * three belong to the operations without a key that take a body or name a record: country,
+ * removal and report requests.
+ */
 export const ERROR_CODES = [
   'invalid_parameter', 'unauthorized', 'insufficient_credits', 'forbidden', 'rate_limited', 'quota_exceeded', 'unavailable',
+  'not_found', 'payload_too_large', 'unsupported_media_type',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The status of each code. */
-export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 429 | 503>> = {
+export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 404 | 413 | 415 | 429 | 503>> = {
   invalid_parameter: 400,
   unauthorized: 401,
   insufficient_credits: 402,
@@ -19,7 +24,17 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 42
   rate_limited: 429,
   quota_exceeded: 429,
   unavailable: 503,
+  not_found: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
 };
+
+/** The codes of the flat error format of the endpoints under /public (spec 7). */
+export const PUBLIC_ERROR_CODES = ['not_found', 'invalid_parameter', 'rate_limited', 'unavailable'] as const;
+export type PublicErrorCode = (typeof PUBLIC_ERROR_CODES)[number];
+
+/** `{error: code}`, with `message` for invalid_parameter only: spec 7, endpoints under /public. */
+export type PublicErrorBody = { error: PublicErrorCode; message?: string };
 
 /** `{error: {code, message, parameter}}`: spec 7, authenticated endpoints. */
 export interface ErrorBody {
@@ -64,4 +79,20 @@ export class ApiError extends Error {
 
 export function errorBody(err: ApiError): ErrorBody {
   return { error: { code: err.code, message: err.message, parameter: err.parameter } };
+}
+
+/**
+ * The flat body of an error under /public. A code the flat format does not have (a body that
+ * is too large, say, which no /public GET takes) is reported as invalid_parameter with its message.
+ */
+export function publicErrorBody(err: ApiError): PublicErrorBody {
+  if (err.code === 'invalid_parameter') return { error: 'invalid_parameter', message: err.message };
+  if ((PUBLIC_ERROR_CODES as readonly string[]).includes(err.code)) return { error: err.code as PublicErrorCode };
+  return { error: 'invalid_parameter', message: err.message };
+}
+
+/** The status a refusal under /public answers with: that of its flat code. */
+export function publicErrorStatus(err: ApiError): number {
+  const body = publicErrorBody(err);
+  return body.error === err.code ? err.status : 400;
 }

@@ -10,3 +10,7 @@ export * from './envelope.ts';
 export * from './encode.ts';
 export * from './openapi.ts';
 export * from './docs.ts';
+export * from './bodies.ts';
+export * from './facts.ts';
+export * from './place.ts';
+export * from './report.ts';

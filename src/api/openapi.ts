@@ -14,13 +14,13 @@ import {
 } from '../snapshot/schema.ts';
 import { describeParameter } from './docs.ts';
 import { ApiError, ERROR_CODES, type ErrorCode } from './errors.ts';
-import { OPERATIONS, type Operation } from './operations.ts';
+import { OPERATIONS, type Operation, type Tag } from './operations.ts';
 import { BBOX_PARTS, parametersOf, type ParamSpec } from './params.ts';
 import { parseBuildingsQuery } from './validate.ts';
+import { openResponses, publicPageResponses, publicResponses, publicSchemas, requestBody } from './openapi-public.ts';
+import { date, enumOf, ndate, nenum, nint, nnum, nstr, nullableRef, numb, object, ref, str, type Json } from './json-schema.ts';
 
 export const API_VERSION = '1.0.0';
-
-type Json = Record<string, unknown>;
 
 export interface OpenApiDocument {
   openapi: '3.1.0';
@@ -55,23 +55,6 @@ export interface OpenApiOptions {
 // ---------------------------------------------------------------------------------------------
 // Schema helpers
 // ---------------------------------------------------------------------------------------------
-
-const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-const nullableRef = (name: string, description: string): Json => ({ description, oneOf: [ref(name), { type: 'null' }] });
-const str = (description: string, extra: Json = {}): Json => ({ type: 'string', description, ...extra });
-const nstr = (description: string, extra: Json = {}): Json => ({ type: ['string', 'null'], description, ...extra });
-const numb = (description: string, extra: Json = {}): Json => ({ type: 'number', description, ...extra });
-const nnum = (description: string, extra: Json = {}): Json => ({ type: ['number', 'null'], description, ...extra });
-const nint = (description: string, extra: Json = {}): Json => ({ type: ['integer', 'null'], description, ...extra });
-const date = (description: string): Json => ({ type: 'string', format: 'date', description });
-const ndate = (description: string): Json => ({ type: ['string', 'null'], format: 'date', description });
-const enumOf = (values: readonly string[], description: string): Json => ({ type: 'string', enum: [...values], description });
-const nenum = (values: readonly string[], description: string): Json => ({ type: ['string', 'null'], enum: [...values, null], description });
-
-/** An object whose every property is required, in the order given (the serializers' order). */
-function object(description: string, properties: Record<string, Json>): Json {
-  return { type: 'object', description, required: Object.keys(properties), properties };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Resources
@@ -373,11 +356,20 @@ function operationObject(op: Operation): Json {
   };
   const params = parametersOf(op.id);
   if (params.length > 0) out.parameters = params.map((p) => parameterObject(p, op));
-  if (!op.authenticated) {
-    out.security = [];
+  if (op.method === 'post') out.requestBody = requestBody(op);
+  if (op.access !== 'key') out.security = [];
+  if (op.access === 'meta') {
     out.responses = {
       200: { description: op.summary, content: { 'application/json': { schema: ref(op.response) } } },
     };
+    return out;
+  }
+  if (op.access === 'public') {
+    out.responses = publicPageResponses(op);
+    return out;
+  }
+  if (op.access === 'open') {
+    out.responses = openResponses(op);
     return out;
   }
   out.responses = {
@@ -399,9 +391,13 @@ function operationObject(op: Operation): Json {
   return out;
 }
 
-const TAG_DOCS: Record<string, string> = {
+const TAG_DOCS: Record<Tag, string> = {
   Buildings: 'Buildings in an area or at a point, and a building\'s units.',
   'Registered businesses': 'Businesses whose registered office is at a building\'s address. A registered business at an address is never evidence that it owns or occupies the building.',
+  'Public building pages': 'The facts behind public building and place pages: no key, the same answer to everyone, cacheable; 120 requests a minute per client address; errors in the flat format {error: code}.',
+  Countries: 'Covered countries, and asking for a new one (no key).',
+  'Removal requests': 'Asking for a registered business to be removed (no key).',
+  'Building reports': 'Buying one building\'s report without an account and reading it with a token (no key).',
   Meta: 'The machine-readable description of the API; needs no key.',
 };
 
@@ -410,7 +406,7 @@ const DESCRIPTION = [
   '',
   'Conventions: field names are snake_case; lengths in metres, areas in m², volumes in m³; dates YYYY-MM-DD, timestamps ISO 8601 UTC; a value with no record is null, meaning unknown, never zero; an address is given only as a record states it.',
   '',
-  'Authentication: every endpoint except this description needs a workspace API key, sent as `Authorization: Bearer <API_KEY>`.',
+  'Authentication: the Buildings and Registered businesses endpoints need a workspace API key, sent as `Authorization: Bearer <API_KEY>`. This description, the endpoints under /public and the country-request, removal-request and building-report operations need none.',
   '',
   'Encoding: send `Accept: application/msgpack` for the same documents in MessagePack; JSON otherwise.',
   '',
@@ -450,8 +446,8 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
     security: [{ bearerAuth: [] }],
     paths,
     components: {
-      schemas: { ...resourceSchemas(), ...envelopeSchemas() },
-      responses: responseComponents(),
+      schemas: { ...resourceSchemas(), ...envelopeSchemas(), ...publicSchemas() },
+      responses: { ...responseComponents(), ...publicResponses() },
       headers: headerComponents(),
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'Authorization: Bearer <API_KEY>. Keys are created in the web app under Settings, API keys.' },

@@ -110,7 +110,7 @@ export const PARAMETERS: readonly ParamSpec[] = [
     },
   ]),
   // ---- GET /buildings/{building_id}/units, /registered-businesses -----------------------------
-  ...rows('Building of the path', CHILDREN, [
+  ...rows('Building of the path', [...CHILDREN, 'getPublicBuilding'], [
     {
       name: 'building_id', key: 'buildingId', in: 'path', type: 'string', format: 'uuid', required: true, pattern: UUID_PATTERN,
       expected: 'a UUID such as 0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b',
@@ -247,6 +247,30 @@ export const PARAMETERS: readonly ParamSpec[] = [
     int('limit', 'limit', 1, 25, 'Page size.', { default: 10 }),
   ]),
 
+  // ---- /public place pages, reports ----------------------------------------------------------
+  ...rows('Place of the path', ['getPublicPlace', 'listPublicPlaces'], [
+    {
+      name: 'country', key: 'country', in: 'path', type: 'string', required: true, pattern: '^[A-Z]{2}$',
+      expected: 'two uppercase letters (ISO 3166-1 alpha-2), e.g. RO',
+      doc: 'A covered country, as GET /public/countries lists it.',
+    },
+  ]),
+  ...rows('Place of the path', ['getPublicPlace'], [
+    {
+      name: 'locality', key: 'locality', in: 'path', type: 'string', required: true, minLength: 1, maxLength: 200,
+      doc: 'The locality\'s name as buildings carry it (percent-encoded in the path).',
+    },
+  ]),
+  ...rows('Order', ['getReport'], [
+    {
+      name: 'order_id', key: 'orderId', in: 'path', type: 'string', required: true, pattern: '^ord_[0-9A-Za-z]{14}$',
+      expected: 'an order id such as ord_4fQ9aZ0bC1dE2f', doc: 'The order_id the checkout answered.',
+    },
+    {
+      name: 'token', key: 'token', type: 'string', required: true, pattern: '^rpt_[0-9A-Za-z]{32}$',
+      expected: 'the read token the checkout answered (rpt_ and 32 letters or digits)', doc: 'The read token of the order, shown once at checkout.',
+    },
+  ]),
 ];
 
 /** The rows of one operation, in table order. */
@@ -257,6 +281,8 @@ export function parametersOf(operation: OperationId): readonly ParamSpec[] {
 const PARAMETERS_BY_OPERATION = ((): Record<OperationId, ParamSpec[]> => {
   const out: Record<OperationId, ParamSpec[]> = {
     listBuildings: [], listBuildingsAtPoint: [], listBuildingUnits: [], listRegisteredBusinesses: [], getOpenApi: [],
+    getPublicBuilding: [], getPublicPlace: [], listPublicPlaces: [], listCountries: [], createCountryRequest: [],
+    createRemovalRequest: [], createReportOrder: [], getReport: [], confirmReportPayment: [],
   };
   for (const p of PARAMETERS) {
     for (const op of p.operations) {

@@ -1,7 +1,8 @@
 /**
  * Pre-serialised buildings: the JSON bytes of a building, kept per snapshot row in a bounded
  * LRU so that a page of buildings a caller has seen recently costs a copy, not an encoding.
- * The key holds the snapshot's checksum, so a hot-swapped snapshot never serves stale bytes.
+ * The key holds the snapshot's revision (its checksum and the removals applied), so neither a
+ * hot-swapped snapshot nor an approved removal ever serves stale bytes.
  */
 import { LRUCache } from 'lru-cache';
 import { buildingJson } from '../api/index.ts';
@@ -15,7 +16,7 @@ export class BuildingCache {
   }
 
   json(snapshot: Snapshot, row: number): Buffer {
-    const key = `${snapshot.checksum}:${row}`;
+    const key = `${snapshot.country}.${snapshot.revision}:${row}`;
     let bytes = this.cache.get(key);
     if (bytes === undefined) {
       bytes = Buffer.from(buildingJson(snapshot.record(row), { country: snapshot.country, appUrl: this.appUrl }));

@@ -3,10 +3,11 @@
  * spec section 7. Everything the server answers goes through `send`.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import { ApiError, CONTENT_TYPE, encode, errorBody, type Encoding } from '../api/index.ts';
+import { ApiError, CONTENT_TYPE, encode, errorBody, publicErrorBody, publicErrorStatus, type Encoding } from '../api/index.ts';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 304: '304 Not Modified', 400: '400 Bad Request', 401: '401 Unauthorized',
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 304: '304 Not Modified', 413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type', 400: '400 Bad Request', 401: '401 Unauthorized',
   402: '402 Payment Required', 403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed',
   429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
 };
@@ -35,4 +36,11 @@ export function errorReply(err: ApiError, encoding: Encoding, headers: Record<st
 /** A plain JSON reply for operator endpoints and unknown routes. */
 export function jsonReply(status: number, doc: unknown, headers: Record<string, string> = {}): Reply {
   return { status, headers: { 'Content-Type': CONTENT_TYPE.json, ...headers }, body: JSON.stringify(doc) };
+}
+
+/** The flat body of an error under /public (spec 7): `{error: code}`, with message for invalid_parameter. */
+export function publicErrorReply(err: ApiError, headers: Record<string, string> = {}): Reply {
+  const h: Record<string, string> = { ...headers, 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'no-store' };
+  if (err.retryAfter !== undefined) h['Retry-After'] = String(err.retryAfter);
+  return { status: publicErrorStatus(err), headers: h, body: JSON.stringify(publicErrorBody(err)) };
 }

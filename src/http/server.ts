@@ -23,13 +23,18 @@ import type { Config } from '../config.ts';
 import { uws, uwsImplementation } from './uws.ts';
 import { Metrics } from './metrics.ts';
 import { BuildingCache } from './building-cache.ts';
-import { errorReply, jsonReply, send, type Reply } from './reply.ts';
+import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
+import { finish as finishReply, type HttpContext } from './context.ts';
+import { registerPublicPages } from './public-pages.ts';
+import { registerPublicRequests } from './public-requests.ts';
 
 export interface ServerDeps {
   config: Config;
   catalog: Catalog;
   ledger: Ledger;
   log: Logger;
+  /** Clock of the per-address limits; default Date.now. */
+  now?: () => number;
 }
 
 export interface RunningServer {
@@ -86,12 +91,26 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   };
   publishSnapshots();
 
-  const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) => {
-    send(res, reply);
-    const seconds = (performance.now() - t0) / 1000;
-    metrics.observe(route, reply.status, seconds);
-    log.info({ method, path, route, status: reply.status, ms: Math.round(seconds * 1e4) / 10, ...extra }, 'request');
+  const ctx: HttpContext = { config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now };
+  const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>
+    finishReply(ctx, res, route, method, path, t0, reply, extra);
+
+  // Approved removals: applied before the first request, then picked up within removalsPollMs.
+  let approved = -1;
+  const pollRemovals = () => {
+    try {
+      const count = ledger.approvedRemovalCount();
+      if (count !== approved) {
+        catalog.setRemovals(ledger.approvedRemovals());
+        approved = count;
+      }
+    } catch (err) {
+      log.warn({ err }, 'cannot read approved removals; will retry');
+    }
   };
+  pollRemovals();
+  const removalsTimer = setInterval(pollRemovals, config.removalsPollMs);
+  removalsTimer.unref();
 
   const authenticated = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
     const t0 = performance.now();
@@ -231,6 +250,13 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     });
   });
 
+  const { limiter: publicLimiter } = registerPublicPages(app, ctx);
+  registerPublicRequests(app, ctx, publicLimiter);
+
+  app.any(`${base}/public/*`, (res, req) => {
+    finish(res, 'unknown', req.getMethod().toUpperCase(), req.getUrl(), performance.now(), publicErrorReply(new ApiError('not_found', 'No such page.')));
+  });
+
   app.any('/*', (res, req) => {
     const t0 = performance.now();
     const method = req.getMethod().toUpperCase();
@@ -251,7 +277,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         port,
         implementation: uwsImplementation,
         metrics,
-        close: () => uws.us_listen_socket_close(socket),
+        close: () => {
+          clearInterval(removalsTimer);
+          uws.us_listen_socket_close(socket);
+        },
       });
     });
   });

@@ -1,0 +1,73 @@
+/**
+ * Public place pages and the listing of covered countries (camelCase, spec 1 and 2.4). A place's
+ * facts come from `catalog/places.ts`; each is `{value, estimate}` like a building page's: a
+ * median or a sum is an estimate when any value behind it is modelled.
+ */
+import type { MedianFact, PlaceFacts } from '../catalog/places.ts';
+import { CATEGORY, FLOOD_ZONE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE, type SnapshotSource } from '../snapshot/schema.ts';
+import type { Fact } from './facts.ts';
+
+export interface PublicPlace {
+  country: string;
+  locality: string;
+  snapshotDate: string;
+  facts: Record<string, Fact<unknown>>;
+}
+
+export const PLACE_FACTS = [
+  'buildings', 'buildingsByCategory', 'buildingsWithConstructionYear', 'constructionYearEarliest', 'constructionYearMedian',
+  'constructionYearLatest', 'medianHeightM', 'medianFloors', 'buildingsWithSolar', 'shareWithSolar', 'buildingsBySolarPresence',
+  'buildingsWithSolarPotential', 'solarCapacityKwpTotal', 'buildingsFloodMapped', 'buildingsInFloodZone', 'buildingsByFloodZone',
+  'buildingsOnSeismicList', 'buildingsBySeismicRiskClass', 'buildingsWithHeatingEstimate', 'buildingsWithThermalAssessment',
+  'buildingsWithDistrictHeating', 'buildingsWithGasNetwork',
+] as const;
+
+const exact = <T>(value: T): Fact<T> => ({ value, estimate: false });
+const nan = (v: number): number | null => (v === v ? v : null);
+const median = (m: MedianFact): Fact<number> => ({ value: nan(m.median), estimate: m.known > 0 && m.estimated > 0 });
+
+/** Counts by enum value, keeping every value (zeros included) in the schema's order. */
+function byValue(values: readonly string[], counts: readonly number[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  values.forEach((v, i) => { out[v] = counts[i]; });
+  return out;
+}
+
+const sum = (counts: readonly number[]): number => counts.reduce((a, b) => a + b, 0);
+
+export function publicPlace(p: PlaceFacts, context: { country: string; snapshotDate: string }): PublicPlace {
+  const solar = p.bySolarPresence[SOLAR_PRESENCE.indexOf('registered')] + p.bySolarPresence[SOLAR_PRESENCE.indexOf('detected')];
+  const facts: Record<(typeof PLACE_FACTS)[number], Fact<unknown>> = {
+    buildings: exact(p.buildings),
+    buildingsByCategory: exact(byValue(CATEGORY, p.byCategory)),
+    buildingsWithConstructionYear: exact(p.constructionYear.known),
+    constructionYearEarliest: { value: nan(p.constructionYear.earliest), estimate: p.constructionYear.estimated > 0 },
+    constructionYearMedian: median(p.constructionYear),
+    constructionYearLatest: { value: nan(p.constructionYear.latest), estimate: p.constructionYear.estimated > 0 },
+    medianHeightM: median(p.heightM),
+    medianFloors: median(p.floors),
+    buildingsWithSolar: exact(solar),
+    shareWithSolar: exact(Math.round((solar / p.buildings) * 1000) / 1000),
+    buildingsBySolarPresence: exact(byValue(SOLAR_PRESENCE, p.bySolarPresence)),
+    buildingsWithSolarPotential: exact(p.withSolarPotential),
+    solarCapacityKwpTotal: { value: Math.round(p.solarCapacityKwp * 100) / 100, estimate: p.withSolarPotential > 0 },
+    buildingsFloodMapped: exact(p.floodMapped),
+    buildingsInFloodZone: exact(sum(p.byFloodZone)),
+    buildingsByFloodZone: exact(byValue(FLOOD_ZONE, p.byFloodZone)),
+    buildingsOnSeismicList: exact(sum(p.bySeismicRiskClass)),
+    buildingsBySeismicRiskClass: exact(byValue(SEISMIC_RISK_CLASS, p.bySeismicRiskClass)),
+    buildingsWithHeatingEstimate: exact(p.withHeatingEstimate),
+    buildingsWithThermalAssessment: exact(p.withThermalAssessment),
+    buildingsWithDistrictHeating: exact(p.districtHeatingAvailable),
+    buildingsWithGasNetwork: exact(p.gasNetworkAvailable),
+  };
+  return { country: context.country, locality: p.locality, snapshotDate: context.snapshotDate, facts };
+}
+
+export interface CountryEntry {
+  country: string;
+  snapshotDate: string;
+  buildings: number;
+  places: number;
+  sources: SnapshotSource[];
+}

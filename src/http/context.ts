@@ -1,0 +1,42 @@
+/**
+ * What every route module of the server shares: configuration, the catalog, the ledger, logs and
+ * metrics, the public base URL (known once listening) and the one way a response is finished
+ * (written, counted, logged).
+ */
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import type { Catalog } from '../catalog/catalog.ts';
+import type { Config } from '../config.ts';
+import type { Ledger } from '../ledger/index.ts';
+import { clientAddress } from './client-address.ts';
+import type { Metrics } from './metrics.ts';
+import { send, type Reply } from './reply.ts';
+
+export interface HttpContext {
+  readonly config: Config;
+  readonly catalog: Catalog;
+  readonly ledger: Ledger;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  /** The base URL ending in the base path, as clients reach it. */
+  baseUrl(): string;
+  /** The clock of the per-address limits (ms since the epoch); tests move it. */
+  now(): number;
+}
+
+/** Writes the reply, then counts and logs it (one line per request, never a secret). */
+export function finish(
+  ctx: HttpContext, res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply,
+  extra: Record<string, unknown> = {},
+): void {
+  send(res, reply);
+  const seconds = (performance.now() - t0) / 1000;
+  ctx.metrics.observe(route, reply.status, seconds);
+  ctx.log.info({ method, path, route, status: reply.status, ms: Math.round(seconds * 1e4) / 10, ...extra }, 'request');
+}
+
+/** The client address bucket of a request; read while the handler runs synchronously. */
+export function clientOf(ctx: HttpContext, res: HttpResponse, req: HttpRequest): string {
+  const peer = Buffer.from(res.getRemoteAddressAsText()).toString('utf8');
+  return clientAddress(peer, req.getHeader('x-forwarded-for'), ctx.config.trustedProxies);
+}

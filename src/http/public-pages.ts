@@ -1,0 +1,121 @@
+/**
+ * The public pages under /public (spec 2.4, 4.5, 7, 8): building and place facts, the places of
+ * a country and the covered countries. No key; the same answer to everyone; `Cache-Control:
+ * public` and an `ETag` tied to the snapshots served, `304` on a matching If-None-Match. 120
+ * requests a minute per client address across /public (the country requests included, see
+ * public-requests.ts). Errors in the flat format `{error: code}`.
+ */
+import { createHash } from 'node:crypto';
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import {
+  ApiError, CONTENT_TYPE, parseParameters, publicBuilding, publicPlace, type CountryEntry, type OperationId,
+} from '../api/index.ts';
+import type { CatalogView, Snapshot } from '../catalog/catalog.ts';
+import { GcraLimiter } from '../ledger/index.ts';
+import { findBuilding } from '../query/children.ts';
+import { clientOf, finish, type HttpContext } from './context.ts';
+import { publicErrorReply, type Reply } from './reply.ts';
+
+export const PUBLIC_PER_MINUTE = 120;
+
+interface Page {
+  doc: unknown;
+  /** Identifies the representation: the revisions of the snapshots it was made from. */
+  tag: string;
+}
+
+type PageHandler = (view: CatalogView, params: Record<string, unknown>) => Page;
+
+/** A path segment as the client sent it, percent-decoded; a broken escape names the parameter. */
+export function pathSegment(raw: string, name: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw ApiError.invalidParameter(name, `${name}: not a valid percent-encoded path segment`);
+  }
+}
+
+/** Does If-None-Match hold this entity tag (weak comparison, RFC 9110 13.1.2)? */
+export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch === '') return false;
+  const strip = (t: string) => t.trim().replace(/^W\//, '');
+  const want = strip(etag);
+  return ifNoneMatch.split(',').some((t) => t.trim() === '*' || strip(t) === want);
+}
+
+function snapshotOf(view: CatalogView, country: string): Snapshot {
+  const s = view.snapshots.find((x) => x.country === country);
+  if (!s) throw new ApiError('not_found', `No snapshot of ${country}.`);
+  return s;
+}
+
+function countryEntries(view: CatalogView): CountryEntry[] {
+  return view.snapshots.map((s) => ({
+    country: s.country, snapshotDate: s.date, buildings: s.rows, places: s.places.size, sources: [...s.sources],
+  }));
+}
+
+export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): { limiter: GcraLimiter } {
+  const base = `${ctx.config.basePath}/public`;
+  const limiter = new GcraLimiter({ limit: PUBLIC_PER_MINUTE, periodMs: 60_000 });
+  const cacheControl = `public, max-age=${ctx.config.publicMaxAgeS}`;
+
+  const page = (op: OperationId, route: string, pathNames: readonly string[], handler: PageHandler) =>
+    (res: HttpResponse, req: HttpRequest) => {
+      const t0 = performance.now();
+      const path = req.getUrl();
+      const rawQuery = req.getQuery() ?? '';
+      const ifNoneMatch = req.getHeader('if-none-match');
+      const client = clientOf(ctx, res, req);
+      const raw = pathNames.map((_, i) => req.getParameter(i) ?? '');
+      let reply: Reply;
+      try {
+        const limit = limiter.take(client, ctx.now());
+        if (!limit.ok) throw new ApiError('rate_limited', 'Too many requests from this address.', '', limit.retryAfterS);
+        const view = ctx.catalog.view();
+        if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No snapshot is loaded yet.', '', 5);
+        const pathParams: Record<string, string> = {};
+        pathNames.forEach((name, i) => { pathParams[name] = pathSegment(raw[i], name); });
+        const { doc, tag } = handler(view, parseParameters(op, rawQuery, pathParams));
+        const etag = `"${tag}"`;
+        const headers = { 'Cache-Control': cacheControl, ETag: etag };
+        reply = matchesEtag(ifNoneMatch, etag)
+          ? { status: 304, headers, body: '' }
+          : { status: 200, headers: { ...headers, 'Content-Type': CONTENT_TYPE.json }, body: JSON.stringify(doc) };
+      } catch (err) {
+        if (!(err instanceof ApiError)) {
+          ctx.log.error({ err, path, route }, 'unexpected error');
+          reply = { status: 500, headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'no-store' }, body: JSON.stringify({ error: 'internal' }) };
+        } else {
+          reply = publicErrorReply(err);
+        }
+      }
+      finish(ctx, res, route, 'GET', path, t0, reply);
+    };
+
+  app.get(`${base}/buildings/:building_id`, page('getPublicBuilding', '/public/buildings/{building_id}', ['building_id'], (view, p) => {
+    const ref = findBuilding(view, p.buildingId as string);
+    if (!ref) throw new ApiError('not_found', 'No such building.');
+    const s = ref.snapshot;
+    return { doc: publicBuilding(s.record(ref.row), { country: s.country, snapshotDate: s.date }), tag: `${s.country}.${s.revision}` };
+  }));
+
+  app.get(`${base}/places/:country/:locality`, page('getPublicPlace', '/public/places/{country}/{locality}', ['country', 'locality'], (view, p) => {
+    const s = snapshotOf(view, p.country as string);
+    const facts = s.places.get(p.locality as string);
+    if (!facts) throw new ApiError('not_found', 'No such place.');
+    return { doc: publicPlace(facts, { country: s.country, snapshotDate: s.date }), tag: `${s.country}.${s.revision}` };
+  }));
+
+  app.get(`${base}/countries/:country/places`, page('listPublicPlaces', '/public/countries/{country}/places', ['country'], (view, p) => {
+    const s = snapshotOf(view, p.country as string);
+    return { doc: { country: s.country, snapshotDate: s.date, data: s.places.list() }, tag: `${s.country}.${s.revision}` };
+  }));
+
+  app.get(`${base}/countries`, page('listCountries', '/public/countries', [], (view) => {
+    const tag = createHash('sha256').update(view.snapshots.map((s) => `${s.country}.${s.date}.${s.revision}`).join('|')).digest('base64url').slice(0, 22);
+    return { doc: { data: countryEntries(view) }, tag };
+  }));
+
+  return { limiter };
+}
