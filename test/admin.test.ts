@@ -108,6 +108,33 @@ describe('admin CLI', () => {
     expect(withLedger(path, (l) => l.authenticate(bobKey.key))).toMatchObject({ status: 401, message: expect.stringMatching(/left/) });
     expect(json('list-keys', workspaceId, ...L).map((k: { status: string }) => k.status)).toEqual(['revoked', 'creator_left']);
 
+    // Requests from the public: listed, counted and decided here.
+    const [r1, r2] = withLedger(path, (l) => {
+      l.addCountryRequest({ country: 'PT', email: 'a@b.pt', comment: 'Porto', client: '192.0.2.1' });
+      l.addCountryRequest({ country: 'PT', email: null, comment: null, client: '192.0.2.2' });
+      l.addCountryRequest({ country: 'FR', email: null, comment: null, client: '192.0.2.3' });
+      const base = { buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', country: 'RO', businessName: 'Alpha SRL', reason: 'Moved out in 2019.', contact: 'o@x.ro', client: '192.0.2.4' };
+      return [
+        l.addRemovalRequest({ ...base, businessId: 'biz-1', registrationNumber: null }),
+        l.addRemovalRequest({ ...base, businessId: null, registrationNumber: 'J12/34/2001' }),
+      ];
+    });
+    expect(json('country-requests', ...L).demand.map((d: { country: string; requests: number }) => [d.country, d.requests])).toEqual([['PT', 2], ['FR', 1]]);
+    expect(ok('country-requests', '--list', ...L)).toMatch(/PT +\S+ +a@b\.pt +Porto/);
+    expect(json('removals', '--status', 'pending', ...L).map((q: { id: string }) => q.id)).toEqual([r1.id, r2.id]);
+    expect(ok('approve-removal', r1.id, '--note', 'checked', ...L)).toMatch(/approved: Alpha SRL \(biz-1\) is hidden/);
+    expect(ok('reject-removal', r2.id, ...L)).toMatch(/rejected/);
+    expect(admin('approve-removal', r2.id, ...L)).toMatchObject({ code: 1, stderr: expect.stringMatching(/already rejected/) });
+    expect(withLedger(path, (l) => l.approvedRemovals())).toEqual({ businessIds: new Set(['biz-1']), registrationNumbers: new Set() });
+    expect(admin('removals', '--status', 'done', ...L)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--status takes pending, approved, rejected/) });
+    withLedger(path, (l) => l.createReportOrder({
+      buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', country: 'RO', snapshotDate: '2026-11-21', email: 'buyer@x.ro', priceMinor: 990,
+      priceCurrency: 'EUR', provider: 'builtin', paid: true, providerReference: null, report: '{}', client: '192.0.2.5',
+    }));
+    const reports = ok('reports', ...L);
+    expect(reports).toMatch(/paid .* RO 2026-11-21 +9\.90 EUR +buyer@x\.ro/);
+    expect(reports).not.toMatch(/rpt_/);
+
     expect(ok('check', ...L)).toMatch(/every invariant holds/);
     expect(ok('--help')).toMatch(/create-workspace/);
     expect(ok('create-key', '--help')).toMatch(/--member/);
