@@ -31,6 +31,12 @@ export interface Config {
   paymentWebhookSecret: string | null;
   /** How often the server looks for newly approved business removals, in ms. */
   removalsPollMs: number;
+  /**
+   * Requests a minute per API key and per workspace per UTC day. The spec's 60 and 5,000 are the
+   * defaults; raise them only for load tests (tools/loadtest.ts) on a private server.
+   */
+  perKeyPerMinute: number;
+  dailyQuota: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -78,5 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentProvider: provider,
     paymentWebhookSecret: secret,
     removalsPollMs: int(env, 'EDIFICE_REMOVALS_POLL_MS', 1_000, 50, 60_000),
+    perKeyPerMinute: int(env, 'EDIFICE_KEY_PER_MINUTE', 60, 1, 1_000_000_000),
+    dailyQuota: int(env, 'EDIFICE_DAILY_QUOTA', 5_000, 1, 1_000_000_000),
   };
 }
