@@ -53,9 +53,14 @@ export interface LedgerOptions {
   dailyQuota?: number;
   /** Keys the per-key limiter tracks at once. Default 100,000. */
   limiterMaxKeys?: number;
+  /**
+   * The per-key limiter's state, shared with the Ledgers of other threads of the same server
+   * (`keyLimiterTable` of the first one), so that a key gets 60 a minute in all, not from each.
+   */
+  keyLimiterTable?: SharedArrayBuffer;
 }
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys'];
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable'];
 
 export type AuthResult =
   | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
@@ -116,7 +121,7 @@ export class Ledger implements RequestLedger {
   private readonly keyCacheTtlMs: number;
   private readonly rateLimitPolicy: string;
 
-  private constructor(db: Db, quotaDb: Db, options: Required<Omit<LedgerOptions, 'busyTimeoutMs'>>) {
+  private constructor(db: Db, quotaDb: Db, options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable'>> & { keyLimiterTable?: SharedArrayBuffer }) {
     this.db = db;
     this.quotaDb = quotaDb;
     this.now = options.now;
@@ -127,7 +132,7 @@ export class Ledger implements RequestLedger {
     this.countries = new CountryRequests(db, this.now);
     this.removals = new Removals(db, this.now);
     this.reports = new Reports(db, this.now);
-    this.keyLimiter = new GcraLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys });
+    this.keyLimiter = new GcraLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys, table: options.keyLimiterTable });
     this.keyCache = new LRUCache<string, CachedKey>({ max: options.keyCacheMax });
     this.keyCacheTtlMs = options.keyCacheTtlMs;
     this.rateLimitPolicy = `"key";q=${options.perKeyPerMinute};w=60, "workspace";q=${options.dailyQuota};w=86400`;
@@ -156,7 +161,11 @@ export class Ledger implements RequestLedger {
       perKeyPerMinute: positive('perKeyPerMinute', 60),
       dailyQuota: positive('dailyQuota', 5_000),
       limiterMaxKeys: Math.max(1, positive('limiterMaxKeys', 100_000)),
+      keyLimiterTable: options.keyLimiterTable,
     };
+    if (options.keyLimiterTable !== undefined && !(options.keyLimiterTable instanceof SharedArrayBuffer)) {
+      throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
+    }
     const busyTimeoutMs = positive('busyTimeoutMs', 5_000);
     let db: Db | undefined;
     try {
@@ -178,6 +187,11 @@ export class Ledger implements RequestLedger {
       this.db.prepare('SELECT count(*) FROM meta').get();
       if (this.quotaDb !== this.db) this.quotaDb.prepare('SELECT count(*) FROM daily_requests WHERE 0').get();
     });
+  }
+
+  /** The per-key limiter's state, to give to the Ledgers of other threads. */
+  get keyLimiterTable(): SharedArrayBuffer {
+    return this.keyLimiter.table;
   }
 
   close(): void {
