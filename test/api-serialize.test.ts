@@ -4,13 +4,13 @@
  * OpenAPI schemas, links.next, and the Accept negotiation.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { unpack } from 'msgpackr';
+import { pack, unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { buildingJson, serializeBuilding, type BuildingContext } from '../src/api/building.ts';
 import { largestBusiness, serializeBusiness } from '../src/api/business.ts';
 import { encode, negotiateEncoding, CONTENT_TYPE } from '../src/api/encode.ts';
 import {
-  nextPageUrl, pointPage, pointPageJson, rankedPage, rankedPageJson, registeredBusinessesPage, unitsPage, withOffset,
+  nextPageUrl, pointPage, pointPageJson, pointPageMsgpack, rankedPage, rankedPageJson, rankedPageMsgpack, registeredBusinessesPage, unitsPage, withOffset,
 } from '../src/api/envelope.ts';
 import { ApiError } from '../src/api/errors.ts';
 import { buildOpenApi } from '../src/api/openapi.ts';
@@ -413,6 +413,18 @@ describe('ranked page and links.next', () => {
     expect(rankedPageJson([], empty, link).toString()).toBe(JSON.stringify(rankedPage([], empty, link)));
     expectValid('BuildingsPage', JSON.parse(expected));
   });
+
+  it('rankedPageMsgpack decodes to the same document as the page packed whole, for pages of 0, 15, 16 and 100', () => {
+    const link = { baseUrl: BASE, rawQuery: raw };
+    for (const n of [0, 1, 15, 16, 100]) {
+      const records = randomRecords(n, 5 + n);
+      const info = { total: 5_000, totalIsCapped: false, limit: Math.max(1, n), offset: 25, sort: 'volume' as const };
+      const objects = records.map((r) => serializeBuilding(r, CTX));
+      const bytes = rankedPageMsgpack(objects.map((o) => pack(o)), info, link);
+      expect(unpack(bytes)).toEqual(unpack(pack(rankedPage(objects, info, link))));
+      expect(unpack(bytes)).toEqual(JSON.parse(rankedPageJson(records.map((r) => buildingJson(r, CTX)), info, link).toString()));
+    }
+  });
 });
 
 describe('point lookup', () => {
@@ -421,6 +433,8 @@ describe('point lookup', () => {
     expect(Object.keys(page)).toEqual(['data']);
     expect(pointPageJson([buildingJson(FULL, CTX), buildingJson(BLANK, CTX)]).toString()).toBe(JSON.stringify(page));
     expect(pointPageJson([]).toString()).toBe('{"data":[]}');
+    expect(unpack(pointPageMsgpack([pack(serializeBuilding(FULL, CTX)), pack(serializeBuilding(BLANK, CTX))]))).toEqual(unpack(pack(page)));
+    expect(unpack(pointPageMsgpack([]))).toEqual({ data: [] });
     expectValid('PointPage', page);
   });
 });

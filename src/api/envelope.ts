@@ -7,9 +7,10 @@
  * It is null on the last page (offset + limit >= total), and when the next page would leave the
  * 10,000 window (next offset + limit > 10,000), since that request would be refused.
  *
- * Each envelope comes as an object (for MessagePack) and as JSON bytes assembled from the
- * buildings' own JSON bytes (`buildingJson`), so that a page of cached buildings costs a copy.
+ * Each envelope comes as an object, and as JSON or MessagePack bytes assembled from the
+ * buildings' own encoded bytes, so that a page of cached buildings costs a copy.
  */
+import { pack } from 'msgpackr';
 import { MAX_WINDOW, type SortKey } from '../query/types.ts';
 import type { BusinessRecord, UnitRecord } from '../snapshot/schema.ts';
 import { serializeBusiness, type RegisteredBusinessOut } from './business.ts';
@@ -117,6 +118,30 @@ function assemble(items: readonly (Uint8Array | string)[], tail: string): Buffer
 export function rankedPageJson(buildings: readonly (Uint8Array | string)[], info: RankedPageInfo, link: LinkContext): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
   return assemble(buildings, `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`);
+}
+
+const MSGPACK_DATA_KEY = Buffer.from([0xa4, 0x64, 0x61, 0x74, 0x61]); // fixstr "data"
+
+/** A MessagePack map of `entries` whose first entry is "data": [fragments...], then `tail` (the other entries, encoded). */
+function assembleMsgpack(fragments: readonly Uint8Array[], entries: number, tail: Uint8Array[]): Buffer {
+  const n = fragments.length;
+  const head = n < 16 ? Buffer.from([0x80 | entries, ...MSGPACK_DATA_KEY, 0x90 | n])
+    : Buffer.from([0x80 | entries, ...MSGPACK_DATA_KEY, 0xdc, n >> 8, n & 0xff]);
+  if (n > 0xffff) throw new RangeError(`A page holds at most 65,535 items, got ${n}.`);
+  return Buffer.concat([head, ...fragments, ...tail]);
+}
+
+/**
+ * The ranked page as MessagePack, from each building's MessagePack bytes (`pack(serializeBuilding(...))`);
+ * decodes to the same document as `pack(rankedPage(...))`.
+ */
+export function rankedPageMsgpack(buildings: readonly Uint8Array[], info: RankedPageInfo, link: LinkContext): Buffer {
+  const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
+  return assembleMsgpack(buildings, 3, [pack('meta'), pack(rankedMeta(info)), pack('links'), pack({ next })]);
+}
+
+export function pointPageMsgpack(buildings: readonly Uint8Array[]): Buffer {
+  return assembleMsgpack(buildings, 1, []);
 }
 
 /** GET /buildings/at: {data}. */

@@ -89,6 +89,7 @@ export interface SnapshotParts {
 }
 
 const idScratch = new Uint32Array(4);
+let serials = 0;
 
 export class Snapshot {
   readonly country: string;
@@ -123,6 +124,8 @@ export class Snapshot {
    * applied. Caches and ETags key on it.
    */
   readonly revision: string;
+  /** Unique to this object within the process: caches key on it. */
+  readonly serial = ++serials;
 
   private readonly parts: SnapshotParts;
   private readonly byRank: Uint32Array;

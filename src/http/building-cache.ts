@@ -1,25 +1,36 @@
 /**
- * Pre-serialised buildings: the JSON bytes of a building, kept per snapshot row in a bounded
- * LRU so that a page of buildings a caller has seen recently costs a copy, not an encoding.
- * The key holds the snapshot's revision (its checksum and the removals applied), so neither a
- * hot-swapped snapshot nor an approved removal ever serves stale bytes.
+ * Pre-serialised buildings: the JSON and the MessagePack bytes of a building, kept per snapshot
+ * row in one bounded LRU, so that a page of buildings a caller has seen recently costs a copy,
+ * not a decode of the store and an encoding. Decoding a building from the store and encoding it
+ * cost about 20 µs (JSON) to 35 µs (MessagePack) each; a 100-building page from the cache costs
+ * its lookups and one copy.
+ *
+ * Keys are numbers: the snapshot's serial (a new one for every store, hot-swapped or with other
+ * removals applied), the row and the encoding, so stale bytes are never served.
  */
 import { LRUCache } from 'lru-cache';
-import { buildingJson } from '../api/index.ts';
+import { pack } from 'msgpackr';
+import { buildingJson, serializeBuilding, type Encoding } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 
+/** Rows per snapshot the keys leave room for (the generator's maximum is 10,000,000). */
+const ROW_SPACE = 2 ** 24;
+
 export class BuildingCache {
-  private readonly cache: LRUCache<string, Buffer>;
+  private readonly cache: LRUCache<number, Buffer>;
 
   constructor(private readonly appUrl: string, maxBytes = 64 * 1024 * 1024) {
-    this.cache = new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (b) => b.length + 64 });
+    this.cache = new LRUCache<number, Buffer>({ maxSize: maxBytes, sizeCalculation: (b) => b.length + 64 });
   }
 
-  json(snapshot: Snapshot, row: number): Buffer {
-    const key = `${snapshot.country}.${snapshot.revision}:${row}`;
+  /** The building's bytes in `encoding`. */
+  bytes(snapshot: Snapshot, row: number, encoding: Encoding): Buffer {
+    const key = (snapshot.serial * ROW_SPACE + row) * 2 + (encoding === 'json' ? 0 : 1);
     let bytes = this.cache.get(key);
     if (bytes === undefined) {
-      bytes = Buffer.from(buildingJson(snapshot.record(row), { country: snapshot.country, appUrl: this.appUrl }));
+      const context = { country: snapshot.country, appUrl: this.appUrl };
+      const record = snapshot.record(row);
+      bytes = encoding === 'json' ? Buffer.from(buildingJson(record, context)) : pack(serializeBuilding(record, context));
       this.cache.set(key, bytes);
     }
     return bytes;

@@ -9,8 +9,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import type { Logger } from 'pino';
 import {
   ApiError, CONTENT_TYPE, buildOpenApi, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
-  parseRegisteredBusinessesQuery, parseUnitsQuery, pointPage, pointPageJson, rankedPage, rankedPageJson,
-  registeredBusinessesPage, serializeBuilding, unitsPage, type Encoding, type LinkContext,
+  parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
+  registeredBusinessesPage, unitsPage, type Encoding, type LinkContext,
 } from '../api/index.ts';
 import type { Catalog, CatalogView } from '../catalog/catalog.ts';
 import { queryBuildings, type RowRef } from '../query/buildings.ts';
@@ -174,9 +174,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
   };
 
-  const pageOf = (rows: readonly RowRef[], encoding: Encoding, toDoc: (data: unknown[]) => unknown, toJson: (parts: Buffer[]) => Buffer) => {
-    if (encoding === 'json') return toJson(rows.map((r) => cache.json(r.snapshot, r.row)));
-    return encode(toDoc(rows.map((r) => serializeBuilding(r.snapshot.record(r.row), { country: r.snapshot.country, appUrl: config.appUrl }))), encoding);
+  const pageOf = (rows: readonly RowRef[], encoding: Encoding, toJson: (parts: Buffer[]) => Buffer, toMsgpack: (parts: Buffer[]) => Buffer) => {
+    const parts = rows.map((r) => cache.bytes(r.snapshot, r.row, encoding));
+    return encoding === 'json' ? toJson(parts) : toMsgpack(parts);
   };
 
   app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link }) => {
@@ -185,7 +185,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
     return {
       charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding) => pageOf(result.rows, encoding, (data) => rankedPage(data, info, link), (parts) => rankedPageJson(parts, info, link)),
+      render: (encoding) => pageOf(result.rows, encoding, (parts) => rankedPageJson(parts, info, link), (parts) => rankedPageMsgpack(parts, info, link)),
     };
   }));
 
@@ -194,7 +194,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const { rows } = queryPoint(view, q);
     return {
       charge: rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding) => pageOf(rows, encoding, (data) => pointPage(data), (parts) => pointPageJson(parts)),
+      render: (encoding) => pageOf(rows, encoding, pointPageJson, pointPageMsgpack),
     };
   }));
 

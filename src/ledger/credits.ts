@@ -15,6 +15,7 @@
  * - Each charge records one entry per grant it drew on, so for every grant
  *   `amount − Σ entries = remaining ≥ 0`, and the balance is Σ remaining over usable grants.
  */
+import { LRUCache } from 'lru-cache';
 import { DAY_MS, type Clock, startOfNextUtcMonth, utcDay, utcMonth } from './clock.ts';
 import type { Db } from './db.ts';
 import { LedgerError } from './errors.ts';
@@ -86,6 +87,13 @@ export class Credits {
   private readonly insertOpening;
   private readonly selectUsage;
   private readonly chargeTx;
+  /**
+   * Charged openings this process has seen, `workspace\nbuilding` → opened_at. Openings are never
+   * deleted, so a building known opened at t stays free until t + 365 days whatever other
+   * connections write: a page of such buildings is answered without asking SQLite. Only what
+   * was read from or committed to the file is kept.
+   */
+  private readonly opened = new LRUCache<string, number>({ max: 200_000 });
 
   constructor(private readonly db: Db, private readonly now: Clock) {
     this.selectPlan = db.prepare<[string], { plan: string | null }>('SELECT plan FROM workspaces WHERE id = ?');
@@ -104,8 +112,9 @@ export class Credits {
     this.selectGrant = db.prepare<[number], GrantRow>('SELECT * FROM grants WHERE id = ?');
     // One statement for a whole page: the ids travel as a JSON array, each probes the primary key.
     // CROSS JOIN fixes the loop order; without it SQLite may scan all of the workspace's openings.
-    this.selectOpenedAmong = db.prepare<[{ workspaceId: string; since: number; ids: string }], { id: string }>(`SELECT DISTINCT j.value AS id
-      FROM json_each(@ids) AS j CROSS JOIN openings AS o ON o.workspace_id = @workspaceId AND o.building_id = j.value AND o.opened_at > @since`);
+    this.selectOpenedAmong = db.prepare<[{ workspaceId: string; since: number; ids: string }], { id: string; at: number }>(`SELECT j.value AS id, max(o.opened_at) AS at
+      FROM json_each(@ids) AS j CROSS JOIN openings AS o ON o.workspace_id = @workspaceId AND o.building_id = j.value AND o.opened_at > @since
+      GROUP BY j.value`);
     this.insertCharge = db.prepare(`INSERT INTO charges (workspace_id, key_id, route, at, day, buildings, credits)
       VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.debitGrant = db.prepare('UPDATE grants SET remaining = remaining - ? WHERE id = ? AND remaining >= ?');
@@ -179,32 +188,46 @@ export class Credits {
     if (this.fresh(workspaceId, distinct, now).length === 0) {
       return { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null };
     }
-    return this.chargeTx.immediate(workspaceId, keyId, distinct, route, now);
+    const { result, opened } = this.chargeTx.immediate(workspaceId, keyId, distinct, route, now);
+    // Committed: the new openings may be remembered.
+    for (const id of opened) this.opened.set(`${workspaceId}\n${id}`, now);
+    return result;
   }
 
   /** The ids of `distinct` this workspace has no charged opening of in the 365 days before `now`. */
   private fresh(workspaceId: string, distinct: Set<string>, now: number): string[] {
     if (distinct.size === 0) return [];
-    const opened = this.selectOpenedAmong.all({ workspaceId, since: now - FREE_REOPEN_MS, ids: JSON.stringify([...distinct]) });
-    if (opened.length === 0) return [...distinct];
-    const seen = new Set(opened.map((r) => r.id));
-    return [...distinct].filter((id) => !seen.has(id));
+    const since = now - FREE_REOPEN_MS;
+    const unknown: string[] = [];
+    for (const id of distinct) {
+      const at = this.opened.get(`${workspaceId}\n${id}`);
+      if (at === undefined || at <= since) unknown.push(id);
+    }
+    if (unknown.length === 0) return [];
+    const opened = this.selectOpenedAmong.all({ workspaceId, since, ids: JSON.stringify(unknown) });
+    if (opened.length === 0) return unknown;
+    const seen = new Set<string>();
+    for (const r of opened) {
+      seen.add(r.id);
+      this.opened.set(`${workspaceId}\n${r.id}`, r.at);
+    }
+    return unknown.filter((id) => !seen.has(id));
   }
 
-  private chargeInTransaction(workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number): ChargeResult {
+  private chargeInTransaction(workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number): { result: ChargeResult; opened: readonly string[] } {
     this.ensurePlanGrant(workspaceId, now);
     const fresh = this.fresh(workspaceId, distinct, now);
     const needed = fresh.length;
     const spendable = this.selectSpendable.all(workspaceId, now);
     let available = 0;
     for (const g of spendable) available += g.remaining;
-    if (needed === 0) return { ok: true, charged: 0, remaining: available, chargeId: null };
+    if (needed === 0) return { result: { ok: true, charged: 0, remaining: available, chargeId: null }, opened: [] };
     if (available < needed) {
-      return {
+      return { opened: [], result: {
         ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
         message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
           `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
-      };
+      } };
     }
     const chargeId = Number(this.insertCharge.run(workspaceId, keyId, route, now, utcDay(now), distinct.size, needed).lastInsertRowid);
     let left = needed;
@@ -216,7 +239,7 @@ export class Credits {
       if (left === 0) break;
     }
     for (const id of fresh) this.insertOpening.run(workspaceId, id, now, chargeId);
-    return { ok: true, charged: needed, remaining: available - needed, chargeId };
+    return { result: { ok: true, charged: needed, remaining: available - needed, chargeId }, opened: fresh };
   }
 
   usage(workspaceId: string, fromDay: string, toDay: string): CreditUsage[] {
