@@ -127,7 +127,8 @@ export class Snapshot {
   /** Unique to this object within the process: caches key on it. */
   readonly serial = ++serials;
 
-  private readonly parts: SnapshotParts;
+  /** What the snapshot was built from (transfer.ts hands it to other threads). */
+  readonly parts: SnapshotParts;
   private readonly byRank: Uint32Array;
   private readonly cold: ColdCodec;
   private readonly coldBlob: Uint8Array;
