@@ -2,6 +2,8 @@
  * Configuration from the environment, with defaults that make `npm start` work on a fresh clone.
  * A bad value is refused at start with the variable's name, never guessed at.
  */
+import { availableParallelism } from 'node:os';
+
 export interface Config {
   host: string;
   port: number;
@@ -37,6 +39,8 @@ export interface Config {
    */
   perKeyPerMinute: number;
   dailyQuota: number;
+  /** HTTP worker threads sharing one port and one copy of the snapshots; 0 serves from the main thread. */
+  workers: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -86,5 +90,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     removalsPollMs: int(env, 'EDIFICE_REMOVALS_POLL_MS', 1_000, 50, 60_000),
     perKeyPerMinute: int(env, 'EDIFICE_KEY_PER_MINUTE', 60, 1, 1_000_000_000),
     dailyQuota: int(env, 'EDIFICE_DAILY_QUOTA', 5_000, 1, 1_000_000_000),
+    workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
   };
 }

@@ -2,7 +2,7 @@
  * `npm start`: the server on its embedded default. With no snapshot under EDIFICE_SNAPSHOTS it
  * first generates a small synthetic demo country; with no demo workspace in the ledger it makes
  * one (100,000 bought credits) and a demo key. A second start reuses both. It prints the key and a
- * ready-to-paste curl line.
+ * ready-to-paste curl line. It serves with EDIFICE_WORKERS threads (default: one per core).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,7 +11,9 @@ import { loadConfig, type Config } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { Ledger } from './ledger/index.ts';
 import { queryBuildings } from './query/buildings.ts';
+import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
+import { startWorkers } from './http/worker-pool.ts';
 import { writeSyntheticCountry } from './synth/generate.ts';
 
 const DEMO_SEED = 20261121;
@@ -50,14 +52,25 @@ async function main(config: Config): Promise<void> {
   catalog.watchSignal('SIGHUP');
   const ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
   const demo = ledger.ensureDemo(dirname(config.ledgerPath));
-  const server = await startServer({ config, catalog, ledger, log });
-  log.info({ uWebSockets: server.implementation, port: server.port, snapshots: catalog.report() }, `listening (uWebSockets.js ${server.implementation})`);
-  if (server.implementation !== 'native') log.warn('uWebSockets.js runs its slow JS fallback: use Node 20 for the native binary');
 
-  const url = `http://127.0.0.1:${server.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
+  let serving: { port: number; implementation: string; close(): Promise<void> | void };
+  if (config.workers === 0) {
+    serving = await startServer({ config, catalog, ledger, log });
+  } else {
+    // The main thread keeps the catalog and its removals; the workers serve.
+    const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
+    const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
+    serving = { port: pool.port, implementation: pool.implementation, close: () => { stopFollowing(); return pool.close(); } };
+  }
+  const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
+  log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },
+    `listening (uWebSockets.js ${serving.implementation}, ${threads})`);
+  if (serving.implementation !== 'native') log.warn('uWebSockets.js runs its slow JS fallback: use Node 20 for the native binary');
+
+  const url = `http://127.0.0.1:${serving.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
   process.stdout.write([
     '',
-    `Edifice is listening on ${config.host}:${server.port} (uWebSockets.js ${server.implementation}).`,
+    `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`,
     `Demo workspace ${demo.workspaceId}${demo.created ? ' created with 100,000 credits' : ''}; its key is kept in ${join(dirname(config.ledgerPath), 'demo-key.txt')}.`,
     `Demo key: ${demo.key}`,
     'Try:',
@@ -65,13 +78,16 @@ async function main(config: Config): Promise<void> {
     '',
   ].join('\n') + '\n');
 
-  const stop = () => {
-    server.close();
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await serving.close();
     ledger.close();
     process.exit(0);
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
 }
 
 main(loadConfig()).catch((err) => {

@@ -40,6 +40,16 @@ export interface CatalogView {
   readonly snapshots: readonly Snapshot[];
 }
 
+/**
+ * What the server reads of a catalog: the current view, the per-country report and the removals
+ * applied. A `Catalog` loads and owns the snapshots; a worker thread serves a replica of one.
+ */
+export interface CatalogSource {
+  view(): CatalogView;
+  report(): CountryReport[];
+  removals(): RemovalSet;
+}
+
 /** What one load attempt of rescan() did. */
 export interface ReloadReport {
   country: string;
@@ -85,13 +95,14 @@ function defaultLog(entry: LogEntry): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
 }
 
-export class Catalog {
+export class Catalog implements CatalogSource {
   private current: CatalogView = Object.freeze({ snapshots: Object.freeze([]) });
   private readonly serving = new Map<string, Serving>();
   private readonly refused = new Map<string, { mtimeMs: number; size: number; reason: string }>();
   private readonly log: (entry: LogEntry) => void;
   private removalSet: RemovalSet = { businessIds: new Set(), registrationNumbers: new Set() };
   private removalGeneration = 0;
+  private readonly listeners: ((view: CatalogView) => void)[] = [];
 
   private constructor(readonly dir: string, options: CatalogOptions) {
     this.log = options.log ?? defaultLog;
@@ -154,9 +165,15 @@ export class Catalog {
     this.removalGeneration++;
   }
 
+  /** Calls `listener` with every view published from now on (a load, a swap, new removals). */
+  onPublish(listener: (view: CatalogView) => void): void {
+    this.listeners.push(listener);
+  }
+
   private publish(): void {
     const snapshots = [...this.serving.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, s]) => s.snapshot);
     this.current = Object.freeze({ snapshots: Object.freeze(snapshots) });
+    for (const listener of this.listeners) listener(this.current);
   }
 
   /** Per country: the date served, buildings, bytes the store holds, and how long it took to load. */

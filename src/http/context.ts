@@ -5,16 +5,17 @@
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import type { Catalog } from '../catalog/catalog.ts';
+import type { CatalogSource } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
 import type { Ledger } from '../ledger/index.ts';
+import type { AddressLimiters } from './address-limits.ts';
 import { clientAddress } from './client-address.ts';
 import type { Metrics } from './metrics.ts';
 import { send, type Reply } from './reply.ts';
 
 export interface HttpContext {
   readonly config: Config;
-  readonly catalog: Catalog;
+  readonly catalog: CatalogSource;
   readonly ledger: Ledger;
   readonly log: Logger;
   readonly metrics: Metrics;
@@ -22,6 +23,7 @@ export interface HttpContext {
   baseUrl(): string;
   /** The clock of the per-address limits (ms since the epoch); tests move it. */
   now(): number;
+  readonly limiters: AddressLimiters;
 }
 
 /** Writes the reply, then counts and logs it (one line per request, never a secret). */

@@ -1,4 +1,4 @@
-/** Prometheus metrics for operators (`GET /metrics`). One registry per server. */
+/** Prometheus metrics for operators (`GET /metrics`). One registry per server thread; worker-pool.ts sums them. */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export class Metrics {
@@ -15,17 +15,18 @@ export class Metrics {
   readonly credits = new Counter({
     name: 'edifice_credits_charged_total', help: 'Credits charged to workspaces.', registers: [this.registry],
   });
+  // Every worker thread reports the same snapshots: summed over workers they take the first.
   readonly snapshotBuildings = new Gauge({
     name: 'edifice_snapshot_buildings', help: 'Buildings in the serving snapshot of each country.',
-    labelNames: ['country', 'date'] as const, registers: [this.registry],
+    labelNames: ['country', 'date'] as const, registers: [this.registry], aggregator: 'first',
   });
   readonly snapshotBytes = new Gauge({
-    name: 'edifice_snapshot_bytes', help: 'Bytes held by the serving snapshot of each country.',
-    labelNames: ['country', 'date'] as const, registers: [this.registry],
+    name: 'edifice_snapshot_bytes', help: 'Bytes held by the serving snapshot of each country (once, however many workers share it).',
+    labelNames: ['country', 'date'] as const, registers: [this.registry], aggregator: 'first',
   });
   readonly snapshotDate = new Gauge({
     name: 'edifice_snapshot_date_seconds', help: 'Snapshot date of each country, as a Unix time.',
-    labelNames: ['country'] as const, registers: [this.registry],
+    labelNames: ['country'] as const, registers: [this.registry], aggregator: 'first',
   });
 
   observe(route: string, status: number, seconds: number): void {

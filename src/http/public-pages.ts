@@ -11,12 +11,9 @@ import {
   ApiError, CONTENT_TYPE, parseParameters, publicBuilding, publicPlace, type CountryEntry, type OperationId,
 } from '../api/index.ts';
 import type { CatalogView, Snapshot } from '../catalog/catalog.ts';
-import { GcraLimiter } from '../ledger/index.ts';
 import { findBuilding } from '../query/children.ts';
 import { clientOf, finish, type HttpContext } from './context.ts';
 import { publicErrorReply, type Reply } from './reply.ts';
-
-export const PUBLIC_PER_MINUTE = 120;
 
 interface Page {
   doc: unknown;
@@ -55,9 +52,9 @@ function countryEntries(view: CatalogView): CountryEntry[] {
   }));
 }
 
-export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): { limiter: GcraLimiter } {
+export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
   const base = `${ctx.config.basePath}/public`;
-  const limiter = new GcraLimiter({ limit: PUBLIC_PER_MINUTE, periodMs: 60_000 });
+  const limiter = ctx.limiters.public;
   const cacheControl = `public, max-age=${ctx.config.publicMaxAgeS}`;
 
   const page = (op: OperationId, route: string, pathNames: readonly string[], handler: PageHandler) =>
@@ -116,6 +113,4 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): { limi
     const tag = createHash('sha256').update(view.snapshots.map((s) => `${s.country}.${s.date}.${s.revision}`).join('|')).digest('base64url').slice(0, 22);
     return { doc: { data: countryEntries(view) }, tag };
   }));
-
-  return { limiter };
 }

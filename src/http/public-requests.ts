@@ -4,9 +4,8 @@
  * reading a report with its token, and the payment provider's signed webhook. Errors use the
  * structured format `{error: {code, message, parameter}}`, parameter naming the field at fault.
  *
- * Limits per client address (chosen here, documented in the OpenAPI descriptions):
- * country requests 20 an hour (spec 8), removal requests 10 an hour, report orders 10 an hour,
- * report reads 60 a minute. The webhook is not limited by address: its signature gates it.
+ * Limits per client address: address-limits.ts. The webhook is not limited by address: its
+ * signature gates it.
  * Every write is one ledger transaction, so a refused request stores nothing.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
@@ -23,15 +22,7 @@ import { clientOf, finish, type HttpContext } from './context.ts';
 import { pathSegment } from './public-pages.ts';
 import { errorReply, jsonReply, type Reply } from './reply.ts';
 
-const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
-
-export const OPEN_LIMITS = {
-  countryRequests: { limit: 20, periodMs: HOUR_MS },
-  removalRequests: { limit: 10, periodMs: HOUR_MS },
-  reportOrders: { limit: 10, periodMs: HOUR_MS },
-  reportReads: { limit: 60, periodMs: MINUTE_MS },
-} as const;
 
 /** What a handler sees of its request. */
 interface Incoming {
@@ -60,14 +51,9 @@ function building(ctx: HttpContext, buildingId: string): { snapshot: Snapshot; r
   return ref;
 }
 
-export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext, publicLimiter: GcraLimiter): void {
+export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): void {
   const base = ctx.config.basePath;
-  const limiters = {
-    countryRequests: new GcraLimiter(OPEN_LIMITS.countryRequests),
-    removalRequests: new GcraLimiter(OPEN_LIMITS.removalRequests),
-    reportOrders: new GcraLimiter(OPEN_LIMITS.reportOrders),
-    reportReads: new GcraLimiter(OPEN_LIMITS.reportReads),
-  };
+  const limiters = ctx.limiters;
   const provider = paymentProvider(ctx.config.paymentProvider);
 
   /** Runs the checks every open operation shares, then the handler; answers in the structured format. */
@@ -121,7 +107,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext, publ
       });
     };
 
-  app.post(`${base}/public/country-requests`, post('/public/country-requests', [], [publicLimiter, limiters.countryRequests], (r) => {
+  app.post(`${base}/public/country-requests`, post('/public/country-requests', [], [limiters.public, limiters.countryRequests], (r) => {
     const body = parseBody('createCountryRequest', r.headers['content-type'], r.body!);
     const country = body.country as string;
     const covered = ctx.catalog.view().snapshots.find((s) => s.country === country);

@@ -12,7 +12,7 @@ import {
   parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
   registeredBusinessesPage, unitsPage, type Encoding, type LinkContext,
 } from '../api/index.ts';
-import type { Catalog, CatalogView } from '../catalog/catalog.ts';
+import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
 import { queryBuildings, type RowRef } from '../query/buildings.ts';
 import { queryPoint } from '../query/point.ts';
 import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
@@ -25,16 +25,26 @@ import { Metrics } from './metrics.ts';
 import { BuildingCache } from './building-cache.ts';
 import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
+import { addressLimiters, type AddressLimiterTables } from './address-limits.ts';
+import { followRemovals } from './follow-removals.ts';
 import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
 
 export interface ServerDeps {
   config: Config;
-  catalog: Catalog;
+  /** A Catalog (this thread loads the snapshots) or a replica of one (a worker thread). */
+  catalog: CatalogSource;
   ledger: Ledger;
   log: Logger;
   /** Clock of the per-address limits; default Date.now. */
   now?: () => number;
+  /** Per-address limiter tables shared with the other threads of the server; default: new ones. */
+  limiterTables?: AddressLimiterTables;
+  /**
+   * The /metrics text. Default: this server's own registry; a worker thread asks the main thread
+   * for the sum over every worker.
+   */
+  metricsText?: (own: Metrics) => Promise<string>;
 }
 
 export interface RunningServer {
@@ -91,26 +101,15 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   };
   publishSnapshots();
 
-  const ctx: HttpContext = { config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now };
+  const ctx: HttpContext = {
+    config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now, limiters: addressLimiters(deps.limiterTables),
+  };
   const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>
     finishReply(ctx, res, route, method, path, t0, reply, extra);
 
-  // Approved removals: applied before the first request, then picked up within removalsPollMs.
-  let approved = -1;
-  const pollRemovals = () => {
-    try {
-      const count = ledger.approvedRemovalCount();
-      if (count !== approved) {
-        catalog.setRemovals(ledger.approvedRemovals());
-        approved = count;
-      }
-    } catch (err) {
-      log.warn({ err }, 'cannot read approved removals; will retry');
-    }
-  };
-  pollRemovals();
-  const removalsTimer = setInterval(pollRemovals, config.removalsPollMs);
-  removalsTimer.unref();
+  // A server that owns its catalog applies approved removals before the first request and within
+  // removalsPollMs of each approval; a worker's replica receives them from the main thread.
+  const stopFollowing = catalog instanceof Catalog ? followRemovals(ledger, catalog, config.removalsPollMs, log) : () => {};
 
   const authenticated = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
     const t0 = performance.now();
@@ -242,7 +241,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     let aborted = false;
     res.onAborted(() => { aborted = true; });
     publishSnapshots();
-    metrics.registry.metrics().then((text) => {
+    (deps.metricsText ?? ((own: Metrics) => own.registry.metrics()))(metrics).then((text) => {
       if (!aborted) finish(res, '/metrics', 'GET', path, t0, { status: 200, headers: { 'Content-Type': metrics.registry.contentType }, body: text });
     }, (err) => {
       log.error({ err }, 'metrics failed');
@@ -250,8 +249,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     });
   });
 
-  const { limiter: publicLimiter } = registerPublicPages(app, ctx);
-  registerPublicRequests(app, ctx, publicLimiter);
+  registerPublicPages(app, ctx);
+  registerPublicRequests(app, ctx);
 
   app.any(`${base}/public/*`, (res, req) => {
     finish(res, 'unknown', req.getMethod().toUpperCase(), req.getUrl(), performance.now(), publicErrorReply(new ApiError('not_found', 'No such page.')));
@@ -278,7 +277,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         implementation: uwsImplementation,
         metrics,
         close: () => {
-          clearInterval(removalsTimer);
+          stopFollowing();
           uws.us_listen_socket_close(socket);
         },
       });

@@ -1,0 +1,155 @@
+/**
+ * Serving with several worker threads (one per core by default). The main thread owns the
+ * catalog (loading, hot swap, removals) and the demo setup; each worker runs the whole HTTP app.
+ *
+ * - One port: every worker listens on the same port with SO_REUSEPORT, which uWebSockets.js sets
+ *   for any port but 0, and the kernel spreads connections over them; a configured port 0 is
+ *   first resolved to a free port here.
+ * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
+ *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
+ * - Exact limits: the per-key and per-address GCRA tables are SharedArrayBuffers used by all; the
+ *   daily quota and credits are in the ledger file, which every worker opens (WAL, BEGIN
+ *   IMMEDIATE for every charge, so one writer at a time).
+ * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
+ */
+import { createServer } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import type { Catalog, CatalogView } from '../catalog/catalog.ts';
+import type { PublishedView } from '../catalog/replica.ts';
+import { toTransfer } from '../catalog/transfer.ts';
+import type { Config } from '../config.ts';
+import type { Ledger } from '../ledger/index.ts';
+import { addressLimiterTables, addressLimiters } from './address-limits.ts';
+import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
+
+const BOOT = new URL('./thread-boot.mjs', import.meta.url);
+const ENTRY = new URL('./worker.ts', import.meta.url).href;
+
+export interface WorkerPoolOptions {
+  config: Config;
+  catalog: Catalog;
+  /** The main thread's ledger: its per-key limiter table is the one every worker shares. */
+  ledger: Ledger;
+  log: Logger;
+  workers: number;
+}
+
+export interface WorkerPool {
+  port: number;
+  implementation: string;
+  workers: number;
+  /** Stops accepting, waits up to `graceMs` for open connections to finish, then ends the threads. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** A port nobody listens on now (for a configured port 0: workers must share a real one). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
+  const { catalog, ledger, log } = options;
+  if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
+  const config = { ...options.config, port: options.config.port === 0 ? await freePort(options.config.host) : options.config.port };
+  const limiterTables = addressLimiterTables(addressLimiters());
+  const workers = new Set<Worker>();
+  let closing = false;
+  let implementation = '';
+
+  /** The view as posted to workers; transfers only of snapshots some worker may not have. */
+  let known = new Set<number>();
+  const published = (view: CatalogView, full: boolean): PublishedView => ({
+    snapshots: view.snapshots.map((s) => (full || !known.has(s.serial) ? { serial: s.serial, transfer: toTransfer(s) } : { serial: s.serial })),
+    report: catalog.report(),
+    removals: catalog.removals(),
+  });
+  const post = (w: Worker, m: ToWorker): void => w.postMessage(m);
+
+  // Metrics: a worker asks, every worker answers with its registry, the sum goes back.
+  let polls = 0;
+  const polling = new Map<number, { asker: Worker; askerId: number; parts: unknown[]; expected: number }>();
+  const settle = (id: number): void => {
+    const poll = polling.get(id)!;
+    if (poll.parts.length < poll.expected) return;
+    polling.delete(id);
+    void AggregatorRegistry.aggregate(poll.parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics()
+      .then((text) => post(poll.asker, { type: 'metrics-text', id: poll.askerId, text }));
+  };
+  const onMessage = (w: Worker, m: FromWorker): void => {
+    if (m.type === 'metrics?') {
+      const id = ++polls;
+      polling.set(id, { asker: w, askerId: m.id, parts: [], expected: workers.size });
+      for (const x of workers) post(x, { type: 'metrics', id });
+    } else if (m.type === 'metrics' && polling.has(m.id)) {
+      polling.get(m.id)!.parts.push(m.json);
+      settle(m.id);
+    }
+  };
+
+  const spawn = (): Promise<Worker> => new Promise((resolve, reject) => {
+    const data: WorkerData = {
+      entry: ENTRY, config, published: published(catalog.view(), true), keyLimiterTable: ledger.keyLimiterTable, limiterTables,
+      logLevel: options.log.level,
+    };
+    const w = new Worker(BOOT, { workerData: data, name: 'edifice-http' });
+    let started = false;
+    w.on('message', (m: FromWorker) => {
+      if (m.type === 'listening' && !started) {
+        started = true;
+        implementation = m.implementation;
+        workers.add(w);
+        resolve(w);
+      } else if (m.type === 'failed') {
+        reject(new Error(`a worker could not start: ${m.message}`));
+      } else {
+        onMessage(w, m);
+      }
+    });
+    w.on('error', (err) => {
+      log.error({ err }, 'worker thread failed');
+      if (!started) reject(err);
+    });
+    w.on('exit', (code) => {
+      workers.delete(w);
+      // Its part of a metrics poll will not come: finish those polls without it.
+      for (const [id, poll] of polling) {
+        poll.expected--;
+        settle(id);
+      }
+      if (closing || !started) return;
+      log.error({ code }, 'worker thread exited; starting another');
+      spawn().catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
+    });
+  });
+
+  await Promise.all(Array.from({ length: options.workers }, spawn));
+  known = new Set(catalog.view().snapshots.map((s) => s.serial));
+  catalog.onPublish((view) => {
+    const message: ToWorker = { type: 'view', published: published(view, false) };
+    for (const w of workers) post(w, message);
+    known = new Set(view.snapshots.map((s) => s.serial));
+  });
+
+  return {
+    port: config.port,
+    implementation,
+    workers: options.workers,
+    async close(graceMs = 5_000) {
+      closing = true;
+      const exits = [...workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
+      for (const w of workers) post(w, { type: 'close' });
+      const timer = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+      await Promise.race([Promise.all(exits), timer]);
+      await Promise.all([...workers].map((w) => w.terminate()));
+    },
+  };
+}

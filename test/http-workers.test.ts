@@ -1,0 +1,117 @@
+/**
+ * Serving with worker threads: one port, one copy of the snapshots, limits exact across
+ * threads, and every change the main thread publishes (a hot swap, an approved removal) reaching
+ * every worker. Requests go out on fresh connections, which the kernel spreads over the workers.
+ */
+import { join } from 'node:path';
+import { request } from 'node:http';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../src/catalog/catalog.ts';
+import { loadConfig } from '../src/config.ts';
+import { followRemovals } from '../src/http/follow-removals.ts';
+import { startWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
+import { Ledger } from '../src/ledger/index.ts';
+import { writeSyntheticCountry } from '../src/synth/generate.ts';
+import { removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
+
+let dir: string;
+let catalog: Catalog;
+let ledger: Ledger;
+let pool: WorkerPool;
+let stopFollowing: () => void;
+let origin: string;
+
+/** GET on a new connection (Connection: close), so that requests land on either worker. */
+function get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${origin}${path}`, { headers: { ...headers, Connection: 'close' }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : null });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  dir = await syntheticSnapshots(4000, 5, 'LI');
+  const config = {
+    ...loadConfig({ EDIFICE_KEY_PER_MINUTE: '10', EDIFICE_REMOVALS_POLL_MS: '100' }),
+    port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, 'ledger.db'),
+  };
+  const log = pino({ level: 'silent' });
+  catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
+  ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: 10 });
+  stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
+  pool = await startWorkers({ config, catalog, ledger, log, workers: 2 });
+  origin = `http://127.0.0.1:${pool.port}`;
+});
+
+afterAll(async () => {
+  stopFollowing?.();
+  await pool?.close(2_000);
+  ledger?.close();
+  if (dir) removeDir(dir);
+});
+
+describe('worker threads', () => {
+  it('serve on one port; a key gets its per-minute limit once across threads, not once per thread', async () => {
+    expect(pool.workers).toBe(2);
+    expect(pool.implementation).toBe('native');
+    const { key } = workspaceWithKey(ledger, 1_000);
+    const answers = await Promise.all(Array.from({ length: 24 }, () => get('/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=1', { Authorization: `Bearer ${key}` })));
+    const ok = answers.filter((a) => a.status === 200).length;
+    // 10 a minute: one token comes back every 6 s, so a burst of 24 lets 10 (or, past a refill, 11) through.
+    expect(ok === 10 || ok === 11).toBe(true);
+    expect(answers.filter((a) => a.status === 429).every((a) => a.body.error.code === 'rate_limited')).toBe(true);
+    // The workers' metrics are summed.
+    const metrics = await new Promise<string>((resolve, reject) => {
+      request(`${origin}/metrics`, { agent: false }, (res) => {
+        let text = '';
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve(text));
+      }).on('error', reject).end();
+    });
+    expect(metrics).toContain(`edifice_http_requests_total{route="/buildings",status="200"} ${ok}`);
+    expect(metrics).toContain(`edifice_http_requests_total{route="/buildings",status="429"} ${24 - ok}`);
+    expect(metrics).toMatch(/edifice_snapshot_buildings\{country="LI",date="2026-11-21"\} 4000\n/);
+  });
+
+  it('a client address gets its 120 a minute across /public once, not once per thread', async () => {
+    const t0 = Date.now();
+    const answers = await Promise.all(Array.from({ length: 160 }, () => get('/v1/public/countries')));
+    const elapsed = Date.now() - t0;
+    const ok = answers.filter((a) => a.status === 200).length;
+    // A token comes back every 0.5 s: a second thread with buckets of its own would let 240 through.
+    expect(ok).toBeGreaterThanOrEqual(120);
+    expect(ok).toBeLessThanOrEqual(120 + Math.ceil(elapsed / 500));
+    expect(answers.filter((a) => a.status === 429).every((a) => a.body.error === 'rate_limited')).toBe(true);
+  });
+
+  it('a hot swap and an approved removal reach every worker', async () => {
+    const b = catalog.view().snapshots[0];
+    let row = 0;
+    while (b.businessCount(row) === 0) row++;
+    const id = b.buildingId(row);
+    const gone = b.businesses(row)[0].business_id;
+    await writeSyntheticCountry({ seed: 5, buildings: 4000, country: 'LI', date: '2026-11-22', bounds: [9.4, 47.0, 9.7, 47.3], outDir: join(dir, 'snapshots') });
+    expect(catalog.rescan().map((r) => r.status)).toEqual(['loaded']);
+    const asked = ledger.addRemovalRequest({
+      businessId: gone, registrationNumber: null, buildingId: id, country: 'LI', businessName: 'x', reason: 'moved away long ago', contact: 'a@b.li', client: 't',
+    });
+    ledger.decideRemoval(asked.id, 'approved');
+    // Applied by the main thread within its poll, then posted to the workers.
+    await new Promise((r) => setTimeout(r, 600));
+    const { key } = workspaceWithKey(ledger, 1_000);
+    const pages = await Promise.all(Array.from({ length: 10 }, () => get(`/v1/buildings/${id}/registered-businesses`, { Authorization: `Bearer ${key}` })));
+    expect(pages.map((p) => p.status)).toEqual(new Array(10).fill(200));
+    for (const p of pages) expect(p.body.data.map((x: { business_id: string }) => x.business_id)).not.toContain(gone);
+    const readyz = await Promise.all(Array.from({ length: 10 }, () => get('/readyz')));
+    for (const r of readyz) expect(r.body.snapshots).toEqual([{ country: 'LI', date: '2026-11-22', buildings: 4000 }]);
+  });
+});
