@@ -248,10 +248,7 @@ export class Snapshot {
 
   private businessAt(j: number): BusinessRecord {
     const b = this.business;
-    const reader = this.businessReader;
-    reader.seek(b.stringOffsets[j]);
-    const business_id = reader.string()!;
-    const registration_number = reader.string();
+    const { businessId: business_id, registrationNumber: registration_number } = this.businessKeys(j);
     const min = b.employeesMin[j];
     const max = b.employeesMax[j];
     const year = b.year[j];

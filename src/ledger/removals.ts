@@ -27,16 +27,10 @@ export interface RemovalRequest {
   decisionNote: string | null;
 }
 
-export interface NewRemovalRequest {
-  businessId: string | null;
-  registrationNumber: string | null;
-  buildingId: string;
-  country: string;
-  businessName: string;
-  reason: string;
-  contact: string;
+export type NewRemovalRequest = Pick<RemovalRequest, 'businessId' | 'registrationNumber' | 'buildingId' | 'country' | 'businessName' | 'reason' | 'contact'> & {
+  /** The asker's address bucket, kept for abuse review. */
   client: string;
-}
+};
 
 /** What approved removals hide: a business matching either set. */
 export interface ApprovedRemovals {
