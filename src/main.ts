@@ -48,7 +48,7 @@ async function main(config: Config): Promise<void> {
   }
   const catalog = Catalog.open(config.snapshotsDir, { log: (entry) => log.info(entry, 'catalog') });
   catalog.watchSignal('SIGHUP');
-  const ledger = Ledger.open(config.ledgerPath);
+  const ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
   const demo = ledger.ensureDemo(dirname(config.ledgerPath));
   const server = await startServer({ config, catalog, ledger, log });
   log.info({ uWebSockets: server.implementation, port: server.port, snapshots: catalog.report() }, `listening (uWebSockets.js ${server.implementation})`);
