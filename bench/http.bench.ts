@@ -11,8 +11,9 @@
  *                   JSON.stringify, no key, ledger, cache or log (the baseline);
  *    - uws-hello:   `bench/http/hello-server.ts`, uWebSockets.js answering a fixed small JSON (the ceiling).
  *    Each Edifice run gets a fresh ledger with --keys workspaces (one key each, 100,000,000
- *    credits) and raised limits (EDIFICE_KEY_REQUESTS_PER_MINUTE, EDIFICE_DAILY_QUOTA); it logs
- *    one line per request at --log-level (default info, as in production) into the run's folder.
+ *    credits) and raised limits (EDIFICE_KEY_REQUESTS_PER_MINUTE, EDIFICE_DAILY_QUOTA), in the
+ *    run's temporary folder or under --ledger-dir (e.g. /dev/shm, to see what the ledger's fsyncs
+ *    cost); it logs one line per request at --log-level (default info, as in production).
  * 3. Discovery runs once, against edifice-all; every server then gets the same seeded mix of
  *    URLs (walks follow links.next where a server gives one).
  * 4. Per server: a warm-up run (not recorded), then as fast as possible over --connections for
@@ -57,6 +58,7 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: String(cpus().length) },
     'log-level': { type: 'string', default: 'info' },
     cache: { type: 'string', default: '.cache/bench' },
+    'ledger-dir': { type: 'string' },
     snapshots: { type: 'string' },
     bbox: { type: 'string' },
     profile: { type: 'boolean', default: false },
@@ -99,9 +101,11 @@ const bbox = parseBBox(args.bbox ?? DEFAULT_BOUNDS.join(','));
 const work = mkdtempSync(join(tmpdir(), 'edifice-bench-http-'));
 log(`bench: ledgers, server logs and profiles in ${work}`);
 
+const ledgerDir = args['ledger-dir'] ? mkdtempSync(join(resolve(args['ledger-dir']), 'edifice-bench-ledgers-')) : work;
+
 /** A fresh ledger: `keyCount` workspaces with one key and plenty of credits each. */
 function freshLedger(name: string): { path: string; keys: string[] } {
-  const path = join(work, `${name}.db`);
+  const path = join(ledgerDir, `${name}.db`);
   const ledger = Ledger.open(path);
   const keys: string[] = [];
   for (let i = 0; i < keyCount; i++) {
@@ -237,7 +241,7 @@ print(`machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${
   + `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
 print(`data: ${snapshots} (${args.snapshots ? 'given' : `${buildings.toLocaleString('en')} synthetic buildings, seed ${seed}`}); `
   + `mix ${formatWeights(results[0].report.mix)} (seed ${mixSeed}); ${durationS} s per run after a ${warmupS} s warm-up; `
-  + `peaks over ${connections} connections; Edifice with ${keyCount} keys, log level ${args['log-level']}`);
+  + `peaks over ${connections} connections; Edifice with ${keyCount} keys, log level ${args['log-level']}, ledgers in ${ledgerDir}`);
 print(`edifice-all runs EDIFICE_WORKERS=${workers}, edifice-1 EDIFICE_WORKERS=1; a server without multi-worker serving ignores the variable, and then both are the same single-threaded server.`);
 print('server CPU and client CPU: cores busy during the run (server: every thread of its process; client: this process, the load generator).');
 print();
@@ -264,4 +268,5 @@ print(`goal: edifice-all >= ${GOAL.ratioNodeHttp}x node:http (${fmt(ratioNode, 2
 print(`summary: rps=${fmt(rps('edifice-all'), 0)} ratio_node_http=${fmt(ratioNode, 2)} ratio_hello=${fmt(ratioHello, 3)} p99_ms_at_80pct=${fmt(p99At80, 2)}`);
 process.stdout.write(`${out.join('\n')}\n`);
 if (!args.profile) rmSync(work, { recursive: true, force: true });
+if (ledgerDir !== work) rmSync(ledgerDir, { recursive: true, force: true });
 log('done');

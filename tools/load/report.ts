@@ -159,19 +159,11 @@ function percentiles(h: Histogram): Percentiles {
   };
 }
 
-export interface RunFacts {
-  target: string;
-  mode: 'max' | 'rate';
-  rate: number | null;
-  connections: number;
-  threads: number;
-  seed: number;
-  mix: Weights;
+/** What the run itself knows, beside the recorders: the report's settings, time and CPU. */
+export type RunFacts = Pick<LoadReport, 'target' | 'mode' | 'rate' | 'connections' | 'threads' | 'seed' | 'mix' | 'discovery' | 'warnings'> & {
   seconds: number;
   cpuCores: number;
-  discovery: LoadReport['discovery'];
-  warnings: string[];
-}
+};
 
 /** Merges the threads' recorders into the report. */
 export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): LoadReport {
