@@ -98,6 +98,7 @@ describe('loadtest against a real server', () => {
     expect(r.latency_ms.p50).toBeGreaterThan(0);
     expect(r.latency_ms.max).toBeGreaterThanOrEqual(r.latency_ms.p99);
     expect(r.threads).toBe(2);
+    expect(r.send_lag_ms).toBeNull();
   });
 
   it('drops the public weight with a warning when public pages answer 404, and counts their 404s when asked anyway', async () => {
@@ -128,6 +129,8 @@ describe('loadtest against a real server', () => {
     expect(r.sent).toBe(120);
     expect(r.completed).toBe(120);
     expect(r.statuses['200']).toBe(120);
+    expect(r.send_lag_ms).not.toBeNull();
+    expect(formatReport(r)).toMatch(/send lag ms/);
   });
 
   it('prints a JSON report from the command line', async () => {

@@ -35,6 +35,8 @@ export function errorCode(body: Buffer | null): string {
 
 export interface RecorderData {
   histogram: string;
+  /** Fixed rate: how late requests went out on a free connection, against their due time. */
+  lag: string;
   kinds: { histogram: string; count: number; ok: number; statuses: Record<string, number>; outcomes: Record<string, number> }[];
   credits: number;
   bytes: number;
@@ -48,6 +50,7 @@ export interface RecorderData {
 
 export class Recorder {
   private readonly all = newHistogram();
+  private readonly lateness = newHistogram();
   // Statuses by index (0: no response), so counting one costs no lookup.
   private readonly perKind = KINDS.map(() => ({ histogram: newHistogram(), count: 0, ok: 0, statuses: new Float64Array(600), outcomes: new Map<string, number>() }));
   credits = 0;
@@ -73,6 +76,11 @@ export class Recorder {
     k.outcomes.set(key, (k.outcomes.get(key) ?? 0) + 1);
   }
 
+  /** Fixed rate: a request went out `ms` after it was due (timer granularity, a busy client). */
+  lag(ms: number): void {
+    this.lateness.recordValue(Math.max(1, Math.round(ms * 1000)));
+  }
+
   /** A request that got no response (`code`: connect, reset, timeout, protocol). */
   failure(kind: number, ms: number, code: string): void {
     const us = Math.max(1, Math.round(ms * 1000));
@@ -88,6 +96,7 @@ export class Recorder {
   data(walksStarted: number, walksFinished: number): RecorderData {
     return {
       histogram: hdr.encodeIntoCompressedBase64(this.all),
+      lag: hdr.encodeIntoCompressedBase64(this.lateness),
       kinds: this.perKind.map((k) => ({
         histogram: hdr.encodeIntoCompressedBase64(k.histogram), count: k.count, ok: k.ok, outcomes: Object.fromEntries(k.outcomes),
         statuses: Object.fromEntries([...k.statuses.entries()].filter(([, n]) => n > 0).map(([status, n]) => [String(status), n])),
@@ -142,6 +151,11 @@ export interface LoadReport {
   walks: { started: number; finished: number; pages: number };
   /** Fixed rate: requests that were due while every connection was busy (they waited; their latency counts from when they were due). */
   queued: number;
+  /**
+   * Fixed rate: how late the client sent requests that had a free connection (its timers fire
+   * on a 1 ms grid); part of every latency above. Null in max mode.
+   */
+  send_lag_ms: { p50: number; p99: number; max: number } | null;
   /** CPU of the load generator's process over the run, as a share of one core (1 = one core busy). */
   client_cpu_cores: number;
   discovery: { requests: number; credits: number; statuses: Record<string, number>; buildings: number; cells: number };
@@ -168,6 +182,7 @@ export type RunFacts = Pick<LoadReport, 'target' | 'mode' | 'rate' | 'connection
 /** Merges the threads' recorders into the report. */
 export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): LoadReport {
   const all = newHistogram();
+  const lag = newHistogram();
   const kindH = KINDS.map(() => newHistogram());
   const kinds: Partial<Record<Kind, KindReport>> = {};
   const statuses: Record<string, number> = {};
@@ -176,6 +191,7 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   const add = (into: Record<string, number>, key: string, n: number) => { into[key] = (into[key] ?? 0) + n; };
   for (const p of parts) {
     all.add(hdr.decodeFromCompressedBase64(p.histogram, 32, false));
+    lag.add(hdr.decodeFromCompressedBase64(p.lag, 32, false));
     credits += p.credits; bytes += p.bytes; sent += p.sent; queued += p.queued;
     started += p.walksStarted; finished += p.walksFinished;
     p.kinds.forEach((k, i) => {
@@ -204,7 +220,9 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
     seed: facts.seed, mix: facts.mix, duration_s: round(facts.seconds), sent, completed, ok,
     rps: round(completed / Math.max(facts.seconds, 1e-9), 1), latency_ms: percentiles(all), kinds, statuses, errors,
     credits_charged: credits, bytes_received: bytes,
-    walks: { started, finished, pages: kinds.walk?.count ?? 0 }, queued, client_cpu_cores: round(facts.cpuCores, 2),
+    walks: { started, finished, pages: kinds.walk?.count ?? 0 }, queued,
+    send_lag_ms: facts.mode === 'rate' ? { p50: round(lag.getValueAtPercentile(50) / 1000), p99: round(lag.getValueAtPercentile(99) / 1000), max: round(lag.maxValue / 1000) } : null,
+    client_cpu_cores: round(facts.cpuCores, 2),
     discovery: facts.discovery, warnings: facts.warnings,
   };
 }
@@ -222,6 +240,7 @@ export function formatReport(r: LoadReport): string {
     `mix ${KINDS.map((k) => `${k}=${r.mix[k]}`).join(',')}`,
     `${num(r.completed)} requests in ${r.duration_s.toFixed(1)} s = ${num(r.rps)} requests/s; ${num(r.ok)} 2xx; `
       + `${num(r.sent - r.completed)} unanswered at the end${r.mode === 'rate' ? `; ${num(r.queued)} waited for a connection` : ''}`,
+    ...(r.send_lag_ms ? [`send lag ms (the client's own lateness against the schedule, part of the latency): p50 ${r.send_lag_ms.p50}  p99 ${r.send_lag_ms.p99}  max ${r.send_lag_ms.max}`] : []),
     `latency ms: p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  p99.9 ${l['p99.9']}  max ${l.max}  mean ${l.mean}`,
     `credits charged ${num(r.credits_charged)}; received ${(r.bytes_received / 2 ** 20).toFixed(1)} MiB; `
       + `walks started ${num(r.walks.started)}, finished ${num(r.walks.finished)}, pages ${num(r.walks.pages)}`,
