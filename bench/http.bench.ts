@@ -255,6 +255,9 @@ for (const m of [...results, at80!]) {
   const errs = Object.entries(m.report.errors);
   if (errs.length > 0) print(`  ${m.name} non-2xx: ${errs.map(([k, n]) => `${k}: ${n}`).join(', ')}`);
 }
+const lag = at80!.report.send_lag_ms;
+if (lag) print(`edifice-all @80%: the client's send lag (part of its latency) p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms; `
+  + `${at80!.report.queued} requests waited for a free connection`);
 for (const w of new Set(results.flatMap((m) => m.report.warnings))) print(`warning: ${w}`);
 if (profile) {
   print();
