@@ -98,6 +98,7 @@ describe('loadtest against a real server', () => {
     expect(r.latency_ms.p50).toBeGreaterThan(0);
     expect(r.latency_ms.max).toBeGreaterThanOrEqual(r.latency_ms.p99);
     expect(r.threads).toBe(2);
+    expect(r.connections_opened).toBe(4);
     expect(r.send_lag_ms).toBeNull();
   });
 
@@ -130,6 +131,8 @@ describe('loadtest against a real server', () => {
     expect(r.completed).toBe(120);
     expect(r.statuses['200']).toBe(120);
     expect(r.send_lag_ms).not.toBeNull();
+    expect(r.connections_opened).toBeGreaterThan(0);
+    expect(r.connections_opened).toBeLessThanOrEqual(32);
     expect(formatReport(r)).toMatch(/send lag ms/);
   });
 

@@ -131,6 +131,8 @@ export interface LoadReport {
   /** Requests a second asked for (rate mode), null in max mode. */
   rate: number | null;
   connections: number;
+  /** Connections the client opened (rate mode opens more when every one is busy). */
+  connections_opened: number;
   threads: number;
   seed: number;
   mix: Weights;
@@ -187,12 +189,12 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   const kinds: Partial<Record<Kind, KindReport>> = {};
   const statuses: Record<string, number> = {};
   const errors: Record<string, number> = {};
-  let credits = 0, bytes = 0, sent = 0, queued = 0, completed = 0, ok = 0, started = 0, finished = 0;
+  let credits = 0, bytes = 0, sent = 0, queued = 0, completed = 0, ok = 0, started = 0, finished = 0, opened = 0;
   const add = (into: Record<string, number>, key: string, n: number) => { into[key] = (into[key] ?? 0) + n; };
   for (const p of parts) {
     all.add(hdr.decodeFromCompressedBase64(p.histogram, 32, false));
     lag.add(hdr.decodeFromCompressedBase64(p.lag, 32, false));
-    credits += p.credits; bytes += p.bytes; sent += p.sent; queued += p.queued;
+    credits += p.credits; bytes += p.bytes; sent += p.sent; queued += p.queued; opened += p.maxConnections;
     started += p.walksStarted; finished += p.walksFinished;
     p.kinds.forEach((k, i) => {
       if (k.count === 0) return;
@@ -216,7 +218,7 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
     r.p99_ms = round(kindH[i].getValueAtPercentile(99) / 1000);
   });
   return {
-    target: facts.target, mode: facts.mode, rate: facts.rate, connections: facts.connections, threads: facts.threads,
+    target: facts.target, mode: facts.mode, rate: facts.rate, connections: facts.connections, connections_opened: opened, threads: facts.threads,
     seed: facts.seed, mix: facts.mix, duration_s: round(facts.seconds), sent, completed, ok,
     rps: round(completed / Math.max(facts.seconds, 1e-9), 1), latency_ms: percentiles(all), kinds, statuses, errors,
     credits_charged: credits, bytes_received: bytes,
@@ -239,7 +241,7 @@ export function formatReport(r: LoadReport): string {
       + `${r.connections} connections, ${r.threads} thread${r.threads === 1 ? '' : 's'}, seed ${r.seed}`,
     `mix ${KINDS.map((k) => `${k}=${r.mix[k]}`).join(',')}`,
     `${num(r.completed)} requests in ${r.duration_s.toFixed(1)} s = ${num(r.rps)} requests/s; ${num(r.ok)} 2xx; `
-      + `${num(r.sent - r.completed)} unanswered at the end${r.mode === 'rate' ? `; ${num(r.queued)} waited for a connection` : ''}`,
+      + `${num(r.sent - r.completed)} unanswered at the end${r.mode === 'rate' ? `; ${num(r.queued)} waited for a connection; ${num(r.connections_opened)} connections opened` : ''}`,
     ...(r.send_lag_ms ? [`send lag ms (the client's own lateness against the schedule, part of the latency): p50 ${r.send_lag_ms.p50}  p99 ${r.send_lag_ms.p99}  max ${r.send_lag_ms.max}`] : []),
     `latency ms: p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  p99.9 ${l['p99.9']}  max ${l.max}  mean ${l.mean}`,
     `credits charged ${num(r.credits_charged)}; received ${(r.bytes_received / 2 ** 20).toFixed(1)} MiB; `
