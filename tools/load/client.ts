@@ -143,12 +143,8 @@ export class Connection<T> {
           this.drop();
           return;
         case State.Head: {
-          const end = buf.indexOf(HEAD_END, pos);
-          if (end < 0) {
-            if (n - pos > MAX_HEAD) return this.protocolError();
-            this.carry = buf.subarray(pos);
-            return;
-          }
+          const end = this.find(buf, pos, HEAD_END);
+          if (end < 0) return;
           if (!this.readHead(buf.toString('latin1', pos, end))) return this.protocolError();
           pos = end + 4;
           if ((this.state as State) === State.Idle) {
@@ -172,12 +168,8 @@ export class Connection<T> {
         case State.ChunkEnd:
         case State.ChunkSize:
         case State.Trailer: {
-          const eol = buf.indexOf(CRLF, pos);
-          if (eol < 0) {
-            if (n - pos > MAX_HEAD) return this.protocolError();
-            this.carry = buf.subarray(pos);
-            return;
-          }
+          const eol = this.find(buf, pos, CRLF);
+          if (eol < 0) return;
           const line = buf.toString('latin1', pos, eol);
           pos = eol + 2;
           if (this.state === State.ChunkEnd) {
@@ -201,6 +193,18 @@ export class Connection<T> {
           break;
       }
     }
+  }
+
+  /**
+   * Where `delim` is in `buf` from `pos`; -1 when it has not arrived yet (the rest is kept for
+   * the next chunk) or never will (more than MAX_HEAD bytes without it: a protocol error).
+   */
+  private find(buf: Buffer, pos: number, delim: Buffer): number {
+    const at = buf.indexOf(delim, pos);
+    if (at >= 0) return at;
+    if (buf.length - pos > MAX_HEAD) this.protocolError();
+    else this.carry = buf.subarray(pos);
+    return -1;
   }
 
   /** Parses a response head; sets the state for its body. False on a malformed head. */
