@@ -11,7 +11,7 @@
  *                   JSON.stringify, no key, ledger, cache or log (the baseline);
  *    - uws-hello:   `bench/http/hello-server.ts`, uWebSockets.js answering a fixed small JSON (the ceiling).
  *    Each Edifice run gets a fresh ledger with --keys workspaces (one key each, 100,000,000
- *    credits) and raised limits (EDIFICE_KEY_REQUESTS_PER_MINUTE, EDIFICE_DAILY_QUOTA), in the
+ *    credits) and raised limits (EDIFICE_KEY_PER_MINUTE, EDIFICE_DAILY_QUOTA), in the
  *    run's temporary folder or under --ledger-dir (e.g. /dev/shm, to see what the ledger's fsyncs
  *    cost); it logs one line per request at --log-level (default info, as in production).
  * 3. Discovery runs once, against edifice-all; every server then gets the same seeded mix of
@@ -129,7 +129,7 @@ async function startEdifice(name: string, workerCount: number, nodeFlags: string
   const child = await startChild(name, [...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
     EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledger.path,
     EDIFICE_WORKERS: String(workerCount), EDIFICE_BASE_URL: '', EDIFICE_LOG_LEVEL: args['log-level'],
-    EDIFICE_KEY_REQUESTS_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
+    EDIFICE_KEY_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
   }, join(work, `${name}.log`), /listening on \S+:(\d+)/);
   return { child, keys: ledger.keys };
 }
