@@ -1,0 +1,275 @@
+/**
+ * `npm run bench:http`: Edifice over HTTP under the load-test harness's mix, against the ceiling
+ * of its stack and a plain baseline, in one run on this machine.
+ *
+ * 1. The country: a seeded synthetic one (default 1,000,000 buildings), generated once into
+ *    `.cache/bench/` and reused (`bench/dataset.ts`), or `--snapshots DIR --bbox W,S,E,N`.
+ * 2. Servers, each in its own child process, one at a time:
+ *    - edifice-all: `node --import tsx src/main.ts` with EDIFICE_WORKERS=<cores> (all workers);
+ *    - edifice-1:   the same with EDIFICE_WORKERS=1;
+ *    - node:http:   `bench/http/node-server.ts`, the same validators and engine, objects through
+ *                   JSON.stringify, no key, ledger, cache or log (the baseline);
+ *    - uws-hello:   `bench/http/hello-server.ts`, uWebSockets.js answering a fixed small JSON (the ceiling).
+ *    Each Edifice run gets a fresh ledger with --keys workspaces (one key each, 100,000,000
+ *    credits) and raised limits (EDIFICE_KEY_PER_MINUTE, EDIFICE_DAILY_QUOTA), in the
+ *    run's temporary folder or under --ledger-dir (e.g. /dev/shm, to see what the ledger's fsyncs
+ *    cost); it logs one line per request at --log-level (default info, as in production).
+ * 3. Discovery runs once, against edifice-all; every server then gets the same seeded mix of
+ *    URLs (walks follow links.next where a server gives one).
+ * 4. Per server: a warm-up run (not recorded), then as fast as possible over --connections for
+ *    --duration seconds: its peak. Then edifice-all at a fixed rate of 80% of its peak for
+ *    --duration seconds: p99 there, latency counted from each request's scheduled time.
+ * 5. --profile: edifice-all once more under `node --cpu-prof`, loaded as fast as possible for
+ *    --profile-duration seconds; the top 20 self-time functions of the loaded period.
+ * Progress goes to stderr; the report to stdout, whose last line is
+ * `summary: rps=<n> ratio_node_http=<x> ratio_hello=<y> p99_ms_at_80pct=<z>`.
+ *
+ * On a 2-core machine the load generator (this process) takes CPU from the server: the table
+ * gives both processes' CPU, in cores, beside each figure.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Ledger } from '../src/ledger/index.ts';
+import { DEFAULT_BOUNDS } from '../src/synth/bounds.ts';
+import { parseBBox, discover, type Discovery } from '../tools/load/discover.ts';
+import { DEFAULT_WEIGHTS, formatWeights, parseWeights } from '../tools/load/mix.ts';
+import { LIMITS } from '../tools/load/options.ts';
+import type { LoadReport } from '../tools/load/report.ts';
+import { runLoad, type LoadOptions } from '../tools/load/run.ts';
+import { parseTarget } from '../tools/load/target.ts';
+import { ensureSynthetic } from './dataset.ts';
+import { formatProfile } from './http/profile.ts';
+import { ROOT, startChild, type Child } from './http/servers.ts';
+
+const GOAL = { ratioNodeHttp: 3, ratioHello: 0.3, p99At80Ms: 25 };
+
+const { values: args } = parseArgs({
+  options: {
+    buildings: { type: 'string', default: '1000000' },
+    seed: { type: 'string', default: '1' },
+    'mix-seed': { type: 'string', default: '1' },
+    mix: { type: 'string', default: formatWeights(DEFAULT_WEIGHTS) },
+    duration: { type: 'string', default: '20' },
+    warmup: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+    keys: { type: 'string', default: '8' },
+    workers: { type: 'string', default: String(cpus().length) },
+    'log-level': { type: 'string', default: 'info' },
+    cache: { type: 'string', default: '.cache/bench' },
+    'ledger-dir': { type: 'string' },
+    snapshots: { type: 'string' },
+    bbox: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    'profile-duration': { type: 'string', default: '10' },
+  },
+  strict: true,
+});
+
+function positive(name: string, v: string, integer: boolean, max = Infinity): number {
+  const n = Number(v.replace(/_/g, ''));
+  if (!(n > 0) || n > max || (integer && !Number.isInteger(n))) throw new RangeError(`--${name} must be a positive ${integer ? 'integer' : 'number'} up to ${max}, got "${v}".`);
+  return n;
+}
+const buildings = positive('buildings', args.buildings!, true);
+const seed = positive('seed', args.seed!, true);
+const mixSeed = positive('mix-seed', args['mix-seed']!, true);
+const durationS = positive('duration', args.duration!, false, LIMITS.durationS);
+const warmupS = positive('warmup', args.warmup!, false, LIMITS.durationS);
+const connections = positive('connections', args.connections!, true, LIMITS.connections);
+const keyCount = positive('keys', args.keys!, true, 1000);
+const workers = positive('workers', args.workers!, true, 256);
+const profileS = positive('profile-duration', args['profile-duration']!, false, LIMITS.durationS);
+const weights = parseWeights(args.mix!);
+if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(args['log-level']!)) throw new RangeError(`--log-level must be one of fatal, error, warn, info, debug, got "${args['log-level']}".`);
+if (args.snapshots && !args.bbox) throw new RangeError('--snapshots needs --bbox W,S,E,N (the area the snapshots cover).');
+
+const started = performance.now();
+const loadAtStart = loadavg();
+const log = (msg: string): void => {
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
+};
+const out: string[] = [];
+const print = (line = ''): void => {
+  out.push(line);
+};
+
+// 1. Data, and a folder for this run's ledgers, logs and profiles.
+const snapshots = args.snapshots ? resolve(args.snapshots) : await ensureSynthetic(args.cache!, seed, buildings, log);
+const bbox = parseBBox(args.bbox ?? DEFAULT_BOUNDS.join(','));
+const work = mkdtempSync(join(tmpdir(), 'edifice-bench-http-'));
+log(`bench: ledgers, server logs and profiles in ${work}`);
+
+const ledgerDir = args['ledger-dir'] ? mkdtempSync(join(resolve(args['ledger-dir']), 'edifice-bench-ledgers-')) : work;
+
+/** A fresh ledger: `keyCount` workspaces with one key and plenty of credits each. */
+function freshLedger(name: string): { path: string; keys: string[] } {
+  const path = join(ledgerDir, `${name}.db`);
+  const ledger = Ledger.open(path);
+  const keys: string[] = [];
+  for (let i = 0; i < keyCount; i++) {
+    const email = `bench-${i}@example.com`;
+    const { workspaceId } = ledger.createWorkspace(`bench ${i}`, { createdBy: email });
+    ledger.grantCredits(workspaceId, 100_000_000, { kind: 'bought', note: 'bench:http' });
+    keys.push(ledger.createKey(workspaceId, email).key);
+  }
+  ledger.close();
+  return { path, keys };
+}
+
+interface Server {
+  child: Child;
+  keys: string[];
+}
+
+async function startEdifice(name: string, workerCount: number, nodeFlags: string[] = []): Promise<Server> {
+  const ledger = freshLedger(name);
+  log(`${name}: starting (EDIFICE_WORKERS=${workerCount}; loads the snapshot first)`);
+  const child = await startChild(name, [...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
+    EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledger.path,
+    EDIFICE_WORKERS: String(workerCount), EDIFICE_BASE_URL: '', EDIFICE_LOG_LEVEL: args['log-level'],
+    EDIFICE_KEY_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
+  }, join(work, `${name}.log`), /listening on \S+:(\d+)/);
+  return { child, keys: ledger.keys };
+}
+
+async function startPlain(name: string, script: string, extra: string[] = []): Promise<Server> {
+  log(`${name}: starting`);
+  const child = await startChild(name, ['--import', 'tsx', script, ...extra], {}, join(work, `${name}.log`), /listening (\d+)/);
+  // They check no key; the mix sends them one anyway, so every server reads the same requests.
+  return { child, keys: ['edf_bench_no_key_checked'] };
+}
+
+let discovery: Discovery | null = null;
+
+function loadOptions(s: Server, over: Partial<LoadOptions>): LoadOptions {
+  return {
+    target: parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false), keys: s.keys, mode: 'max', rate: null,
+    connections, durationS, requests: LIMITS.requests, weights, seed: mixSeed, threads: 1, timeoutMs: 10_000,
+    bbox, discovery: discovery ?? undefined, ...over,
+  };
+}
+
+interface Measured {
+  name: string;
+  report: LoadReport;
+  serverCores: number;
+  load1: number;
+}
+
+/** One recorded run; the server's CPU over it from /proc. */
+async function measure(name: string, s: Server, over: Partial<LoadOptions>): Promise<Measured> {
+  const load1 = loadavg()[0];
+  const cpu0 = s.child.cpuSeconds();
+  const report = await runLoad(loadOptions(s, over));
+  const serverCores = (s.child.cpuSeconds() - cpu0) / report.duration_s;
+  const bad = report.completed - report.ok;
+  log(`${name}: ${report.rps.toFixed(0)} requests/s, p50 ${report.latency_ms.p50} ms, p99 ${report.latency_ms.p99} ms, `
+    + `${bad} non-2xx; server ${serverCores.toFixed(2)} cores, client ${report.client_cpu_cores.toFixed(2)} cores; load average ${load1.toFixed(1)}`);
+  return { name, report, serverCores, load1 };
+}
+
+async function peak(name: string, s: Server): Promise<Measured> {
+  log(`${name}: warm-up ${warmupS} s`);
+  await runLoad(loadOptions(s, { durationS: warmupS }));
+  log(`${name}: as fast as possible for ${durationS} s over ${connections} connections`);
+  return measure(name, s, {});
+}
+
+const results: Measured[] = [];
+let at80: Measured;
+
+// 2-4. edifice-all first: discovery runs against it.
+{
+  const s = await startEdifice('edifice-all', workers);
+  discovery = await discover(parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false), s.keys, bbox);
+  log(`discovery: ${discovery.requests} requests, ${discovery.buildings} buildings in ${discovery.cells} cells; public pages ${discovery.publicAvailable ? 'answer' : 'answer 404'}`);
+  results.push(await peak('edifice-all', s));
+  const rate = Math.max(1, Math.round(results[0].report.rps * 0.8));
+  log(`edifice-all: fixed rate ${rate}/s (80% of its peak) for ${durationS} s`);
+  at80 = await measure('edifice-all @80%', s, { mode: 'rate', rate, connections: 1024 });
+  await s.child.stop();
+}
+for (const [name, start] of [
+  ['edifice-1', () => startEdifice('edifice-1', 1)],
+  ['node:http', () => startPlain('node:http', 'bench/http/node-server.ts', [snapshots])],
+  ['uws-hello', () => startPlain('uws-hello', 'bench/http/hello-server.ts')],
+] as const) {
+  const s = await start();
+  results.push(await peak(name, s));
+  await s.child.stop();
+}
+
+// 5. Profile.
+let profile = '';
+if (args.profile) {
+  const dir = join(work, 'profile');
+  mkdirSync(dir, { recursive: true });
+  const s = await startEdifice('edifice-profile', workers, ['--cpu-prof', '--cpu-prof-dir', dir]);
+  log(`edifice-profile: warm-up ${warmupS} s, then ${profileS} s as fast as possible under --cpu-prof`);
+  await runLoad(loadOptions(s, { durationS: warmupS }));
+  const from = process.hrtime.bigint();
+  const p = await measure('edifice-profile', s, { durationS: profileS });
+  const to = process.hrtime.bigint();
+  await s.child.stop();
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+  profile = [
+    `profile: edifice-all (EDIFICE_WORKERS=${workers}) under the mix, as fast as possible for ${profileS} s `
+      + `(${p.report.rps.toFixed(0)} requests/s under the profiler); ${files.join(', ')}`,
+    formatProfile(files, ROOT, 20, { fromUs: Number(from / 1000n), toUs: Number(to / 1000n) }),
+  ].join('\n');
+}
+
+// 6. Report.
+const byName = new Map(results.map((r) => [r.name, r]));
+const rps = (n: string) => byName.get(n)?.report.rps ?? NaN;
+const ratioNode = rps('edifice-all') / rps('node:http');
+const ratioHello = rps('edifice-all') / rps('uws-hello');
+const p99At80 = at80!.report.latency_ms.p99;
+const fmt = (v: number, d: number) => (Number.isFinite(v) ? v.toFixed(d) : 'nan');
+const cols = ['server', 'requests/s', 'p50 ms', 'p99 ms', 'vs node:http', 'vs uws-hello', 'non-2xx', 'server CPU', 'client CPU', 'load avg'];
+const rows = [...results, at80!].map((m) => [
+  m.name, fmt(m.report.rps, 0), fmt(m.report.latency_ms.p50, 2), fmt(m.report.latency_ms.p99, 2),
+  `${fmt(m.report.rps / rps('node:http'), 2)}x`, `${fmt((100 * m.report.rps) / rps('uws-hello'), 1)}%`,
+  String(m.report.completed - m.report.ok), fmt(m.serverCores, 2), fmt(m.report.client_cpu_cores, 2), fmt(m.load1, 1),
+]);
+const width = cols.map((c, k) => Math.max(c.length, ...rows.map((r) => r[k].length)));
+const line = (cells: string[]) => `| ${cells.map((c, k) => (k === 0 ? c.padEnd(width[k]) : c.padStart(width[k]))).join(' | ')} |`;
+
+print(`machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; `
+  + `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+print(`data: ${snapshots} (${args.snapshots ? 'given' : `${buildings.toLocaleString('en')} synthetic buildings, seed ${seed}`}); `
+  + `mix ${formatWeights(results[0].report.mix)} (seed ${mixSeed}); ${durationS} s per run after a ${warmupS} s warm-up; `
+  + `peaks over ${connections} connections; Edifice with ${keyCount} keys, log level ${args['log-level']}, ledgers in ${ledgerDir}`);
+print(`edifice-all runs EDIFICE_WORKERS=${workers}, edifice-1 EDIFICE_WORKERS=1; a server without multi-worker serving ignores the variable, and then both are the same single-threaded server.`);
+print('server CPU and client CPU: cores busy during the run (server: every thread of its process; client: this process, the load generator).');
+print();
+print(line(cols));
+print(`|${width.map((w, k) => (k === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+for (const r of rows) print(line(r));
+print();
+print('edifice-all per request kind at its peak:');
+for (const [k, s] of Object.entries(results[0].report.kinds)) print(`  ${k.padEnd(8)} ${String(s.count).padStart(8)} requests, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms`);
+for (const m of [...results, at80!]) {
+  const errs = Object.entries(m.report.errors);
+  if (errs.length > 0) print(`  ${m.name} non-2xx: ${errs.map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+}
+const lag = at80!.report.send_lag_ms;
+if (lag) print(`edifice-all @80%: the client's send lag (part of its latency) p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms; `
+  + `${at80!.report.queued} requests waited for a free connection`);
+for (const w of new Set(results.flatMap((m) => m.report.warnings))) print(`warning: ${w}`);
+if (profile) {
+  print();
+  print(profile);
+}
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+print();
+print(`goal: edifice-all >= ${GOAL.ratioNodeHttp}x node:http (${fmt(ratioNode, 2)}x: ${verdict(ratioNode >= GOAL.ratioNodeHttp)}), `
+  + `>= ${GOAL.ratioHello * 100}% of uws-hello (${fmt(ratioHello * 100, 1)}%: ${verdict(ratioHello >= GOAL.ratioHello)}), `
+  + `p99 < ${GOAL.p99At80Ms} ms at 80% of its peak (${fmt(p99At80, 2)} ms: ${verdict(p99At80 < GOAL.p99At80Ms)})`);
+print(`summary: rps=${fmt(rps('edifice-all'), 0)} ratio_node_http=${fmt(ratioNode, 2)} ratio_hello=${fmt(ratioHello, 3)} p99_ms_at_80pct=${fmt(p99At80, 2)}`);
+process.stdout.write(`${out.join('\n')}\n`);
+if (!args.profile) rmSync(work, { recursive: true, force: true });
+if (ledgerDir !== work) rmSync(ledgerDir, { recursive: true, force: true });
+log('done');
