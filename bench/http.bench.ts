@@ -130,6 +130,8 @@ async function startEdifice(name: string, workerCount: number, nodeFlags: string
     EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledger.path,
     EDIFICE_WORKERS: String(workerCount), EDIFICE_BASE_URL: '', EDIFICE_LOG_LEVEL: args['log-level'],
     EDIFICE_KEY_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
+    // The mix's public pages come from many addresses (--client-addresses), as behind a proxy.
+    EDIFICE_TRUSTED_PROXIES: '1',
   }, join(work, `${name}.log`), /listening on \S+:(\d+)/);
   return { child, keys: ledger.keys };
 }
@@ -147,7 +149,7 @@ function loadOptions(s: Server, over: Partial<LoadOptions>): LoadOptions {
   return {
     target: parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false), keys: s.keys, mode: 'max', rate: null,
     connections, durationS, requests: LIMITS.requests, weights, seed: mixSeed, threads: 1, timeoutMs: 10_000,
-    bbox, discovery: discovery ?? undefined, ...over,
+    bbox, discovery: discovery ?? undefined, clientAddresses: 4096, ...over,
   };
 }
 

@@ -100,8 +100,10 @@ describe('authentication (401, 403)', () => {
   it('an expired key', async () => {
     const email = `exp-${Date.now()}@example.com`;
     const { workspaceId } = t.ledger.createWorkspace('exp', { createdBy: email });
-    const k = t.ledger.createKey(workspaceId, email, { expiresAt: Date.now() + 1 });
-    await new Promise((r) => setTimeout(r, 5));
+    // An expiry must lie ahead when the key is made; then wait until it has passed.
+    const expiresAt = Date.now() + 500;
+    const k = t.ledger.createKey(workspaceId, email, { expiresAt });
+    while (Date.now() <= expiresAt) await new Promise((r) => setTimeout(r, 20));
     await refused(auth(k.key), /expired/);
   });
   it('a key whose creator left the workspace', () => {

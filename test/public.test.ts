@@ -70,8 +70,11 @@ describe('covered countries', () => {
     const r = await get('/public/countries', '/public/countries');
     expect(r.status).toBe(200);
     const places = new Set(buildings.map((b) => b.locality).filter((l) => l !== ''));
+    const lons = buildings.map((b) => b.longitude);
+    const lats = buildings.map((b) => b.latitude);
     expect(r.body.data).toEqual([{
       country: 'LI', snapshotDate: '2026-11-21', buildings: buildings.length, places: places.size,
+      bbox: [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)],
       sources: [expect.objectContaining({ name: 'Edifice synthetic generator', licence: 'CC0-1.0' })],
     }]);
   });

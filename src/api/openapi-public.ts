@@ -79,6 +79,10 @@ export function publicSchemas(): Record<string, Json> {
           snapshotDate: day('Date of the snapshot served.'),
           buildings: count('Buildings in it.'),
           places: count('Localities with a place page.'),
+          bbox: {
+            description: 'minLon, minLat, maxLon, maxLat of the buildings\' representative points (null when there are none): the area to ask GET /buildings about.',
+            oneOf: [{ type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } }, { type: 'null' }],
+          },
           sources: {
             type: 'array',
             items: object('Where the data comes from.', {

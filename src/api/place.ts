@@ -69,5 +69,7 @@ export interface CountryEntry {
   snapshotDate: string;
   buildings: number;
   places: number;
+  /** minLon, minLat, maxLon, maxLat of the buildings' representative points; null when there are none. */
+  bbox: [number, number, number, number] | null;
   sources: SnapshotSource[];
 }

@@ -47,9 +47,13 @@ function snapshotOf(view: CatalogView, country: string): Snapshot {
 }
 
 function countryEntries(view: CatalogView): CountryEntry[] {
-  return view.snapshots.map((s) => ({
-    country: s.country, snapshotDate: s.date, buildings: s.rows, places: s.places.size, sources: [...s.sources],
-  }));
+  return view.snapshots.map((s) => {
+    const e = s.extent;
+    return {
+      country: s.country, snapshotDate: s.date, buildings: s.rows, places: s.places.size,
+      bbox: e === null ? null : [e.minLon, e.minLat, e.maxLon, e.maxLat], sources: [...s.sources],
+    };
+  });
 }
 
 export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {

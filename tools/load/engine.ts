@@ -30,6 +30,8 @@ export interface EnginePlan {
   /** This thread's share of the request count. */
   requests: number;
   timeoutMs: number;
+  /** Public pages carry X-Forwarded-For with one of this many addresses, in turn (0: none). */
+  clientAddresses: number;
 }
 
 export interface EngineResult {
@@ -59,8 +61,9 @@ class Engine implements ResponseSink<InFlight> {
   private readonly backlog: { path: string; auth: boolean; pending: InFlight }[] = [];
   private backlogHead = 0;
   private readonly heads: string[];
-  private readonly publicHead: string;
+  private readonly publicHeads: string[];
   private keyTurn: number;
+  private addressTurn = 0;
   private stopping = false;
   private inFlight = 0;
   private startMs = 0;
@@ -76,7 +79,11 @@ class Engine implements ResponseSink<InFlight> {
     // The request head after the path, one per key: no string building per header per request.
     const tail = (auth: string) => ` HTTP/1.1\r\nHost: ${plan.hostHeader}\r\n${auth}Accept: application/json\r\nUser-Agent: edifice-loadtest\r\n\r\n`;
     this.heads = plan.keys.map((k) => tail(`Authorization: Bearer ${k}\r\n`));
-    this.publicHead = tail('');
+    // 10.x.y.z: addresses of no real client, so a trusting server counts them apart.
+    const address = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+    this.publicHeads = plan.clientAddresses > 0
+      ? Array.from({ length: plan.clientAddresses }, (_, i) => tail(`X-Forwarded-For: ${address(i + plan.stream * 65_536)}\r\n`))
+      : [tail('')];
     this.keyTurn = plan.stream;
   }
 
@@ -119,8 +126,9 @@ class Engine implements ResponseSink<InFlight> {
   }
 
   private write(conn: Connection<InFlight>, path: string, auth: boolean, pending: InFlight): void {
-    let tail = this.publicHead;
+    let tail: string;
     if (auth && this.heads.length > 0) tail = this.heads[this.keyTurn++ % this.heads.length];
+    else tail = this.publicHeads[this.addressTurn++ % this.publicHeads.length];
     this.recorder.sent++;
     this.inFlight++;
     conn.send(`GET ${path}${tail}`, pending, pending.learn || pending.kind === WALK);

@@ -26,6 +26,8 @@ percentiles, errors by status and code, and credits charged.
   --allow-remote       allow a --url that is not 127.0.0.1 / ::1 / localhost
   --keys K1,K2         API keys, used in turn (or --keys-file FILE, one key a line, # comments)
   --bbox W,S,E,N       the served area (default: the extents GET /public/countries lists)
+  --client-addresses N public pages come from N addresses, sent in X-Forwarded-For (0: none);
+                       for a server behind EDIFICE_TRUSTED_PROXIES=1, whose /public allows 120 a minute per address
   --max                as fast as possible over --connections connections (the default mode)
   --rate N             N requests/s on a fixed schedule; latency counts from the scheduled time
   --connections N      max mode: connections kept busy (16); rate mode: the most opened (256)
@@ -44,6 +46,7 @@ const OPTIONS = {
   keys: { type: 'string' },
   'keys-file': { type: 'string' },
   bbox: { type: 'string' },
+  'client-addresses': { type: 'string' },
   rate: { type: 'string' },
   max: { type: 'boolean' },
   connections: { type: 'string' },
@@ -121,6 +124,7 @@ export function parseCli(argv: readonly string[]): Cli {
   const seed = number('seed', v.seed, 1, 0, 2 ** 31 - 1, true);
   const threads = number('threads', v.threads, 1, 1, LIMITS.threads, true);
   const timeoutMs = number('timeout', v.timeout, 10, 0.001, 600, false) * 1000;
+  const clientAddresses = number('client-addresses', v['client-addresses'], 0, 0, 65_536, true);
   if (threads > connections) throw new UsageError(`--threads ${threads} with --connections ${connections}: each thread needs a connection.`);
   let weights = DEFAULT_WEIGHTS;
   let bbox = null;
@@ -132,7 +136,7 @@ export function parseCli(argv: readonly string[]): Cli {
   }
   const keys = readKeys(v);
   return {
-    options: { target, keys, mode, rate, connections, durationS, requests, weights, seed, threads, timeoutMs, bbox },
+    options: { target, keys, mode, rate, connections, durationS, requests, weights, seed, threads, timeoutMs, bbox, clientAddresses },
     json: v.json === true,
     help: false,
   };

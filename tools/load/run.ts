@@ -29,6 +29,8 @@ export interface LoadOptions {
   threads: number;
   timeoutMs: number;
   bbox: BBox | null;
+  /** Public pages are spread over this many client addresses in X-Forwarded-For (0: none). */
+  clientAddresses?: number;
   /** A discovery made before (the bench reuses one across servers); no probe is sent then. */
   discovery?: Discovery;
 }
@@ -96,7 +98,7 @@ export async function runLoad(o: LoadOptions, log: (msg: string) => void = () =>
       keys: o.keys, area: d.area, weights, seed: o.seed, stream: t, mode: o.mode,
       rate: o.mode === 'rate' ? o.rate! / threads : 0,
       connections: Math.max(1, Math.round(o.connections / threads)),
-      durationMs: o.durationS * 1000, requests, timeoutMs: o.timeoutMs,
+      durationMs: o.durationS * 1000, requests, timeoutMs: o.timeoutMs, clientAddresses: o.clientAddresses ?? 0,
     });
   }
   const live = plans.filter((p) => p.requests > 0).map(startThread);
