@@ -65,8 +65,8 @@ export class Removals {
       VALUES (@id, @business_id, @registration_number, @building_id, @country, @business_name, @reason, @contact, @client, 'pending', @created_at)
       RETURNING *`);
     this.selectOne = db.prepare<[string], Row>('SELECT * FROM removal_requests WHERE id = ?');
-    this.selectByStatus = db.prepare<[string], Row>('SELECT * FROM removal_requests WHERE status = ? ORDER BY created_at, id');
-    this.selectAll = db.prepare<[], Row>('SELECT * FROM removal_requests ORDER BY created_at, id');
+    this.selectByStatus = db.prepare<[string], Row>('SELECT * FROM removal_requests WHERE status = ? ORDER BY created_at, rowid');
+    this.selectAll = db.prepare<[], Row>('SELECT * FROM removal_requests ORDER BY created_at, rowid');
     this.decideStmt = db.prepare<[string, number, string | null, string], Row>(
       "UPDATE removal_requests SET status = ?, decided_at = ?, decision_note = ? WHERE id = ? AND status = 'pending' RETURNING *");
     this.selectApproved = db.prepare<[], { business_id: string | null; registration_number: string | null }>(

@@ -79,7 +79,7 @@ export class Reports {
       VALUES (@id, @building_id, @country, @snapshot_date, @email, @token_sha256, @status, @price_minor, @price_currency,
        @provider, @provider_reference, @report, @client, @created_at, @paid_at) RETURNING *`);
     this.selectOne = db.prepare<[string], Row>('SELECT * FROM report_orders WHERE id = ?');
-    this.selectRecent = db.prepare<[number], Row>('SELECT * FROM report_orders ORDER BY created_at DESC, id DESC LIMIT ?');
+    this.selectRecent = db.prepare<[number], Row>('SELECT * FROM report_orders ORDER BY created_at DESC, rowid DESC LIMIT ?');
     this.pay = db.prepare<[number, string | null, string], Row>(
       "UPDATE report_orders SET status = 'paid', paid_at = ?, provider_reference = coalesce(?, provider_reference) WHERE id = ? AND status = 'pending' RETURNING *");
   }
