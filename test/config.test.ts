@@ -16,3 +16,43 @@ describe('config: request limits', () => {
     expect(() => loadConfig({ EDIFICE_DAILY_QUOTA: 'lots' })).toThrow(/EDIFICE_DAILY_QUOTA/);
   });
 });
+
+describe('config: the rest of the environment', () => {
+  it('has defaults that make npm start work on a fresh clone', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      host: '127.0.0.1', port: 8080, basePath: '/v1', snapshotsDir: './snapshots', ledgerPath: './data/ledger.db', baseUrl: null,
+      trustedProxies: 0, publicMaxAgeS: 300, reportPriceMinor: 0, reportCurrency: 'EUR', paymentProvider: 'builtin',
+      paymentWebhookSecret: null, removalsPollMs: 1_000, demoBuildings: 20_000,
+    });
+    expect(c.workers).toBeGreaterThanOrEqual(1);
+  });
+
+  it('reads prices to the cent, worker counts, proxies and the payment provider', () => {
+    expect(loadConfig({ EDIFICE_REPORT_PRICE: '9.9' }).reportPriceMinor).toBe(990);
+    expect(loadConfig({ EDIFICE_REPORT_PRICE: '12.05' }).reportPriceMinor).toBe(1205);
+    expect(loadConfig({ EDIFICE_REPORT_PRICE: '7' }).reportPriceMinor).toBe(700);
+    expect(loadConfig({ EDIFICE_WORKERS: '0' }).workers).toBe(0);
+    expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
+    expect(loadConfig({ EDIFICE_BASE_URL: 'https://api.example.com/v1/' }).baseUrl).toBe('https://api.example.com/v1');
+    const webhook = loadConfig({ EDIFICE_PAYMENT_PROVIDER: 'webhook', EDIFICE_PAYMENT_WEBHOOK_SECRET: 's'.repeat(16) });
+    expect([webhook.paymentProvider, webhook.paymentWebhookSecret]).toEqual(['webhook', 's'.repeat(16)]);
+  });
+
+  it('refuses a bad value by the variable\'s name', () => {
+    const bad: [Record<string, string>, RegExp][] = [
+      [{ EDIFICE_PORT: '70000' }, /EDIFICE_PORT/],
+      [{ EDIFICE_BASE_PATH: 'v1/' }, /EDIFICE_BASE_PATH/],
+      [{ EDIFICE_REPORT_PRICE: '9.999' }, /EDIFICE_REPORT_PRICE/],
+      [{ EDIFICE_REPORT_PRICE: '-1' }, /EDIFICE_REPORT_PRICE/],
+      [{ EDIFICE_REPORT_CURRENCY: 'eur' }, /EDIFICE_REPORT_CURRENCY/],
+      [{ EDIFICE_PAYMENT_PROVIDER: 'stripe' }, /EDIFICE_PAYMENT_PROVIDER/],
+      [{ EDIFICE_PAYMENT_PROVIDER: 'webhook' }, /EDIFICE_PAYMENT_WEBHOOK_SECRET/],
+      [{ EDIFICE_PAYMENT_WEBHOOK_SECRET: 'short' }, /EDIFICE_PAYMENT_WEBHOOK_SECRET/],
+      [{ EDIFICE_WORKERS: '-1' }, /EDIFICE_WORKERS/],
+      [{ EDIFICE_TRUSTED_PROXIES: 'all' }, /EDIFICE_TRUSTED_PROXIES/],
+      [{ EDIFICE_REMOVALS_POLL_MS: '1' }, /EDIFICE_REMOVALS_POLL_MS/],
+    ];
+    for (const [env, message] of bad) expect(() => loadConfig(env), JSON.stringify(env)).toThrow(message);
+  });
+});
