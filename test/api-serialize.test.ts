@@ -390,7 +390,7 @@ describe('ranked page and links.next', () => {
     expect(parseBuildingsQuery(next.search)).toStrictEqual({ ...q, offset: 25 });
   });
 
-  it('null on the last page and when the next page would leave the 10,000 window', () => {
+  it('null on the last page only; near the 10,000 window the next page asks for what is left of it', () => {
     const link = { baseUrl: BASE, rawQuery: 'bbox=1,2,3,4' };
     expect(nextPageUrl(link, '/buildings', 225, 25, 240)).toBeNull();
     expect(nextPageUrl(link, '/buildings', 225, 25, 250)).toBeNull();
@@ -399,7 +399,10 @@ describe('ranked page and links.next', () => {
     // Capped total: pages go on up to the window, no further.
     expect(nextPageUrl(link, '/buildings', 9800, 100, 10_000)).toBe(`${BASE}/buildings?bbox=1,2,3,4&offset=9900`);
     expect(nextPageUrl(link, '/buildings', 9900, 100, 10_000)).toBeNull();
-    expect(nextPageUrl(link, '/buildings', 9960, 30, 10_000)).toBeNull(); // 9990 + 30 > 10,000
+    expect(nextPageUrl(link, '/buildings', 9960, 30, 10_000)).toBe(`${BASE}/buildings?bbox=1,2,3,4&offset=9990&limit=10`);
+    expect(nextPageUrl({ ...link, rawQuery: 'bbox=1,2,3,4&limit=30&offset=9960' }, '/buildings', 9960, 30, 10_000))
+      .toBe(`${BASE}/buildings?bbox=1,2,3,4&limit=10&offset=9990`);
+    expect(nextPageUrl(link, '/buildings', 9990, 10, 10_000)).toBeNull(); // the window is used up
   });
 
   it('rankedPageJson is JSON.stringify(rankedPage) from the buildings\' own JSON, text or bytes', () => {

@@ -76,7 +76,9 @@ describe('authentication (401, 403)', () => {
     expect(r.status).toBe(status);
     expect(r.body.error.code).toBe(code);
     expect(r.body.error.message).toMatch(message);
-    expect(r.headers.get('X-Credits-Charged')).toBeNull();
+    // Without a valid key there is no workspace whose limits and credits could be told.
+    if (status === 401) expect(r.headers.get('X-Credits-Charged')).toBeNull();
+    return r;
   };
 
   it('no Authorization header', () => refused({}, /Missing API key/));
@@ -114,10 +116,13 @@ describe('authentication (401, 403)', () => {
     t.ledger.removeMember(workspaceId, email);
     return refused(auth(k.key), /left the workspace/);
   });
-  it('a suspended workspace answers 403 forbidden', () => {
+  it('a suspended workspace answers 403 forbidden, with the headers of spec 8 and nothing counted or charged', async () => {
     const k = workspaceWithKey(t.ledger, 10);
     t.ledger.suspendWorkspace(k.workspaceId, 'test');
-    return refused(auth(k.key), /suspended/, 403, 'forbidden');
+    const r = await refused(auth(k.key), /suspended/, 403, 'forbidden');
+    for (const h of SPEC_HEADERS) expect(r.headers.get(h), h).not.toBeNull();
+    expect([r.headers.get('X-Credits-Charged'), r.headers.get('X-Credits-Remaining')]).toEqual(['0', '15']);
+    expect(r.headers.get('X-Daily-Quota-Remaining')).toBe(String(1_000_000));
   });
 });
 
@@ -226,6 +231,15 @@ describe('units and registered businesses of a building', () => {
     expect(r.status).toBe(200);
     expect(r.body.meta.total).toBe(businesses.length);
     expect(r.body.data.map((b: J) => b.business_id)).toEqual(businesses.slice(0, 25).map((b) => b.business_id));
+  });
+
+  it('a broken percent-escape in the path is refused on building_id, not a 500', async () => {
+    for (const path of ['/buildings/%ZZ/units', '/buildings/%E0%A4%A/registered-businesses']) {
+      const r = await get(path.endsWith('units') ? '/buildings/{building_id}/units' : '/buildings/{building_id}/registered-businesses', path, auth());
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatchObject({ code: 'invalid_parameter', parameter: 'building_id' });
+      expect(r.headers.get('X-Credits-Charged')).toBe('0');
+    }
   });
 
   it('an unknown building is refused on building_id', async () => {
@@ -340,6 +354,7 @@ describe('limits (429)', () => {
     expect(body.error.code).toBe('rate_limited');
     expect(Number(last!.headers.get('Retry-After'))).toBeGreaterThan(0);
     expect(last!.headers.get('RateLimit-Remaining')).toBe('0');
+    expect([last!.headers.get('X-Credits-Charged'), last!.headers.get('X-Credits-Remaining')]).toEqual(['0', String(105 - 1)]);
     expect(validator.problems('/buildings', 429, last!.headers, body)).toEqual([]);
 
     // Same workspace, a second key: 2 more requests fit in the day's 5 (the 429 did not count).
@@ -356,6 +371,8 @@ describe('limits (429)', () => {
     const qb = (await quota!.json()) as J;
     expect(qb.error.code).toBe('quota_exceeded');
     expect(quota!.headers.get('X-Daily-Quota-Remaining')).toBe('0');
+    expect(quota!.headers.get('X-Credits-Charged')).toBe('0');
+    expect(quota!.headers.get('X-Credits-Remaining')).not.toBeNull();
     expect(Number(quota!.headers.get('Retry-After'))).toBeGreaterThan(0);
   });
 });

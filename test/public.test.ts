@@ -240,6 +240,24 @@ describe('caching', () => {
     expect((await get('/public/countries', '/public/countries', { 'If-None-Match': countries.headers.get('etag')! })).status).toBe(304);
   });
 
+  it('HEAD gives a page\'s headers without its body; another method is 405 with Allow, in the route\'s own error format', async () => {
+    const path = `${t.base}/public/buildings/${buildings[8].building_id}`;
+    const head = await fetch(path, { method: 'HEAD' });
+    const got = await fetch(path);
+    expect([head.status, await head.text()]).toEqual([200, '']);
+    expect(head.headers.get('etag')).toBe(got.headers.get('etag'));
+    expect(head.headers.get('cache-control')).toBe('public, max-age=300');
+    const post = await fetch(path, { method: 'POST' });
+    expect([post.status, post.headers.get('allow'), await post.json()]).toEqual([405, 'GET, HEAD', { error: 'invalid_parameter', message: 'POST is not allowed here; use GET, HEAD.' }]);
+    const getRequests = await fetch(`${t.base}/public/country-requests`);
+    expect([getRequests.status, getRequests.headers.get('allow')]).toEqual([405, 'POST']);
+    expect(await getRequests.json()).toEqual({ error: { code: 'method_not_allowed', message: 'GET is not allowed here; use POST.', parameter: '' } });
+    const postBuildings = await fetch(`${t.base}/buildings?bbox=1,1,2,2`, { method: 'POST' });
+    expect([postBuildings.status, postBuildings.headers.get('allow'), ((await postBuildings.json()) as J).error.code]).toEqual([405, 'GET', 'method_not_allowed']);
+    const deleteReport = await fetch(`${t.base}/reports/ord_AAAAAAAAAAAAAA`, { method: 'DELETE' });
+    expect([deleteReport.status, deleteReport.headers.get('allow')]).toEqual([405, 'GET']);
+  });
+
   it('answers the same to everyone', async () => {
     const path = `/public/places/LI/${encodeURIComponent(buildings[3].locality)}`;
     const a = await get(path, '/public/places/{country}/{locality}', { Cookie: 'session=1', 'X-Forwarded-For': '198.51.100.7' });
@@ -297,6 +315,9 @@ describe('country requests', () => {
     expect(r.body).toEqual({ id: expect.any(Number), country: 'PT', status: 'received', created_at: new Date(now()).toISOString() });
     expect(t.ledger.countryRequests()[0]).toMatchObject({ id: r.body.id, country: 'PT', email: 'ana@example.pt', comment: 'Lisbon first, please.' });
     expect((await post('/public/country-requests', { country: 'RO' })).status).toBe(201);
+    // Quotes, braces and a field's name inside a string are text, not a second field.
+    const tricky = await post('/public/country-requests', '{"comment": "a \\"country\\": \\"ES\\", {[", "country": "PT"}');
+    expect([tricky.status, tricky.body.country]).toEqual([201, 'PT']);
   });
 
   it('refuses each bad body with the field named, in the authenticated error format, and stores nothing', async () => {
@@ -313,6 +334,7 @@ describe('country requests', () => {
       [{ country: 'PT', comment: 'bell\u0007' }, 'comment', /control characters/],
       [{ country: 'PT', contry: 'PT' }, 'contry', /not a field/],
       [['PT'], 'body', /JSON object/],
+      ['{"country": "PT", "email": "a@b.pt", "country": "ES"}', 'country', /given more than once/],
       ['{"country": "PT"', 'body', /not valid JSON/],
     ];
     for (const [doc, parameter, message] of cases) {
@@ -516,7 +538,9 @@ describe('removal requests', () => {
 
     const asked = await post('/removal-requests', { building_id: b.building_id, business_id: gone.business_id, reason: 'We closed this company in 2020.', contact: 'owner@example.li' }, {}, server);
     expect(asked.status).toBe(202);
-    expect(asked.body).toMatchObject({ status: 'pending', building_id: b.building_id, business_id: gone.business_id });
+    expect(asked.body).toMatchObject({
+      status: 'pending', building_id: b.building_id, business_id: gone.business_id, registration_number: gone.registration_number,
+    });
     const page = async (s = server) => (await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}', {}, s)).body;
     const etagBefore = (await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}', {}, server)).headers.get('etag');
     expect((await page()).registeredBusinesses.data.map((x: J) => x.businessId)).toContain(gone.business_id);
@@ -529,7 +553,8 @@ describe('removal requests', () => {
 
     const remaining = b.businesses.slice(1).map((x) => x.business_id);
     expect((await page()).registeredBusinesses.data.map((x: J) => x.businessId)).toEqual(remaining);
-    expect((await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}', {}, server)).headers.get('etag')).not.toBe(etagBefore);
+    const etagAfter = (await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}', {}, server)).headers.get('etag');
+    expect(etagAfter).not.toBe(etagBefore);
     const listing = await (await fetch(`${server.base}/buildings/${b.building_id}/registered-businesses`, { headers: auth })).json() as J;
     expect(listing.data.map((x: J) => x.business_id)).toEqual(remaining);
     expect((await (await fetch(`${server.base}${byName}`, { headers: auth })).json() as J).data).toEqual([]);
@@ -544,6 +569,10 @@ describe('removal requests', () => {
     server.close();
     server = await startTestServer(rdir, { now, perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'ledger.db', POLL);
     expect((await page()).registeredBusinesses.data.map((x: J) => x.businessId)).toEqual(remaining);
+    // The ETag names the content: the same after a restart, never the one of the page with the business.
+    const path = `/public/buildings/${b.building_id}`;
+    expect((await get(path, '/public/buildings/{building_id}', {}, server)).headers.get('etag')).toBe(etagAfter);
+    expect((await get(path, '/public/buildings/{building_id}', { 'If-None-Match': etagBefore! }, server)).status).toBe(200);
 
     // A later snapshot of the country (same sources, next day) is served without the business too.
     await writeSyntheticCountry({ seed: 11, buildings: 4000, country: 'LI', date: '2026-11-22', bounds: BOUNDS, outDir: join(rdir, 'snapshots') });

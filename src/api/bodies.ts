@@ -162,12 +162,16 @@ export function parseBody(operation: OperationId, contentType: string | undefine
   }
   if (raw.byteLength > MAX_BODY_BYTES) throw tooLarge();
   let doc: unknown;
+  let text: string;
   try {
-    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    doc = JSON.parse(text);
   } catch (err) {
     throw invalid('body', `not valid JSON (${(err as Error).message.slice(0, 120)})`);
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw invalid('body', 'expected a JSON object');
+  const repeated = repeatedKey(text);
+  if (repeated !== null) throw invalid(repeated, 'given more than once; give each field once');
   const fields = bodyFieldsOf(operation);
   const names = fields.map((f) => f.name);
   const given = doc as Record<string, unknown>;
@@ -191,6 +195,38 @@ export function parseBody(operation: OperationId, contentType: string | undefine
     throw invalid(oneOf[0], `give ${oneOf.join(' or ')}`);
   }
   return out;
+}
+
+/**
+ * The first key the top-level object of `text` (valid JSON) gives twice, or null. JSON.parse keeps
+ * the last of repeated keys silently; a caller who sent two values should hear which field.
+ */
+function repeatedKey(text: string): string | null {
+  const seen = new Set<string>();
+  let depth = 0;
+  let keyNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) { // a string: skip to its closing quote
+      let j = i + 1;
+      while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c ? 2 : 1;
+      if (depth === 1 && keyNext) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (seen.has(key)) return key;
+        seen.add(key);
+        keyNext = false;
+      }
+      i = j;
+    } else if (c === 0x7b || c === 0x5b) { // { [
+      depth++;
+      if (depth === 1) keyNext = true;
+    } else if (c === 0x7d || c === 0x5d) { // } ]
+      depth--;
+    } else if (c === 0x2c && depth === 1) { // ,
+      keyNext = true;
+    }
+  }
+  return null;
 }
 
 export function tooLarge(): ApiError {

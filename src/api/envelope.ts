@@ -4,8 +4,8 @@
  *
  * links.next is the absolute URL of the next page: the request's own query string with every
  * parameter kept exactly (order, spelling, encoding), only offset changed or added at the end.
- * It is null on the last page (offset + limit >= total), and when the next page would leave the
- * 10,000 window (next offset + limit > 10,000), since that request would be refused.
+ * It is null on the last page (offset + limit >= total, or the 10,000 window is used up); a next
+ * page that would end past the window asks for fewer items, so it can still be requested.
  *
  * Each envelope comes as an object, and as JSON or MessagePack bytes assembled from the
  * buildings' own encoded bytes, so that a page of cached buildings costs a copy.
@@ -52,39 +52,51 @@ export interface ChildPage<T> {
   links: { next: string | null };
 }
 
-function offsetKey(segment: string): boolean {
+/** Is this `key=value` segment's key `name` (percent-decoded)? */
+function keyIs(segment: string, name: string): boolean {
   const eq = segment.indexOf('=');
   const key = eq < 0 ? segment : segment.slice(0, eq);
-  if (key === 'offset') return true;
+  if (key === name) return true;
   if (key.indexOf('%') < 0 && key.indexOf('+') < 0) return false;
   try {
-    return decodeURIComponent(key.replace(/\+/g, ' ')) === 'offset';
+    return decodeURIComponent(key.replace(/\+/g, ' ')) === name;
   } catch {
     return false;
   }
 }
 
-/** The query string with offset set to `offset`: every other parameter kept as sent. */
-export function withOffset(rawQuery: string | undefined, offset: number): string {
-  const raw = rawQuery === undefined ? '' : rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
+/** The query string with `name` set to `value` (added at the end if absent): every other parameter kept as sent. */
+function withParam(raw: string, name: string, value: number): string {
   const segments = raw === '' ? [] : raw.split('&').filter((s) => s !== '');
   let found = false;
   for (let i = 0; i < segments.length; i++) {
-    if (!offsetKey(segments[i])) continue;
+    if (!keyIs(segments[i], name)) continue;
     const eq = segments[i].indexOf('=');
-    segments[i] = `${eq < 0 ? segments[i] : segments[i].slice(0, eq)}=${offset}`;
+    segments[i] = `${eq < 0 ? segments[i] : segments[i].slice(0, eq)}=${value}`;
     found = true;
   }
-  if (!found) segments.push(`offset=${offset}`);
+  if (!found) segments.push(`${name}=${value}`);
   return segments.join('&');
 }
 
-/** links.next of a page at `offset` of `limit` items out of `total`; null on the last page. */
+/** The query string with offset set to `offset`: every other parameter kept as sent. */
+export function withOffset(rawQuery: string | undefined, offset: number): string {
+  const raw = rawQuery === undefined ? '' : rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
+  return withParam(raw, 'offset', offset);
+}
+
+/**
+ * links.next of a page at `offset` of `limit` items out of `total`; null on the last page. Near
+ * the 10,000 window the next page is made shorter (limit = 10,000 − offset) so that it can be
+ * asked: a page is the last only when nothing comes after it.
+ */
 export function nextPageUrl(link: LinkContext, path: string, offset: number, limit: number, total: number): string | null {
   const next = offset + limit;
-  if (next >= total || next + limit > MAX_WINDOW) return null;
+  if (next >= total || next >= MAX_WINDOW) return null;
   const base = link.baseUrl.endsWith('/') ? link.baseUrl.slice(0, -1) : link.baseUrl;
-  return `${base}${path}?${withOffset(link.rawQuery, next)}`;
+  let query = withOffset(link.rawQuery, next);
+  if (next + limit > MAX_WINDOW) query = withParam(query, 'limit', MAX_WINDOW - next);
+  return `${base}${path}?${query}`;
 }
 
 function rankedMeta(info: RankedPageInfo): RankedPage<unknown>['meta'] {

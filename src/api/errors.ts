@@ -6,17 +6,17 @@
 
 /**
  * Every `error.code` of the structured error format (spec 7; DESIGN "Interpretations"). The last
- * three belong to the operations without a key that take a body or name a record: country,
- * removal and report requests.
+ * four answer a record that does not exist, a method a path does not take, and bodies (country,
+ * removal and report requests).
  */
 export const ERROR_CODES = [
   'invalid_parameter', 'unauthorized', 'insufficient_credits', 'forbidden', 'rate_limited', 'quota_exceeded', 'unavailable',
-  'not_found', 'payload_too_large', 'unsupported_media_type',
+  'not_found', 'method_not_allowed', 'payload_too_large', 'unsupported_media_type',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The status of each code. */
-export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 404 | 413 | 415 | 429 | 503>> = {
+export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 404 | 405 | 413 | 415 | 429 | 503>> = {
   invalid_parameter: 400,
   unauthorized: 401,
   insufficient_credits: 402,
@@ -25,6 +25,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 40
   quota_exceeded: 429,
   unavailable: 503,
   not_found: 404,
+  method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
 };
@@ -82,8 +83,8 @@ export function errorBody(err: ApiError): ErrorBody {
 }
 
 /**
- * The flat body of an error under /public. A code the flat format does not have (a body that
- * is too large, say, which no /public GET takes) is reported as invalid_parameter with its message.
+ * The flat body of an error under /public. A code the flat format does not have (a method the
+ * page does not take, say) is reported as invalid_parameter with its message.
  */
 export function publicErrorBody(err: ApiError): PublicErrorBody {
   if (err.code === 'invalid_parameter') return { error: 'invalid_parameter', message: err.message };
@@ -91,8 +92,8 @@ export function publicErrorBody(err: ApiError): PublicErrorBody {
   return { error: 'invalid_parameter', message: err.message };
 }
 
-/** The status a refusal under /public answers with: that of its flat code. */
+/** The status a refusal under /public answers with: its own for the flat codes and 405, else 400. */
 export function publicErrorStatus(err: ApiError): number {
   const body = publicErrorBody(err);
-  return body.error === err.code ? err.status : 400;
+  return body.error === err.code || err.code === 'method_not_allowed' ? err.status : 400;
 }

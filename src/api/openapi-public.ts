@@ -175,6 +175,8 @@ export function publicResponses(): Record<string, Json> {
     PublicRateLimited: publicError('More than 120 requests a minute from this client address.', { error: 'rate_limited' }, retryAfter),
     PublicUnavailable: publicError('Temporarily unavailable (no snapshot loaded yet).', { error: 'unavailable' }, retryAfter),
     NotModified: { description: 'The representation matching If-None-Match is still current.', headers: { ETag: { schema: { type: 'string' } } } },
+    OpenInvalidParameter: structuredError('invalid_parameter: a bad, missing or unknown parameter or body field (also a building that does not exist); parameter names it.',
+      'invalid_parameter', 'country: "XX" is not an ISO 3166-1 alpha-2 country code', 'country'),
     NotFound: structuredError('not_found: no such record (or a wrong token).', 'not_found', 'No report order ord_4fQ9aZ0bC1dE2f with this token.'),
     PayloadTooLarge: structuredError(`payload_too_large: the body is over ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`, 'payload_too_large', `body: at most ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`, 'body'),
     UnsupportedMediaType: structuredError('unsupported_media_type: the body is not sent as application/json.', 'unsupported_media_type', 'Content-Type: send Content-Type: application/json.', 'Content-Type'),
@@ -231,10 +233,11 @@ export function publicPageResponses(op: Operation): Json {
 export function openResponses(op: Operation): Json {
   const out: Json = {
     [op.status]: { description: op.summary, content: { 'application/json': { schema: ref(op.response) } } },
-    400: { $ref: '#/components/responses/InvalidParameter' },
-    429: { $ref: '#/components/responses/OpenRateLimited' },
+    400: { $ref: '#/components/responses/OpenInvalidParameter' },
     503: { $ref: '#/components/responses/Unavailable' },
   };
+  // The webhook is gated by its signature, not by a per-address limit.
+  if (op.id !== 'confirmReportPayment') out[429] = { $ref: '#/components/responses/OpenRateLimited' };
   if (op.method === 'post') {
     out[413] = { $ref: '#/components/responses/PayloadTooLarge' };
     out[415] = { $ref: '#/components/responses/UnsupportedMediaType' };

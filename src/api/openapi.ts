@@ -181,8 +181,8 @@ function resourceSchemas(): Record<string, Json> {
 // Envelopes and errors
 // ---------------------------------------------------------------------------------------------
 
-const NEXT_DOC = 'The URL of the next page: this request with every parameter kept and offset moved on; null on the last page '
-  + `and when the next page would end beyond offset + limit = ${MAX_WINDOW.toLocaleString('en-US')}.`;
+const NEXT_DOC = 'The URL of the next page: this request with every parameter kept and offset moved on (near the '
+  + `${MAX_WINDOW.toLocaleString('en-US')} window, limit shortened so the page ends at it); null on the last page.`;
 
 function envelopeSchemas(): Record<string, Json> {
   const links = object('Links.', { next: nstr(NEXT_DOC, { format: 'uri' }) });
@@ -237,18 +237,19 @@ const RATE_HEADERS = [
 ] as const;
 
 function headerComponents(): Record<string, Json> {
-  const int = (description: string): Json => ({ description, schema: { type: 'integer', minimum: 0 } });
+  // Required: every authenticated answer that names a workspace carries them (spec 8).
+  const int = (description: string): Json => ({ description, required: true, schema: { type: 'integer', minimum: 0 } });
   return {
     'RateLimit-Limit': int('Requests the key may make in the minute window (60).'),
     'RateLimit-Remaining': int('Requests left to the key in the current minute window.'),
     'RateLimit-Reset': int('Seconds until the minute window resets.'),
-    'RateLimit-Policy': { description: 'The per-key limit as the IETF RateLimit header fields draft writes a policy.', schema: { type: 'string' } },
-    RateLimit: { description: 'The current state of that limit as the IETF RateLimit header fields draft writes it.', schema: { type: 'string' } },
+    'RateLimit-Policy': { description: 'The per-key limit as the IETF RateLimit header fields draft writes a policy.', required: true, schema: { type: 'string' } },
+    RateLimit: { description: 'The current state of that limit as the IETF RateLimit header fields draft writes it.', required: true, schema: { type: 'string' } },
     'X-Daily-Quota-Limit': int('Requests the workspace may make per UTC day, all keys together (5,000).'),
     'X-Daily-Quota-Remaining': int('Requests left to the workspace today; resets at 00:00 UTC.'),
     'X-Credits-Charged': int('Credits the request cost (a building opened by the workspace in the last 365 days is free).'),
     'X-Credits-Remaining': int('Credits the workspace has left.'),
-    'Retry-After': int('Seconds to wait before retrying.'),
+    'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
   };
 }
 

@@ -298,6 +298,15 @@ export function parseParameters(
   return out;
 }
 
+/** A path segment as the client sent it, percent-decoded; a broken escape is refused naming the parameter. */
+export function decodePathSegment(raw: string, name: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw invalid(name, 'not a valid percent-encoded path segment');
+  }
+}
+
 /** GET /buildings. */
 export function parseBuildingsQuery(rawQuery: string | undefined): BuildingsQuery {
   return parseParameters('listBuildings', rawQuery) as unknown as BuildingsQuery;

@@ -101,7 +101,6 @@ export class Catalog implements CatalogSource {
   private readonly refused = new Map<string, { mtimeMs: number; size: number; reason: string }>();
   private readonly log: (entry: LogEntry) => void;
   private removalSet: RemovalSet = { businessIds: new Set(), registrationNumbers: new Set() };
-  private removalGeneration = 0;
   private readonly listeners: ((view: CatalogView) => void)[] = [];
 
   private constructor(readonly dir: string, options: CatalogOptions) {
@@ -147,10 +146,10 @@ export class Catalog implements CatalogSource {
    */
   setRemovals(removals: RemovalSet): void {
     this.setRemovalSet(removals);
-    for (const s of this.serving.values()) s.snapshot = applyRemovals(s.base, this.removalSet, this.removalGeneration);
+    for (const s of this.serving.values()) s.snapshot = applyRemovals(s.base, this.removalSet);
     this.publish();
     this.log({
-      level: 'info', event: 'removals_applied', generation: this.removalGeneration,
+      level: 'info', event: 'removals_applied',
       businessIds: this.removalSet.businessIds.size, registrationNumbers: this.removalSet.registrationNumbers.size,
     });
   }
@@ -162,7 +161,6 @@ export class Catalog implements CatalogSource {
 
   private setRemovalSet(removals: RemovalSet): void {
     this.removalSet = { businessIds: new Set(removals.businessIds), registrationNumbers: new Set(removals.registrationNumbers) };
-    this.removalGeneration++;
   }
 
   /** Calls `listener` with every view published from now on (a load, a swap, new removals). */
@@ -228,7 +226,7 @@ export class Catalog implements CatalogSource {
       this.log({ level: 'warn', event: 'snapshot_refused', country, date: file.date, path: file.path, reason, serving: previous });
       return { country, date: file.date, path: file.path, status: 'refused', reason, previous };
     }
-    const snapshot = applyRemovals(base, this.removalSet, this.removalGeneration);
+    const snapshot = applyRemovals(base, this.removalSet);
     const loadMs = Math.round(performance.now() - started);
     const bytesHeld = snapshot.bytesHeld;
     this.serving.set(country, { ...file, base, snapshot, loadMs, bytesHeld });

@@ -7,6 +7,7 @@
  * Always applied to the snapshot as loaded, with the whole set of removals so far, so applying
  * twice or out of order gives the same store.
  */
+import { createHash } from 'node:crypto';
 import { F } from './flags.ts';
 import { sharedF64, sharedI32, sharedU16, sharedU32, sharedU8 } from './shared.ts';
 import type { BusinessColumns, Snapshot } from './snapshot.ts';
@@ -21,18 +22,25 @@ export function isRemoved(removed: RemovalSet, businessId: string, registrationN
   return removed.businessIds.has(businessId) || (registrationNumber !== null && removed.registrationNumbers.has(registrationNumber));
 }
 
-/** `base` without the removed businesses; `base` itself when none of them is in it. */
-export function applyRemovals(base: Snapshot, removed: RemovalSet, generation: number): Snapshot {
+/**
+ * `base` without the removed businesses; `base` itself when none of them is in it. The result's
+ * revision names the businesses removed from it, so caches and ETags change exactly when what a
+ * building shows changes, the same way in every process and after a restart.
+ */
+export function applyRemovals(base: Snapshot, removed: RemovalSet): Snapshot {
   const b = base.business;
   const total = b.row.length;
   if (total === 0 || (removed.businessIds.size === 0 && removed.registrationNumbers.size === 0)) return base;
   const keep = new Uint8Array(total);
+  const tag = createHash('sha256');
   let kept = 0;
   for (let j = 0; j < total; j++) {
     const { businessId, registrationNumber } = base.businessKeys(j);
     if (!isRemoved(removed, businessId, registrationNumber)) {
       keep[j] = 1;
       kept++;
+    } else {
+      tag.update(`${j},`);
     }
   }
   if (kept === total) return base;
@@ -80,5 +88,5 @@ export function applyRemovals(base: Snapshot, removed: RemovalSet, generation: n
   const business: BusinessColumns = {
     ...b, offsets, row, active, employeesMin, employeesMax, turnover, currency, year, name, stringOffsets,
   };
-  return base.withBusinesses(business, flags, generation);
+  return base.withBusinesses(business, flags, tag.digest('base64url').slice(0, 12));
 }

@@ -84,8 +84,11 @@ export interface SnapshotParts {
   coldBlob: Uint8Array;
   coldOffsets: Uint32Array | Float64Array;
   places: Places;
-  /** Approved business removals applied to `business` and `flags` (0: none; see removals.ts). */
-  removalGeneration?: number;
+  /**
+   * Names the businesses removed from `business` and `flags` (removals.ts): the same removed
+   * businesses give the same tag in every process and after a restart; none removed, no tag.
+   */
+  removalTag?: string;
 }
 
 const idScratch = new Uint32Array(4);
@@ -170,12 +173,12 @@ export class Snapshot {
     this.coldOffsets = p.coldOffsets;
     this.businessReader = p.cold.reader(p.business.strings, p.business.stringTables);
     this.places = p.places;
-    this.revision = `${p.checksum.slice(-16)}.${p.removalGeneration ?? 0}`;
+    this.revision = p.removalTag ? `${p.checksum.slice(-16)}.${p.removalTag}` : p.checksum.slice(-16);
   }
 
   /** The same snapshot with other business columns and flags (removals.ts); shares everything else. */
-  withBusinesses(business: BusinessColumns, flags: Uint32Array, removalGeneration: number): Snapshot {
-    return new Snapshot({ ...this.parts, business, flags, removalGeneration });
+  withBusinesses(business: BusinessColumns, flags: Uint32Array, removalTag: string): Snapshot {
+    return new Snapshot({ ...this.parts, business, flags, removalTag });
   }
 
   /** business_id and registration_number of business j (an index into the business columns). */

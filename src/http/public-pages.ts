@@ -8,11 +8,12 @@
 import { createHash } from 'node:crypto';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import {
-  ApiError, CONTENT_TYPE, parseParameters, publicBuilding, publicPlace, type CountryEntry, type OperationId,
+  ApiError, CONTENT_TYPE, decodePathSegment, parseParameters, publicBuilding, publicPlace, type CountryEntry, type OperationId,
 } from '../api/index.ts';
 import type { CatalogView, Snapshot } from '../catalog/catalog.ts';
 import { findBuilding } from '../query/children.ts';
 import { clientOf, finish, type HttpContext } from './context.ts';
+import { refuseOtherMethods } from './methods.ts';
 import { publicErrorReply, type Reply } from './reply.ts';
 
 interface Page {
@@ -22,15 +23,6 @@ interface Page {
 }
 
 type PageHandler = (view: CatalogView, params: Record<string, unknown>) => Page;
-
-/** A path segment as the client sent it, percent-decoded; a broken escape names the parameter. */
-export function pathSegment(raw: string, name: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw ApiError.invalidParameter(name, `${name}: not a valid percent-encoded path segment`);
-  }
-}
 
 /** Does If-None-Match hold this entity tag (weak comparison, RFC 9110 13.1.2)? */
 export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
@@ -61,7 +53,7 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
   const limiter = ctx.limiters.public;
   const cacheControl = `public, max-age=${ctx.config.publicMaxAgeS}`;
 
-  const page = (op: OperationId, route: string, pathNames: readonly string[], handler: PageHandler) =>
+  const page = (op: OperationId, route: string, pathNames: readonly string[], handler: PageHandler, head: boolean) =>
     (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
       const path = req.getUrl();
@@ -76,13 +68,13 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
         const view = ctx.catalog.view();
         if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No snapshot is loaded yet.', '', 5);
         const pathParams: Record<string, string> = {};
-        pathNames.forEach((name, i) => { pathParams[name] = pathSegment(raw[i], name); });
+        pathNames.forEach((name, i) => { pathParams[name] = decodePathSegment(raw[i], name); });
         const { doc, tag } = handler(view, parseParameters(op, rawQuery, pathParams));
         const etag = `"${tag}"`;
         const headers = { 'Cache-Control': cacheControl, ETag: etag };
         reply = matchesEtag(ifNoneMatch, etag)
           ? { status: 304, headers, body: '' }
-          : { status: 200, headers: { ...headers, 'Content-Type': CONTENT_TYPE.json }, body: JSON.stringify(doc) };
+          : { status: 200, headers: { ...headers, 'Content-Type': CONTENT_TYPE.json }, body: head ? '' : JSON.stringify(doc) };
       } catch (err) {
         if (!(err instanceof ApiError)) {
           ctx.log.error({ err, path, route }, 'unexpected error');
@@ -91,30 +83,38 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
           reply = publicErrorReply(err);
         }
       }
-      finish(ctx, res, route, 'GET', path, t0, reply);
+      if (head) reply = { ...reply, body: '' };
+      finish(ctx, res, route, head ? 'HEAD' : 'GET', path, t0, reply);
     };
 
-  app.get(`${base}/buildings/:building_id`, page('getPublicBuilding', '/public/buildings/{building_id}', ['building_id'], (view, p) => {
+  /** GET and HEAD (the same headers, no body) on `pattern`; other methods 405. */
+  const serve = (pattern: string, op: OperationId, route: string, pathNames: readonly string[], handler: PageHandler): void => {
+    app.get(pattern, page(op, route, pathNames, handler, false));
+    app.head(pattern, page(op, route, pathNames, handler, true));
+    refuseOtherMethods(app, ctx, pattern, route, ['GET', 'HEAD'], true);
+  };
+
+  serve(`${base}/buildings/:building_id`, 'getPublicBuilding', '/public/buildings/{building_id}', ['building_id'], (view, p) => {
     const ref = findBuilding(view, p.buildingId as string);
     if (!ref) throw new ApiError('not_found', 'No such building.');
     const s = ref.snapshot;
     return { doc: publicBuilding(s.record(ref.row), { country: s.country, snapshotDate: s.date }), tag: `${s.country}.${s.revision}` };
-  }));
+  });
 
-  app.get(`${base}/places/:country/:locality`, page('getPublicPlace', '/public/places/{country}/{locality}', ['country', 'locality'], (view, p) => {
+  serve(`${base}/places/:country/:locality`, 'getPublicPlace', '/public/places/{country}/{locality}', ['country', 'locality'], (view, p) => {
     const s = snapshotOf(view, p.country as string);
     const facts = s.places.get(p.locality as string);
     if (!facts) throw new ApiError('not_found', 'No such place.');
     return { doc: publicPlace(facts, { country: s.country, snapshotDate: s.date }), tag: `${s.country}.${s.revision}` };
-  }));
+  });
 
-  app.get(`${base}/countries/:country/places`, page('listPublicPlaces', '/public/countries/{country}/places', ['country'], (view, p) => {
+  serve(`${base}/countries/:country/places`, 'listPublicPlaces', '/public/countries/{country}/places', ['country'], (view, p) => {
     const s = snapshotOf(view, p.country as string);
     return { doc: { country: s.country, snapshotDate: s.date, data: s.places.list() }, tag: `${s.country}.${s.revision}` };
-  }));
+  });
 
-  app.get(`${base}/countries`, page('listCountries', '/public/countries', [], (view) => {
+  serve(`${base}/countries`, 'listCountries', '/public/countries', [], (view) => {
     const tag = createHash('sha256').update(view.snapshots.map((s) => `${s.country}.${s.date}.${s.revision}`).join('|')).digest('base64url').slice(0, 22);
     return { doc: { data: countryEntries(view) }, tag };
-  }));
+  });
 }

@@ -10,7 +10,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import {
-  ApiError, MAX_BODY_BYTES, freezeReport, parseBody, parseParameters, renderReport, tooLarge,
+  ApiError, MAX_BODY_BYTES, decodePathSegment, freezeReport, parseBody, parseParameters, renderReport, tooLarge,
 } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 import { asUnavailable } from '../ledger/errors.ts';
@@ -19,7 +19,7 @@ import { isoTime } from '../ledger/clock.ts';
 import { findBuilding } from '../query/children.ts';
 import { readBody } from './body.ts';
 import { clientOf, finish, type HttpContext } from './context.ts';
-import { pathSegment } from './public-pages.ts';
+import { refuseOtherMethods } from './methods.ts';
 import { errorReply, jsonReply, type Reply } from './reply.ts';
 
 const MINUTE_MS = 60_000;
@@ -137,8 +137,10 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     if (businessId !== null && registrationNumber !== null && named.registration_number !== registrationNumber) {
       throw ApiError.invalidParameter('registration_number', `registration_number: business ${businessId} is registered under another number`);
     }
+    // Both of the business's identifiers are kept, so the removal still finds it in a later
+    // snapshot that knows it by only one of them.
     const saved = ctx.ledger.addRemovalRequest({
-      businessId, registrationNumber, buildingId, country: snapshot.country, businessName: named.name,
+      businessId: named.business_id, registrationNumber: named.registration_number, buildingId, country: snapshot.country, businessName: named.name,
       reason: body.reason as string, contact: body.contact as string, client: r.client,
     });
     return {
@@ -166,7 +168,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
   }));
 
   app.get(`${base}/reports/:order_id`, get('/reports/{order_id}', ['order_id'], [limiters.reportReads], (r) => {
-    const q = parseParameters('getReport', r.rawQuery, { order_id: pathSegment(r.path.order_id, 'order_id') });
+    const q = parseParameters('getReport', r.rawQuery, { order_id: decodePathSegment(r.path.order_id, 'order_id') });
     const found = ctx.ledger.readReport(q.orderId as string, q.token as string);
     if (!found) throw new ApiError('not_found', `No report order ${q.orderId as string} with this token.`, 'token');
     const report = found.report === null ? null : renderReport(found.report, ctx.catalog.removals(), { appUrl: ctx.config.appUrl });
@@ -192,6 +194,12 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     const paid = ctx.ledger.markReportPaid(order.id, (body.providerReference as string | undefined) ?? null);
     return { status: 200, doc: orderDoc(paid.order) };
   }));
+
+  for (const [pattern, route, allow] of [
+    [`${base}/public/country-requests`, '/public/country-requests', 'POST'], [`${base}/removal-requests`, '/removal-requests', 'POST'],
+    [`${base}/reports`, '/reports', 'POST'], [`${base}/reports/:order_id`, '/reports/{order_id}', 'GET'],
+    [`${base}/reports/payment-webhook`, '/reports/payment-webhook', 'POST'],
+  ] as const) refuseOtherMethods(app, ctx, pattern, route, [allow], false);
 }
 
 /** A refusal in the structured format; a ledger that cannot serve is 503, anything else a logged 500. */

@@ -8,7 +8,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import {
-  ApiError, CONTENT_TYPE, buildOpenApi, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
+  ApiError, CONTENT_TYPE, buildOpenApi, decodePathSegment, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
   parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
   registeredBusinessesPage, unitsPage, type Encoding, type LinkContext,
 } from '../api/index.ts';
@@ -27,6 +27,7 @@ import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts'
 import { finish as finishReply, type HttpContext } from './context.ts';
 import { addressLimiters, type AddressLimiterTables } from './address-limits.ts';
 import { followRemovals } from './follow-removals.ts';
+import { refuseOtherMethods } from './methods.ts';
 import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
 
@@ -73,6 +74,11 @@ function bearer(header: string): string | undefined {
   // RFC 7235: the scheme is case-insensitive; anything else (cookies, Basic, no scheme) is no key.
   const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   return m ? m[1] : undefined;
+}
+
+/** The spec 8 headers with the credits of this answer. */
+function credited(headers: Record<string, string>, charged: number, remaining: number): Record<string, string> {
+  return { ...headers, 'X-Credits-Charged': String(charged), 'X-Credits-Remaining': String(remaining) };
 }
 
 function engineError(err: unknown): unknown {
@@ -123,16 +129,18 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     let charged = 0;
     try {
       const auth = ledger.authenticate(token);
-      if (!auth.ok) {
+      if (!auth.ok && auth.status === 401) {
         reply = errorReply(new ApiError(auth.code, auth.message), encoding);
+      } else if (!auth.ok) {
+        // A suspended workspace: refused before its limits count the request, but with their headers.
+        keyPrefix = auth.keyPrefix;
+        reply = errorReply(new ApiError(auth.code, auth.message), encoding, credited(ledger.limitHeaders(auth), 0, ledger.balance(auth.workspaceId)));
       } else {
         keyPrefix = auth.keyPrefix;
         const limits = ledger.checkLimits(auth);
         const headers = limits.headers;
         if (!limits.ok) {
-          reply = errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, headers);
-          headers['X-Credits-Charged'] = '0';
-          headers['X-Credits-Remaining'] = String(ledger.balance(auth.workspaceId));
+          reply = errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, credited(headers, 0, ledger.balance(auth.workspaceId)));
         } else {
           try {
             const view = catalog.view();
@@ -141,23 +149,16 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
             const body = answer.render(encoding);
             const result = ledger.charge(auth.workspaceId, auth.keyId, answer.charge, route);
             if (!result.ok) {
-              headers['X-Credits-Charged'] = '0';
-              headers['X-Credits-Remaining'] = String(result.remaining);
-              reply = errorReply(new ApiError('insufficient_credits', result.message), encoding, headers);
+              reply = errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining));
             } else {
               charged = result.charged;
               metrics.credits.inc(charged);
-              headers['X-Credits-Charged'] = String(charged);
-              headers['X-Credits-Remaining'] = String(result.remaining);
-              headers['Content-Type'] = CONTENT_TYPE[encoding];
-              reply = { status: 200, headers, body };
+              reply = { status: 200, headers: { ...credited(headers, charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body };
             }
           } catch (err) {
             const e = engineError(err);
             if (!(e instanceof ApiError)) throw e;
-            headers['X-Credits-Charged'] = '0';
-            headers['X-Credits-Remaining'] = String(ledger.balance(auth.workspaceId));
-            reply = errorReply(e, encoding, headers);
+            reply = errorReply(e, encoding, credited(headers, 0, ledger.balance(auth.workspaceId)));
           }
         }
       }
@@ -167,7 +168,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         reply = errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding);
       } else {
         log.error({ err, path, route }, 'unexpected error');
-        reply = jsonReply(500, { error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } });
+        reply = { status: 500, headers: { 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
       }
     }
     finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
@@ -198,14 +199,14 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   }));
 
   app.get(`${base}/buildings/:building_id/units`, authenticated('/buildings/{building_id}/units', ({ rawQuery, pathParameter, view, link }) => {
-    const q = parseUnitsQuery(decodeURIComponent(pathParameter), rawQuery);
+    const q = parseUnitsQuery(decodePathSegment(pathParameter, 'building_id'), rawQuery);
     const page = listUnits(view, q.buildingId, q.limit, q.offset);
     if (!page) throw ApiError.unknownBuilding(q.buildingId);
     return { charge: [q.buildingId], render: (encoding) => encode(unitsPage(page.units, page.total, q, link), encoding) };
   }));
 
   app.get(`${base}/buildings/:building_id/registered-businesses`, authenticated('/buildings/{building_id}/registered-businesses', ({ rawQuery, pathParameter, view, link }) => {
-    const q = parseRegisteredBusinessesQuery(decodeURIComponent(pathParameter), rawQuery);
+    const q = parseRegisteredBusinessesQuery(decodePathSegment(pathParameter, 'building_id'), rawQuery);
     const page = listBusinesses(view, q.buildingId, q.limit, q.offset);
     if (!page) throw ApiError.unknownBuilding(q.buildingId);
     return { charge: [q.buildingId], render: (encoding) => encode(registeredBusinessesPage(page.businesses, page.total, q, link), encoding) };
@@ -251,6 +252,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
+  for (const [pattern, route] of [
+    [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'],
+    [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
+    [`${base}/buildings/:building_id/registered-businesses`, '/buildings/{building_id}/registered-businesses'],
+    [`${base}/openapi.json`, '/openapi.json'], ['/healthz', '/healthz'], ['/readyz', '/readyz'], ['/metrics', '/metrics'],
+  ] as const) refuseOtherMethods(app, ctx, pattern, route, ['GET'], false);
 
   app.any(`${base}/public/*`, (res, req) => {
     finish(res, 'unknown', req.getMethod().toUpperCase(), req.getUrl(), performance.now(), publicErrorReply(new ApiError('not_found', 'No such page.')));

@@ -64,7 +64,9 @@ const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'p
 
 export type AuthResult =
   | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
-  | { ok: false; status: 401 | 403; code: 'unauthorized' | 'forbidden'; message: string };
+  | { ok: false; status: 401; code: 'unauthorized'; message: string }
+  /** A valid key of a suspended workspace: known, so its answer can carry the workspace's headers. */
+  | { ok: false; status: 403; code: 'forbidden'; message: string; keyId: string; keyPrefix: string; workspaceId: string };
 
 export type LimitsResult =
   | { ok: true; headers: Record<string, string> }
@@ -228,7 +230,9 @@ export class Ledger implements RequestLedger {
         return unauthorized(`This API key expired at ${new Date(key.expiresAt).toISOString()}.`);
       }
       if (key.memberLeftAt !== null) return unauthorized('This API key stopped working when the member who created it left the workspace.');
-      if (key.workspaceSuspendedAt !== null) return { ok: false, status: 403, code: 'forbidden', message: 'This workspace is suspended.' };
+      if (key.workspaceSuspendedAt !== null) {
+        return { ok: false, status: 403, code: 'forbidden', message: 'This workspace is suspended.', keyId, keyPrefix: keyPrefix(keyId), workspaceId: key.workspaceId };
+      }
       return { ok: true, keyId, keyPrefix: keyPrefix(keyId), workspaceId: key.workspaceId };
     });
   }
@@ -239,38 +243,45 @@ export class Ledger implements RequestLedger {
    * response whatever its status.
    */
   checkLimits(auth: { keyId: string; workspaceId: string }): LimitsResult {
-    return this.guard(() => {
-      const now = this.now();
-      const day = utcDay(now);
-      const dayResetS = Math.ceil((startOfNextUtcDay(now) - now) / 1000);
-      const key = this.keyLimiter.take(auth.keyId, now);
-      const quota = key.ok ? this.quota.take(auth.workspaceId, day) : { ok: true, used: this.quota.used(auth.workspaceId, day), limit: this.quota.limit };
-      const quotaRemaining = Math.max(0, quota.limit - quota.used);
-      const headers: Record<string, string> = {
-        'RateLimit-Limit': String(key.limit),
-        'RateLimit-Remaining': String(key.remaining),
-        'RateLimit-Reset': String(key.resetS),
-        'X-Daily-Quota-Limit': String(quota.limit),
-        'X-Daily-Quota-Remaining': String(quotaRemaining),
-        'RateLimit-Policy': this.rateLimitPolicy,
-        'RateLimit': `"key";r=${key.remaining};t=${key.resetS}, "workspace";r=${quotaRemaining};t=${dayResetS}`,
+    return this.guard(() => this.limits(auth, true));
+  }
+
+  /** The headers of spec 8 for a request that is refused before the limits count it (403). */
+  limitHeaders(auth: { keyId: string; workspaceId: string }): Record<string, string> {
+    return this.guard(() => this.limits(auth, false).headers);
+  }
+
+  private limits(auth: { keyId: string; workspaceId: string }, count: boolean): LimitsResult {
+    const now = this.now();
+    const day = utcDay(now);
+    const dayResetS = Math.ceil((startOfNextUtcDay(now) - now) / 1000);
+    const key = count ? this.keyLimiter.take(auth.keyId, now) : this.keyLimiter.peek(auth.keyId, now);
+    const quota = key.ok && count ? this.quota.take(auth.workspaceId, day) : { ok: true, used: this.quota.used(auth.workspaceId, day), limit: this.quota.limit };
+    const quotaRemaining = Math.max(0, quota.limit - quota.used);
+    const headers: Record<string, string> = {
+      'RateLimit-Limit': String(key.limit),
+      'RateLimit-Remaining': String(key.remaining),
+      'RateLimit-Reset': String(key.resetS),
+      'X-Daily-Quota-Limit': String(quota.limit),
+      'X-Daily-Quota-Remaining': String(quotaRemaining),
+      'RateLimit-Policy': this.rateLimitPolicy,
+      'RateLimit': `"key";r=${key.remaining};t=${key.resetS}, "workspace";r=${quotaRemaining};t=${dayResetS}`,
+    };
+    if (!key.ok) {
+      headers['Retry-After'] = String(key.retryAfterS);
+      return {
+        ok: false, status: 429, code: 'rate_limited', retryAfterS: key.retryAfterS, headers,
+        message: `More than ${key.limit} requests a minute with this API key; retry in ${key.retryAfterS} s.`,
       };
-      if (!key.ok) {
-        headers['Retry-After'] = String(key.retryAfterS);
-        return {
-          ok: false, status: 429, code: 'rate_limited', retryAfterS: key.retryAfterS, headers,
-          message: `More than ${key.limit} requests a minute with this API key; retry in ${key.retryAfterS} s.`,
-        };
-      }
-      if (!quota.ok) {
-        headers['Retry-After'] = String(dayResetS);
-        return {
-          ok: false, status: 429, code: 'quota_exceeded', retryAfterS: dayResetS, headers,
-          message: `This workspace has made its ${quota.limit} requests of the day; the quota resets at 00:00 UTC, in ${dayResetS} s.`,
-        };
-      }
-      return { ok: true, headers };
-    });
+    }
+    if (!quota.ok) {
+      headers['Retry-After'] = String(dayResetS);
+      return {
+        ok: false, status: 429, code: 'quota_exceeded', retryAfterS: dayResetS, headers,
+        message: `This workspace has made its ${quota.limit} requests of the day; the quota resets at 00:00 UTC, in ${dayResetS} s.`,
+      };
+    }
+    return { ok: true, headers };
   }
 
   /**
