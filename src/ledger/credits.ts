@@ -84,7 +84,7 @@ export class Credits {
   private readonly insertCharge;
   private readonly debitGrant;
   private readonly insertEntry;
-  private readonly insertOpening;
+  private readonly insertOpenings;
   private readonly selectUsage;
   private readonly chargeTx;
   /**
@@ -119,7 +119,9 @@ export class Credits {
       VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.debitGrant = db.prepare('UPDATE grants SET remaining = remaining - ? WHERE id = ? AND remaining >= ?');
     this.insertEntry = db.prepare('INSERT INTO charge_entries (charge_id, grant_id, credits) VALUES (?, ?, ?)');
-    this.insertOpening = db.prepare('INSERT INTO openings (workspace_id, building_id, opened_at, charge_id) VALUES (?, ?, ?, ?)');
+    // A page's openings in one statement: the ids travel as a JSON array, as for selectOpenedAmong.
+    this.insertOpenings = db.prepare<[{ workspaceId: string; ids: string; now: number; chargeId: number }]>(`INSERT INTO openings
+      (workspace_id, building_id, opened_at, charge_id) SELECT @workspaceId, j.value, @now, @chargeId FROM json_each(@ids) AS j`);
     this.selectUsage = db.prepare<[string, string, string], CreditUsage>(`SELECT day, SUM(credits) AS credits, COUNT(*) AS charges,
       SUM(buildings) AS buildings FROM charges WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`);
     this.chargeTx = db.transaction(this.chargeInTransaction.bind(this));
@@ -238,7 +240,7 @@ export class Credits {
       left -= take;
       if (left === 0) break;
     }
-    for (const id of fresh) this.insertOpening.run(workspaceId, id, now, chargeId);
+    this.insertOpenings.run({ workspaceId, ids: JSON.stringify(fresh), now, chargeId });
     return { result: { ok: true, charged: needed, remaining: available - needed, chargeId }, opened: fresh };
   }
 
