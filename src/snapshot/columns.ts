@@ -70,6 +70,8 @@ export interface Accumulator {
   truncate(rows: number): void;
   /** The same column reordered: row i of the result is row order[i] of this one. */
   gather(order: ArrayLike<number>): Frozen;
+  /** Lets go of the rows (after the last gather): a large country needs the memory for writing. */
+  release(): void;
 }
 
 /** One column in its final row order. */
@@ -107,6 +109,7 @@ class F64Acc implements Accumulator {
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`Column "${this.spec.name}" expects a finite number, got ${String(v)}.`);
     this.values.push(v);
   }
+  release(): void { this.values = new Grow(new Float64Array(0)); }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values.view();
     const out = new Float64Array(order.length);
@@ -132,6 +135,7 @@ class I32Acc implements Accumulator {
     }
     this.values.push(n);
   }
+  release(): void { this.values = new Grow(new Int32Array(0)); }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values.view();
     const out = new Int32Array(order.length);
@@ -154,6 +158,7 @@ class BoolAcc implements Accumulator {
     if (typeof v !== 'boolean') throw new TypeError(`Column "${this.spec.name}" expects a boolean, got ${String(v)}.`);
     this.values.push(v ? 1 : 0);
   }
+  release(): void { this.values = new Grow(new Uint8Array(0)); }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values.view();
     const out = new Uint8Array(order.length);
@@ -207,6 +212,7 @@ class Utf8Acc implements Accumulator {
     if (typeof v !== 'string') throw new TypeError(`Column "${this.spec.name}" expects a string, got ${String(v)}.`);
     this.values.push(v);
   }
+  release(): void { this.values = []; }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values;
     const out = new Array<string | null>(order.length);
@@ -243,6 +249,11 @@ class DictAcc implements Accumulator {
       this.index.set(v, code);
     }
     this.codes.push(code);
+  }
+  release(): void {
+    this.codes = new Grow(new Int32Array(0));
+    this.index.clear();
+    this.seen = [];
   }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.codes.view();
@@ -316,6 +327,10 @@ class ListAcc implements Accumulator {
     }
     this.offsets.push(this.count);
   }
+  release(): void {
+    this.offsets = new Grow(new Int32Array(0));
+    for (const c of this.children) c.release();
+  }
   gather(order: ArrayLike<number>): Frozen {
     const { offsets, childOrder } = gatherOffsets(this.offsets.view(), order);
     const frozen = this.children.map((c) => c.gather(childOrder));
@@ -367,6 +382,12 @@ class GeometryAcc implements Accumulator {
       this.ringOffsets.push(this.vertexOffsets.length - 1);
     }
     this.polygonOffsets.push(this.ringOffsets.length - 1);
+  }
+  release(): void {
+    this.polygonOffsets = new Grow(new Int32Array(0));
+    this.ringOffsets = new Grow(new Int32Array(0));
+    this.vertexOffsets = new Grow(new Int32Array(0));
+    this.coords = new Grow(new Float64Array(0));
   }
   gather(order: ArrayLike<number>): Frozen {
     const polygons = gatherOffsets(this.polygonOffsets.view(), order);

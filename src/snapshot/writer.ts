@@ -82,18 +82,25 @@ export class SnapshotWriter {
     lat.set(latFrozen.values as Float64Array);
     const order = hilbertOrder(lon, lat);
 
-    const frozen = this.columns.map((c) => c.gather(order));
+    // Each column is reordered and its unordered rows let go at once, and batches are made one at
+    // a time, twice (hashed, then written): memory holds about one copy of the data, not three.
+    const frozen = this.columns.map((c) => {
+      const f = c.gather(order);
+      c.release();
+      return f;
+    });
     const fields = COLUMNS.map((spec, i) => new Field(spec.name, frozen[i].type, spec.nullable,
       spec.kind === 'geometry' ? GEOARROW_METADATA : undefined));
     const struct = new Struct(fields);
-    const batches: Data<Struct>[] = [];
     const step = this.options.batchRows;
-    // An empty country still gets one (empty) batch so readers see the schema's types.
-    for (let start = 0; start === 0 || start < n; start += step) {
-      const end = Math.min(n, start + step);
-      batches.push(makeData({ type: struct, length: end - start, nullCount: 0, children: frozen.map((f) => f.data(start, end)) }));
+    function* batches(): Generator<Data<Struct>> {
+      // An empty country still gets one (empty) batch so readers see the schema's types.
+      for (let start = 0; start === 0 || start < n; start += step) {
+        const end = Math.min(n, start + step);
+        yield makeData({ type: struct, length: end - start, nullCount: 0, children: frozen.map((f) => f.data(start, end)) });
+      }
     }
-    const checksum = snapshotChecksum(COLUMNS.map((c) => c.name), batches);
+    const checksum = snapshotChecksum(COLUMNS.map((c) => c.name), batches());
     const metadata = new Map<string, string>([
       [METADATA_KEYS.schemaVersion, String(SCHEMA_VERSION)],
       [METADATA_KEYS.country, this.options.country],
@@ -110,7 +117,12 @@ export class SnapshotWriter {
       const out = createWriteStream(tmp);
       const writer = new RecordBatchFileWriter();
       const piped = writer.toNodeStream().pipe(out);
-      for (const data of batches) writer.write(new RecordBatch(schema, data));
+      for (const data of batches()) {
+        writer.write(new RecordBatch(schema, data));
+        // Let the batch reach the file before making the next one.
+        await new Promise((resolve) => setImmediate(resolve));
+        while (out.writableNeedDrain) await once(out, 'drain');
+      }
       writer.finish();
       await once(piped, 'finish');
       await rename(tmp, path);
