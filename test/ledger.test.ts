@@ -254,6 +254,35 @@ describe('credits', () => {
     expect(() => ledger.charge(workspaceId, keyId, [42 as never], '/buildings')).toThrow(TypeError);
   });
 
+  it('group commit: pages charged in one turn share a transaction, each all or nothing, in order; a free page is answered at once', async () => {
+    const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const { workspaceId, keyId } = workspace(ledger);
+    ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
+    ledger.charge(workspaceId, keyId, ['x'], '/buildings');
+    const results: unknown[] = [];
+    const done = (r: unknown) => { results.push(r); };
+    // 6 new, then 9 new (only 8 left: refused, writes nothing), then 2 new, then x again (free: at once).
+    expect(ledger.chargeSoon(workspaceId, keyId, ids('p', 6), '/buildings', done)).toBe(false);
+    expect(ledger.chargeSoon(workspaceId, keyId, ids('q', 9), '/buildings', done)).toBe(false);
+    expect(ledger.chargeSoon(workspaceId, keyId, [...ids('r', 2), 'x'], '/buildings', done)).toBe(false);
+    expect(ledger.chargeSoon(workspaceId, keyId, ['x'], '/buildings', done)).toBe(true);
+    expect(results).toEqual([{ ok: true, charged: 0, remaining: 14, chargeId: null }]);
+    await new Promise((r) => setImmediate(r));
+    expect(results.slice(1)).toEqual([
+      { ok: true, charged: 6, remaining: 8, chargeId: 2 },
+      expect.objectContaining({ ok: false, status: 402, code: 'insufficient_credits', needed: 9, remaining: 8 }),
+      { ok: true, charged: 2, remaining: 6, chargeId: 3 },
+    ]);
+    expect(ledger.balance(workspaceId)).toBe(6);
+    expectSound(ledger, workspaceId, clock.t);
+    // A batch that fails rolls every page of it back and tells each.
+    const failed: unknown[] = [];
+    ledger.chargeSoon(workspaceId, keyId, ids('s', 1), '/buildings', (r) => failed.push(r));
+    ledger.close();
+    await new Promise((r) => setImmediate(r));
+    expect(failed).toEqual([expect.any(LedgerUnavailableError)]);
+  });
+
   it('count the 365 days from the charged opening: free at 365 d − 1 ms, charged at 365 d and on day 366; free returns do not extend', () => {
     const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
     const { workspaceId, keyId } = workspace(ledger);

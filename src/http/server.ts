@@ -117,6 +117,21 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // removalsPollMs of each approval; a worker's replica receives them from the main thread.
   const stopFollowing = catalog instanceof Catalog ? followRemovals(ledger, catalog, config.removalsPollMs, log) : () => {};
 
+  /** A refusal of the ledger's (503 when it cannot serve now) or of anything unexpected (500, logged). */
+  const failure = (err: unknown, encoding: Encoding, path: string, route: string): Reply => {
+    const unavailable = asUnavailable(err);
+    if (unavailable) {
+      return errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding);
+    }
+    log.error({ err, path, route }, 'unexpected error');
+    return { status: 500, headers: { 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
+  };
+
+  /**
+   * key → limits → parameters → query → render → charge → respond. A page that costs credits is
+   * charged with the others of the same turn of the event loop (group commit) and answered once
+   * that has committed: nothing is sent that was not durably charged.
+   */
   const authenticated = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
     const t0 = performance.now();
     const path = req.getUrl();
@@ -124,54 +139,45 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const pathParameter = route.includes('{') ? req.getParameter(0) ?? '' : '';
     const encoding = negotiateEncoding(req.getHeader('accept') || undefined);
     const token = bearer(req.getHeader('authorization'));
-    let reply: Reply;
     let keyPrefix: string | undefined;
-    let charged = 0;
+    const respond = (reply: Reply, charged = 0) => finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
     try {
       const auth = ledger.authenticate(token);
-      if (!auth.ok && auth.status === 401) {
-        reply = errorReply(new ApiError(auth.code, auth.message), encoding);
-      } else if (!auth.ok) {
+      if (!auth.ok && auth.status === 401) return respond(errorReply(new ApiError(auth.code, auth.message), encoding));
+      keyPrefix = auth.keyPrefix;
+      if (!auth.ok) {
         // A suspended workspace: refused before its limits count the request, but with their headers.
-        keyPrefix = auth.keyPrefix;
-        reply = errorReply(new ApiError(auth.code, auth.message), encoding, credited(ledger.limitHeaders(auth), 0, ledger.balance(auth.workspaceId)));
-      } else {
-        keyPrefix = auth.keyPrefix;
-        const limits = ledger.checkLimits(auth);
-        const headers = limits.headers;
-        if (!limits.ok) {
-          reply = errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, credited(headers, 0, ledger.balance(auth.workspaceId)));
-        } else {
-          try {
-            const view = catalog.view();
-            if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No country snapshot is loaded yet; retry shortly.', '', 5);
-            const answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } });
-            const body = answer.render(encoding);
-            const result = ledger.charge(auth.workspaceId, auth.keyId, answer.charge, route);
-            if (!result.ok) {
-              reply = errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining));
-            } else {
-              charged = result.charged;
-              metrics.credits.inc(charged);
-              reply = { status: 200, headers: { ...credited(headers, charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body };
-            }
-          } catch (err) {
-            const e = engineError(err);
-            if (!(e instanceof ApiError)) throw e;
-            reply = errorReply(e, encoding, credited(headers, 0, ledger.balance(auth.workspaceId)));
-          }
-        }
+        return respond(errorReply(new ApiError(auth.code, auth.message), encoding, credited(ledger.limitHeaders(auth), 0, ledger.balance(auth.workspaceId))));
       }
+      const limits = ledger.checkLimits(auth);
+      const headers = limits.headers;
+      if (!limits.ok) {
+        return respond(errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, credited(headers, 0, ledger.balance(auth.workspaceId))));
+      }
+      let answer: Answer;
+      let body: Uint8Array;
+      try {
+        const view = catalog.view();
+        if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No country snapshot is loaded yet; retry shortly.', '', 5);
+        answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } });
+        body = answer.render(encoding);
+      } catch (err) {
+        const e = engineError(err);
+        if (!(e instanceof ApiError)) throw e;
+        return respond(errorReply(e, encoding, credited(headers, 0, ledger.balance(auth.workspaceId))));
+      }
+      let aborted = false;
+      const settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, (result) => {
+        if (aborted) return;
+        if (result instanceof Error) return respond(failure(result, encoding, path, route));
+        if (!result.ok) return respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
+        metrics.credits.inc(result.charged);
+        respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body }, result.charged);
+      });
+      if (!settled) res.onAborted(() => { aborted = true; });
     } catch (err) {
-      const unavailable = asUnavailable(err);
-      if (unavailable) {
-        reply = errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding);
-      } else {
-        log.error({ err, path, route }, 'unexpected error');
-        reply = { status: 500, headers: { 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
-      }
+      respond(failure(err, encoding, path, route));
     }
-    finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
   };
 
   const pageOf = (rows: readonly RowRef[], encoding: Encoding, toJson: (parts: Buffer[]) => Buffer, toMsgpack: (parts: Buffer[]) => Buffer) => {

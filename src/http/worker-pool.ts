@@ -7,9 +7,11 @@
  *   first resolved to a free port here.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
- * - Exact limits: the per-key and per-address GCRA tables are SharedArrayBuffers used by all; the
- *   daily quota and credits are in the ledger file, which every worker opens (WAL, BEGIN
- *   IMMEDIATE for every charge, so one writer at a time).
+ * - Exact limits: the per-key and per-address GCRA tables and the daily quota's counters are
+ *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file);
+ *   credits are in the ledger file, which every worker opens (WAL, BEGIN IMMEDIATE for every
+ *   charge, so one writer at a time), queueing for writes on one shared lock
+ *   (ledger/write-lock.ts) rather than in SQLite's sleeping busy handler.
  * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
  */
 import { createServer } from 'node:net';
@@ -97,7 +99,8 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
 
   const spawn = (): Promise<Worker> => new Promise((resolve, reject) => {
     const data: WorkerData = {
-      entry: ENTRY, config, published: published(catalog.view(), true), keyLimiterTable: ledger.keyLimiterTable, limiterTables,
+      entry: ENTRY, config, published: published(catalog.view(), true), keyLimiterTable: ledger.keyLimiterTable,
+      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, limiterTables,
       logLevel: options.log.level,
     };
     const w = new Worker(BOOT, { workerData: data, name: 'edifice-http' });

@@ -16,6 +16,8 @@ export interface WorkerData {
   config: Config;
   published: PublishedView;
   keyLimiterTable: SharedArrayBuffer;
+  writeLock: SharedArrayBuffer;
+  quotaTable: SharedArrayBuffer;
   limiterTables: AddressLimiterTables;
   logLevel: string;
 }
@@ -42,6 +44,7 @@ const replica = new CatalogReplica();
 replica.apply(data.published);
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
+  writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
 });
 process.on('exit', () => ledger.close());
 

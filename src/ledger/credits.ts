@@ -95,7 +95,8 @@ export class Credits {
    */
   private readonly opened = new LRUCache<string, number>({ max: 200_000 });
 
-  constructor(private readonly db: Db, private readonly now: Clock) {
+  /** `exclusive` runs a write holding the server's write lock (write-lock.ts). */
+  constructor(private readonly db: Db, private readonly now: Clock, private readonly exclusive: <T>(fn: () => T) => T = (fn) => fn()) {
     this.selectPlan = db.prepare<[string], { plan: string | null }>('SELECT plan FROM workspaces WHERE id = ?');
     this.selectPlanGrant = db.prepare<[string, string], { id: number }>(
       "SELECT id FROM grants WHERE workspace_id = ? AND kind = 'plan' AND period = ?");
@@ -124,7 +125,8 @@ export class Credits {
       (workspace_id, building_id, opened_at, charge_id) SELECT @workspaceId, j.value, @now, @chargeId FROM json_each(@ids) AS j`);
     this.selectUsage = db.prepare<[string, string, string], CreditUsage>(`SELECT day, SUM(credits) AS credits, COUNT(*) AS charges,
       SUM(buildings) AS buildings FROM charges WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`);
-    this.chargeTx = db.transaction(this.chargeInTransaction.bind(this));
+    this.chargeTx = db.transaction((pages: readonly { workspaceId: string; keyId: string | null; distinct: Set<string>; route: string }[], now: number) =>
+      pages.map((p) => this.chargeInTransaction(p.workspaceId, p.keyId, p.distinct, p.route, now)));
   }
 
   /** The welcome grant of a new workspace (at most one per workspace: a unique index says so). */
@@ -180,20 +182,46 @@ export class Credits {
    * the last 365 days. A page that costs nothing takes no write lock and writes nothing.
    */
   charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string): ChargeResult {
+    const free = this.free(workspaceId, buildingIds, route);
+    return free ?? this.chargeAll([{ workspaceId, keyId, buildingIds, route }])[0];
+  }
+
+  /**
+   * The answer to a charge that costs nothing, when this process already knows every building of
+   * the page to be opened (openings are never deleted, so that stays true whatever other
+   * connections do): no transaction, no SQL but the balance. Null otherwise: the page goes to
+   * `chargeAll`, which looks in the file under the write lock, once.
+   */
+  free(workspaceId: string, buildingIds: readonly string[], route: string): ChargeResult | null {
     const distinct = checkBuildingIds(buildingIds);
     if (typeof route !== 'string' || route.length === 0 || route.length > 200) {
       throw new TypeError('route is a string of 1 to 200 characters.');
     }
-    // Fast path, outside any transaction: openings are never deleted, so "all of them were
-    // opened recently" stays true at this instant whatever other connections do.
-    const now = this.now();
-    if (this.fresh(workspaceId, distinct, now).length === 0) {
-      return { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null };
+    const since = this.now() - FREE_REOPEN_MS;
+    for (const id of distinct) {
+      const at = this.opened.get(`${workspaceId}\n${id}`);
+      if (at === undefined || at <= since) return null;
     }
-    const { result, opened } = this.chargeTx.immediate(workspaceId, keyId, distinct, route, now);
+    return { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null };
+  }
+
+  /**
+   * Charges several pages in one transaction, in order: each is all or nothing on its own (a page
+   * the credits left cannot cover writes nothing and gets 402), and one commit (one fsync) makes
+   * them all durable together. A failure rolls every one of them back.
+   */
+  chargeAll(pages: readonly { workspaceId: string; keyId: string | null; buildingIds: readonly string[]; route: string }[]): ChargeResult[] {
+    const now = this.now();
+    const checked = pages.map((p) => {
+      if (typeof p.route !== 'string' || p.route.length === 0 || p.route.length > 200) throw new TypeError('route is a string of 1 to 200 characters.');
+      return { ...p, distinct: checkBuildingIds(p.buildingIds) };
+    });
+    const done = this.exclusive(() => this.chargeTx.immediate(checked, now));
     // Committed: the new openings may be remembered.
-    for (const id of opened) this.opened.set(`${workspaceId}\n${id}`, now);
-    return result;
+    for (let i = 0; i < done.length; i++) {
+      for (const id of done[i].opened) this.opened.set(`${checked[i].workspaceId}\n${id}`, now);
+    }
+    return done.map((d) => d.result);
   }
 
   /** The ids of `distinct` this workspace has no charged opening of in the 365 days before `now`. */

@@ -29,6 +29,8 @@ import { asUnavailable, LedgerError } from './errors.ts';
 import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
 import { GcraLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
+import { SharedQuota } from './shared-quota.ts';
+import { WriteLock } from './write-lock.ts';
 import { type CountryDemand, type CountryRequest, CountryRequests } from './country-requests.ts';
 import { type ApprovedRemovals, type NewRemovalRequest, type RemovalRequest, type RemovalStatus, Removals } from './removals.ts';
 import { type NewReportOrder, type ReportOrder, Reports } from './reports.ts';
@@ -58,9 +60,18 @@ export interface LedgerOptions {
    * (`keyLimiterTable` of the first one), so that a key gets 60 a minute in all, not from each.
    */
   keyLimiterTable?: SharedArrayBuffer;
+  /** The write lock shared with the Ledgers of the server's other threads (`writeLockBuffer` of the first one). */
+  writeLock?: SharedArrayBuffer;
+  /** The daily quota's counters shared with the Ledgers of the server's other threads (`quotaTable` of the first one). */
+  quotaTable?: SharedArrayBuffer;
+  /**
+   * Whether this Ledger writes the shared quota counters to the file (every 250 ms and at close).
+   * Default true; the worker threads of a server leave it to one thread.
+   */
+  persistQuota?: boolean;
 }
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable'];
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'persistQuota'];
 
 export type AuthResult =
   | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
@@ -115,6 +126,8 @@ export class Ledger implements RequestLedger {
   private readonly keys: Keys;
   private readonly credits: Credits;
   private readonly quota: DailyQuota;
+  private readonly lock: WriteLock;
+  private quotaTimer: NodeJS.Timeout | null = null;
   private readonly countries: CountryRequests;
   private readonly removals: Removals;
   private readonly reports: Reports;
@@ -123,14 +136,23 @@ export class Ledger implements RequestLedger {
   private readonly keyCacheTtlMs: number;
   private readonly rateLimitPolicy: string;
 
-  private constructor(db: Db, quotaDb: Db, options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable'>> & { keyLimiterTable?: SharedArrayBuffer }) {
+  private constructor(
+    db: Db, quotaDb: Db,
+    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable'>>
+      & { keyLimiterTable?: SharedArrayBuffer; writeLock?: SharedArrayBuffer; quotaTable?: SharedArrayBuffer },
+  ) {
     this.db = db;
     this.quotaDb = quotaDb;
     this.now = options.now;
     this.workspaces = new Workspaces(db, this.now);
     this.keys = new Keys(db, this.now);
-    this.credits = new Credits(db, this.now);
-    this.quota = new DailyQuota(quotaDb, options.dailyQuota);
+    this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn));
+    this.lock = new WriteLock(options.writeLock);
+    this.quota = new DailyQuota(quotaDb, options.dailyQuota, new SharedQuota(undefined, options.quotaTable), this.lock);
+    if (options.persistQuota) {
+      this.quotaTimer = setInterval(() => this.persistQuota(), 250);
+      this.quotaTimer.unref();
+    }
     this.countries = new CountryRequests(db, this.now);
     this.removals = new Removals(db, this.now);
     this.reports = new Reports(db, this.now);
@@ -164,6 +186,9 @@ export class Ledger implements RequestLedger {
       dailyQuota: positive('dailyQuota', 5_000),
       limiterMaxKeys: Math.max(1, positive('limiterMaxKeys', 100_000)),
       keyLimiterTable: options.keyLimiterTable,
+      writeLock: options.writeLock,
+      quotaTable: options.quotaTable,
+      persistQuota: options.persistQuota ?? true,
     };
     if (options.keyLimiterTable !== undefined && !(options.keyLimiterTable instanceof SharedArrayBuffer)) {
       throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
@@ -196,7 +221,32 @@ export class Ledger implements RequestLedger {
     return this.keyLimiter.table;
   }
 
+  /** The write lock, to give to the Ledgers of other threads. */
+  get writeLockBuffer(): SharedArrayBuffer {
+    return this.lock.buffer;
+  }
+
+  /** The daily quota's shared counters, to give to the Ledgers of other threads. */
+  get quotaTable(): SharedArrayBuffer {
+    return this.quota.table;
+  }
+
+  /** Writes the quota counts the file does not have yet (done every 250 ms and at close by the owner). */
+  persistQuota(): void {
+    try {
+      this.guard(() => this.quota.persist());
+    } catch (err) {
+      // Kept in memory: the next round writes them.
+      if (!asUnavailable(err)) throw err;
+    }
+  }
+
   close(): void {
+    if (this.quotaTimer !== null) {
+      clearInterval(this.quotaTimer);
+      this.quotaTimer = null;
+      if (this.quotaDb.open) this.persistQuota();
+    }
     if (this.quotaDb !== this.db && this.quotaDb.open) this.quotaDb.close();
     if (this.db.open) this.db.close();
   }
@@ -293,6 +343,39 @@ export class Ledger implements RequestLedger {
     return this.guard(() => this.credits.charge(workspaceId, keyId, buildingIds, route));
   }
 
+  /**
+   * Charges like `charge`, with group commit: pages that cost credits and arrive in the same turn
+   * of the event loop are charged in one transaction, one after the other, so one fsync makes
+   * them all durable; `done` is called once it has committed (or with the LedgerUnavailableError
+   * or other error that rolled it back). A page that costs nothing is answered before this returns.
+   * Returns whether `done` was already called.
+   */
+  chargeSoon(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string, done: (result: ChargeResult | Error) => void): boolean {
+    const free = this.guard(() => this.credits.free(workspaceId, buildingIds, route));
+    if (free) {
+      done(free);
+      return true;
+    }
+    if (this.batch.length === 0) setImmediate(this.commitBatch);
+    this.batch.push({ page: { workspaceId, keyId, buildingIds, route }, done });
+    return false;
+  }
+
+  private batch: { page: { workspaceId: string; keyId: string | null; buildingIds: readonly string[]; route: string }; done: (result: ChargeResult | Error) => void }[] = [];
+
+  private readonly commitBatch = (): void => {
+    const batch = this.batch;
+    this.batch = [];
+    let results: ChargeResult[] | null = null;
+    let failure: Error | null = null;
+    try {
+      results = this.guard(() => this.credits.chargeAll(batch.map((b) => b.page)));
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
+    for (let i = 0; i < batch.length; i++) batch[i].done(failure ?? results![i]);
+  };
+
   /** Credits usable now (materialises this month's plan allowance on first need). */
   balance(workspaceId: string): number {
     return this.guard(() => this.credits.balance(workspaceId));
@@ -309,6 +392,7 @@ export class Ledger implements RequestLedger {
     const fromMs = parseUtcDay(from, 'fromDay');
     if (fromMs > toMs) throw new RangeError(`fromDay ${from} is after toDay ${to}.`);
     if (toMs - fromMs >= 366 * DAY_MS) throw new RangeError('usage spans at most 366 days.');
+    if (this.quotaTimer !== null) this.persistQuota();
     return this.guard(() => {
       this.workspaces.get(workspaceId);
       const byDay = new Map<string, UsageDay>();
@@ -515,7 +599,7 @@ export class Ledger implements RequestLedger {
 
   /** Runs `fn` in a BEGIN IMMEDIATE transaction (a savepoint when already inside one). */
   private write<T>(fn: () => T): T {
-    return this.guard(() => this.db.transaction(fn).immediate());
+    return this.guard(() => this.lock.run(() => this.db.transaction(fn).immediate()));
   }
 
   private workspaceExists(workspaceId: string): boolean {
