@@ -82,6 +82,33 @@ describe('worker threads', () => {
     expect(metrics).toMatch(/edifice_snapshot_buildings\{country="LI",date="2026-11-21"\} 4000\n/);
   });
 
+  it('pages charged from both workers at once near the end of the credits never overdraw; each building is charged once', async () => {
+    const { workspaceId, key } = workspaceWithKey(ledger, 300);
+    // Four keys of the workspace (10 requests a minute each here).
+    const keys = [key];
+    for (let i = 0; i < 3; i++) {
+      const email = `member-${i}-${Date.now()}@example.li`;
+      ledger.addMember(workspaceId, email);
+      keys.push(ledger.createKey(workspaceId, email).key);
+    }
+    // 40 pages of up to 100 buildings, with overlaps (offsets step 50): together far more than 305 credits.
+    const offsets = Array.from({ length: 40 }, (_, i) => (i % 20) * 50);
+    const answers = await Promise.all(offsets.map((o, i) => get(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${o}&sort=area`, { Authorization: `Bearer ${keys[i % 4]}` })));
+    const ok = answers.filter((a) => a.status === 200);
+    expect(answers.map((a) => a.status).filter((st) => st !== 200 && st !== 402)).toEqual([]);
+    expect(answers.filter((a) => a.status === 402).every((a) => a.body.error.code === 'insufficient_credits')).toBe(true);
+    expect(ok.length).toBeGreaterThan(2);
+    expect(answers.some((a) => a.status === 402)).toBe(true);
+    const charged = ok.reduce((n, a) => n + Number(a.headers['x-credits-charged']), 0);
+    expect(charged).toBeLessThanOrEqual(305);
+    expect(ledger.balance(workspaceId)).toBe(305 - charged);
+    // Every building a 200 returned is opened: asking for all of them again costs nothing.
+    const seen = new Set(ok.flatMap((a) => a.body.data.map((b: { building_id: string }) => b.building_id)));
+    expect(charged).toBe(seen.size);
+    expect(ledger.charge(workspaceId, null, [...seen], '/buildings')).toMatchObject({ ok: true, charged: 0 });
+    expect(ledger.audit()).toEqual([]);
+  });
+
   it('a client address gets its 120 a minute across /public once, not once per thread', async () => {
     const t0 = Date.now();
     const answers = await Promise.all(Array.from({ length: 160 }, () => get('/v1/public/countries')));

@@ -8,14 +8,16 @@
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
  * - Exact limits: the per-key and per-address GCRA tables and the daily quota's counters are
- *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file);
- *   credits are in the ledger file, which every worker opens (WAL, BEGIN IMMEDIATE for every
- *   charge, so one writer at a time), queueing for writes on one shared lock
- *   (ledger/write-lock.ts) rather than in SQLite's sleeping busy handler.
+ *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file).
+ * - Exact credits: workers read the ledger file themselves (keys, balances, openings) and hand
+ *   the pages that cost credits to one ledger thread (ledger-thread.ts), which commits those of
+ *   every worker together (group commit) while the workers go on serving; a worker answers a
+ *   page once its charge has committed. Writers queue on one shared lock (ledger/write-lock.ts)
+ *   rather than in SQLite's sleeping busy handler.
  * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
  */
 import { createServer } from 'node:net';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import type { Catalog, CatalogView } from '../catalog/catalog.ts';
@@ -24,10 +26,12 @@ import { toTransfer } from '../catalog/transfer.ts';
 import type { Config } from '../config.ts';
 import type { Ledger } from '../ledger/index.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
+import type { LedgerThreadData, ToLedgerThread } from './ledger-thread.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
+const LEDGER_ENTRY = new URL('./ledger-thread.ts', import.meta.url).href;
 
 export interface WorkerPoolOptions {
   config: Config;
@@ -97,13 +101,49 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     }
   };
 
+  // The ledger thread, restarted if it fails; every worker gets a port to it.
+  let ledgerThread: Worker;
+  const ledgerPort = (): MessagePort => {
+    const { port1, port2 } = new MessageChannel();
+    ledgerThread.postMessage({ type: 'port', port: port1 } satisfies ToLedgerThread, [port1]);
+    return port2;
+  };
+  const startLedgerThread = (): Promise<void> => new Promise((resolve, reject) => {
+    const data: LedgerThreadData = {
+      entry: LEDGER_ENTRY, config, keyLimiterTable: ledger.keyLimiterTable, writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable,
+    };
+    const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
+    let started = false;
+    t.once('message', () => {
+      started = true;
+      ledgerThread = t;
+      resolve();
+    });
+    t.on('error', (err) => {
+      log.error({ err }, 'ledger thread failed');
+      if (!started) reject(err);
+    });
+    t.on('exit', (code) => {
+      if (closing || !started) return;
+      log.error({ code }, 'ledger thread exited; starting another');
+      startLedgerThread().then(() => {
+        for (const w of workers) {
+          const port = ledgerPort();
+          w.postMessage({ type: 'ledger-port', port } satisfies ToWorker, [port]);
+        }
+      }, (err: unknown) => log.error({ err }, 'cannot restart the ledger thread'));
+    });
+  });
+  await startLedgerThread();
+
   const spawn = (): Promise<Worker> => new Promise((resolve, reject) => {
+    const port = ledgerPort();
     const data: WorkerData = {
       entry: ENTRY, config, published: published(catalog.view(), true), keyLimiterTable: ledger.keyLimiterTable,
-      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, limiterTables,
+      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, ledgerPort: port, limiterTables,
       logLevel: options.log.level,
     };
-    const w = new Worker(BOOT, { workerData: data, name: 'edifice-http' });
+    const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });
     let started = false;
     w.on('message', (m: FromWorker) => {
       if (m.type === 'listening' && !started) {
@@ -153,6 +193,11 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
       const timer = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([Promise.all(exits), timer]);
       await Promise.all([...workers].map((w) => w.terminate()));
+      // The workers are gone: nothing more to charge.
+      const ledgerExit = new Promise<void>((resolve) => ledgerThread.once('exit', () => resolve()));
+      ledgerThread.postMessage({ type: 'close' } satisfies ToLedgerThread);
+      await Promise.race([ledgerExit, new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
+      await ledgerThread.terminate();
     },
   };
 }

@@ -3,11 +3,12 @@
  * HTTP app on the shared port (SO_REUSEPORT), a replica of the main thread's catalog over the same
  * shared memory, its own connection to the ledger file, and the limiter tables every thread shares.
  */
-import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import pino from 'pino';
 import { CatalogReplica, type PublishedView } from '../catalog/replica.ts';
 import type { Config } from '../config.ts';
-import { Ledger } from '../ledger/index.ts';
+import { Ledger, LedgerUnavailableError, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
+import type { ChargeReply } from './ledger-thread.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
 import { startServer } from './server.ts';
 
@@ -18,6 +19,8 @@ export interface WorkerData {
   keyLimiterTable: SharedArrayBuffer;
   writeLock: SharedArrayBuffer;
   quotaTable: SharedArrayBuffer;
+  /** To the ledger thread, which commits charges. */
+  ledgerPort: MessagePort;
   limiterTables: AddressLimiterTables;
   logLevel: string;
 }
@@ -27,6 +30,7 @@ export type ToWorker =
   | { type: 'view'; published: PublishedView }
   | { type: 'metrics'; id: number }
   | { type: 'metrics-text'; id: number; text: string }
+  | { type: 'ledger-port'; port: MessagePort }
   | { type: 'close' };
 
 export type FromWorker =
@@ -42,9 +46,33 @@ const log = pino({ level: data.logLevel }).child({ worker: threadId });
 
 const replica = new CatalogReplica();
 replica.apply(data.published);
+
+// Charges go to the ledger thread; each waits for its outcome there.
+let ledgerPort: MessagePort;
+let charges = 0;
+const awaiting = new Map<number, { resolve: (o: ChargeOutcome[]) => void; reject: (e: Error) => void }>();
+function useLedgerPort(port: MessagePort): void {
+  for (const a of awaiting.values()) a.reject(new LedgerUnavailableError('The ledger thread restarted; retry.'));
+  awaiting.clear();
+  ledgerPort = port;
+  port.on('message', (m: ChargeReply) => {
+    const a = awaiting.get(m.id);
+    if (!a) return;
+    awaiting.delete(m.id);
+    if (m.type === 'charged') a.resolve(m.outcomes);
+    else a.reject(m.unavailable ? new LedgerUnavailableError(m.message) : new Error(m.message));
+  });
+}
+useLedgerPort(data.ledgerPort);
+
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
   writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
+  remoteCharges: (pages: ChargePage[]) => new Promise((resolve, reject) => {
+    const id = ++charges;
+    awaiting.set(id, { resolve, reject });
+    ledgerPort.postMessage({ type: 'charge', id, pages });
+  }),
 });
 process.on('exit', () => ledger.close());
 
@@ -72,10 +100,14 @@ try {
         waiting.get(m.id)?.(m.text);
         waiting.delete(m.id);
         break;
+      case 'ledger-port':
+        useLedgerPort(m.port);
+        break;
       case 'close':
         // Stop accepting; the thread ends once its open connections are gone.
         server.close();
         port.close();
+        ledgerPort.unref();
         break;
     }
   });

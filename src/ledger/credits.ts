@@ -50,6 +50,21 @@ export type ChargeResult =
 
 export interface CreditUsage { day: string; credits: number; charges: number; buildings: number }
 
+/** One page to charge: the buildings an answer returns. */
+export interface ChargePage {
+  workspaceId: string;
+  keyId: string | null;
+  buildingIds: readonly string[];
+  route: string;
+}
+
+/** A page charged, with the buildings it opened (committed at `at`). */
+export interface ChargeOutcome {
+  result: ChargeResult;
+  opened: string[];
+  at: number;
+}
+
 interface GrantRow {
   id: number; workspace_id: string; kind: GrantKind; amount: number; remaining: number; granted_at: number;
   expires_at: number | null; period: string | null; plan: string | null; note: string | null;
@@ -183,7 +198,7 @@ export class Credits {
    */
   charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string): ChargeResult {
     const free = this.free(workspaceId, buildingIds, route);
-    return free ?? this.chargeAll([{ workspaceId, keyId, buildingIds, route }])[0];
+    return free ?? this.chargeAll([{ workspaceId, keyId, buildingIds, route }])[0].result;
   }
 
   /**
@@ -210,7 +225,7 @@ export class Credits {
    * the credits left cannot cover writes nothing and gets 402), and one commit (one fsync) makes
    * them all durable together. A failure rolls every one of them back.
    */
-  chargeAll(pages: readonly { workspaceId: string; keyId: string | null; buildingIds: readonly string[]; route: string }[]): ChargeResult[] {
+  chargeAll(pages: readonly ChargePage[]): ChargeOutcome[] {
     const now = this.now();
     const checked = pages.map((p) => {
       if (typeof p.route !== 'string' || p.route.length === 0 || p.route.length > 200) throw new TypeError('route is a string of 1 to 200 characters.');
@@ -218,11 +233,15 @@ export class Credits {
     });
     const done = this.exclusive(() => this.chargeTx.immediate(checked, now));
     // Committed: the new openings may be remembered.
-    for (let i = 0; i < done.length; i++) {
-      for (const id of done[i].opened) this.opened.set(`${checked[i].workspaceId}\n${id}`, now);
-    }
-    return done.map((d) => d.result);
+    for (let i = 0; i < done.length; i++) this.remember(checked[i].workspaceId, done[i].opened, now);
+    return done.map((d) => ({ result: d.result, opened: [...d.opened], at: now }));
   }
+
+  /** Openings committed elsewhere (another thread's charge) that this process may answer from. */
+  remember(workspaceId: string, opened: readonly string[], at: number): void {
+    for (const id of opened) this.opened.set(`${workspaceId}\n${id}`, at);
+  }
+
 
   /** The ids of `distinct` this workspace has no charged opening of in the 365 days before `now`. */
   private fresh(workspaceId: string, distinct: Set<string>, now: number): string[] {

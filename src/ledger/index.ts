@@ -2,7 +2,7 @@
 export { Ledger, type RequestLedger, type AuthResult, type LedgerOptions, type LimitsResult, type UsageDay, type WorkspaceSummary } from './ledger.ts';
 export { LedgerError, LedgerUnavailableError, isLedgerUnavailable, type LedgerErrorCode } from './errors.ts';
 export { bearerToken, parseKey, KEY_PREFIX, type KeyInfo, type KeyStatus } from './keys.ts';
-export { FREE_REOPEN_MS, WELCOME_CREDITS, WELCOME_VALID_MS, type ChargeResult, type Grant, type GrantKind } from './credits.ts';
+export { FREE_REOPEN_MS, WELCOME_CREDITS, WELCOME_VALID_MS, type ChargeOutcome, type ChargePage, type ChargeResult, type Grant, type GrantKind } from './credits.ts';
 export { PLANS, type PlanName, type Member, type Workspace } from './workspaces.ts';
 export { GcraLimiter, clientBucket, type GcraDecision, type GcraOptions } from './limits.ts';
 export { DEMO_KEY_FILE, DEMO_CREDITS } from './demo.ts';

@@ -22,7 +22,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, DAY_MS, MINUTE_MS, parseUtcDay, startOfNextUtcDay, utcDay } from './clock.ts';
-import { type ChargeResult, Credits, type Grant } from './credits.ts';
+import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type Grant } from './credits.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
 import { asUnavailable, LedgerError } from './errors.ts';
@@ -69,9 +69,15 @@ export interface LedgerOptions {
    * Default true; the worker threads of a server leave it to one thread.
    */
   persistQuota?: boolean;
+  /**
+   * Where `chargeSoon` sends the pages that cost credits, instead of committing them on this
+   * thread: a server's worker threads hand them to one ledger thread, which commits the pages of
+   * every worker together while the workers go on serving.
+   */
+  remoteCharges?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
 }
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'persistQuota'];
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'persistQuota', 'remoteCharges'];
 
 export type AuthResult =
   | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
@@ -128,6 +134,7 @@ export class Ledger implements RequestLedger {
   private readonly quota: DailyQuota;
   private readonly lock: WriteLock;
   private quotaTimer: NodeJS.Timeout | null = null;
+  private readonly remoteCharges: ((pages: ChargePage[]) => Promise<ChargeOutcome[]>) | null;
   private readonly countries: CountryRequests;
   private readonly removals: Removals;
   private readonly reports: Reports;
@@ -138,8 +145,8 @@ export class Ledger implements RequestLedger {
 
   private constructor(
     db: Db, quotaDb: Db,
-    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable'>>
-      & { keyLimiterTable?: SharedArrayBuffer; writeLock?: SharedArrayBuffer; quotaTable?: SharedArrayBuffer },
+    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'remoteCharges'>>
+      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'remoteCharges'>,
   ) {
     this.db = db;
     this.quotaDb = quotaDb;
@@ -148,6 +155,7 @@ export class Ledger implements RequestLedger {
     this.keys = new Keys(db, this.now);
     this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn));
     this.lock = new WriteLock(options.writeLock);
+    this.remoteCharges = options.remoteCharges ?? null;
     this.quota = new DailyQuota(quotaDb, options.dailyQuota, new SharedQuota(undefined, options.quotaTable), this.lock);
     if (options.persistQuota) {
       this.quotaTimer = setInterval(() => this.persistQuota(), 250);
@@ -189,6 +197,7 @@ export class Ledger implements RequestLedger {
       writeLock: options.writeLock,
       quotaTable: options.quotaTable,
       persistQuota: options.persistQuota ?? true,
+      remoteCharges: options.remoteCharges,
     };
     if (options.keyLimiterTable !== undefined && !(options.keyLimiterTable instanceof SharedArrayBuffer)) {
       throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
@@ -361,20 +370,38 @@ export class Ledger implements RequestLedger {
     return false;
   }
 
-  private batch: { page: { workspaceId: string; keyId: string | null; buildingIds: readonly string[]; route: string }; done: (result: ChargeResult | Error) => void }[] = [];
+  private batch: { page: ChargePage; done: (result: ChargeResult | Error) => void }[] = [];
 
   private readonly commitBatch = (): void => {
     const batch = this.batch;
     this.batch = [];
-    let results: ChargeResult[] | null = null;
-    let failure: Error | null = null;
-    try {
-      results = this.guard(() => this.credits.chargeAll(batch.map((b) => b.page)));
-    } catch (err) {
-      failure = err instanceof Error ? err : new Error(String(err));
+    const pages = batch.map((b) => b.page);
+    const fail = (err: unknown): void => {
+      const e = asUnavailable(err) ?? (err instanceof Error ? err : new Error(String(err)));
+      for (const b of batch) b.done(e);
+    };
+    if (this.remoteCharges) {
+      this.remoteCharges(pages).then((outcomes) => {
+        for (let i = 0; i < batch.length; i++) {
+          this.credits.remember(pages[i].workspaceId, outcomes[i].opened, outcomes[i].at);
+          batch[i].done(outcomes[i].result);
+        }
+      }, fail);
+      return;
     }
-    for (let i = 0; i < batch.length; i++) batch[i].done(failure ?? results![i]);
+    let outcomes: ChargeOutcome[];
+    try {
+      outcomes = this.guard(() => this.credits.chargeAll(pages));
+    } catch (err) {
+      return fail(err);
+    }
+    for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
   };
+
+  /** Charges pages sent by other threads' Ledgers (`remoteCharges`), in one transaction. */
+  chargePages(pages: readonly ChargePage[]): ChargeOutcome[] {
+    return this.guard(() => this.credits.chargeAll(pages));
+  }
 
   /** Credits usable now (materialises this month's plan allowance on first need). */
   balance(workspaceId: string): number {

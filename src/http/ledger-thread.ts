@@ -1,0 +1,75 @@
+/**
+ * The ledger thread of a server with worker threads (worker-pool.ts): the one place charges are
+ * committed. Workers send the pages that cost credits over a MessagePort each; the pages that
+ * arrive in one turn of this thread's event loop, from every worker, are charged in one
+ * transaction, one after the other, and one fsync makes them durable (group commit); each
+ * worker hears its pages' outcomes and only then answers its clients. Workers never wait on the
+ * database themselves: they go on serving while a commit runs here.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { Config } from '../config.ts';
+import { Ledger, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
+
+export interface LedgerThreadData {
+  entry: string;
+  config: Config;
+  keyLimiterTable: SharedArrayBuffer;
+  writeLock: SharedArrayBuffer;
+  quotaTable: SharedArrayBuffer;
+}
+
+/** On a worker's port: pages to charge, and their outcomes (or why none came). */
+export type ChargeRequest = { type: 'charge'; id: number; pages: ChargePage[] };
+export type ChargeReply = { type: 'charged'; id: number; outcomes: ChargeOutcome[] } | { type: 'failed'; id: number; unavailable: boolean; message: string };
+
+/** To the ledger thread from the pool: a new worker's port. */
+export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'close' };
+
+const data = workerData as LedgerThreadData;
+const ledger = Ledger.open(data.config.ledgerPath, {
+  perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
+  writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
+});
+
+let queue: { port: MessagePort; request: ChargeRequest }[] = [];
+const ports = new Set<MessagePort>();
+
+function commit(): void {
+  const batch = queue;
+  queue = [];
+  const pages = batch.flatMap((b) => b.request.pages);
+  let outcomes: ChargeOutcome[];
+  try {
+    outcomes = ledger.chargePages(pages);
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    const reply = (id: number): ChargeReply => ({ type: 'failed', id, unavailable: e.name === 'LedgerUnavailableError', message: e.message });
+    for (const b of batch) b.port.postMessage(reply(b.request.id));
+    return;
+  }
+  let at = 0;
+  for (const b of batch) {
+    const n = b.request.pages.length;
+    b.port.postMessage({ type: 'charged', id: b.request.id, outcomes: outcomes.slice(at, at + n) } satisfies ChargeReply);
+    at += n;
+  }
+}
+
+function listen(port: MessagePort): void {
+  ports.add(port);
+  port.on('message', (request: ChargeRequest) => {
+    if (queue.length === 0) setImmediate(commit);
+    queue.push({ port, request });
+  });
+  port.on('close', () => ports.delete(port));
+}
+
+parentPort!.on('message', (m: ToLedgerThread) => {
+  if (m.type === 'port') listen(m.port);
+  else {
+    for (const p of ports) p.close();
+    parentPort!.close();
+  }
+});
+process.on('exit', () => ledger.close());
+parentPort!.postMessage('ready');
