@@ -1,9 +1,10 @@
 /**
- * The HTTP edge: a uWebSockets.js app under the base path (default /v1). GET handlers are
- * synchronous end to end (in-memory query, synchronous SQLite), so a request needs no onAborted
- * bookkeeping. An authenticated request runs: key → limits → parameters → query → serialise →
- * charge (all or nothing) → respond; every response after authentication carries the headers of
- * spec section 8. One log line per request, never a key's secret.
+ * The HTTP edge: a uWebSockets.js app under the base path (default /v1). An authenticated
+ * request runs: key → limits → parameters → query → serialise → charge (all or nothing) →
+ * respond; every response after authentication carries the headers of spec section 8. All of it
+ * is synchronous but the charge of a page that costs credits, which waits for the group commit
+ * of its turn (ledger.chargeSoon): only those responses are sent later, with onAborted set. One
+ * log line per request, never a key's secret.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
