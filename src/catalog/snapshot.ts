@@ -1,7 +1,7 @@
 /**
  * The column store of one country's snapshot (DESIGN "The column store"): typed arrays on
  * shared memory, one per filtered or sorted column, in the file's row order (Hilbert order of
- * the representative point); a row-range tree for bbox scans; a Flatbush over outline boxes for
+ * the representative point); a row-range tree for bbox scans, with per-node summaries; a Flatbush over outline boxes for
  * point lookups; building ids as words with a rank for integer tie-breaks; businesses as child
  * columns; everything else in a compact per-row blob that `record(row)` decodes.
  *
@@ -17,6 +17,7 @@ import type { Footprints } from './geometry.ts';
 import { compareIds, formatUuid, parseUuid } from './ids.ts';
 import { numberAt, sparseAt, type NumColumn, type SparseColumn } from './numeric.ts';
 import type { RowTree } from './rowtree.ts';
+import type { NodeSummaries } from './summaries.ts';
 import { type CodeArray, bytesOf, stringBytes } from './shared.ts';
 
 export const NULL_CURRENCY = 0xffff;
@@ -78,6 +79,7 @@ export interface SnapshotParts {
   business: BusinessColumns;
   footprints: Footprints;
   tree: RowTree;
+  summaries: NodeSummaries;
   index: Flatbush | null;
   cold: ColdCodec;
   coldBlob: Uint8Array;
@@ -112,6 +114,8 @@ export class Snapshot {
   readonly business: Readonly<BusinessColumns>;
   readonly footprints: Footprints;
   readonly tree: RowTree;
+  /** What each node of `tree` holds: proofs about filters and bounds of sort keys without reading rows. */
+  readonly summaries: NodeSummaries;
   readonly index: Flatbush | null;
 
   private readonly byRank: Uint32Array;
@@ -146,6 +150,7 @@ export class Snapshot {
     this.business = p.business;
     this.footprints = p.footprints;
     this.tree = p.tree;
+    this.summaries = p.summaries;
     this.index = p.index;
     this.extent = p.tree.extent;
     this.cold = p.cold;
@@ -289,6 +294,7 @@ export class Snapshot {
         + stringBytes(b.stringTables.prefixes) + stringBytes(b.stringTables.suffixes) + stringBytes(b.stringTables.wholes),
       footprints: this.footprints.byteLength,
       tree: this.tree.byteLength,
+      summaries: this.summaries.byteLength,
       pointIndex: this.index ? this.index.data.byteLength : 0,
       cold: bytesOf(this.coldBlob, this.coldOffsets) + this.cold.strings.byteLength
         + [...this.cold.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0),
