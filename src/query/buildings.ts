@@ -3,12 +3,15 @@
  * pass every filter, ranked by the sort key (descending, unknown last, ties by building_id),
  * one page of it, and the number of matches up to 10,000.
  *
- * The query is compiled once per snapshot whose extent meets the bbox, and each such snapshot
- * is scanned (scan.ts). All countries share one heap and one count, so their rows merge by the
- * same order.
+ * The query is compiled once per snapshot whose extent meets the bbox; the planner (choose.ts)
+ * then runs either the plain scan (scan.ts) or the count and best-first search over node
+ * summaries (bestfirst.ts). All countries share one heap and one count, so their rows merge
+ * by the same order.
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
+import { searchBuildings } from './bestfirst.ts';
+import { choosePath, type Path } from './choose.ts';
 import { compile, type Plan } from './plan.ts';
 import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
 import { MAX_BBOX_SIDE_DEG, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery } from './types.ts';
@@ -26,6 +29,16 @@ export interface BuildingsResult {
   /** More than MAX_WINDOW buildings match. */
   totalIsCapped: boolean;
 }
+
+export interface BuildingsOptions {
+  /**
+   * 'auto' (default): the planner chooses (choose.ts); 'scan' forces the plain scan, for
+   * benchmarks and tests (both paths give the same answer).
+   */
+  path?: 'auto' | 'scan';
+}
+
+const PATHS = ['auto', 'scan'];
 
 /** Refuses what the engine will not scan (spec 4.1 rules 2, 3, 5), before any scan. */
 export function checkBuildingsQuery(q: BuildingsQuery): void {
@@ -55,14 +68,20 @@ function meets(a: BBox, b: BBox): boolean {
 }
 
 /** One ranked page of the buildings in q.bbox that pass q's filters, over every snapshot of the view. */
-export function queryBuildings(view: CatalogView, q: BuildingsQuery): BuildingsResult {
+export function queryBuildings(view: CatalogView, q: BuildingsQuery, options: BuildingsOptions = {}): BuildingsResult {
+  const forced = options.path ?? 'auto';
+  if (!PATHS.includes(forced)) throw new TypeError(`options.path must be one of ${PATHS.join(', ')}, got ${String(forced)}.`);
   checkBuildingsQuery(q);
   const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
   const plans: (Plan | null)[] = snapshots.map((s) => compile(s, q));
   startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
-  for (let si = 0; si < snapshots.length; si++) {
-    const plan = plans[si];
-    if (plan) scanSnapshot(snapshots[si], si, plan, q.bbox);
+  const path: Path = forced === 'scan' ? 'scan' : choosePath(plans);
+  if (path === 'best-first') searchBuildings(snapshots, plans, q.bbox);
+  else {
+    for (let si = 0; si < snapshots.length; si++) {
+      const plan = plans[si];
+      if (plan) scanSnapshot(snapshots[si], si, plan, q.bbox);
+    }
   }
   const matched = matches();
   const rows = heap.page(q.offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));

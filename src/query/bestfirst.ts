@@ -1,0 +1,236 @@
+/**
+ * GET /buildings over the row tree's node summaries instead of every candidate row: an
+ * early-exit count, then a best-first search for the top k (branch-and-bound ranked search,
+ * Tao et al., Information Systems 2007). Same answer as the plain scan, always.
+ *
+ * 1. Count. A depth-first walk in row order skips nodes outside the bbox or proven to hold no
+ *    match; a node wholly inside that is proven to hold only matches adds its row count
+ *    without visiting its rows (and waits in the queue below for the ranking); other nodes of
+ *    RUN_LEVEL are merged into runs and scanned (rows counted and offered to the heap). The
+ *    walk stops as soon as more than MAX_WINDOW matches are counted: past that, total and
+ *    total_is_capped are settled. What it has not reached goes to the queue.
+ * 2. Rank. Nodes wait in a max-queue keyed by the greatest sort key their rows can hold. The
+ *    search pops the best; an upper node pushes its children, a node of RUN_LEVEL has its rows
+ *    offered (only those whose key can still enter the heap go through the filters). It stops
+ *    when the heap holds k = offset + limit rows and the best waiting node bounds below the
+ *    k-th key: a node whose bound equals that key is still expanded, since one of its rows can
+ *    win on building_id; while the heap is not full nothing is pruned, so rows of unknown key
+ *    are reached whenever fewer than k known keys match (and once only such nodes are left,
+ *    each is scanned whole: bounds can no longer tell them apart).
+ *
+ * All snapshots of the view share the heap, the count and the queue.
+ */
+import type { Snapshot } from '../catalog/snapshot.ts';
+import { FANOUT } from '../catalog/rowtree.ts';
+import type { Plan } from './plan.ts';
+import { ALL, NONE, verdictOf } from './proofs.ts';
+import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
+import { MAX_WINDOW, type BBox } from './types.ts';
+
+/** A binary max-heap of tree nodes (snapshot, level, index in level) by bound, on typed arrays that grow. */
+class NodeQueue {
+  private bound = new Float64Array(1024);
+  private snap = new Uint16Array(1024);
+  private level = new Uint8Array(1024);
+  private index = new Uint32Array(1024);
+  size = 0;
+  /** The node `pop` took. */
+  topBound = 0;
+  topSnap = 0;
+  topLevel = 0;
+  topIndex = 0;
+
+  clear(): void {
+    this.size = 0;
+  }
+
+  push(b: number, s: number, level: number, index: number): void {
+    if (this.size === this.bound.length) this.grow();
+    const { bound, snap, level: lv, index: ix } = this;
+    let i = this.size++;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (bound[p] >= b) break;
+      bound[i] = bound[p];
+      snap[i] = snap[p];
+      lv[i] = lv[p];
+      ix[i] = ix[p];
+      i = p;
+    }
+    bound[i] = b;
+    snap[i] = s;
+    lv[i] = level;
+    ix[i] = index;
+  }
+
+  /** Removes the node of greatest bound into top*. */
+  pop(): void {
+    const { bound, snap, level: lv, index: ix } = this;
+    this.topBound = bound[0];
+    this.topSnap = snap[0];
+    this.topLevel = lv[0];
+    this.topIndex = ix[0];
+    const last = --this.size;
+    if (last === 0) return;
+    const b = bound[last];
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= last) break;
+      if (c + 1 < last && bound[c + 1] > bound[c]) c++;
+      if (bound[c] <= b) break;
+      bound[i] = bound[c];
+      snap[i] = snap[c];
+      lv[i] = lv[c];
+      ix[i] = ix[c];
+      i = c;
+    }
+    bound[i] = b;
+    snap[i] = snap[last];
+    lv[i] = lv[last];
+    ix[i] = ix[last];
+  }
+
+  private grow(): void {
+    const n = this.bound.length * 2;
+    const bound = new Float64Array(n);
+    const snap = new Uint16Array(n);
+    const level = new Uint8Array(n);
+    const index = new Uint32Array(n);
+    bound.set(this.bound);
+    snap.set(this.snap);
+    level.set(this.level);
+    index.set(this.index);
+    this.bound = bound;
+    this.snap = snap;
+    this.level = level;
+    this.index = index;
+  }
+}
+
+const queue = new NodeQueue();
+/**
+ * Nodes at this level and below (512 rows) are scanned as one run, not expanded: a key test over
+ * a few hundred rows costs less than queueing, popping and proving their leaves one by one.
+ */
+const RUN_LEVEL = 1;
+/** (level, index) pairs of the count walk: at most FANOUT children per level of a tree of < 32 levels. */
+const stack = new Int32Array(2 * 32 * FANOUT);
+
+/**
+ * Counts and ranks the matches of `plans` (one per snapshot, null: nothing can match there)
+ * into the heap of scan.ts, which startQuery has prepared.
+ */
+export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+  queue.clear();
+  for (let si = 0; si < snapshots.length; si++) {
+    const plan = plans[si];
+    if (plan === null || snapshots[si].rows === 0) continue;
+    const tree = snapshots[si].tree;
+    const top = tree.levelStart.length - 1;
+    if (matches() <= MAX_WINDOW) countWalk(snapshots[si], si, plan, bbox);
+    else queue.push(plan.bound![tree.levelStart[top]], si, top, 0);
+  }
+  closeCount();
+  rank(snapshots, plans, bbox);
+}
+
+function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
+  const { minLon, minLat, maxLon, maxLat } = bbox;
+  const tree = s.tree;
+  const { boxes, levelStart, levelCount, levelSpan } = tree;
+  const { proofs, complete } = plan;
+  const bound = plan.bound!;
+  const rows = s.rows;
+  let sp = 0;
+  stack[sp++] = levelStart.length - 1;
+  stack[sp++] = 0;
+  // A run of RUN_LEVEL nodes waiting to be scanned, merged while adjacent and of one kind.
+  let runLo = 0;
+  let runHi = 0;
+  let runPartial = false;
+  let runFiltered = false;
+  while (sp > 0 && matches() <= MAX_WINDOW) {
+    const i = stack[--sp];
+    const level = stack[--sp];
+    const node = levelStart[level] + i;
+    const b = 4 * node;
+    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+    const verdict = verdictOf(proofs, complete, node);
+    if (verdict === NONE) continue;
+    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
+    const lo = i * levelSpan[level];
+    const hi = Math.min(rows, lo + levelSpan[level]);
+    if (inside && verdict === ALL) {
+      countProven(hi - lo);
+      if (bound[node] >= heap.threshold()) queue.push(bound[node], si, level, i);
+      continue;
+    }
+    if (level <= RUN_LEVEL) {
+      const partial = !inside;
+      const filtered = verdict !== ALL;
+      if (lo === runHi && partial === runPartial && filtered === runFiltered && runHi - runLo < CHUNK) {
+        runHi = hi;
+        continue;
+      }
+      if (runHi > runLo) scanRows(s, si, plan, bbox, runLo, runHi, runPartial, runFiltered);
+      runLo = lo;
+      runHi = hi;
+      runPartial = partial;
+      runFiltered = filtered;
+      continue;
+    }
+    const first = i * FANOUT;
+    const last = Math.min(levelCount[level - 1], first + FANOUT) - 1;
+    for (let c = last; c >= first; c--) {
+      stack[sp++] = level - 1;
+      stack[sp++] = c;
+    }
+  }
+  if (runHi > runLo) scanRows(s, si, plan, bbox, runLo, runHi, runPartial, runFiltered);
+  // The count is settled; what the walk did not reach is left to the ranking.
+  const thr = heap.threshold();
+  while (sp > 0) {
+    const i = stack[--sp];
+    const level = stack[--sp];
+    const b = bound[levelStart[level] + i];
+    if (b >= thr) queue.push(b, si, level, i);
+  }
+}
+
+function rank(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+  const { minLon, minLat, maxLon, maxLat } = bbox;
+  while (queue.size > 0) {
+    queue.pop();
+    const thr = heap.threshold();
+    if (queue.topBound < thr) break;
+    const si = queue.topSnap;
+    const level = queue.topLevel;
+    const i = queue.topIndex;
+    const s = snapshots[si];
+    const plan = plans[si]!;
+    const { boxes, levelStart, levelCount, levelSpan } = s.tree;
+    const node = levelStart[level] + i;
+    const b = 4 * node;
+    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+    const verdict = verdictOf(plan.proofs, plan.complete, node);
+    if (verdict === NONE) continue;
+    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
+    // A node of unknown keys only (so is every node left) gains nothing from expansion: its rows compete by building_id.
+    if (level <= RUN_LEVEL || (inside && queue.topBound === -Infinity)) {
+      const lo = i * levelSpan[level];
+      scanRows(s, si, plan, bbox, lo, Math.min(s.rows, lo + levelSpan[level]), !inside, verdict !== ALL);
+      continue;
+    }
+    const bound = plan.bound!;
+    const below = levelStart[level - 1];
+    const first = i * FANOUT;
+    const last = Math.min(levelCount[level - 1], first + FANOUT);
+    for (let c = first; c < last; c++) {
+      const cb = bound[below + c];
+      if (cb >= thr) queue.push(cb, si, level - 1, c);
+    }
+  }
+}
