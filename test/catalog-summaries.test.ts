@@ -93,6 +93,18 @@ describe('node summaries', () => {
     }
   });
 
+  it('count the rows of every enum code over the snapshot, and the share a list filter keeps', () => {
+    const sum = s.summaries;
+    for (const name of HOT_ENUM) {
+      const counts = new Map<number, number>();
+      for (let r = 0; r < s.rows; r++) counts.set(s.enums[name][r], (counts.get(s.enums[name][r]) ?? 0) + 1);
+      for (let code = 0; code < 256; code++) expect(sum.codeRows[name][code], `${name} code ${code}`).toBe(counts.get(code) ?? 0);
+      const table = new Uint8Array(256);
+      table[0] = table[2] = 1;
+      expect(sum.share(name, table)).toBeCloseTo(((counts.get(0) ?? 0) + (counts.get(2) ?? 0)) / s.rows, 12);
+    }
+  });
+
   it('hold the greatest employees band start and the greatest turnover of the most stated currencies', () => {
     const sum = s.summaries;
     const b = s.business;

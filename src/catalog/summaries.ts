@@ -20,7 +20,7 @@ import { NULL_I32 } from './arrow.ts';
 import { HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
 import { NULL_I16, type NumColumn } from './numeric.ts';
 import { FANOUT, LEAF_ROWS, type RowTree } from './rowtree.ts';
-import { sharedU32 } from './shared.ts';
+import { sharedF64, sharedU32 } from './shared.ts';
 
 /** Currencies whose greatest turnover per node is kept, most stated first. */
 export const SUMMARY_CURRENCIES = 4;
@@ -49,6 +49,8 @@ export class NodeSummaries {
   readonly flagsAny: Uint32Array;
   readonly flagsAll: Uint32Array;
   readonly codes: Readonly<Record<HotEnum, Uint32Array>>;
+  /** Rows per code of each enum over the whole snapshot (the root's histogram), for estimating a list filter's share. */
+  readonly codeRows: Readonly<Record<HotEnum, Float64Array>>;
   readonly min: Readonly<Record<HotNum, Float32Array>>;
   readonly max: Readonly<Record<HotNum, Float32Array>>;
   /** Bit HOT_NUM.indexOf(column) set when some row of the node has no value in that column. */
@@ -80,8 +82,11 @@ export class NodeSummaries {
     combineUp(tree, flagsAll, AND);
 
     const codes = {} as Record<HotEnum, Uint32Array>;
+    const codeRows = {} as Record<HotEnum, Float64Array>;
     for (const name of HOT_ENUM) {
       const col = s.enums[name];
+      const counts = codeRows[name] = sharedF64(256);
+      for (let r = 0; r < n; r++) counts[col[r]]++;
       const out = codes[name] = sharedU32(nodes);
       for (let leaf = 0; leaf < leaves; leaf++) {
         let bits = 0;
@@ -91,6 +96,7 @@ export class NodeSummaries {
       combineUp(tree, out, OR);
     }
     this.codes = codes;
+    this.codeRows = codeRows;
 
     const min = {} as Record<HotNum, Float32Array>;
     const max = {} as Record<HotNum, Float32Array>;
@@ -150,6 +156,18 @@ export class NodeSummaries {
     });
   }
 
+  /** The share of the snapshot's rows whose code of enum `name` the table keeps (table[code] !== 0). */
+  share(name: HotEnum, table: Uint8Array): number {
+    const counts = this.codeRows[name];
+    let kept = 0;
+    let all = 0;
+    for (let code = 0; code < 256; code++) {
+      all += counts[code];
+      if (table[code] !== 0) kept += counts[code];
+    }
+    return all === 0 ? 0 : kept / all;
+  }
+
   /** Per-node greatest turnover in currency `code`, or null when that currency has no summary. */
   turnoverMaxOf(code: number): Float32Array | null {
     const k = this.turnoverCurrencies.indexOf(code);
@@ -158,7 +176,7 @@ export class NodeSummaries {
 
   get byteLength(): number {
     let bytes = this.flagsAny.byteLength + this.flagsAll.byteLength + this.nulls.byteLength + this.employeesMax.byteLength;
-    for (const name of HOT_ENUM) bytes += this.codes[name].byteLength;
+    for (const name of HOT_ENUM) bytes += this.codes[name].byteLength + this.codeRows[name].byteLength;
     for (const name of HOT_NUM) bytes += this.min[name].byteLength + this.max[name].byteLength;
     for (const t of this.turnoverMax) bytes += t.byteLength;
     return bytes;

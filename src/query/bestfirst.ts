@@ -21,7 +21,7 @@
  * All snapshots of the view share the heap, the count and the queue.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { FANOUT } from '../catalog/rowtree.ts';
+import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
 import type { Plan } from './plan.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
@@ -42,6 +42,11 @@ class NodeQueue {
 
   clear(): void {
     this.size = 0;
+  }
+
+  /** The greatest bound waiting (-Infinity when none). */
+  peek(): number {
+    return this.size > 0 ? this.bound[0] : -Infinity;
   }
 
   push(b: number, s: number, level: number, index: number): void {
@@ -110,12 +115,57 @@ class NodeQueue {
 
 const queue = new NodeQueue();
 /**
- * Nodes at this level and below (512 rows) are scanned as one run, not expanded: a key test over
- * a few hundred rows costs less than queueing, popping and proving their leaves one by one.
+ * Nodes wholly inside the bbox at this level and below (512 rows) are scanned as one run, not
+ * expanded: a key test over a few hundred rows costs less than queueing, popping and proving
+ * their leaves one by one. A node the bbox cuts is expanded down to its leaves, whose boxes
+ * leave out the rows outside.
  */
 const RUN_LEVEL = 1;
 /** (level, index) pairs of the count walk: at most FANOUT children per level of a tree of < 32 levels. */
 const stack = new Int32Array(2 * 32 * FANOUT);
+
+/** Rows waiting to be scanned: adjacent ranges of one kind merge, so kernels run over long runs. */
+class Run {
+  private s!: Snapshot;
+  private si = 0;
+  private plan!: Plan;
+  private bbox!: BBox;
+  private lo = 0;
+  private hi = 0;
+  private partial = false;
+  private filtered = false;
+
+  start(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
+    this.s = s;
+    this.si = si;
+    this.plan = plan;
+    this.bbox = bbox;
+    this.lo = this.hi = 0;
+  }
+
+  /** Adds rows [lo, hi); true when the run before them was scanned (so the heap may have changed). */
+  add(lo: number, hi: number, partial: boolean, filtered: boolean): boolean {
+    if (lo === this.hi && partial === this.partial && filtered === this.filtered && this.hi - this.lo < CHUNK) {
+      this.hi = hi;
+      return false;
+    }
+    const scanned = this.flush();
+    this.lo = lo;
+    this.hi = hi;
+    this.partial = partial;
+    this.filtered = filtered;
+    return scanned;
+  }
+
+  flush(): boolean {
+    if (this.hi === this.lo) return false;
+    scanRows(this.s, this.si, this.plan, this.bbox, this.lo, this.hi, this.partial, this.filtered);
+    this.lo = this.hi = 0;
+    return true;
+  }
+}
+
+const run = new Run();
 
 /**
  * Counts and ranks the matches of `plans` (one per snapshot, null: nothing can match there)
@@ -145,11 +195,7 @@ function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
   let sp = 0;
   stack[sp++] = levelStart.length - 1;
   stack[sp++] = 0;
-  // A run of RUN_LEVEL nodes waiting to be scanned, merged while adjacent and of one kind.
-  let runLo = 0;
-  let runHi = 0;
-  let runPartial = false;
-  let runFiltered = false;
+  run.start(s, si, plan, bbox);
   while (sp > 0 && matches() <= MAX_WINDOW) {
     const i = stack[--sp];
     const level = stack[--sp];
@@ -167,18 +213,8 @@ function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
       if (bound[node] >= heap.threshold()) queue.push(bound[node], si, level, i);
       continue;
     }
-    if (level <= RUN_LEVEL) {
-      const partial = !inside;
-      const filtered = verdict !== ALL;
-      if (lo === runHi && partial === runPartial && filtered === runFiltered && runHi - runLo < CHUNK) {
-        runHi = hi;
-        continue;
-      }
-      if (runHi > runLo) scanRows(s, si, plan, bbox, runLo, runHi, runPartial, runFiltered);
-      runLo = lo;
-      runHi = hi;
-      runPartial = partial;
-      runFiltered = filtered;
+    if (level === 0 || (inside && level <= RUN_LEVEL)) {
+      run.add(lo, hi, !inside, verdict !== ALL);
       continue;
     }
     const first = i * FANOUT;
@@ -188,7 +224,7 @@ function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
       stack[sp++] = c;
     }
   }
-  if (runHi > runLo) scanRows(s, si, plan, bbox, runLo, runHi, runPartial, runFiltered);
+  run.flush();
   // The count is settled; what the walk did not reach is left to the ranking.
   const thr = heap.threshold();
   while (sp > 0) {
@@ -197,6 +233,41 @@ function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
     const b = bound[levelStart[level] + i];
     if (b >= thr) queue.push(b, si, level, i);
   }
+}
+
+/**
+ * Offers the rows of a node at RUN_LEVEL or below, leaf by leaf: a leaf outside the bbox,
+ * proven empty, or bounded below the heap's threshold is dropped; a leaf bounded at least as
+ * high as every node waiting is scanned now (adjacent ones as one run); any other waits in the
+ * queue, where the heap may have risen past it by its turn.
+ */
+function rankLeaves(s: Snapshot, si: number, plan: Plan, bbox: BBox, level: number, i: number): void {
+  const { minLon, minLat, maxLon, maxLat } = bbox;
+  const { boxes, levelCount, levelSpan } = s.tree;
+  const bound = plan.bound!;
+  const leaves = levelSpan[level] / LEAF_ROWS;
+  run.start(s, si, plan, bbox);
+  const next = queue.peek();
+  let thr = heap.threshold();
+  for (let leaf = i * leaves, end = Math.min(levelCount[0], leaf + leaves); leaf < end; leaf++) {
+    // Leaves are the tree's first nodes: a leaf's node index is its own.
+    const lb = bound[leaf];
+    if (lb < thr) continue;
+    if (lb < next) {
+      queue.push(lb, si, 0, leaf);
+      continue;
+    }
+    const b = 4 * leaf;
+    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+    const verdict = verdictOf(plan.proofs, plan.complete, leaf);
+    if (verdict === NONE) continue;
+    const lo = leaf * LEAF_ROWS;
+    if (run.add(lo, Math.min(s.rows, lo + LEAF_ROWS), !(x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat), verdict !== ALL)) {
+      thr = heap.threshold();
+    }
+  }
+  run.flush();
 }
 
 function rank(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
@@ -219,9 +290,13 @@ function rank(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], b
     if (verdict === NONE) continue;
     const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
     // A node of unknown keys only (so is every node left) gains nothing from expansion: its rows compete by building_id.
-    if (level <= RUN_LEVEL || (inside && queue.topBound === -Infinity)) {
+    if (inside && queue.topBound === -Infinity) {
       const lo = i * levelSpan[level];
-      scanRows(s, si, plan, bbox, lo, Math.min(s.rows, lo + levelSpan[level]), !inside, verdict !== ALL);
+      scanRows(s, si, plan, bbox, lo, Math.min(s.rows, lo + levelSpan[level]), false, verdict !== ALL);
+      continue;
+    }
+    if (level <= RUN_LEVEL) {
+      rankLeaves(s, si, plan, bbox, level, i);
       continue;
     }
     const bound = plan.bound!;

@@ -107,6 +107,8 @@ function currencyCode(b: BusinessColumns, currency: string | undefined): number 
 export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   const first: Step[] = [];
   const codes: Step[] = [];
+  /** The share of rows each of `codes` keeps (1: unknown). */
+  const shares: number[] = [];
   const bounds: Step[] = [];
   const children: Step[] = [];
   const proofs: NodeProof[] = [];
@@ -137,12 +139,15 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     if (!catAny && !typeAny) return null;
     if (catAny && typeAny) {
       codes.push(new CodeOr(s.enums.category, catTable!, s.buildingType, typeTable!));
+      shares.push(1);
       proofs.push(new EitherCodesProof(sum.codes.category, catTable!));
     } else if (catAny) {
       codes.push(new CodeIn(s.enums.category, catTable!));
+      shares.push(sum.share('category', catTable!));
       proofs.push(new CodesProof(sum.codes.category, catTable!));
     } else {
       codes.push(new CodeIn(s.buildingType, typeTable!));
+      shares.push(1);
       complete = false;
     }
   }
@@ -151,6 +156,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     const table = enumTable(values, listed);
     if (!anySet(table)) return false;
     codes.push(new CodeIn(s.enums[name], table));
+    shares.push(sum.share(name, table));
     proofs.push(new CodesProof(sum.codes[name], table));
     return true;
   };
@@ -167,6 +173,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     }
     if (!anySet(table)) return null;
     codes.push(new CodeIn(s.enums.solar_presence, table));
+    shares.push(sum.share('solar_presence', table));
     proofs.push(new CodesProof(sum.codes.solar_presence, table));
   }
 
@@ -252,7 +259,9 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   }
 
   if (children.length > 0) complete = false;
-  return { steps: [...first, ...codes, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q) };
+  // The list filter keeping fewest rows first: the first step reads every row, the next only those it kept.
+  const byShare = codes.map((_, i) => i).sort((a, b) => shares[a] - shares[b]).map((i) => codes[i]);
+  return { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q) };
 }
 
 function numberKey(col: NumColumn): KeySource {
