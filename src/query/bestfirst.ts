@@ -236,19 +236,20 @@ function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
 }
 
 /**
- * Offers the rows of a node at RUN_LEVEL or below, leaf by leaf: a leaf outside the bbox,
- * proven empty, or bounded below the heap's threshold is dropped; a leaf bounded at least as
+ * Offers the rows of a node at RUN_LEVEL or below, leaf by leaf: a leaf bounded below the
+ * heap's threshold, outside the bbox or proven empty is dropped; a leaf bounded at least as
  * high as every node waiting is scanned now (adjacent ones as one run); any other waits in the
- * queue, where the heap may have risen past it by its turn.
+ * queue, where the heap may have risen past it by its turn. What the node's own box and
+ * verdict settle (wholly inside, all matching) is not tested again per leaf.
  */
-function rankLeaves(s: Snapshot, si: number, plan: Plan, bbox: BBox, level: number, i: number): void {
+function rankLeaves(s: Snapshot, si: number, plan: Plan, bbox: BBox, level: number, i: number, inside: boolean, verdict: number): void {
   const { minLon, minLat, maxLon, maxLat } = bbox;
   const { boxes, levelCount, levelSpan } = s.tree;
   const bound = plan.bound!;
   const leaves = levelSpan[level] / LEAF_ROWS;
-  run.start(s, si, plan, bbox);
   const next = queue.peek();
   let thr = heap.threshold();
+  run.start(s, si, plan, bbox);
   for (let leaf = i * leaves, end = Math.min(levelCount[0], leaf + leaves); leaf < end; leaf++) {
     // Leaves are the tree's first nodes: a leaf's node index is its own.
     const lb = bound[leaf];
@@ -257,15 +258,17 @@ function rankLeaves(s: Snapshot, si: number, plan: Plan, bbox: BBox, level: numb
       queue.push(lb, si, 0, leaf);
       continue;
     }
-    const b = 4 * leaf;
-    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
-    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-    const verdict = verdictOf(plan.proofs, plan.complete, leaf);
-    if (verdict === NONE) continue;
-    const lo = leaf * LEAF_ROWS;
-    if (run.add(lo, Math.min(s.rows, lo + LEAF_ROWS), !(x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat), verdict !== ALL)) {
-      thr = heap.threshold();
+    let partial = false;
+    if (!inside) {
+      const b = 4 * leaf;
+      const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+      if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+      partial = !(x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat);
     }
+    const v = verdict === ALL ? ALL : verdictOf(plan.proofs, plan.complete, leaf);
+    if (v === NONE) continue;
+    const lo = leaf * LEAF_ROWS;
+    if (run.add(lo, Math.min(s.rows, lo + LEAF_ROWS), partial, v !== ALL)) thr = heap.threshold();
   }
   run.flush();
 }
@@ -296,7 +299,7 @@ function rank(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], b
       continue;
     }
     if (level <= RUN_LEVEL) {
-      rankLeaves(s, si, plan, bbox, level, i);
+      rankLeaves(s, si, plan, bbox, level, i, inside, verdict);
       continue;
     }
     const bound = plan.bound!;
