@@ -51,30 +51,24 @@ class NodeQueue {
 
   push(b: number, s: number, level: number, index: number): void {
     if (this.size === this.bound.length) this.grow();
-    const { bound, snap, level: lv, index: ix } = this;
+    const bound = this.bound;
     let i = this.size++;
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (bound[p] >= b) break;
-      bound[i] = bound[p];
-      snap[i] = snap[p];
-      lv[i] = lv[p];
-      ix[i] = ix[p];
+      this.move(p, i);
       i = p;
     }
-    bound[i] = b;
-    snap[i] = s;
-    lv[i] = level;
-    ix[i] = index;
+    this.put(i, b, s, level, index);
   }
 
   /** Removes the node of greatest bound into top*. */
   pop(): void {
-    const { bound, snap, level: lv, index: ix } = this;
+    const bound = this.bound;
     this.topBound = bound[0];
-    this.topSnap = snap[0];
-    this.topLevel = lv[0];
-    this.topIndex = ix[0];
+    this.topSnap = this.snap[0];
+    this.topLevel = this.level[0];
+    this.topIndex = this.index[0];
     const last = --this.size;
     if (last === 0) return;
     const b = bound[last];
@@ -84,16 +78,24 @@ class NodeQueue {
       if (c >= last) break;
       if (c + 1 < last && bound[c + 1] > bound[c]) c++;
       if (bound[c] <= b) break;
-      bound[i] = bound[c];
-      snap[i] = snap[c];
-      lv[i] = lv[c];
-      ix[i] = ix[c];
+      this.move(c, i);
       i = c;
     }
-    bound[i] = b;
-    snap[i] = snap[last];
-    lv[i] = lv[last];
-    ix[i] = ix[last];
+    this.put(i, b, this.snap[last], this.level[last], this.index[last]);
+  }
+
+  private put(i: number, b: number, s: number, level: number, index: number): void {
+    this.bound[i] = b;
+    this.snap[i] = s;
+    this.level[i] = level;
+    this.index[i] = index;
+  }
+
+  private move(from: number, to: number): void {
+    this.bound[to] = this.bound[from];
+    this.snap[to] = this.snap[from];
+    this.level[to] = this.level[from];
+    this.index[to] = this.index[from];
   }
 
   private grow(): void {
