@@ -11,7 +11,8 @@
  *    one warm-up pass whose answers are compared across engines (ids in order, total, capped),
  *    then --reps rounds of timed passes, each round one pass per engine over the same seeded
  *    order of queries (engines take turns, in reverse every other round, so a change of load
- *    on a shared machine falls on all of them).
+ *    on a shared machine falls on all of them; each pass starts after full collections, so
+ *    none pays for another's garbage).
  * 5. A table of p50/p99 per class and for the whole mix, ratios to Edifice, the mismatches, and
  *    last the summary line.
  *
@@ -34,7 +35,7 @@ import { decodeColumns } from './columns.ts';
 import { compareAll } from './compare.ts';
 import { ensureSynthetic, snapshotFiles } from './dataset.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
-import { hasGc, memory, percentile, runPass, shuffled, sink, type Memory } from './measure.ts';
+import { hasGc, memory, percentile, runPass, settle, shuffled, sink, type Memory } from './measure.ts';
 import { CLASSES, makeMix } from './mix.ts';
 import { formatTable, slowest, summarise, type ClassTimes } from './report.ts';
 import { ScanEngine } from './scan.ts';
@@ -161,6 +162,8 @@ for (let r = 0; r < reps; r++) {
   const order = shuffled(queries.length, () => rng.next());
   // Odd rounds run the engines in reverse, so none always follows the same one.
   for (const engine of r % 2 === 0 ? engines : [...engines].reverse()) {
+    // Each pass starts on a collected heap: no engine pays for another's garbage.
+    await settle();
     t0 = performance.now();
     times.get(engine.name)!.push(await runPass(engine, queries, order, undefined,
       (done) => { if (done % 200 === 0) log(`${engine.name}: pass ${r + 1}/${reps} ${done}/${queries.length}`); }));
