@@ -10,13 +10,16 @@
  *    walk stops as soon as more than MAX_WINDOW matches are counted: past that, total and
  *    total_is_capped are settled. What it has not reached goes to the queue.
  * 2. Rank. Nodes wait in a max-queue keyed by the greatest sort key their rows can hold. The
- *    search pops the best; an upper node pushes its children, a node of RUN_LEVEL has its rows
- *    offered (only those whose key can still enter the heap go through the filters). It stops
- *    when the heap holds k = offset + limit rows and the best waiting node bounds below the
- *    k-th key: a node whose bound equals that key is still expanded, since one of its rows can
- *    win on building_id; while the heap is not full nothing is pruned, so rows of unknown key
- *    are reached whenever fewer than k known keys match (and once only such nodes are left,
- *    each is scanned whole: bounds can no longer tell them apart).
+ *    search pops the best; an upper node pushes its children, a node of RUN_LEVEL has its
+ *    leaves offered (only rows whose key can still enter the heap go through the filters). It
+ *    stops when the heap holds k = offset + limit rows and the best waiting node bounds below
+ *    the k-th key: a node whose bound equals that key is still expanded, since one of its rows
+ *    can win on building_id; while the heap is not full nothing is pruned, so rows of unknown
+ *    key are reached whenever fewer than k known keys match (and once only such nodes are
+ *    left, each is scanned whole: bounds can no longer tell them apart).
+ *
+ * `walkBuildings` is step 1 alone, carried to the end in row order (the planner's choice for
+ * deep pages, choose.ts).
  *
  * All snapshots of the view share the heap, the count and the queue.
  */
@@ -171,7 +174,8 @@ const run = new Run();
 
 /**
  * Counts and ranks the matches of `plans` (one per snapshot, null: nothing can match there)
- * into the heap of scan.ts, which startQuery has prepared.
+ * into the heap of scan.ts, which startQuery has prepared: the count walk, then the best-first
+ * ranking. Every plan needs a bound.
  */
 export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
   queue.clear();
@@ -180,25 +184,41 @@ export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly 
     if (plan === null || snapshots[si].rows === 0) continue;
     const tree = snapshots[si].tree;
     const top = tree.levelStart.length - 1;
-    if (matches() <= MAX_WINDOW) countWalk(snapshots[si], si, plan, bbox);
+    if (matches() <= MAX_WINDOW) walk(snapshots[si], si, plan, bbox, true);
     else queue.push(plan.bound![tree.levelStart[top]], si, top, 0);
   }
   closeCount();
   rank(snapshots, plans, bbox);
 }
 
-function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
+/**
+ * The walk alone, in row order to the end, with nothing queued: nodes proven empty are skipped,
+ * every other row is scanned (proven matches without their filters). What the plain scan does,
+ * less what the proofs rule out; no bound is needed.
+ */
+export function walkBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+  for (let si = 0; si < snapshots.length; si++) {
+    const plan = plans[si];
+    if (plan !== null && snapshots[si].rows > 0) walk(snapshots[si], si, plan, bbox, false);
+  }
+}
+
+/**
+ * The depth-first walk of one snapshot in row order. With `search`, it stops once the count
+ * is settled and leaves nodes proven full, and whatever it has not reached, to the queue;
+ * without, it goes to the end and scans those nodes in place.
+ */
+function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean): void {
   const { minLon, minLat, maxLon, maxLat } = bbox;
   const tree = s.tree;
   const { boxes, levelStart, levelCount, levelSpan } = tree;
-  const { proofs, complete } = plan;
-  const bound = plan.bound!;
+  const { proofs, complete, bound } = plan;
   const rows = s.rows;
   let sp = 0;
   stack[sp++] = levelStart.length - 1;
   stack[sp++] = 0;
   run.start(s, si, plan, bbox);
-  while (sp > 0 && matches() <= MAX_WINDOW) {
+  while (sp > 0 && (!search || matches() <= MAX_WINDOW)) {
     const i = stack[--sp];
     const level = stack[--sp];
     const node = levelStart[level] + i;
@@ -211,8 +231,11 @@ function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
     const lo = i * levelSpan[level];
     const hi = Math.min(rows, lo + levelSpan[level]);
     if (inside && verdict === ALL) {
-      countProven(hi - lo);
-      if (bound[node] >= heap.threshold()) queue.push(bound[node], si, level, i);
+      if (!search) run.add(lo, hi, false, false);
+      else {
+        countProven(hi - lo);
+        if (bound![node] >= heap.threshold()) queue.push(bound![node], si, level, i);
+      }
       continue;
     }
     if (level === 0 || (inside && level <= RUN_LEVEL)) {
@@ -232,7 +255,7 @@ function countWalk(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
   while (sp > 0) {
     const i = stack[--sp];
     const level = stack[--sp];
-    const b = bound[levelStart[level] + i];
+    const b = bound![levelStart[level] + i];
     if (b >= thr) queue.push(b, si, level, i);
   }
 }

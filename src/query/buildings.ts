@@ -10,8 +10,8 @@
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { searchBuildings } from './bestfirst.ts';
-import { choosePath, type Path } from './choose.ts';
+import { searchBuildings, walkBuildings } from './bestfirst.ts';
+import { choosePath, hasBounds, type Path } from './choose.ts';
 import { compile, type Plan } from './plan.ts';
 import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
 import { MAX_BBOX_SIDE_DEG, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery } from './types.ts';
@@ -32,13 +32,14 @@ export interface BuildingsResult {
 
 export interface BuildingsOptions {
   /**
-   * 'auto' (default): the planner chooses (choose.ts); 'scan' forces the plain scan, for
-   * benchmarks and tests (both paths give the same answer).
+   * 'auto' (default): the planner chooses (choose.ts). Any other value forces that path, for
+   * benchmarks and tests (every path gives the same answer); 'best-first' needs a bound of the
+   * sort key and falls back to 'walk' where there is none.
    */
-  path?: 'auto' | 'scan';
+  path?: 'auto' | Path;
 }
 
-const PATHS = ['auto', 'scan'];
+const PATHS = ['auto', 'scan', 'walk', 'best-first'];
 
 /** Refuses what the engine will not scan (spec 4.1 rules 2, 3, 5), before any scan. */
 export function checkBuildingsQuery(q: BuildingsQuery): void {
@@ -75,8 +76,10 @@ export function queryBuildings(view: CatalogView, q: BuildingsQuery, options: Bu
   const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
   const plans: (Plan | null)[] = snapshots.map((s) => compile(s, q));
   startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
-  const path: Path = forced === 'scan' ? 'scan' : choosePath(plans);
+  let path: Path = forced === 'auto' ? choosePath(plans, q) : forced;
+  if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
   if (path === 'best-first') searchBuildings(snapshots, plans, q.bbox);
+  else if (path === 'walk') walkBuildings(snapshots, plans, q.bbox);
   else {
     for (let si = 0; si < snapshots.length; si++) {
       const plan = plans[si];

@@ -328,10 +328,11 @@ function describeBuilding(snapshots: readonly RefSnapshot[], id: string, q: RefB
 }
 
 /**
- * The engine's paths for GET /buildings: its planner's choice, and the plain scan forced. Every
- * differential check holds both against the one reference answer.
+ * The engine's paths for GET /buildings: its planner's choice, and each path forced (the plain
+ * scan, the walk over node summaries, best-first). Every differential check holds all of them
+ * against the one reference answer.
  */
-export const BUILDINGS_PATHS = ['auto', 'scan'] as const;
+export const BUILDINGS_PATHS = ['auto', 'scan', 'walk', 'best-first'] as const;
 
 /** Runs one GET /buildings query on the reference and on every path of the engine; throws an explanation when one differs. */
 export function checkBuildings(engine: Engine, view: EngineView, snapshots: readonly RefSnapshot[], q: RefBuildingsQuery): void {
