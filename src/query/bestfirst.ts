@@ -139,18 +139,24 @@ class Run {
   private hi = 0;
   private partial = false;
   private filtered = false;
+  private limit = CHUNK;
 
-  start(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
+  /**
+   * Runs grow to `limit` rows: short while the search may still leave rows to the ranking
+   * (rows of a run past the count are read in row order, not best-first), unbounded otherwise.
+   */
+  start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK): void {
     this.s = s;
     this.si = si;
     this.plan = plan;
     this.bbox = bbox;
+    this.limit = limit;
     this.lo = this.hi = 0;
   }
 
   /** Adds rows [lo, hi); true when the run before them was scanned (so the heap may have changed). */
   add(lo: number, hi: number, partial: boolean, filtered: boolean): boolean {
-    if (lo === this.hi && partial === this.partial && filtered === this.filtered && this.hi - this.lo < CHUNK) {
+    if (lo === this.hi && partial === this.partial && filtered === this.filtered && this.hi - this.lo < this.limit) {
       this.hi = hi;
       return false;
     }
@@ -217,7 +223,7 @@ function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean):
   let sp = 0;
   stack[sp++] = levelStart.length - 1;
   stack[sp++] = 0;
-  run.start(s, si, plan, bbox);
+  run.start(s, si, plan, bbox, search ? CHUNK : Infinity);
   while (sp > 0 && (!search || matches() <= MAX_WINDOW)) {
     const i = stack[--sp];
     const level = stack[--sp];
