@@ -2,11 +2,11 @@
  * Edifice as a bench engine: `queryBuildings` / `queryPoint` over a captured catalog view.
  * Only the engine call is timed; turning rows into id strings happens in `answer`.
  *
- * A later comparison of planner choices (e.g. a plain scan forced against the planner) adds
- * one more `EdificeEngine` with its own name and options to the engine list in query.bench.ts.
+ * `edifice` runs the planner; `edifice-scan` is the same catalog with the plain scan forced
+ * (`{ path: 'scan' }`), so one run compares the planner's choices with the scan they replace.
  */
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
-import { queryBuildings, type BuildingsResult } from '../src/query/buildings.ts';
+import { queryBuildings, type BuildingsOptions, type BuildingsResult } from '../src/query/buildings.ts';
 import { queryPoint, type PointRow } from '../src/query/point.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
 
@@ -15,10 +15,10 @@ type Raw = BuildingsResult | { rows: PointRow[] };
 export class EdificeEngine implements Engine<Raw> {
   readonly async = false;
 
-  constructor(private readonly view: CatalogView, readonly name = 'edifice') {}
+  constructor(private readonly view: CatalogView, readonly name = 'edifice', private readonly options: BuildingsOptions = {}) {}
 
   run(m: MixQuery): Raw {
-    return m.kind === 'buildings' ? queryBuildings(this.view, m.q) : queryPoint(this.view, m.q);
+    return m.kind === 'buildings' ? queryBuildings(this.view, m.q, this.options) : queryPoint(this.view, m.q);
   }
 
   answer(raw: Raw): Answer {

@@ -1,6 +1,6 @@
 /**
- * `npm run bench:query`: Edifice against a brute-force scan and DuckDB on one seeded synthetic
- * country (default 5,000,000 buildings).
+ * `npm run bench:query`: Edifice (its planner, and its plain scan forced) against a brute-force
+ * scan and DuckDB on one seeded synthetic country (default 5,000,000 buildings).
  *
  * 1. The country is generated once into `.cache/bench/` (child process) and reused.
  * 2. Edifice loads it first, alone in the process: load time, and resident memory per building
@@ -9,15 +9,21 @@
  *    loader) and loads DuckDB.
  * 4. A fixed seeded mix of GET /buildings and GET /buildings/at queries runs on every engine:
  *    one warm-up pass whose answers are compared across engines (ids in order, total, capped),
- *    then --reps timed passes, each in its own seeded order.
+ *    then --reps rounds of timed passes, each round one pass per engine over the same seeded
+ *    order of queries (engines take turns, so a change of load on a shared machine falls on
+ *    all of them; adjacent engines swap places every other round, so edifice and edifice-scan,
+ *    which share one catalog, each run after the other equally often; each pass starts after
+ *    full collections, so none pays for another's garbage).
  * 5. A table of p50/p99 per class and for the whole mix, ratios to Edifice, the mismatches, and
  *    last the summary line.
  *
  * Progress goes to stderr; the report to stdout, whose last line is
- * `summary: p50_ratio_duckdb=<x> p99_ratio_duckdb=<y> bytes_per_building=<n> load_s=<s>`.
+ * `summary: p50_ratio_duckdb=<x> p99_ratio_duckdb=<y> bytes_per_building=<n> load_s=<s>
+ * heavy_p99_ratio_scan=<x> slowest_class_ratio=<y>` (the last two: edifice-scan's time over
+ * edifice's, at p99 on heavy-3x3, and the least of p50 and p99 over the GET /buildings classes).
  *
  * Options: --buildings N (5000000) --seed S (1, the country) --mix-seed S (7) --scale F (1,
- * multiplies each class's query count) --reps R (3) --engines edifice,scan,duckdb
+ * multiplies each class's query count) --reps R (3) --engines edifice,edifice-scan,scan,duckdb
  * --cache DIR (.cache/bench) --snapshots DIR (use these snapshots instead of a synthetic
  * country; exactly one country).
  */
@@ -30,13 +36,13 @@ import { decodeColumns } from './columns.ts';
 import { compareAll } from './compare.ts';
 import { ensureSynthetic, snapshotFiles } from './dataset.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
-import { hasGc, memory, percentile, runPass, shuffled, sink, type Memory } from './measure.ts';
+import { hasGc, memory, percentile, runPass, settle, shuffled, sink, type Memory } from './measure.ts';
 import { CLASSES, makeMix } from './mix.ts';
 import { formatTable, slowest, summarise, type ClassTimes } from './report.ts';
 import { ScanEngine } from './scan.ts';
 
-const GOAL = { p50Ratio: 20, p99Ratio: 3, bytesPerBuilding: 400 };
-const ENGINES = ['edifice', 'scan', 'duckdb'];
+const GOAL = { p50Ratio: 20, p99Ratio: 3, bytesPerBuilding: 400, heavyRatioScan: 5 };
+const ENGINES = ['edifice', 'edifice-scan', 'scan', 'duckdb'];
 
 const { values: args } = parseArgs({
   options: {
@@ -87,8 +93,9 @@ const engines: Engine[] = [];
 let loadS = NaN;
 let bytesPerBuilding = NaN;
 let edificeRows = 0;
+let summaryBytes = NaN;
 // The engine's modules load before the first measurement, so only the snapshot counts.
-const edifice = engineNames.includes('edifice') ? await import('./edifice.ts') : null;
+const edifice = engineNames.some((e) => e.startsWith('edifice')) ? await import('./edifice.ts') : null;
 const before: Memory = await memory();
 if (!hasGc) log('warning: no gc() available; memory figures include garbage');
 if (edifice) {
@@ -107,7 +114,11 @@ if (edifice) {
   print(`edifice memory: RSS +${mb(after.rss - before.rss)} = ${bytesPerBuilding.toFixed(0)} B/building; `
     + `arrayBuffers +${mb(after.arrayBuffers - before.arrayBuffers)} = ${((after.arrayBuffers - before.arrayBuffers) / edificeRows).toFixed(0)} B/building; `
     + `heapUsed +${mb(after.heapUsed - before.heapUsed)}${hasGc ? '' : ' (no gc: includes garbage)'}`);
-  engines.push(new EdificeEngine(catalog.view()));
+  const view = catalog.view();
+  summaryBytes = view.snapshots.reduce((n, s) => n + s.memory().summaries, 0);
+  print(`edifice node summaries: ${mb(summaryBytes)} = ${(summaryBytes / edificeRows).toFixed(2)} B/building (included above)`);
+  if (engineNames.includes('edifice')) engines.push(new EdificeEngine(view));
+  if (engineNames.includes('edifice-scan')) engines.push(new EdificeEngine(view, 'edifice-scan', { path: 'scan' }));
 }
 
 // 3. The bench's own columns, the mix, the baselines.
@@ -133,7 +144,14 @@ if (engineNames.includes('duckdb')) {
 if (engines.length === 0) throw new Error('bench: no engine to run.');
 const names = engines.map((e) => e.name);
 
-// 4. Warm-up (answers kept and compared), then timed passes.
+/** [a, b, c, d, e] -> [b, a, d, c, e]. */
+function swapPairs<T>(list: readonly T[]): T[] {
+  const out = list.slice();
+  for (let i = 0; i + 1 < out.length; i += 2) [out[i], out[i + 1]] = [out[i + 1], out[i]];
+  return out;
+}
+
+// 4. Warm-up (answers kept and compared), then rounds of timed passes, engines taking turns.
 const answers = new Map<string, (Answer | Error)[]>();
 const times = new Map<string, Float64Array[]>();
 for (const engine of engines) {
@@ -145,15 +163,21 @@ for (const engine of engines) {
   });
   log(`${engine.name}: warm-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   answers.set(engine.name, got);
-  const passes: Float64Array[] = [];
-  for (let r = 0; r < reps; r++) {
-    const rng = new Prng(mixSeed, 1000 + r);
+  times.set(engine.name, []);
+}
+for (let r = 0; r < reps; r++) {
+  const rng = new Prng(mixSeed, 1000 + r);
+  const order = shuffled(queries.length, () => rng.next());
+  // Engines go in pairs (edifice beside edifice-scan), each pair swapped every other round, so
+  // each of two engines that share data as often runs right after the other as before it.
+  for (const engine of r % 2 === 0 ? engines : swapPairs(engines)) {
+    // Each pass starts on a collected heap: no engine pays for another's garbage.
+    await settle();
     t0 = performance.now();
-    passes.push(await runPass(engine, queries, shuffled(queries.length, () => rng.next()), undefined,
+    times.get(engine.name)!.push(await runPass(engine, queries, order, undefined,
       (done) => { if (done % 200 === 0) log(`${engine.name}: pass ${r + 1}/${reps} ${done}/${queries.length}`); }));
     log(`${engine.name}: pass ${r + 1}/${reps} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
-  times.set(engine.name, passes);
 }
 
 // 5. Report.
@@ -182,6 +206,12 @@ const p50 = (e: string) => (whole.has(e) ? percentile(whole.get(e)!, 50) : NaN);
 const p99 = (e: string) => (whole.has(e) ? percentile(whole.get(e)!, 99) : NaN);
 const p50Ratio = p50('duckdb') / p50('edifice');
 const p99Ratio = p99('duckdb') / p99('edifice');
+// The planner against the scan it replaces: heavy-3x3 at p99, and the worst class at either percentile.
+const scanRatio = (r: (typeof rows)[number], p: 'p50' | 'p99') => (r[p].get('edifice-scan') ?? NaN) / (r[p].get('edifice') ?? NaN);
+const heavy = rows.find((r) => r.cls === 'heavy-3x3');
+const heavyP99RatioScan = heavy ? scanRatio(heavy, 'p99') : NaN;
+const buildingClasses = rows.filter((r) => CLASSES.some((c) => c.name === r.cls && c.kind === 'buildings'));
+const slowestClassRatio = buildingClasses.length ? Math.min(...buildingClasses.flatMap((r) => [scanRatio(r, 'p50'), scanRatio(r, 'p99')])) : NaN;
 
 print();
 print(`machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${mb(totalmem())}; Node ${process.version}; `
@@ -215,9 +245,14 @@ print();
 print(`goal: whole-mix p50 >= ${GOAL.p50Ratio}x lower than DuckDB (${Number.isFinite(p50Ratio) ? p50Ratio.toFixed(1) : '-'}x: ${verdict(p50Ratio >= GOAL.p50Ratio)}), `
   + `p99 >= ${GOAL.p99Ratio}x lower (${Number.isFinite(p99Ratio) ? p99Ratio.toFixed(1) : '-'}x: ${verdict(p99Ratio >= GOAL.p99Ratio)}), `
   + `<= ${GOAL.bytesPerBuilding} B/building resident (${Number.isFinite(bytesPerBuilding) ? bytesPerBuilding.toFixed(0) : '-'}: ${verdict(bytesPerBuilding <= GOAL.bytesPerBuilding)})`);
+if (Number.isFinite(heavyP99RatioScan)) {
+  print(`goal: heavy-3x3 p99 >= ${GOAL.heavyRatioScan}x lower with the planner than with the scan forced (${heavyP99RatioScan.toFixed(2)}x: `
+    + `${verdict(heavyP99RatioScan >= GOAL.heavyRatioScan)}), no class slower (least ratio ${slowestClassRatio.toFixed(2)}: ${verdict(slowestClassRatio >= 1)})`);
+}
 
 for (const e of engines) await e.close?.();
 log(`done (sink ${sink})`);
 const fmt = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(digits) : 'nan');
-print(`summary: p50_ratio_duckdb=${fmt(p50Ratio, 2)} p99_ratio_duckdb=${fmt(p99Ratio, 2)} bytes_per_building=${fmt(bytesPerBuilding, 0)} load_s=${fmt(loadS, 2)}`);
+print(`summary: p50_ratio_duckdb=${fmt(p50Ratio, 2)} p99_ratio_duckdb=${fmt(p99Ratio, 2)} bytes_per_building=${fmt(bytesPerBuilding, 0)} load_s=${fmt(loadS, 2)} `
+  + `heavy_p99_ratio_scan=${fmt(heavyP99RatioScan, 2)} slowest_class_ratio=${fmt(slowestClassRatio, 2)}`);
 process.stdout.write(`${out.join('\n')}\n`);

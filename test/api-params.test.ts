@@ -401,6 +401,11 @@ describe('good values parse to the exact query', () => {
     expect(parseBuildingsQuery('bbox=9.47%2C47.04%2C9.64%2C47.27').bbox).toEqual({ minLon: 9.47, minLat: 47.04, maxLon: 9.64, maxLat: 47.27 });
     expect(parseBuildingsQuery('bbox=9.5e0,4.7e1,96e-1,47.2').bbox).toEqual({ minLon: 9.5, minLat: 47, maxLon: 9.6, maxLat: 47.2 });
     expect(Object.is(parseBuildingsQuery('bbox=-0,0,1,1').bbox.minLon, 0)).toBe(true);
+    // Decimals exactly 3 apart whose float difference rounds above 3 (-127.8 - -130.8 = 3.0000000000000142).
+    expect(-127.8 - -130.8).toBeGreaterThan(3);
+    expect(parseBuildingsQuery('bbox=-130.8,10.1,-127.8,13.1').bbox).toEqual({ minLon: -130.8, minLat: 10.1, maxLon: -127.8, maxLat: 13.1 });
+    expect(expectRefused(() => parseBuildingsQuery('bbox=-130.8,10,-127.799999,11'), 'bbox').message)
+      .toBe('bbox: each side may span at most 3 degrees; this one spans 3.000001 degrees of longitude');
   });
 
   it('bbox: messages a person understands', () => {

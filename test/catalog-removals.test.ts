@@ -96,4 +96,35 @@ describe('approved removals in the store', () => {
     catalog.setRemovals({ businessIds: new Set(), registrationNumbers: new Set() });
     expect(businessesOf(catalog.view(), C)).toEqual(['b4']);
   });
+
+  it('rebuild the node summaries, so no path counts or ranks a removed business from a stale bound', async () => {
+    // 640 buildings (ten leaves of the row tree), each with one active business of 100 + i
+    // employees: every node is "all have an active business" until a removal.
+    const dir = mkdtempSync(join(tmpdir(), 'edifice-removals-summaries-'));
+    try {
+      const records = Array.from({ length: 640 }, (_, i) => blankRecord(`t:s${i}`, 22 + (i % 32) * 0.001, 46 + Math.floor(i / 32) * 0.001, {
+        businesses: [biz(`s${i}`, `RS${i}`, `Shop ${i}`, true, 100 + i)],
+      }));
+      const writer = new SnapshotWriter({ country: 'XB', snapshotDate: '2026-11-21', sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }] });
+      for (const r of records) writer.add(r);
+      await writer.finish(join(dir, 'XB', '2026-11-21.arrow'));
+      const catalog = Catalog.open(dir, { log: () => {} });
+      const bbox = { minLon: 21.9, minLat: 45.9, maxLon: 22.1, maxLat: 46.1 };
+      const ask = (q: Partial<BuildingsQuery>, path?: 'scan') => queryBuildings(catalog.view(), {
+        bbox, sort: 'volume', limit: 3, offset: 0, ...q,
+      }, path ? { path } : {});
+      expect(ask({ hasRegisteredBusiness: true }).total).toBe(640);
+
+      // The largest employer (639: 739 employees) and one in the middle (300) go.
+      catalog.setRemovals({ businessIds: new Set(['s639', 's300']), registrationNumbers: new Set() });
+      for (const path of [undefined, 'scan'] as const) {
+        expect(ask({ hasRegisteredBusiness: true }, path).total).toBe(638);
+        expect(ask({ minRegisteredBusinessEmployees: 700 }, path).total).toBe(39); // i = 600..638
+        const top = ask({ sort: 'registered_business_employees', limit: 2 }, path).rows.map((r) => r.snapshot.buildingId(r.row));
+        expect(top).toEqual([records[638].building_id, records[637].building_id]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

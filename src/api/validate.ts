@@ -17,7 +17,7 @@
  * query string, min/max pairs, the offset window, and the rules between parameters (spec 4.1
  * rules 5, 6, 7).
  */
-import { MAX_BBOX_SIDE_DEG, MAX_WINDOW, type BBox, type BuildingsQuery, type PointQuery } from '../query/types.ts';
+import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, type BBox, type BuildingsQuery, type PointQuery } from '../query/types.ts';
 import { ApiError } from './errors.ts';
 import { operationLabel, type OperationId } from './operations.ts';
 import { BBOX_PARTS, parametersOf, rangePairs, type Condition, type ParamSpec } from './params.ts';
@@ -134,7 +134,7 @@ function parseBBox(p: ParamSpec, text: string): BBox {
   }
   if (minLat > maxLat) throw invalid(p.name, `minLat ${parts[1]} is greater than maxLat ${parts[3]}`);
   for (const [span, axis] of [[maxLon - minLon, 'longitude'], [maxLat - minLat, 'latitude']] as const) {
-    if (span > MAX_BBOX_SIDE_DEG) {
+    if (span > MAX_BBOX_SIDE_WITH_ROUNDING) {
       throw invalid(p.name, `each side may span at most ${MAX_BBOX_SIDE_DEG} degrees; this one spans ${fmt.format(Number(span.toFixed(6)))} degrees of ${axis}`);
     }
   }

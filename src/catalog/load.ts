@@ -1,8 +1,8 @@
 /**
  * Turns an opened snapshot file (an apache-arrow Table) into a `Snapshot`: hot columns copied
  * from the Arrow buffers into shared typed arrays (numbers in their narrowest exact form),
- * facts derived from child lists (flags, registered power, entrances), ids ranked, the row tree
- * and the point index built, every other column encoded into the cold blob. The Table is not
+ * facts derived from child lists (flags, registered power, entrances), ids ranked, the row tree,
+ * its node summaries and the point index built, every other column encoded into the cold blob. The Table is not
  * kept, nor anything that points into the file's buffer.
  */
 import Flatbush from 'flatbush';
@@ -18,6 +18,7 @@ import { parseUuidBytes, rankIds } from './ids.ts';
 import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
 import { buildPlaces } from './places.ts';
 import { RowTree } from './rowtree.ts';
+import { NodeSummaries } from './summaries.ts';
 import { ByteSink, sharedCodes, sharedF64, sharedI32, sharedU16, sharedU32, sharedU8 } from './shared.ts';
 import { ENTRANCES_OVERFLOW, NULL_CURRENCY, Snapshot, type BusinessColumns } from './snapshot.ts';
 
@@ -318,12 +319,13 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   const footprints = Footprints.build(table.batches.map((_, b) => columnGetter(table, b)('footprint')), n);
   const { rank, byRank } = rankIds(ids, n);
   const tree = new RowTree(n, lon, lat);
+  const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   const index = n > 0 ? buildPointIndex(footprints, n) : null;
 
   return new Snapshot({
     country: metadata.country, date: metadata.snapshotDate, path: opened.path, sources: metadata.sources,
     checksum: metadata.checksum, rows: n, lon, lat, num, enums, buildingType, buildingTypes: types.values, flags,
-    registeredKw, entrances, entrancesOverflow, ids, rank, byRank, business, footprints, tree, index,
+    registeredKw, entrances, entrancesOverflow, ids, rank, byRank, business, footprints, tree, summaries, index,
     cold, coldBlob: coldSink.toShared(), coldOffsets, places,
   });
 }

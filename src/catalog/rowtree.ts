@@ -6,7 +6,7 @@
  * hands out row ranges: wholly inside the bbox (no per-row point test needed) or partly inside
  * (test each row), merged when adjacent, so kernels run tight loops over contiguous rows.
  *
- * Per-node aggregates (count, max of each sort key) can sit beside `boxes`, node for node.
+ * Per-node aggregates sit beside `boxes`, node for node, in summaries.ts.
  */
 import { sharedF64 } from './shared.ts';
 import type { BBox } from '../query/types.ts';

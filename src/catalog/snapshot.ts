@@ -1,7 +1,7 @@
 /**
  * The column store of one country's snapshot (DESIGN "The column store"): typed arrays on
  * shared memory, one per filtered or sorted column, in the file's row order (Hilbert order of
- * the representative point); a row-range tree for bbox scans; a Flatbush over outline boxes for
+ * the representative point); a row-range tree for bbox scans, with per-node summaries; a Flatbush over outline boxes for
  * point lookups; building ids as words with a rank for integer tie-breaks; businesses as child
  * columns; everything else in a compact per-row blob that `record(row)` decodes.
  *
@@ -18,6 +18,7 @@ import { compareIds, formatUuid, parseUuid } from './ids.ts';
 import { numberAt, sparseAt, type NumColumn, type SparseColumn } from './numeric.ts';
 import type { Places } from './places.ts';
 import type { RowTree } from './rowtree.ts';
+import { NodeSummaries } from './summaries.ts';
 import { type CodeArray, bytesOf, stringBytes } from './shared.ts';
 
 export const NULL_CURRENCY = 0xffff;
@@ -79,6 +80,7 @@ export interface SnapshotParts {
   business: BusinessColumns;
   footprints: Footprints;
   tree: RowTree;
+  summaries: NodeSummaries;
   index: Flatbush | null;
   cold: ColdCodec;
   coldBlob: Uint8Array;
@@ -120,6 +122,8 @@ export class Snapshot {
   readonly business: Readonly<BusinessColumns>;
   readonly footprints: Footprints;
   readonly tree: RowTree;
+  /** What each node of `tree` holds: proofs about filters and bounds of sort keys without reading rows. */
+  readonly summaries: NodeSummaries;
   readonly index: Flatbush | null;
   readonly places: Places;
   /**
@@ -165,6 +169,7 @@ export class Snapshot {
     this.business = p.business;
     this.footprints = p.footprints;
     this.tree = p.tree;
+    this.summaries = p.summaries;
     this.index = p.index;
     this.extent = p.tree.extent;
     this.cold = p.cold;
@@ -176,9 +181,13 @@ export class Snapshot {
     this.revision = p.removalTag ? `${p.checksum.slice(-16)}.${p.removalTag}` : p.checksum.slice(-16);
   }
 
-  /** The same snapshot with other business columns and flags (removals.ts); shares everything else. */
+  /**
+   * The same snapshot with other business columns and flags (removals.ts); shares everything else
+   * but the node summaries, rebuilt because they bound flags and business sort keys.
+   */
   withBusinesses(business: BusinessColumns, flags: Uint32Array, removalTag: string): Snapshot {
-    return new Snapshot({ ...this.parts, business, flags, removalTag });
+    const summaries = new NodeSummaries(this.tree, { rows: this.rows, num: this.num, enums: this.enums, flags, business });
+    return new Snapshot({ ...this.parts, business, flags, summaries, removalTag });
   }
 
   /** business_id and registration_number of business j (an index into the business columns). */
@@ -320,6 +329,7 @@ export class Snapshot {
         + stringBytes(b.stringTables.prefixes) + stringBytes(b.stringTables.suffixes) + stringBytes(b.stringTables.wholes),
       footprints: this.footprints.byteLength,
       tree: this.tree.byteLength,
+      summaries: this.summaries.byteLength,
       pointIndex: this.index ? this.index.data.byteLength : 0,
       cold: bytesOf(this.coldBlob, this.coldOffsets) + this.cold.strings.byteLength
         + [...this.cold.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0),

@@ -6,7 +6,7 @@
  *
  * `toTransfer` gives a structured-cloneable object; `fromTransfer`, in the receiving thread,
  * rebuilds the Snapshot. Class instances lose their prototype in a structured clone; the data-only
- * ones (row tree, footprints, places) are rebuilt around their cloned fields, the Flatbush from its
+ * ones (row tree, node summaries, footprints, places) are rebuilt around their cloned fields, the Flatbush from its
  * shared buffer, and the cold codec's decoders from its string tables.
  */
 import Flatbush from 'flatbush';
@@ -15,6 +15,7 @@ import { COLD_COLUMNS } from './columns.ts';
 import { Footprints } from './geometry.ts';
 import { Places } from './places.ts';
 import { RowTree } from './rowtree.ts';
+import { NodeSummaries } from './summaries.ts';
 import { Snapshot, type SnapshotParts } from './snapshot.ts';
 
 export interface SnapshotTransfer {
@@ -56,6 +57,7 @@ export function fromTransfer(t: SnapshotTransfer): Snapshot {
   return new Snapshot({
     ...p,
     tree: revive(RowTree, p.tree),
+    summaries: revive(NodeSummaries, p.summaries),
     footprints: revive(Footprints, p.footprints),
     places: revive(Places, p.places),
     index: t.index ? Flatbush.from(t.index as ArrayBuffer) : null,

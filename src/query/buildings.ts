@@ -3,17 +3,18 @@
  * pass every filter, ranked by the sort key (descending, unknown last, ties by building_id),
  * one page of it, and the number of matches up to 10,000.
  *
- * Each snapshot whose extent meets the bbox is scanned: its row tree hands out runs of rows
- * wholly or partly inside the bbox; each run is cut into chunks of CHUNK rows that go through
- * the bbox test (partial runs only), the compiled filter steps, the sort-key gather and the
- * bounded heap. All countries share one heap, so their rows merge by the same order.
+ * The query is compiled once per snapshot whose extent meets the bbox; the planner (choose.ts)
+ * then runs either the plain scan (scan.ts) or the count and best-first search over node
+ * summaries (bestfirst.ts). All countries share one heap and one count, so their rows merge
+ * by the same order.
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { bboxRange, bboxRefine } from './kernels.ts';
+import { searchBuildings, walkBuildings } from './bestfirst.ts';
+import { choosePath, hasBounds, type Path } from './choose.ts';
 import { compile, type Plan } from './plan.ts';
-import { TopK } from './topk.ts';
-import { MAX_BBOX_SIDE_DEG, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery } from './types.ts';
+import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
+import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery } from './types.ts';
 
 /** A building of a result: a row of one snapshot. */
 export interface RowRef {
@@ -29,9 +30,16 @@ export interface BuildingsResult {
   totalIsCapped: boolean;
 }
 
-const CHUNK = 2048;
-const sel = new Uint32Array(CHUNK);
-const heap = new TopK();
+export interface BuildingsOptions {
+  /**
+   * 'auto' (default): the planner chooses (choose.ts). Any other value forces that path, for
+   * benchmarks and tests (every path gives the same answer); 'best-first' needs a bound of the
+   * sort key and falls back to 'walk' where there is none.
+   */
+  path?: 'auto' | Path;
+}
+
+const PATHS = ['auto', 'scan', 'walk', 'best-first'];
 
 /** Refuses what the engine will not scan (spec 4.1 rules 2, 3, 5), before any scan. */
 export function checkBuildingsQuery(q: BuildingsQuery): void {
@@ -39,7 +47,7 @@ export function checkBuildingsQuery(q: BuildingsQuery): void {
   if (![minLon, minLat, maxLon, maxLat].every((v) => typeof v === 'number' && Number.isFinite(v))) {
     throw new QueryError('bbox', 'bbox must be four finite numbers minLon,minLat,maxLon,maxLat.');
   }
-  if (maxLon - minLon > MAX_BBOX_SIDE_DEG || maxLat - minLat > MAX_BBOX_SIDE_DEG) {
+  if (maxLon - minLon > MAX_BBOX_SIDE_WITH_ROUNDING || maxLat - minLat > MAX_BBOX_SIDE_WITH_ROUNDING) {
     throw new QueryError('bbox', `Each side of bbox spans at most ${MAX_BBOX_SIDE_DEG} degrees, got ${maxLon - minLon} x ${maxLat - minLat}.`);
   }
   if (!Number.isInteger(q.limit) || q.limit < 0) throw new QueryError('limit', `limit must be a non-negative integer, got ${q.limit}.`);
@@ -60,57 +68,25 @@ function meets(a: BBox, b: BBox): boolean {
   return a.minLon <= b.maxLon && a.maxLon >= b.minLon && a.minLat <= b.maxLat && a.maxLat >= b.minLat;
 }
 
-/** Matches counted so far by the current query (all snapshots); counting stops past MAX_WINDOW. */
-let matched = 0;
-
-/**
- * Scans one snapshot into the heap. While fewer than MAX_WINDOW + 1 matches are counted, every
- * row goes through the bbox test and the filters and is counted. Past that the count is settled
- * (capped), so a chunk first keeps only the rows whose key can still enter the heap, and only
- * those are tested: most rows of a large area cost one key comparison.
- */
-function scan(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
-  const { steps, key } = plan;
-  const { lon, lat, rank } = s;
-  const stepCount = steps.length;
-  s.tree.ranges(bbox, (lo, hi, partial) => {
-    if (!partial && stepCount === 0) {
-      // Wholly inside, no filter: every row matches; the key loop reads the rows directly.
-      if (matched <= MAX_WINDOW) matched += hi - lo;
-      key.offerRange(heap, si, rank, lo, hi);
-      return;
-    }
-    for (let a = lo; a < hi; a += CHUNK) {
-      const b = Math.min(hi, a + CHUNK);
-      let n: number;
-      let i = 0;
-      const counting = matched <= MAX_WINDOW;
-      if (!counting) {
-        n = key.candidates(a, b, sel, heap.threshold(), rank, heap.rankBound(si));
-        if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
-      } else if (partial) n = bboxRange(lon, lat, bbox, a, b, sel);
-      else {
-        n = steps[0].range(a, b, sel);
-        i = 1;
-      }
-      for (; i < stepCount && n > 0; i++) n = steps[i].refine(sel, n);
-      if (n === 0) continue;
-      if (counting) matched += n;
-      key.offer(heap, si, rank, sel, n);
-    }
-  });
-}
-
 /** One ranked page of the buildings in q.bbox that pass q's filters, over every snapshot of the view. */
-export function queryBuildings(view: CatalogView, q: BuildingsQuery): BuildingsResult {
+export function queryBuildings(view: CatalogView, q: BuildingsQuery, options: BuildingsOptions = {}): BuildingsResult {
+  const forced = options.path ?? 'auto';
+  if (!PATHS.includes(forced)) throw new TypeError(`options.path must be one of ${PATHS.join(', ')}, got ${String(forced)}.`);
   checkBuildingsQuery(q);
   const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
-  heap.reset(q.offset + q.limit, snapshots.map((s) => s.ids));
-  matched = 0;
-  for (let si = 0; si < snapshots.length; si++) {
-    const plan = compile(snapshots[si], q);
-    if (plan) scan(snapshots[si], si, plan, q.bbox);
+  const plans: (Plan | null)[] = snapshots.map((s) => compile(s, q));
+  startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
+  let path: Path = forced === 'auto' ? choosePath(plans, q) : forced;
+  if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
+  if (path === 'best-first') searchBuildings(snapshots, plans, q.bbox);
+  else if (path === 'walk') walkBuildings(snapshots, plans, q.bbox);
+  else {
+    for (let si = 0; si < snapshots.length; si++) {
+      const plan = plans[si];
+      if (plan) scanSnapshot(snapshots[si], si, plan, q.bbox);
+    }
   }
+  const matched = matches();
   const rows = heap.page(q.offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));
   return { rows, total: Math.min(matched, MAX_WINDOW), totalIsCapped: matched > MAX_WINDOW };
 }

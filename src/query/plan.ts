@@ -4,8 +4,12 @@
  * bounds become between-steps on typed columns, business filters loops over child columns.
  * Dictionary lookups (building types, currencies, business names) are done here, once, so
  * that kernels compare integers. A filter nothing in the snapshot can pass makes the plan null.
+ *
+ * Beside each step whose column has a node summary goes its proof (proofs.ts), and beside the
+ * key source the per-node bound of the sort key, for the best-first search.
  */
 import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
+import { HOT_NUM, type HotEnum, type HotNum } from '../catalog/columns.ts';
 import { F } from '../catalog/flags.ts';
 import type { BusinessColumns, Snapshot } from '../catalog/snapshot.ts';
 import {
@@ -17,12 +21,18 @@ import {
   FinancialYearStep, FlagsStep, SparseAtLeast, TurnoverMaxStep, TurnoverMinStep, type Step,
 } from './kernels.ts';
 import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './keys.ts';
+import { CodesProof, EitherCodesProof, FlagsProof, RangeProof, type NodeProof } from './proofs.ts';
 import type { BuildingsQuery } from './types.ts';
 
 export interface Plan {
   /** Cheapest first; run in order. */
   steps: Step[];
   key: KeySource;
+  /** Proofs over the tree's node summaries; `complete` when every step has one (a node can then be proven ALL). */
+  proofs: NodeProof[];
+  complete: boolean;
+  /** Per tree node, the greatest sort key its rows can hold (-Infinity: none known); null when the key has no summary. */
+  bound: Float32Array | null;
 }
 
 /** 256-entry table of an enum list filter: 1 for each listed value; the null code stays 0. */
@@ -97,8 +107,13 @@ function currencyCode(b: BusinessColumns, currency: string | undefined): number 
 export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   const first: Step[] = [];
   const codes: Step[] = [];
+  /** The share of rows each of `codes` keeps (1: unknown). */
+  const shares: number[] = [];
   const bounds: Step[] = [];
   const children: Step[] = [];
+  const proofs: NodeProof[] = [];
+  let complete = true;
+  const sum = s.summaries;
   let mask = 0;
   let want = 0;
   const flag = (bit: number, value: boolean): boolean => {
@@ -122,22 +137,34 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     const catAny = catTable !== null && anySet(catTable);
     const typeAny = typeTable !== null && anySet(typeTable);
     if (!catAny && !typeAny) return null;
-    if (catAny && typeAny) codes.push(new CodeOr(s.enums.category, catTable!, s.buildingType, typeTable!));
-    else if (catAny) codes.push(new CodeIn(s.enums.category, catTable!));
-    else codes.push(new CodeIn(s.buildingType, typeTable!));
+    if (catAny && typeAny) {
+      codes.push(new CodeOr(s.enums.category, catTable!, s.buildingType, typeTable!));
+      shares.push(1);
+      proofs.push(new EitherCodesProof(sum.codes.category, catTable!));
+    } else if (catAny) {
+      codes.push(new CodeIn(s.enums.category, catTable!));
+      shares.push(sum.share('category', catTable!));
+      proofs.push(new CodesProof(sum.codes.category, catTable!));
+    } else {
+      codes.push(new CodeIn(s.buildingType, typeTable!));
+      shares.push(1);
+      complete = false;
+    }
   }
-  const list = (col: Uint8Array, values: readonly string[], listed: readonly string[] | undefined): boolean => {
+  const list = (name: HotEnum, values: readonly string[], listed: readonly string[] | undefined): boolean => {
     if (listed === undefined) return true;
     const table = enumTable(values, listed);
     if (!anySet(table)) return false;
-    codes.push(new CodeIn(col, table));
+    codes.push(new CodeIn(s.enums[name], table));
+    shares.push(sum.share(name, table));
+    proofs.push(new CodesProof(sum.codes[name], table));
     return true;
   };
-  if (!list(s.enums.roof_shape, ROOF_SHAPE, q.roofShape)) return null;
-  if (!list(s.enums.address_corroboration, ADDRESS_CORROBORATION, q.addressCorroboration)) return null;
-  if (!list(s.enums.panels_status, PANELS_STATUS, q.existingSolarPanels)) return null;
-  if (!list(s.enums.flood_zone, FLOOD_ZONE, q.floodZone)) return null;
-  if (!list(s.enums.seismic_risk_class, SEISMIC_RISK_CLASS, q.seismicRiskClass)) return null;
+  if (!list('roof_shape', ROOF_SHAPE, q.roofShape)) return null;
+  if (!list('address_corroboration', ADDRESS_CORROBORATION, q.addressCorroboration)) return null;
+  if (!list('panels_status', PANELS_STATUS, q.existingSolarPanels)) return null;
+  if (!list('flood_zone', FLOOD_ZONE, q.floodZone)) return null;
+  if (!list('seismic_risk_class', SEISMIC_RISK_CLASS, q.seismicRiskClass)) return null;
   if (q.solarPresence !== undefined || q.excludeSolarPresence !== undefined) {
     const table = q.solarPresence ? enumTable(SOLAR_PRESENCE, q.solarPresence) : enumTable(SOLAR_PRESENCE, SOLAR_PRESENCE);
     for (const v of q.excludeSolarPresence ?? []) {
@@ -146,35 +173,39 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     }
     if (!anySet(table)) return null;
     codes.push(new CodeIn(s.enums.solar_presence, table));
+    shares.push(sum.share('solar_presence', table));
+    proofs.push(new CodesProof(sum.codes.solar_presence, table));
   }
 
   // Bounds: an absent side is infinite; a null value fails both sides.
-  const num = (col: NumColumn, min: number | undefined, max: number | undefined): void => {
+  const num = (name: HotNum, min: number | undefined, max: number | undefined): void => {
     if (min === undefined && max === undefined) return;
     const lo = min ?? -Infinity;
     const hi = max ?? Infinity;
+    const col = s.num[name];
+    proofs.push(new RangeProof(sum.min[name], sum.max[name], sum.nulls, 1 << HOT_NUM.indexOf(name), lo, hi));
     if (col.kind === 'f64') bounds.push(new BetweenF64(col.values, lo, hi));
     else if (col.kind === 'i32') bounds.push(new BetweenI32(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale)));
     else bounds.push(new BetweenI16(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale)));
   };
-  const c = s.num;
-  num(c.floors, q.minFloors, q.maxFloors);
-  num(c.dwellings, q.minDwellings, q.maxDwellings);
+  num('floors', q.minFloors, q.maxFloors);
+  num('dwellings', q.minDwellings, q.maxDwellings);
   if (q.minEntrances !== undefined || q.maxEntrances !== undefined) {
     // A building with no entrance is out of both.
     bounds.push(new EntrancesStep(s.entrances, s.entrancesOverflow, Math.max(1, q.minEntrances ?? 1), q.maxEntrances ?? Infinity));
+    complete = false;
   }
-  num(c.footprint_area_m2, q.minAreaM2, q.maxAreaM2);
-  num(c.height_m, q.minHeightM, q.maxHeightM);
-  num(c.volume_m3, q.minVolumeM3, q.maxVolumeM3);
-  num(c.solar_panel_count, q.minPanelCount, q.maxPanelCount);
-  num(c.solar_capacity_kwp, q.minCapacityKwp, q.maxCapacityKwp);
-  num(c.solar_yearly_energy_kwh, q.minYearlyEnergyKwh, q.maxYearlyEnergyKwh);
-  num(c.solar_co2_savings_kg_per_year, q.minCo2SavingsKgPerYear, q.maxCo2SavingsKgPerYear);
-  num(c.recent_frost_days, q.minRecentFrostDays, undefined);
-  num(c.recent_minimum_daily_temperature_c, undefined, q.maxRecentMinimumDailyTemperatureC);
-  num(c.recent_hot_days, q.minRecentHotDays, undefined);
-  num(c.recent_max_one_day_precipitation_mm, q.minRecentMaxOneDayPrecipitationMm, undefined);
+  num('footprint_area_m2', q.minAreaM2, q.maxAreaM2);
+  num('height_m', q.minHeightM, q.maxHeightM);
+  num('volume_m3', q.minVolumeM3, q.maxVolumeM3);
+  num('solar_panel_count', q.minPanelCount, q.maxPanelCount);
+  num('solar_capacity_kwp', q.minCapacityKwp, q.maxCapacityKwp);
+  num('solar_yearly_energy_kwh', q.minYearlyEnergyKwh, q.maxYearlyEnergyKwh);
+  num('solar_co2_savings_kg_per_year', q.minCo2SavingsKgPerYear, q.maxCo2SavingsKgPerYear);
+  num('recent_frost_days', q.minRecentFrostDays, undefined);
+  num('recent_minimum_daily_temperature_c', undefined, q.maxRecentMinimumDailyTemperatureC);
+  num('recent_hot_days', q.minRecentHotDays, undefined);
+  num('recent_max_one_day_precipitation_mm', q.minRecentMaxOneDayPrecipitationMm, undefined);
   if (q.minRegisteredSolarKw !== undefined) {
     // Only buildings with an installation can state a power.
     if (!flag(F.REGISTERED_SOLAR, true)) return null;
@@ -197,7 +228,10 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   if (q.hasRecentTemperatureExtremes === true) ok &&= flag(F.TEMPERATURE_EXTREMES, true);
   if (q.hasRecentPrecipitation === true) ok &&= flag(F.PRECIPITATION, true);
   if (!ok) return null;
-  if (mask !== 0) first.push(new FlagsStep(s.flags, mask, want));
+  if (mask !== 0) {
+    first.push(new FlagsStep(s.flags, mask, want));
+    proofs.push(new FlagsProof(sum.flagsAny, sum.flagsAll, mask, want));
+  }
 
   // Registered businesses: loops over the child columns.
   const b = s.business;
@@ -224,7 +258,10 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     children.push(new FinancialYearStep(b.offsets, b.year, year));
   }
 
-  return { steps: [...first, ...codes, ...bounds, ...children], key: keySource(s, q) };
+  if (children.length > 0) complete = false;
+  // The list filter keeping fewest rows first: the first step reads every row, the next only those it kept.
+  const byShare = codes.map((_, i) => i).sort((a, b) => shares[a] - shares[b]).map((i) => codes[i]);
+  return { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q) };
 }
 
 function numberKey(col: NumColumn): KeySource {
@@ -232,6 +269,20 @@ function numberKey(col: NumColumn): KeySource {
     case 'f64': return new KeyF64(col.values);
     case 'i32': return new KeyI32(col.values, col.scale);
     case 'i16': return new KeyI16(col.values, col.scale);
+  }
+}
+
+function keyBound(s: Snapshot, q: BuildingsQuery): Float32Array | null {
+  const sum = s.summaries;
+  switch (q.sort) {
+    case 'volume': return sum.max.volume_m3;
+    case 'area': return sum.max.footprint_area_m2;
+    case 'height': return sum.max.height_m;
+    case 'registered_business_employees': return sum.employeesMax;
+    case 'registered_business_turnover': {
+      const code = currencyCode(s.business, q.registeredBusinessTurnoverCurrency);
+      return code < 0 ? null : sum.turnoverMaxOf(code);
+    }
   }
 }
 

@@ -11,6 +11,11 @@ export const SORT_KEYS = ['volume', 'area', 'height', 'registered_business_turno
 export type SortKey = (typeof SORT_KEYS)[number];
 
 export const MAX_BBOX_SIDE_DEG = 3;
+/**
+ * A side is measured as maxLon - minLon in binary floating point, which can land a rounding above
+ * 3 for decimals exactly 3 apart (-127.8 - -130.8 = 3.0000000000000142): sides up to this are 3.
+ */
+export const MAX_BBOX_SIDE_WITH_ROUNDING = MAX_BBOX_SIDE_DEG + 1e-9;
 export const MAX_WINDOW = 10_000; // offset + limit, and the count cap of meta.total
 
 export interface BBox {

@@ -11,7 +11,7 @@ import type { BuildingsQuery, PointQuery } from '../../src/query/types.ts';
 import type { Engine, EngineView } from './engine.ts';
 import {
   REF_CAP, distanceToFootprint, inBBox, passesFilters, refQueryBuildings, refQueryPoint, sortKey,
-  type RefBuilding, type RefBuildingsQuery, type RefPointQuery, type RefSnapshot,
+  type RefBuilding, type RefBuildingsQuery, type RefBuildingsResult, type RefPointQuery, type RefSnapshot,
 } from './reference.ts';
 
 export const DEFAULT_SEED = 20_261_121;
@@ -327,14 +327,40 @@ function describeBuilding(snapshots: readonly RefSnapshot[], id: string, q: RefB
   return `${id} [${b.country}] inBBox=${inBBox(b, q.bbox)} passes=${passesFilters(b, q)} key=${sortKey(b, q)} referenceRank=${rank}`;
 }
 
-/** Runs one GET /buildings query on both sides; throws an explanation when they differ. */
+/**
+ * The engine's paths for GET /buildings: its planner's choice, and each path forced (the plain
+ * scan, the walk over node summaries, best-first). Every differential check holds all of them
+ * against the one reference answer.
+ */
+export const BUILDINGS_PATHS = ['auto', 'scan', 'walk', 'best-first'] as const;
+
+/** Runs one GET /buildings query on the reference and on every path of the engine; throws an explanation when one differs. */
 export function checkBuildings(engine: Engine, view: EngineView, snapshots: readonly RefSnapshot[], q: RefBuildingsQuery): void {
-  const want = refQueryBuildings(snapshots, q);
-  const got = engine.queryBuildings(view, q as unknown as BuildingsQuery);
+  checkBuildingsPage(engine, view, snapshots, q, refQueryBuildings(snapshots, q));
+}
+
+/** The reference's page of q, cut from its whole order (`refQueryBuildings` with offset 0 and no limit). */
+export function pageOf(all: RefBuildingsResult, q: RefBuildingsQuery): RefBuildingsResult {
+  const end = q.offset + q.limit;
+  return {
+    ...all, buildings: all.buildings.slice(q.offset, end), ids: all.ids.slice(q.offset, end), keys: all.keys.slice(q.offset, end),
+  };
+}
+
+/** checkBuildings with the reference's answer `want` already computed (e.g. by pageOf). */
+export function checkBuildingsPage(engine: Engine, view: EngineView, snapshots: readonly RefSnapshot[], q: RefBuildingsQuery, want: RefBuildingsResult): void {
+  for (const path of BUILDINGS_PATHS) checkPath(engine, view, snapshots, q, want, path);
+}
+
+function checkPath(
+  engine: Engine, view: EngineView, snapshots: readonly RefSnapshot[], q: RefBuildingsQuery,
+  want: RefBuildingsResult, path: (typeof BUILDINGS_PATHS)[number],
+): void {
+  const got = engine.queryBuildings(view, q as unknown as BuildingsQuery, { path });
   const ids = got.rows.map((r) => r.snapshot.buildingId(r.row));
   const sameIds = ids.length === want.ids.length && ids.every((id, i) => id === want.ids[i]);
   if (sameIds && got.total === want.total && got.totalIsCapped === want.totalIsCapped) return;
-  const lines = [`GET /buildings differs for ${fmt(q)}`];
+  const lines = [`GET /buildings differs (engine path ${path}) for ${fmt(q)}`];
   lines.push(`  total: engine ${got.total} capped=${got.totalIsCapped}; reference ${want.total} capped=${want.totalIsCapped} (uncapped matches ${want.matches})`);
   lines.push(`  page size: engine ${ids.length}, reference ${want.ids.length}`);
   if (!sameIds) {

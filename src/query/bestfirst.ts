@@ -1,0 +1,345 @@
+/**
+ * GET /buildings over the row tree's node summaries instead of every candidate row: an
+ * early-exit count, then a best-first search for the top k (branch-and-bound ranked search,
+ * Tao et al., Information Systems 2007). Same answer as the plain scan, always.
+ *
+ * 1. Count. A depth-first walk in row order skips nodes outside the bbox or proven to hold no
+ *    match; a node wholly inside that is proven to hold only matches adds its row count
+ *    without visiting its rows (and waits in the queue below for the ranking); other nodes of
+ *    RUN_LEVEL are merged into runs and scanned (rows counted and offered to the heap). The
+ *    walk stops as soon as more than MAX_WINDOW matches are counted: past that, total and
+ *    total_is_capped are settled. What it has not reached goes to the queue.
+ * 2. Rank. Nodes wait in a max-queue keyed by the greatest sort key their rows can hold. The
+ *    search pops the best; an upper node pushes its children, a node of RUN_LEVEL has its
+ *    leaves offered (only rows whose key can still enter the heap go through the filters). It
+ *    stops when the heap holds k = offset + limit rows and the best waiting node bounds below
+ *    the k-th key: a node whose bound equals that key is still expanded, since one of its rows
+ *    can win on building_id; while the heap is not full nothing is pruned, so rows of unknown
+ *    key are reached whenever fewer than k known keys match (and once only such nodes are
+ *    left, each is scanned whole: bounds can no longer tell them apart).
+ *
+ * `walkBuildings` is step 1 alone, carried to the end in row order (the planner's choice for
+ * deep pages, choose.ts).
+ *
+ * All snapshots of the view share the heap, the count and the queue.
+ */
+import type { Snapshot } from '../catalog/snapshot.ts';
+import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
+import type { Plan } from './plan.ts';
+import { ALL, NONE, verdictOf } from './proofs.ts';
+import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
+import { MAX_WINDOW, type BBox } from './types.ts';
+
+/** A binary max-heap of tree nodes (snapshot, level, index in level) by bound, on typed arrays that grow. */
+class NodeQueue {
+  private bound = new Float64Array(1024);
+  private snap = new Uint16Array(1024);
+  private level = new Uint8Array(1024);
+  private index = new Uint32Array(1024);
+  size = 0;
+  /** The node `pop` took. */
+  topBound = 0;
+  topSnap = 0;
+  topLevel = 0;
+  topIndex = 0;
+
+  clear(): void {
+    this.size = 0;
+  }
+
+  /** The greatest bound waiting (-Infinity when none). */
+  peek(): number {
+    return this.size > 0 ? this.bound[0] : -Infinity;
+  }
+
+  push(b: number, s: number, level: number, index: number): void {
+    if (this.size === this.bound.length) this.grow();
+    const bound = this.bound;
+    let i = this.size++;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (bound[p] >= b) break;
+      this.move(p, i);
+      i = p;
+    }
+    this.put(i, b, s, level, index);
+  }
+
+  /** Removes the node of greatest bound into top*. */
+  pop(): void {
+    const bound = this.bound;
+    this.topBound = bound[0];
+    this.topSnap = this.snap[0];
+    this.topLevel = this.level[0];
+    this.topIndex = this.index[0];
+    const last = --this.size;
+    if (last === 0) return;
+    const b = bound[last];
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= last) break;
+      if (c + 1 < last && bound[c + 1] > bound[c]) c++;
+      if (bound[c] <= b) break;
+      this.move(c, i);
+      i = c;
+    }
+    this.put(i, b, this.snap[last], this.level[last], this.index[last]);
+  }
+
+  private put(i: number, b: number, s: number, level: number, index: number): void {
+    this.bound[i] = b;
+    this.snap[i] = s;
+    this.level[i] = level;
+    this.index[i] = index;
+  }
+
+  private move(from: number, to: number): void {
+    this.bound[to] = this.bound[from];
+    this.snap[to] = this.snap[from];
+    this.level[to] = this.level[from];
+    this.index[to] = this.index[from];
+  }
+
+  private grow(): void {
+    const n = this.bound.length * 2;
+    const bound = new Float64Array(n);
+    const snap = new Uint16Array(n);
+    const level = new Uint8Array(n);
+    const index = new Uint32Array(n);
+    bound.set(this.bound);
+    snap.set(this.snap);
+    level.set(this.level);
+    index.set(this.index);
+    this.bound = bound;
+    this.snap = snap;
+    this.level = level;
+    this.index = index;
+  }
+}
+
+const queue = new NodeQueue();
+/**
+ * Nodes wholly inside the bbox at this level and below (512 rows) are scanned as one run, not
+ * expanded: a key test over a few hundred rows costs less than queueing, popping and proving
+ * their leaves one by one. A node the bbox cuts is expanded down to its leaves, whose boxes
+ * leave out the rows outside.
+ */
+const RUN_LEVEL = 1;
+/** (level, index) pairs of the count walk: at most FANOUT children per level of a tree of < 32 levels. */
+const stack = new Int32Array(2 * 32 * FANOUT);
+
+/** Rows waiting to be scanned: adjacent ranges of one kind merge, so kernels run over long runs. */
+class Run {
+  private s!: Snapshot;
+  private si = 0;
+  private plan!: Plan;
+  private bbox!: BBox;
+  private lo = 0;
+  private hi = 0;
+  private partial = false;
+  private filtered = false;
+  private limit = CHUNK;
+
+  /**
+   * Runs grow to `limit` rows: short while the search may still leave rows to the ranking
+   * (rows of a run past the count are read in row order, not best-first), unbounded otherwise.
+   */
+  start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK): void {
+    this.s = s;
+    this.si = si;
+    this.plan = plan;
+    this.bbox = bbox;
+    this.limit = limit;
+    this.lo = this.hi = 0;
+  }
+
+  /** Adds rows [lo, hi); true when the run before them was scanned (so the heap may have changed). */
+  add(lo: number, hi: number, partial: boolean, filtered: boolean): boolean {
+    if (lo === this.hi && partial === this.partial && filtered === this.filtered && this.hi - this.lo < this.limit) {
+      this.hi = hi;
+      return false;
+    }
+    const scanned = this.flush();
+    this.lo = lo;
+    this.hi = hi;
+    this.partial = partial;
+    this.filtered = filtered;
+    return scanned;
+  }
+
+  flush(): boolean {
+    if (this.hi === this.lo) return false;
+    scanRows(this.s, this.si, this.plan, this.bbox, this.lo, this.hi, this.partial, this.filtered);
+    this.lo = this.hi = 0;
+    return true;
+  }
+}
+
+const run = new Run();
+
+/**
+ * Counts and ranks the matches of `plans` (one per snapshot, null: nothing can match there)
+ * into the heap of scan.ts, which startQuery has prepared: the count walk, then the best-first
+ * ranking. Every plan needs a bound.
+ */
+export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+  queue.clear();
+  for (let si = 0; si < snapshots.length; si++) {
+    const plan = plans[si];
+    if (plan === null || snapshots[si].rows === 0) continue;
+    const tree = snapshots[si].tree;
+    const top = tree.levelStart.length - 1;
+    if (matches() <= MAX_WINDOW) walk(snapshots[si], si, plan, bbox, true);
+    else queue.push(plan.bound![tree.levelStart[top]], si, top, 0);
+  }
+  closeCount();
+  rank(snapshots, plans, bbox);
+}
+
+/**
+ * The walk alone, in row order to the end, with nothing queued: nodes proven empty are skipped,
+ * every other row is scanned (proven matches without their filters). What the plain scan does,
+ * less what the proofs rule out; no bound is needed.
+ */
+export function walkBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+  for (let si = 0; si < snapshots.length; si++) {
+    const plan = plans[si];
+    if (plan !== null && snapshots[si].rows > 0) walk(snapshots[si], si, plan, bbox, false);
+  }
+}
+
+/**
+ * The depth-first walk of one snapshot in row order. With `search`, it stops once the count
+ * is settled and leaves nodes proven full, and whatever it has not reached, to the queue;
+ * without, it goes to the end and scans those nodes in place.
+ */
+function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean): void {
+  const { minLon, minLat, maxLon, maxLat } = bbox;
+  const tree = s.tree;
+  const { boxes, levelStart, levelCount, levelSpan } = tree;
+  const { proofs, complete, bound } = plan;
+  const rows = s.rows;
+  let sp = 0;
+  stack[sp++] = levelStart.length - 1;
+  stack[sp++] = 0;
+  run.start(s, si, plan, bbox, search ? CHUNK : Infinity);
+  while (sp > 0 && (!search || matches() <= MAX_WINDOW)) {
+    const i = stack[--sp];
+    const level = stack[--sp];
+    const node = levelStart[level] + i;
+    const b = 4 * node;
+    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+    const verdict = verdictOf(proofs, complete, node);
+    if (verdict === NONE) continue;
+    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
+    const lo = i * levelSpan[level];
+    const hi = Math.min(rows, lo + levelSpan[level]);
+    if (inside && verdict === ALL) {
+      if (!search) run.add(lo, hi, false, false);
+      else {
+        countProven(hi - lo);
+        if (bound![node] >= heap.threshold()) queue.push(bound![node], si, level, i);
+      }
+      continue;
+    }
+    if (level === 0 || (inside && level <= RUN_LEVEL)) {
+      run.add(lo, hi, !inside, verdict !== ALL);
+      continue;
+    }
+    const first = i * FANOUT;
+    const last = Math.min(levelCount[level - 1], first + FANOUT) - 1;
+    for (let c = last; c >= first; c--) {
+      stack[sp++] = level - 1;
+      stack[sp++] = c;
+    }
+  }
+  run.flush();
+  // The count is settled; what the walk did not reach is left to the ranking.
+  const thr = heap.threshold();
+  while (sp > 0) {
+    const i = stack[--sp];
+    const level = stack[--sp];
+    const b = bound![levelStart[level] + i];
+    if (b >= thr) queue.push(b, si, level, i);
+  }
+}
+
+/**
+ * Offers the rows of a node at RUN_LEVEL or below, leaf by leaf: a leaf bounded below the
+ * heap's threshold, outside the bbox or proven empty is dropped; a leaf bounded at least as
+ * high as every node waiting is scanned now (adjacent ones as one run); any other waits in the
+ * queue, where the heap may have risen past it by its turn. What the node's own box and
+ * verdict settle (wholly inside, all matching) is not tested again per leaf.
+ */
+function rankLeaves(s: Snapshot, si: number, plan: Plan, bbox: BBox, level: number, i: number, inside: boolean, verdict: number): void {
+  const { minLon, minLat, maxLon, maxLat } = bbox;
+  const { boxes, levelCount, levelSpan } = s.tree;
+  const bound = plan.bound!;
+  const leaves = levelSpan[level] / LEAF_ROWS;
+  const next = queue.peek();
+  let thr = heap.threshold();
+  run.start(s, si, plan, bbox);
+  for (let leaf = i * leaves, end = Math.min(levelCount[0], leaf + leaves); leaf < end; leaf++) {
+    // Leaves are the tree's first nodes: a leaf's node index is its own.
+    const lb = bound[leaf];
+    if (lb < thr) continue;
+    if (lb < next) {
+      queue.push(lb, si, 0, leaf);
+      continue;
+    }
+    let partial = false;
+    if (!inside) {
+      const b = 4 * leaf;
+      const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+      if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+      partial = !(x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat);
+    }
+    const v = verdict === ALL ? ALL : verdictOf(plan.proofs, plan.complete, leaf);
+    if (v === NONE) continue;
+    const lo = leaf * LEAF_ROWS;
+    if (run.add(lo, Math.min(s.rows, lo + LEAF_ROWS), partial, v !== ALL)) thr = heap.threshold();
+  }
+  run.flush();
+}
+
+function rank(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+  const { minLon, minLat, maxLon, maxLat } = bbox;
+  while (queue.size > 0) {
+    queue.pop();
+    const thr = heap.threshold();
+    if (queue.topBound < thr) break;
+    const si = queue.topSnap;
+    const level = queue.topLevel;
+    const i = queue.topIndex;
+    const s = snapshots[si];
+    const plan = plans[si]!;
+    const { boxes, levelStart, levelCount, levelSpan } = s.tree;
+    const node = levelStart[level] + i;
+    const b = 4 * node;
+    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+    const verdict = verdictOf(plan.proofs, plan.complete, node);
+    if (verdict === NONE) continue;
+    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
+    // A node of unknown keys only (so is every node left) gains nothing from expansion: its rows compete by building_id.
+    if (inside && queue.topBound === -Infinity) {
+      const lo = i * levelSpan[level];
+      scanRows(s, si, plan, bbox, lo, Math.min(s.rows, lo + levelSpan[level]), false, verdict !== ALL);
+      continue;
+    }
+    if (level <= RUN_LEVEL) {
+      rankLeaves(s, si, plan, bbox, level, i, inside, verdict);
+      continue;
+    }
+    const bound = plan.bound!;
+    const below = levelStart[level - 1];
+    const first = i * FANOUT;
+    const last = Math.min(levelCount[level - 1], first + FANOUT);
+    for (let c = first; c < last; c++) {
+      const cb = bound[below + c];
+      if (cb >= thr) queue.push(cb, si, level - 1, c);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * What a node's summaries (catalog/summaries.ts) prove about one filter step of a plan: that
+ * no row of the node passes it (NONE), that every row does (ALL), or neither (SOME). A plan's
+ * proofs together decide a node: NONE if one proof says so, ALL only if the plan has a proof
+ * for every step and each says ALL.
+ *
+ * A proof reads a few words of summary per node and allocates nothing.
+ */
+import { codeBit } from '../catalog/summaries.ts';
+
+export const NONE = 0;
+export const SOME = 1;
+export const ALL = 2;
+
+export interface NodeProof {
+  verdict(node: number): number;
+}
+
+/** (flags & mask) === want over the node's OR and AND of flags. */
+export class FlagsProof implements NodeProof {
+  private readonly unwanted: number;
+  constructor(readonly any: Uint32Array, readonly all: Uint32Array, readonly mask: number, readonly want: number) {
+    this.unwanted = mask & ~want;
+  }
+
+  verdict(node: number): number {
+    const any = this.any[node];
+    const all = this.all[node];
+    const want = this.want;
+    // A wanted bit no row has, or an unwanted bit every row has.
+    if ((want & ~any) !== 0 || (all & this.unwanted) !== 0) return NONE;
+    return (all & want) === want && (any & this.unwanted) === 0 ? ALL : SOME;
+  }
+}
+
+/** table[code] !== 0 over the node's code bits. */
+export class CodesProof implements NodeProof {
+  /** Bits whose codes can pass, and bits whose codes all pass. */
+  private readonly pass: number;
+  private readonly full: number;
+
+  constructor(readonly present: Uint32Array, table: Uint8Array) {
+    let pass = 0;
+    let full = -1;
+    for (let code = 0; code < 256; code++) {
+      const bit = codeBit(code);
+      if (table[code] !== 0) pass |= bit;
+      else full &= ~bit;
+    }
+    this.pass = pass;
+    this.full = full;
+  }
+
+  verdict(node: number): number {
+    const bits = this.present[node];
+    if ((bits & this.pass) === 0) return NONE;
+    return (bits & ~this.full) === 0 ? ALL : SOME;
+  }
+}
+
+/** Category OR-ed with building_type: only the category side has a summary, which can prove ALL. */
+export class EitherCodesProof implements NodeProof {
+  private readonly category: CodesProof;
+  constructor(present: Uint32Array, table: Uint8Array) {
+    this.category = new CodesProof(present, table);
+  }
+
+  verdict(node: number): number {
+    return this.category.verdict(node) === ALL ? ALL : SOME;
+  }
+}
+
+/** lo <= v <= hi (unknown fails) over the node's least and greatest known value and null bit. */
+export class RangeProof implements NodeProof {
+  constructor(
+    readonly min: Float32Array, readonly max: Float32Array, readonly nulls: Uint32Array, readonly bit: number,
+    readonly lo: number, readonly hi: number,
+  ) {}
+
+  verdict(node: number): number {
+    const mn = this.min[node];
+    const mx = this.max[node];
+    // A node with no known value holds +Infinity..-Infinity and fails one side.
+    if (mx < this.lo || mn > this.hi) return NONE;
+    return (this.nulls[node] & this.bit) === 0 && mn >= this.lo && mx <= this.hi ? ALL : SOME;
+  }
+}
+
+/** The plan's verdict on a node: NONE, ALL (only when `complete`: every step has a proof), else SOME. */
+export function verdictOf(proofs: readonly NodeProof[], complete: boolean, node: number): number {
+  let v = complete ? ALL : SOME;
+  for (let i = 0; i < proofs.length; i++) {
+    const p = proofs[i].verdict(node);
+    if (p === NONE) return NONE;
+    if (p === SOME) v = SOME;
+  }
+  return v;
+}

@@ -1,0 +1,89 @@
+/**
+ * The plain scan of GET /buildings, and the pass over a run of rows that both paths share.
+ *
+ * One query at a time owns this module's state (queries run to completion synchronously): the
+ * bounded heap every snapshot offers to, and the matches counted so far. The plain scan walks a
+ * snapshot's row tree, which hands out runs of rows wholly or partly inside the bbox; each run
+ * is cut into chunks of CHUNK rows that go through the bbox test (partial runs only), the
+ * compiled filter steps, the sort-key gather and the heap.
+ */
+import type { Snapshot } from '../catalog/snapshot.ts';
+import { bboxRange, bboxRefine } from './kernels.ts';
+import type { Plan } from './plan.ts';
+import { TopK } from './topk.ts';
+import { MAX_WINDOW, type BBox } from './types.ts';
+
+export const CHUNK = 2048;
+const sel = new Uint32Array(CHUNK);
+
+export const heap = new TopK();
+
+/** Matches counted so far by the current query (all snapshots); counting stops past MAX_WINDOW. */
+let matched = 0;
+/** False once the count is final by other means (a search that proved it): rows then only compete for the heap. */
+let counting = true;
+
+/** Starts a query: an empty heap keeping `capacity` rows, ids[s] the id words of snapshot s, no match counted. */
+export function startQuery(capacity: number, ids: Uint32Array[]): void {
+  heap.reset(capacity, ids);
+  matched = 0;
+  counting = true;
+}
+
+export function matches(): number {
+  return matched;
+}
+
+/** Adds n matches proven without visiting their rows. */
+export function countProven(n: number): void {
+  matched += n;
+}
+
+/** Declares the count final: later passes offer rows to the heap without counting them. */
+export function closeCount(): void {
+  counting = false;
+}
+
+/**
+ * Passes rows [lo, hi) of snapshot si through the bbox test (when `partial`), the filter steps
+ * (when `filtered`; a run proven to match skips them), the count and the heap.
+ *
+ * While fewer than MAX_WINDOW + 1 matches are counted, every row is tested and counted. Past
+ * that (or once the count is closed) a chunk first keeps only the rows whose key can still
+ * enter the heap, and only those are tested: most rows of a large area cost one key comparison.
+ */
+export function scanRows(s: Snapshot, si: number, plan: Plan, bbox: BBox, lo: number, hi: number, partial: boolean, filtered: boolean): void {
+  const { key } = plan;
+  const steps = plan.steps;
+  const stepCount = filtered ? steps.length : 0;
+  const { lon, lat, rank } = s;
+  if (!partial && stepCount === 0) {
+    // Wholly inside, no filter to run: every row matches; the key loop reads the rows directly.
+    if (counting && matched <= MAX_WINDOW) matched += hi - lo;
+    key.offerRange(heap, si, rank, lo, hi);
+    return;
+  }
+  for (let a = lo; a < hi; a += CHUNK) {
+    const b = Math.min(hi, a + CHUNK);
+    let n: number;
+    let i = 0;
+    const open = counting && matched <= MAX_WINDOW;
+    if (!open) {
+      n = key.candidates(a, b, sel, heap.threshold(), rank, heap.rankBound(si));
+      if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
+    } else if (partial) n = bboxRange(lon, lat, bbox, a, b, sel);
+    else {
+      n = steps[0].range(a, b, sel);
+      i = 1;
+    }
+    for (; i < stepCount && n > 0; i++) n = steps[i].refine(sel, n);
+    if (n === 0) continue;
+    if (open) matched += n;
+    key.offer(heap, si, rank, sel, n);
+  }
+}
+
+/** The plain scan of one snapshot: every run of rows the bbox meets, in row order. */
+export function scanSnapshot(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
+  s.tree.ranges(bbox, (lo, hi, partial) => scanRows(s, si, plan, bbox, lo, hi, partial, true));
+}

@@ -1,0 +1,146 @@
+/**
+ * Node summaries (src/catalog/summaries.ts) against the rows they summarise: for every node of
+ * the row tree, flags, enum codes and nulls are exact; numeric bounds and sort-key maxima hold
+ * the true least and greatest value within one Float32 step outward.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NULL_I32 } from '../src/catalog/arrow.ts';
+import { Catalog } from '../src/catalog/catalog.ts';
+import { HOT_ENUM, HOT_NUM } from '../src/catalog/columns.ts';
+import { numberAt } from '../src/catalog/numeric.ts';
+import type { Snapshot } from '../src/catalog/snapshot.ts';
+import { ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
+import { randomCountry, writeCountry } from './reference/fixtures.ts';
+
+let dir: string;
+let s: Snapshot;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'edifice-summaries-'));
+  // 3 levels of nodes and a last leaf that is not full.
+  await writeCountry(dir, 'XA', randomCountry({ country: 'XA', seed: 77, lon0: 20, lon1: 21, lat0: 44, lat1: 45, clusters: 12, perCluster: 300, background: 1037, sourcePrefix: 'sum' }));
+  const catalog = Catalog.open(dir, { log: () => {} });
+  s = catalog.view().snapshots[0];
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Each node as [flat index, first row, end row]. */
+function nodes(): [number, number, number][] {
+  const out: [number, number, number][] = [];
+  const t = s.tree;
+  for (let level = 0; level < t.levelStart.length; level++) {
+    for (let i = 0; i < t.levelCount[level]; i++) {
+      const lo = i * t.levelSpan[level];
+      out.push([t.levelStart[level] + i, lo, Math.min(s.rows, lo + t.levelSpan[level])]);
+    }
+  }
+  return out;
+}
+
+/** v rounded outward to Float32 is `got`: got is on the right side of v and one Float32 step at most away. */
+function outward(got: number, v: number, side: 'down' | 'up'): boolean {
+  return side === 'down' ? got === floor32(v) && got <= v : got === ceil32(v) && got >= v;
+}
+
+function nextFloat32(v: number): number {
+  const f = new Float32Array([v]);
+  const u = new Int32Array(f.buffer);
+  if (v === 0) return 1.401298464324817e-45;
+  u[0] += v > 0 ? 1 : -1;
+  return f[0];
+}
+
+describe('node summaries', () => {
+  it('cover every node of the tree', () => {
+    expect(s.tree.levelStart.length).toBeGreaterThanOrEqual(3);
+    expect(s.rows % 64).not.toBe(0);
+    expect(s.summaries.nodes).toBe(s.tree.boxes.length / 4);
+    expect(s.memory().summaries).toBe(s.summaries.byteLength);
+  });
+
+  it('flags, enum codes and nulls are exact; numeric bounds are the true ones rounded outward', () => {
+    const sum = s.summaries;
+    for (const [node, lo, hi] of nodes()) {
+      let any = 0, all = -1, nulls = 0;
+      for (let r = lo; r < hi; r++) {
+        any |= s.flags[r];
+        all &= s.flags[r];
+      }
+      expect(sum.flagsAny[node]).toBe(any >>> 0);
+      expect(sum.flagsAll[node]).toBe(all >>> 0);
+      for (const name of HOT_ENUM) {
+        let bits = 0;
+        for (let r = lo; r < hi; r++) bits |= codeBit(s.enums[name][r]);
+        expect(sum.codes[name][node], name).toBe(bits >>> 0);
+      }
+      HOT_NUM.forEach((name, j) => {
+        let mn = Infinity, mx = -Infinity;
+        for (let r = lo; r < hi; r++) {
+          const v = numberAt(s.num[name], r);
+          if (v !== v) nulls |= 1 << j;
+          else {
+            mn = Math.min(mn, v);
+            mx = Math.max(mx, v);
+          }
+        }
+        expect(outward(sum.min[name][node], mn, 'down'), `${name} min of node ${node}`).toBe(true);
+        expect(outward(sum.max[name][node], mx, 'up'), `${name} max of node ${node}`).toBe(true);
+      });
+      expect(sum.nulls[node]).toBe(nulls);
+    }
+  });
+
+  it('count the rows of every enum code over the snapshot, and the share a list filter keeps', () => {
+    const sum = s.summaries;
+    for (const name of HOT_ENUM) {
+      const counts = new Map<number, number>();
+      for (let r = 0; r < s.rows; r++) counts.set(s.enums[name][r], (counts.get(s.enums[name][r]) ?? 0) + 1);
+      for (let code = 0; code < 256; code++) expect(sum.codeRows[name][code], `${name} code ${code}`).toBe(counts.get(code) ?? 0);
+      const table = new Uint8Array(256);
+      table[0] = table[2] = 1;
+      expect(sum.share(name, table)).toBeCloseTo(((counts.get(0) ?? 0) + (counts.get(2) ?? 0)) / s.rows, 12);
+    }
+  });
+
+  it('hold the greatest employees band start and the greatest turnover of the most stated currencies', () => {
+    const sum = s.summaries;
+    const b = s.business;
+    expect(sum.turnoverCurrencies.length).toBe(Math.min(4, b.currencies.length));
+    const stated = (c: number) => Array.from(b.turnover).filter((t, j) => t === t && b.currency[j] === c).length;
+    for (let k = 1; k < sum.turnoverCurrencies.length; k++) expect(stated(sum.turnoverCurrencies[k - 1])).toBeGreaterThanOrEqual(stated(sum.turnoverCurrencies[k]));
+    for (const [node, lo, hi] of nodes()) {
+      let employees = -Infinity;
+      const turnover = sum.turnoverCurrencies.map(() => -Infinity);
+      for (let j = b.offsets[lo]; j < b.offsets[hi]; j++) {
+        if (b.employeesMin[j] !== NULL_I32) employees = Math.max(employees, b.employeesMin[j]);
+        sum.turnoverCurrencies.forEach((c, k) => {
+          if (b.currency[j] === c && b.turnover[j] === b.turnover[j]) turnover[k] = Math.max(turnover[k], b.turnover[j]);
+        });
+      }
+      expect(outward(sum.employeesMax[node], employees, 'up')).toBe(true);
+      sum.turnoverCurrencies.forEach((c, k) => expect(outward(sum.turnoverMaxOf(c)![node], turnover[k], 'up')).toBe(true));
+    }
+    expect(sum.turnoverMaxOf(0xfffe)).toBeNull();
+  });
+
+  it('round to Float32 outward, through zero and infinity', () => {
+    for (const v of [0, -0, 1, -1, 0.1, -0.1, 1 / 3, -1 / 3, 1e-50, -1e-50, 1e39, -1e39, 2 ** 24 + 1, 123_456_789.123, Infinity, -Infinity]) {
+      const lo = floor32(v), hi = ceil32(v);
+      expect(Math.fround(lo)).toBe(lo);
+      expect(Math.fround(hi)).toBe(hi);
+      expect(lo <= v && hi >= v).toBe(true);
+      // v a Float32: itself both ways; else lo and hi are neighbouring Float32s around it.
+      if (Math.fround(v) === v) expect([lo, hi]).toEqual([v, v]);
+      else expect(nextFloat32(lo)).toBe(hi);
+    }
+    expect(floor32(0.1)).toBeLessThan(0.1);
+    expect(ceil32(0.1)).toBeGreaterThan(0.1);
+    expect(floor32(1e39)).toBe(3.4028234663852886e38);
+    expect(ceil32(-1e39)).toBe(-3.4028234663852886e38);
+    expect(floor32(-1e-50)).toBeLessThan(0);
+    expect(ceil32(1e-50)).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,261 @@
+/**
+ * GET /buildings on the paths the node summaries open (the early-exit count and the best-first
+ * search, src/query/bestfirst.ts), aimed where they can go wrong: huge bboxes with loose
+ * filters (nodes proven full, the count stopping at 10,001), ties at the k-th place (a node
+ * whose bound equals the k-th key), offsets near 10,000 and totals at the cap, fewer known keys
+ * than k (rows of unknown key fill the page), and bboxes whose edges cut through tree nodes.
+ * Every query runs on the planner and on the plain scan forced, each held against the
+ * brute-force reference.
+ *
+ * Replay: FC_SEED=<n> changes the seeds and the data, FC_PATH replays one counterexample,
+ * FC_SHRINK=1 shrinks a failure.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SORT_KEYS } from '../src/query/types.ts';
+import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
+import { loadEngine, type EngineView } from './reference/engine.ts';
+import { randomCountry, writeCountry } from './reference/fixtures.ts';
+import { Rng } from './reference/random.ts';
+import {
+  assertProperty, breathe, capSides, checkBuildings, checkBuildingsPage, pageArbitrary, pageOf, poolOf, seedFor, type Pool,
+} from './reference/queries.ts';
+import {
+  REF_CAP, decodeSnapshotDir, inBBox, passesFilters, refQueryBuildings, type RefBuilding, type RefBuildingsQuery, type RefBuildingsResult,
+  type RefSnapshot,
+} from './reference/reference.ts';
+
+const engine = loadEngine();
+const RUNS_LOOSE = Number(process.env.DIFF_RUNS_LOOSE ?? 100);
+const RUNS_STRADDLE = Number(process.env.DIFF_RUNS_STRADDLE ?? 300);
+
+/** The row tree's shape (src/catalog/rowtree.ts): leaves of 64 consecutive rows in file order, 8 children a node. */
+const LEAF_ROWS = 64;
+const FANOUT = 8;
+
+type BBox = RefBuildingsQuery['bbox'];
+
+let dir: string;
+let view: EngineView;
+let ref: RefSnapshot[];
+let pool: Pool;
+let queries = 0;
+const started = Date.now();
+
+function check(q: RefBuildingsQuery): void {
+  queries++;
+  checkBuildings(engine, view, ref, q);
+}
+
+/** The whole order of q's matches, with keys, from the reference. */
+function ranked(q: RefBuildingsQuery): RefBuildingsResult {
+  return refQueryBuildings(ref, { ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
+}
+
+/** check(q) with the reference's page cut from `all`, the whole order of q's matches. */
+function checkPage(all: RefBuildingsResult, q: RefBuildingsQuery): void {
+  queries++;
+  checkBuildingsPage(engine, view, ref, q, pageOf(all, q));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'edifice-search-'));
+  // XA: dense clusters over 3x3 degrees (a tree of five levels); XC: a small country inside
+  // XA's area, so that both snapshots share one count, one heap and one queue. XC's west
+  // has no business and no height: whole nodes whose every key is unknown for those sorts.
+  const a = randomCountry({ country: 'XA', seed: seedFor(7000), lon0: 20, lon1: 23, lat0: 44, lat1: 47, clusters: 60, perCluster: 500, background: 4000, sourcePrefix: 'search-xa' });
+  const c = randomCountry({ country: 'XC', seed: seedFor(8000), lon0: 21, lon1: 22, lat0: 45, lat1: 46, clusters: 6, perCluster: 300, background: 300, sourcePrefix: 'search-xc' })
+    .map((b) => (b.longitude < 21.5 ? { ...b, businesses: [], height_m: null, height_basis: null } : b));
+  await writeCountry(dir, 'XA', a);
+  await writeCountry(dir, 'XC', c);
+  await breathe();
+  const catalog = engine.openCatalog(dir);
+  expect(catalog.log.filter((entry) => entry.level !== 'info')).toEqual([]);
+  view = catalog.view();
+  ref = decodeSnapshotDir(dir);
+  pool = poolOf(ref);
+  expect(a.length).toBeGreaterThan(8 * 8 * 8 * LEAF_ROWS);
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  console.info(`query-search: ${queries} GET /buildings queries compared in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+});
+
+/** A bbox of up to 3x3 degrees over most of the data. */
+const hugeBBox = fc.tuple(fc.double({ min: 19.9, max: 20.2, noNaN: true }), fc.double({ min: 43.9, max: 44.2, noNaN: true }), fc.constantFrom(3, 2.9, 2.5))
+  .map(([lon, lat, side]) => capSides({ minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }));
+
+/** Filters most buildings pass; some provable for whole nodes (every category, a bound every value meets). */
+function looseFilters(): fc.Arbitrary<Partial<RefBuildingsQuery>> {
+  const v = pool.values;
+  const low = (values: number[]) => fc.constantFrom(values[0], values[1] ?? values[0], 0);
+  const high = (values: number[]) => fc.constantFrom(values[values.length - 1], values[values.length - 2] ?? values[0], 1_000_000);
+  const some = <T>(values: readonly T[], min: number) => fc.uniqueArray(fc.constantFrom(...values), { minLength: min, maxLength: values.length });
+  const parts: fc.Arbitrary<Partial<RefBuildingsQuery>>[] = [
+    some(CATEGORY, 5).map((x) => ({ category: [...x] })),
+    some(ROOF_SHAPE, 7).map((x) => ({ roofShape: [...x] })),
+    fc.constantFrom(...SOLAR_PRESENCE).map((x) => ({ excludeSolarPresence: [x] })),
+    some(SOLAR_PRESENCE, 5).map((x) => ({ solarPresence: [...x] })),
+    low(v.area).map((x) => ({ minAreaM2: x })),
+    high(v.height).map((x) => ({ maxHeightM: x })),
+    high(v.floors).map((x) => ({ maxFloors: x })),
+    low(v.frost).map((x) => ({ minRecentFrostDays: x })),
+    high(v.volume).map((x) => ({ maxVolumeM3: x })),
+  ];
+  return fc.uniqueArray(fc.nat({ max: parts.length - 1 }), { maxLength: 3 })
+    .chain((picked) => fc.tuple(...picked.map((i) => parts[i])).map((xs) => Object.assign({}, ...xs) as Partial<RefBuildingsQuery>));
+}
+
+/** A page near the end of the 10,000 window as often as near its start. */
+const deepPage = fc.oneof(
+  pageArbitrary,
+  fc.tuple(fc.constantFrom(1, 7, 25, 100), fc.integer({ min: 0, max: 120 })).map(([limit, back]) => ({ limit, offset: Math.max(0, REF_CAP - limit - back) })),
+);
+
+describe('GET /buildings on the search paths: engine against the brute-force reference', () => {
+  it('huge bbox with loose filters: nodes proven full are counted unread, the count stops at 10,001', async () => {
+    let capped = 0;
+    const arb = fc.tuple(hugeBBox, fc.constantFrom(...SORT_KEYS), deepPage, looseFilters(), fc.constantFrom(...pool.currencies))
+      .map(([bbox, sort, page, f, currency]) => ({ ...f, bbox, sort, ...page, registeredBusinessTurnoverCurrency: currency }) as RefBuildingsQuery);
+    await assertProperty(arb, (q) => {
+      if (refQueryBuildings(ref, { ...q, offset: 0, limit: 1 }).totalIsCapped) capped++;
+      check(q);
+    }, seedFor(7100), RUNS_LOOSE);
+    expect(capped).toBeGreaterThan(RUNS_LOOSE / 2); // the property really ran past the cap
+  });
+
+  it('ties at the k-th place: pages ending and starting inside, before and after a run of equal keys', async () => {
+    const rng = new Rng(seedFor(7200));
+    const bbox = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
+    let ties = 0;
+    for (const sort of SORT_KEYS) {
+      for (const filters of [{}, { excludeSolarPresence: ['unknown' as const] }, { category: CATEGORY.slice(0, 6) }] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = { bbox, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters };
+        const all = ranked(q);
+        const keys = all.keys;
+        // Where a run of equal keys starts, within the window.
+        const starts: number[] = [];
+        for (let i = 1; i < Math.min(keys.length, REF_CAP); i++) if (keys[i] !== keys[i - 1]) starts.push(i);
+        for (let n = 0; n < 3 && starts.length > 0; n++) {
+          const at = starts[rng.int(0, starts.length - 1)];
+          const inside = Math.min(REF_CAP - 1, at + rng.int(1, 40));
+          for (const k of [at - 1, at, at + 1, inside]) {
+            if (k < 1 || k > REF_CAP) continue;
+            if (keys[k - 1] === keys[k]) ties++;
+            for (const limit of [1, 25]) {
+              checkPage(all, { ...q, offset: Math.max(0, k - limit), limit: Math.min(limit, k) });
+              checkPage(all, { ...q, offset: k - 1, limit: Math.min(limit, REF_CAP - k + 1) });
+            }
+          }
+          await breathe();
+        }
+      }
+    }
+    expect(ties).toBeGreaterThan(20); // the k-th key was really tied
+  });
+
+  it('offsets near 10,000 with totals just under, at and over the cap', async () => {
+    const rng = new Rng(seedFor(7300));
+    const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
+    for (const sort of SORT_KEYS) {
+      for (const filters of [{}, { minAreaM2: pool.values.area[1] }, { roofShape: ROOF_SHAPE.slice(0, 8) }] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[1] ?? pool.currencies[0], ...filters };
+        // The longitudes of the matches: a bbox cut at the n-th holds n of them (ties aside).
+        const lons = ref.flatMap((s) => s.buildings).filter((b) => inBBox(b, base) && passesFilters(b, q))
+          .map((b) => b.longitude).sort((x, y) => x - y);
+        if (lons.length <= REF_CAP + 1) continue;
+        for (const n of [REF_CAP - 1, REF_CAP, REF_CAP + 1, REF_CAP + 2]) {
+          const bbox = { ...base, maxLon: lons[n - 1] };
+          for (const [offset, limit] of [[9_999, 1], [9_900, 100], [REF_CAP - 25 - rng.int(0, 30), 25]]) check({ ...q, bbox, offset, limit });
+        }
+        await breathe();
+      }
+    }
+  });
+
+  it('fewer known keys than k: the page is filled with rows of unknown key by building_id', async () => {
+    const rng = new Rng(seedFor(7400));
+    let filled = 0;
+    for (let n = 0; n < 60; n++) {
+      const sort = rng.pick(['registered_business_employees', 'registered_business_turnover', 'height', 'volume'] as const);
+      const [lon, lat] = rng.chance(0.5) ? rng.pick(pool.points) : [21 + rng.next() * 0.5, 45 + rng.next()];
+      const side = rng.pick([0.01, 0.05, 0.2, 1]);
+      // Every third bbox holds all of XC: its root is proven full, and its children of unknown keys wait in the queue.
+      const bbox = n % 3 === 0
+        ? { minLon: 21 - rng.next() * 0.3, minLat: 45 - rng.next() * 0.3, maxLon: 22 + rng.next() * 0.3, maxLat: 46 + rng.next() * 0.3 }
+        : capSides({ minLon: lon - side / 2, minLat: lat - side / 2, maxLon: lon + side / 2, maxLat: lat + side / 2 });
+      const q: RefBuildingsQuery = { bbox, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: rng.pick(pool.currencies) };
+      if (n % 3 !== 0 && rng.chance(0.5)) q.excludeSolarPresence = [rng.pick(SOLAR_PRESENCE)];
+      const all = ranked(q);
+      const known = all.keys.filter((k) => k !== null).length;
+      if (known >= REF_CAP || all.matches === known) continue;
+      for (const extra of [1, 3, 40]) {
+        const k = Math.min(REF_CAP, all.matches, known + extra);
+        const limit = Math.min(100, k);
+        checkPage(all, { ...q, offset: k - limit, limit });
+        filled++;
+      }
+      await breathe();
+    }
+    expect(filled).toBeGreaterThan(60);
+  });
+
+  it('bboxes whose edges cut through tree nodes of every level, or fit one exactly', async () => {
+    // Node boxes of XA computed from the reference's rows in file order (the engine's row order).
+    const rows = ref.find((s) => s.country === 'XA')!.buildings;
+    const levels: BBox[][] = [];
+    let span = LEAF_ROWS;
+    for (;;) {
+      const nodes: BBox[] = [];
+      for (let lo = 0; lo < rows.length; lo += span) nodes.push(boxOf(rows.slice(lo, lo + span)));
+      levels.push(nodes);
+      if (nodes.length === 1) break;
+      span *= FANOUT;
+    }
+    expect(levels.length).toBeGreaterThanOrEqual(5);
+    const node = fc.nat({ max: levels.length - 1 }).chain((level) => fc.nat({ max: levels[level].length - 1 }).map((i) => ({ level, i })));
+    const cut = fc.tuple(node, fc.constantFrom('exact', 'half', 'shrunk', 'grown', 'corner'), fc.double({ min: 0.1, max: 0.9, noNaN: true }))
+      .map(([{ level, i }, how, f]) => straddle(levels[level][i], rows.slice(i * LEAF_ROWS * FANOUT ** level, (i + 1) * LEAF_ROWS * FANOUT ** level), how, f));
+    const filters: fc.Arbitrary<Partial<RefBuildingsQuery>> = fc.oneof(
+      fc.constant({}),
+      looseFilters(),
+      fc.constantFrom<Partial<RefBuildingsQuery>>({ has3dModel: true }, { minVolumeM3: pool.values.volume[pool.values.volume.length - 2] }, { floodZone: ['100_year'] }, { registeredSolar: true }),
+    );
+    const arb = fc.tuple(cut, fc.constantFrom(...SORT_KEYS), pageArbitrary, filters, fc.constantFrom(...pool.currencies))
+      .map(([bbox, sort, page, f, currency]) => ({ ...f, bbox, sort, ...page, registeredBusinessTurnoverCurrency: currency }) as RefBuildingsQuery);
+    await assertProperty(arb, check, seedFor(7500), RUNS_STRADDLE);
+  });
+});
+
+function boxOf(buildings: readonly RefBuilding[]): BBox {
+  let minLon = Infinity, minLat = Infinity, maxLon = -Infinity, maxLat = -Infinity;
+  for (const b of buildings) {
+    minLon = Math.min(minLon, b.longitude);
+    maxLon = Math.max(maxLon, b.longitude);
+    minLat = Math.min(minLat, b.latitude);
+    maxLat = Math.max(maxLat, b.latitude);
+  }
+  return { minLon, minLat, maxLon, maxLat };
+}
+
+/**
+ * A bbox against one node's box: the box itself (every member on or inside an edge), cut at one
+ * of its members' longitude, shrunk so its extreme members fall out, grown past it, or over one
+ * corner only. Sides stay within 3 degrees.
+ */
+function straddle(box: BBox, members: readonly RefBuilding[], how: string, f: number): BBox {
+  const w = box.maxLon - box.minLon;
+  const h = box.maxLat - box.minLat;
+  const at = members[Math.floor(f * members.length)];
+  switch (how) {
+    case 'exact': return capSides(box);
+    case 'half': return capSides({ ...box, maxLon: at.longitude });
+    case 'shrunk': return capSides({ minLon: box.minLon + w * 1e-9 + 1e-12, minLat: box.minLat, maxLon: box.maxLon - w * 1e-9 - 1e-12, maxLat: box.maxLat });
+    case 'grown': return capSides({ minLon: box.minLon - w * f, minLat: box.minLat - h * f, maxLon: box.maxLon + w * f, maxLat: box.maxLat + h * f });
+    default: return capSides({ minLon: at.longitude, minLat: at.latitude, maxLon: box.maxLon + w, maxLat: box.maxLat + h });
+  }
+}
