@@ -17,9 +17,9 @@ const ENTRY = new URL('./workers/gcra-taker.ts', import.meta.url).href;
 
 const QUOTA_ENTRY = new URL('./workers/quota-taker.ts', import.meta.url).href;
 
-/** A worker counting `n` requests per workspace in a shared quota table, once GO is set. */
-function runQuotaWorker(table: SharedArrayBuffer, workspaces: string[], n: number, limit: number, go: SharedArrayBuffer): { ready: Promise<void>; passed: Promise<number> } {
-  const w = new Worker(BOOT, { workerData: { entry: QUOTA_ENTRY, table, workspaces, n, limit, go } });
+/** A worker on `entry`: `ready` once it has set up, `passed` with the count it reports when done. */
+function startWorker(entry: string, data: object): { ready: Promise<void>; passed: Promise<number> } {
+  const w = new Worker(BOOT, { workerData: { entry, ...data } });
   const ready = new Promise<void>((resolve, reject) => {
     w.once('message', () => resolve());
     w.once('error', reject);
@@ -31,19 +31,13 @@ function runQuotaWorker(table: SharedArrayBuffer, workspaces: string[], n: numbe
   return { ready, passed };
 }
 
+/** A worker counting `n` requests per workspace in a shared quota table, once GO is set. */
+const runQuotaWorker = (table: SharedArrayBuffer, workspaces: string[], n: number, limit: number, go: SharedArrayBuffer) =>
+  startWorker(QUOTA_ENTRY, { table, workspaces, n, limit, go });
+
 /** A worker taking `n` requests for each key from a limiter on `table`, at a frozen time, once GO is set. */
-function runWorker(table: SharedArrayBuffer, keys: string[], n: number, now: number): { ready: Promise<void>; passed: Promise<number> } {
-  const w = new Worker(BOOT, { workerData: { entry: ENTRY, table, keys, n, now, go: GO } });
-  const ready = new Promise<void>((resolve, reject) => {
-    w.once('message', () => resolve());
-    w.once('error', reject);
-  });
-  const passed = ready.then(() => new Promise<number>((resolve, reject) => {
-    w.once('message', resolve);
-    w.once('error', reject);
-  }));
-  return { ready, passed };
-}
+const runWorker = (table: SharedArrayBuffer, keys: string[], n: number, now: number) =>
+  startWorker(ENTRY, { table, keys, n, now, go: GO });
 
 const GO = new SharedArrayBuffer(4);
 
