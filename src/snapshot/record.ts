@@ -13,24 +13,17 @@ export function squareAround(lon: number, lat: number, sizeM = 10): Polygon[] {
   return [[[lon - dLon, lat - dLat, lon + dLon, lat - dLat, lon + dLon, lat + dLat, lon - dLon, lat + dLat, lon - dLon, lat - dLat]]];
 }
 
-export function blankRecord(sourceId: string, lon: number, lat: number, overrides: Partial<BuildingRecord> = {}): BuildingRecord {
+/** The place of a record: what identifies and places a building. */
+type Identity = 'building_id' | 'source_id' | 'latitude' | 'longitude' | 'footprint' | 'footprint_area_m2'
+  | 'address' | 'nearest_road' | 'address_evidence' | 'address_corroboration' | 'postal_code' | 'locality';
+
+/** Every field but the identity and place, unknown (fresh lists each call: records are filled in place). */
+export function unknownFields(): Omit<BuildingRecord, Identity> {
   return {
-    building_id: buildingId(sourceId),
-    source_id: sourceId,
-    latitude: lat,
-    longitude: lon,
-    footprint: squareAround(lon, lat),
-    address: null,
-    nearest_road: null,
-    address_evidence: 'none',
-    address_corroboration: null,
-    postal_code: null,
-    locality: '',
     category: 'unknown',
     category_evidence: 'inferred',
     building_type: 'unspecified',
     roof_shape: null,
-    footprint_area_m2: 100,
     height_m: null,
     height_basis: null,
     volume_m3: null,
@@ -83,6 +76,24 @@ export function blankRecord(sourceId: string, lon: number, lat: number, override
     recent_max_one_day_precipitation_mm: null,
     district_heating_available: null,
     gas_network_available: null,
+  };
+}
+
+export function blankRecord(sourceId: string, lon: number, lat: number, overrides: Partial<BuildingRecord> = {}): BuildingRecord {
+  return {
+    building_id: buildingId(sourceId),
+    source_id: sourceId,
+    latitude: lat,
+    longitude: lon,
+    footprint: squareAround(lon, lat),
+    footprint_area_m2: 100,
+    address: null,
+    nearest_road: null,
+    address_evidence: 'none',
+    address_corroboration: null,
+    postal_code: null,
+    locality: '',
+    ...unknownFields(),
     ...overrides,
   };
 }
