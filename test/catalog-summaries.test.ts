@@ -12,7 +12,7 @@ import { Catalog } from '../src/catalog/catalog.ts';
 import { HOT_ENUM, HOT_NUM } from '../src/catalog/columns.ts';
 import { numberAt } from '../src/catalog/numeric.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
-import { ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
+import { FLOOR_STEPS, FLOORS_KEYS, ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 
 let dir: string;
@@ -91,6 +91,26 @@ describe('node summaries', () => {
       });
       expect(sum.nulls[node]).toBe(nulls);
     }
+  });
+
+  it('hold the greatest height and volume among rows of at most t floors, for each step t', () => {
+    const sum = s.summaries;
+    let bounded = 0;
+    for (const [node, lo, hi] of nodes()) {
+      for (const name of FLOORS_KEYS) {
+        FLOOR_STEPS.forEach((t, k) => {
+          let mx = -Infinity;
+          for (let r = lo; r < hi; r++) {
+            const floors = numberAt(s.num.floors, r);
+            const v = numberAt(s.num[name], r);
+            if (!Number.isNaN(floors) && !Number.isNaN(v) && floors <= t) mx = Math.max(mx, v);
+          }
+          expect(outward(sum.floorsMax[name][k][node], mx, 'up'), `${name} at <= ${t} floors, node ${node}`).toBe(true);
+          if (sum.floorsMax[name][k][node] < sum.max[name][node]) bounded++; // tighter than the node's maximum
+        });
+      }
+    }
+    expect(bounded).toBeGreaterThan(0);
   });
 
   it('count the rows of every enum code over the snapshot, and the share a list filter keeps', () => {

@@ -9,6 +9,9 @@
  * - numbers: the least and greatest known value of every hot numeric column, rounded outward
  *   to Float32 (a node with no known value holds +Infinity / -Infinity), and one bit per
  *   column set when some row's value is unknown;
+ * - by floors: the greatest height and volume among the rows of at most t floors, for each t
+ *   of FLOOR_STEPS, so that under maxFloors a node's best key is that of its low buildings
+ *   (every node holds some tall building: without it, sort=height&max_floors=4 reads them all);
  * - business sort keys: the greatest band start of employees, and the greatest turnover in
  *   each of the SUMMARY_CURRENCIES currencies most businesses state it in (other currencies
  *   have no summary: a turnover sort in one of them is left to the plain scan).
@@ -18,9 +21,15 @@
  */
 import { NULL_I32 } from './arrow.ts';
 import { HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
-import { NULL_I16, type NumColumn } from './numeric.ts';
+import { NULL_I16, numberAt, type NumColumn } from './numeric.ts';
 import { FANOUT, LEAF_ROWS, type RowTree } from './rowtree.ts';
 import { sharedF64, sharedU32 } from './shared.ts';
+
+/** Sort keys that grow with the number of floors: bounded by floors under maxFloors. */
+export const FLOORS_KEYS = ['height_m', 'volume_m3'] as const;
+export type FloorsKey = (typeof FLOORS_KEYS)[number];
+/** Floors at which those bounds are kept (maxFloors above the last has none). */
+export const FLOOR_STEPS: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20];
 
 /** Currencies whose greatest turnover per node is kept, most stated first. */
 export const SUMMARY_CURRENCIES = 4;
@@ -55,6 +64,8 @@ export class NodeSummaries {
   readonly max: Readonly<Record<HotNum, Float32Array>>;
   /** Bit HOT_NUM.indexOf(column) set when some row of the node has no value in that column. */
   readonly nulls: Uint32Array;
+  /** Per FLOOR_STEPS[i], the greatest value of the node's rows with at most that many floors (-Infinity: none). */
+  readonly floorsMax: Readonly<Record<FloorsKey, readonly Float32Array[]>>;
   /** Greatest stated band start of a business of the node's rows (-Infinity: none). */
   readonly employeesMax: Float32Array;
   /** Currency codes (into `business.currencies`) that have a turnover summary, and the summaries. */
@@ -131,6 +142,27 @@ export class NodeSummaries {
     this.min = min;
     this.max = max;
 
+    const floorsMax = {} as Record<FloorsKey, Float32Array[]>;
+    const steps = FLOOR_STEPS.length;
+    const stepMax = new Float64Array(steps);
+    for (const name of FLOORS_KEYS) {
+      const col = s.num[name];
+      const perStep = Array.from({ length: steps }, () => new Float64Array(leaves));
+      for (let leaf = 0; leaf < leaves; leaf++) {
+        stepMax.fill(-Infinity);
+        for (let r = leaf * LEAF_ROWS, e = Math.min(n, r + LEAF_ROWS); r < e; r++) {
+          const floors = numberAt(s.num.floors, r);
+          const v = numberAt(col, r);
+          // Unknown floors fail every floors filter, so those rows need no bound here.
+          if (floors !== floors || v !== v) continue;
+          for (let k = steps - 1; k >= 0 && FLOOR_STEPS[k] >= floors; k--) if (v > stepMax[k]) stepMax[k] = v;
+        }
+        for (let k = 0; k < steps; k++) perStep[k][leaf] = stepMax[k];
+      }
+      floorsMax[name] = perStep.map((m) => roundedUp(tree, m));
+    }
+    this.floorsMax = floorsMax;
+
     const b = s.business;
     const leafMax = new Float64Array(leaves).fill(-Infinity);
     for (let j = 0; j < b.row.length; j++) {
@@ -176,6 +208,7 @@ export class NodeSummaries {
 
   get byteLength(): number {
     let bytes = this.flagsAny.byteLength + this.flagsAll.byteLength + this.nulls.byteLength + this.employeesMax.byteLength;
+    for (const name of FLOORS_KEYS) for (const m of this.floorsMax[name]) bytes += m.byteLength;
     for (const name of HOT_ENUM) bytes += this.codes[name].byteLength + this.codeRows[name].byteLength;
     for (const name of HOT_NUM) bytes += this.min[name].byteLength + this.max[name].byteLength;
     for (const t of this.turnoverMax) bytes += t.byteLength;

@@ -6,12 +6,14 @@
  * that kernels compare integers. A filter nothing in the snapshot can pass makes the plan null.
  *
  * Beside each step whose column has a node summary goes its proof (proofs.ts), and beside the
- * key source the per-node bound of the sort key, for the best-first search.
+ * key source the per-node bound of the sort key (lowered by the filters where they cap it),
+ * for the best-first search.
  */
 import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
 import { HOT_NUM, type HotEnum, type HotNum } from '../catalog/columns.ts';
 import { F } from '../catalog/flags.ts';
 import type { BusinessColumns, Snapshot } from '../catalog/snapshot.ts';
+import { FLOOR_STEPS, ceil32, type FloorsKey, type NodeSummaries } from '../catalog/summaries.ts';
 import {
   ADDRESS_CORROBORATION, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
 } from '../snapshot/schema.ts';
@@ -275,15 +277,40 @@ function numberKey(col: NumColumn): KeySource {
 function keyBound(s: Snapshot, q: BuildingsQuery): Float32Array | null {
   const sum = s.summaries;
   switch (q.sort) {
-    case 'volume': return sum.max.volume_m3;
-    case 'area': return sum.max.footprint_area_m2;
-    case 'height': return sum.max.height_m;
+    case 'volume': return capped(sum, sum.max.volume_m3, q.maxVolumeM3, q.maxFloors, 'volume_m3');
+    case 'area': return capped(sum, sum.max.footprint_area_m2, q.maxAreaM2, undefined, null);
+    case 'height': return capped(sum, sum.max.height_m, q.maxHeightM, q.maxFloors, 'height_m');
     case 'registered_business_employees': return sum.employeesMax;
     case 'registered_business_turnover': {
       const code = currencyCode(s.business, q.registeredBusinessTurnoverCurrency);
       return code < 0 ? null : sum.turnoverMaxOf(code);
     }
   }
+}
+
+/** Per summaries, the node bounds of the last capped query (queries run one at a time per thread). */
+const cappedScratch = new WeakMap<NodeSummaries, Float32Array>();
+
+/**
+ * The node maxima of a sort key, lowered by what the filters let a matching row hold: at most
+ * the key's own upper limit (max), and for height and volume under maxFloors, the node's
+ * greatest value among its rows of at most that many floors (the summaries' next step up).
+ * Without this, a filter that works against the key (sort=height&max_floors=4) leaves every
+ * node holding one tall building bounded above the k-th key, and best-first reads them all.
+ */
+function capped(sum: NodeSummaries, max: Float32Array, keyMax: number | undefined, maxFloors: number | undefined, byFloors: FloorsKey | null): Float32Array {
+  let step = -1;
+  if (byFloors !== null && maxFloors !== undefined) {
+    step = FLOOR_STEPS.findIndex((t) => t >= maxFloors);
+  }
+  const floorsMax = step >= 0 ? sum.floorsMax[byFloors!][step] : null;
+  if (keyMax === undefined) return floorsMax ?? max;
+  let out = cappedScratch.get(sum);
+  if (out === undefined) cappedScratch.set(sum, out = new Float32Array(sum.nodes));
+  const from = floorsMax ?? max;
+  const cap = ceil32(keyMax);
+  for (let i = 0; i < out.length; i++) out[i] = from[i] < cap ? from[i] : cap;
+  return out;
 }
 
 function keySource(s: Snapshot, q: BuildingsQuery): KeySource {
