@@ -12,6 +12,7 @@ import { Catalog } from '../src/catalog/catalog.ts';
 import { HOT_ENUM, HOT_NUM } from '../src/catalog/columns.ts';
 import { numberAt } from '../src/catalog/numeric.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
+import { CATEGORY } from '../src/snapshot/schema.ts';
 import { FLOOR_STEPS, FLOORS_KEYS, ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 
@@ -125,7 +126,7 @@ describe('node summaries', () => {
     }
   });
 
-  it('hold the greatest employees band start and the greatest turnover of the most stated currencies', () => {
+  it('hold the greatest employees band start (overall and per category) and the greatest turnover of the most stated currencies', () => {
     const sum = s.summaries;
     const b = s.business;
     expect(sum.turnoverCurrencies.length).toBe(Math.min(4, b.currencies.length));
@@ -141,6 +142,13 @@ describe('node summaries', () => {
         });
       }
       expect(outward(sum.employeesMax[node], employees, 'up')).toBe(true);
+      CATEGORY.forEach((_, code) => {
+        let inCategory = -Infinity;
+        for (let j = b.offsets[lo]; j < b.offsets[hi]; j++) {
+          if (b.employeesMin[j] !== NULL_I32 && s.enums.category[b.row[j]] === code) inCategory = Math.max(inCategory, b.employeesMin[j]);
+        }
+        expect(outward(sum.employeesMaxByCategory[code][node], inCategory, 'up'), `employees of category ${code}, node ${node}`).toBe(true);
+      });
       sum.turnoverCurrencies.forEach((c, k) => expect(outward(sum.turnoverMaxOf(c)![node], turnover[k], 'up')).toBe(true));
     }
     expect(sum.turnoverMaxOf(0xfffe)).toBeNull();

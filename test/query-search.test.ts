@@ -128,25 +128,28 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(capped).toBeGreaterThan(RUNS_LOOSE / 2); // the property really ran past the cap
   });
 
-  it('filters that cap the sort key: its own max, and max_floors under height and volume (a bound per floor)', async () => {
+  it('filters that lower the bound of the sort key: its own max, max_floors under height and volume, a category list under employees', async () => {
     const rng = new Rng(seedFor(7150));
     const xa = ref.find((s) => s.country === 'XA')!.buildings;
     const known = (get: (b: RefBuilding) => number | null) => xa.map(get).filter((v): v is number => v !== null);
     const values = { height: known((b) => b.height_m), volume: known((b) => b.volume_m3), area: known((b) => b.footprint_area_m2) };
     let pages = 0;
     for (let n = 0; n < 90; n++) {
-      const sort = rng.pick(['height', 'volume', 'area'] as const);
+      const sort = rng.pick(['height', 'volume', 'area', 'registered_business_employees'] as const);
       const side = rng.pick([3, 1, 0.3]);
       const lon = 20 + rng.next() * (3 - side);
       const lat = 44 + rng.next() * (3 - side);
       const q: RefBuildingsQuery = { bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }, sort, offset: 0, limit: 1 };
       // A cap taken from the data itself, so rows sit exactly at it; floors 0 to 6.
-      if (sort !== 'area' && rng.chance(0.7)) q.maxFloors = rng.int(0, 6);
-      if (rng.chance(0.5)) {
+      if (sort === 'registered_business_employees') {
+        q.category = CATEGORY.filter(() => rng.chance(0.4));
+        if (q.category.length === 0) q.category = [rng.pick(CATEGORY)];
+      } else if (sort !== 'area' && rng.chance(0.7)) q.maxFloors = rng.int(0, 6);
+      if (sort !== 'registered_business_employees' && rng.chance(0.5)) {
         const v = rng.pick(values[sort]);
         if (sort === 'height') q.maxHeightM = v;
         else if (sort === 'volume') q.maxVolumeM3 = v;
-        else q.maxAreaM2 = v;
+        else if (sort === 'area') q.maxAreaM2 = v;
       }
       if (rng.chance(0.3)) q.excludeSolarPresence = [rng.pick(SOLAR_PRESENCE)];
       const all = ranked(q);
@@ -157,7 +160,18 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       }
       await breathe();
     }
-    expect(pages).toBeGreaterThan(200);
+    // Every floors step and the floors between steps, on the whole area and on a smaller box.
+    for (const sort of ['height', 'volume'] as const) {
+      for (let maxFloors = 0; maxFloors <= 22; maxFloors++) {
+        for (const bbox of [{ minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 }, { minLon: 20.5, minLat: 44.5, maxLon: 21.5, maxLat: 45.5 }]) {
+          const q: RefBuildingsQuery = { bbox, sort, offset: 0, limit: 10, maxFloors };
+          checkPage(ranked(q), q);
+          pages++;
+        }
+      }
+      await breathe();
+    }
+    expect(pages).toBeGreaterThan(280);
   });
 
   it('ties at the k-th place: pages ending and starting inside, before and after a run of equal keys', async () => {

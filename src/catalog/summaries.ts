@@ -12,7 +12,9 @@
  * - by floors: the greatest height and volume among the rows of at most t floors, for each t
  *   of FLOOR_STEPS, so that under maxFloors a node's best key is that of its low buildings
  *   (every node holds some tall building: without it, sort=height&max_floors=4 reads them all);
- * - business sort keys: the greatest band start of employees, and the greatest turnover in
+ * - business sort keys: the greatest band start of employees (over all rows, and among the rows
+ *   of each category: the large employers sit in commercial buildings, so a category filter
+ *   works against the sort), and the greatest turnover in
  *   each of the SUMMARY_CURRENCIES currencies most businesses state it in (other currencies
  *   have no summary: a turnover sort in one of them is left to the plain scan).
  *
@@ -20,6 +22,7 @@
  * lives on shared memory like the columns.
  */
 import { NULL_I32 } from './arrow.ts';
+import { CATEGORY } from '../snapshot/schema.ts';
 import { HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
 import { NULL_I16, numberAt, type NumColumn } from './numeric.ts';
 import { FANOUT, LEAF_ROWS, type RowTree } from './rowtree.ts';
@@ -68,6 +71,8 @@ export class NodeSummaries {
   readonly floorsMax: Readonly<Record<FloorsKey, readonly Float32Array[]>>;
   /** Greatest stated band start of a business of the node's rows (-Infinity: none). */
   readonly employeesMax: Float32Array;
+  /** The same per category code (rows of unknown category are in none: a category filter refuses them). */
+  readonly employeesMaxByCategory: readonly Float32Array[];
   /** Currency codes (into `business.currencies`) that have a turnover summary, and the summaries. */
   readonly turnoverCurrencies: readonly number[];
   readonly turnoverMax: readonly Float32Array[];
@@ -171,6 +176,15 @@ export class NodeSummaries {
       if (v !== NULL_I32 && v > leafMax[leaf]) leafMax[leaf] = v;
     }
     this.employeesMax = roundedUp(tree, leafMax);
+    this.employeesMaxByCategory = CATEGORY.map((_, code) => {
+      leafMax.fill(-Infinity);
+      for (let j = 0; j < b.row.length; j++) {
+        const v = b.employeesMin[j];
+        const leaf = (b.row[j] / LEAF_ROWS) | 0;
+        if (v !== NULL_I32 && s.enums.category[b.row[j]] === code && v > leafMax[leaf]) leafMax[leaf] = v;
+      }
+      return roundedUp(tree, leafMax);
+    });
 
     // The currencies most businesses state a turnover in.
     const stated = new Float64Array(b.currencies.length);
@@ -208,6 +222,7 @@ export class NodeSummaries {
 
   get byteLength(): number {
     let bytes = this.flagsAny.byteLength + this.flagsAll.byteLength + this.nulls.byteLength + this.employeesMax.byteLength;
+    for (const m of this.employeesMaxByCategory) bytes += m.byteLength;
     for (const name of FLOORS_KEYS) for (const m of this.floorsMax[name]) bytes += m.byteLength;
     for (const name of HOT_ENUM) bytes += this.codes[name].byteLength + this.codeRows[name].byteLength;
     for (const name of HOT_NUM) bytes += this.min[name].byteLength + this.max[name].byteLength;

@@ -25,7 +25,7 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
-import type { Plan } from './plan.ts';
+import { boundAt, type Plan } from './plan.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
@@ -191,7 +191,7 @@ export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly 
     const tree = snapshots[si].tree;
     const top = tree.levelStart.length - 1;
     if (matches() <= MAX_WINDOW) walk(snapshots[si], si, plan, bbox, true);
-    else queue.push(plan.bound![tree.levelStart[top]], si, top, 0);
+    else queue.push(boundAt(plan.bound!, tree.levelStart[top]), si, top, 0);
   }
   closeCount();
   rank(snapshots, plans, bbox);
@@ -240,7 +240,8 @@ function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean):
       if (!search) run.add(lo, hi, false, false);
       else {
         countProven(hi - lo);
-        if (bound![node] >= heap.threshold()) queue.push(bound![node], si, level, i);
+        const nb = boundAt(bound!, node);
+        if (nb >= heap.threshold()) queue.push(nb, si, level, i);
       }
       continue;
     }
@@ -261,7 +262,7 @@ function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean):
   while (sp > 0) {
     const i = stack[--sp];
     const level = stack[--sp];
-    const b = bound![levelStart[level] + i];
+    const b = boundAt(bound!, levelStart[level] + i);
     if (b >= thr) queue.push(b, si, level, i);
   }
 }
@@ -283,7 +284,7 @@ function rankLeaves(s: Snapshot, si: number, plan: Plan, bbox: BBox, level: numb
   run.start(s, si, plan, bbox);
   for (let leaf = i * leaves, end = Math.min(levelCount[0], leaf + leaves); leaf < end; leaf++) {
     // Leaves are the tree's first nodes: a leaf's node index is its own.
-    const lb = bound[leaf];
+    const lb = boundAt(bound, leaf);
     if (lb < thr) continue;
     if (lb < next) {
       queue.push(lb, si, 0, leaf);
@@ -338,7 +339,7 @@ function rank(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], b
     const first = i * FANOUT;
     const last = Math.min(levelCount[level - 1], first + FANOUT);
     for (let c = first; c < last; c++) {
-      const cb = bound[below + c];
+      const cb = boundAt(bound, below + c);
       if (cb >= thr) queue.push(cb, si, level - 1, c);
     }
   }

@@ -13,7 +13,7 @@ import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
 import { HOT_NUM, type HotEnum, type HotNum } from '../catalog/columns.ts';
 import { F } from '../catalog/flags.ts';
 import type { BusinessColumns, Snapshot } from '../catalog/snapshot.ts';
-import { FLOOR_STEPS, ceil32, type FloorsKey, type NodeSummaries } from '../catalog/summaries.ts';
+import { FLOOR_STEPS, type FloorsKey, type NodeSummaries } from '../catalog/summaries.ts';
 import {
   ADDRESS_CORROBORATION, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
 } from '../snapshot/schema.ts';
@@ -33,8 +33,25 @@ export interface Plan {
   /** Proofs over the tree's node summaries; `complete` when every step has one (a node can then be proven ALL). */
   proofs: NodeProof[];
   complete: boolean;
-  /** Per tree node, the greatest sort key its rows can hold (-Infinity: none known); null when the key has no summary. */
-  bound: Float32Array | null;
+  /** Per tree node, the greatest sort key a matching row can hold (boundAt); null when the key has no summary. */
+  bound: NodeBound | null;
+}
+
+/**
+ * A node's bound is the greatest of its values in `parts`, at most `cap` (-Infinity: no
+ * matching row has a known key). Read node by node as the search reaches them, so that a
+ * bound combined from several summaries costs nothing for the nodes never reached.
+ */
+export interface NodeBound {
+  parts: readonly Float32Array[];
+  cap: number;
+}
+
+export function boundAt(b: NodeBound, node: number): number {
+  const parts = b.parts;
+  let v = parts[0][node];
+  for (let k = 1; k < parts.length; k++) if (parts[k][node] > v) v = parts[k][node];
+  return v < b.cap ? v : b.cap;
 }
 
 /** 256-entry table of an enum list filter: 1 for each listed value; the null code stays 0. */
@@ -274,43 +291,36 @@ function numberKey(col: NumColumn): KeySource {
   }
 }
 
-function keyBound(s: Snapshot, q: BuildingsQuery): Float32Array | null {
+function keyBound(s: Snapshot, q: BuildingsQuery): NodeBound | null {
   const sum = s.summaries;
   switch (q.sort) {
-    case 'volume': return capped(sum, sum.max.volume_m3, q.maxVolumeM3, q.maxFloors, 'volume_m3');
-    case 'area': return capped(sum, sum.max.footprint_area_m2, q.maxAreaM2, undefined, null);
-    case 'height': return capped(sum, sum.max.height_m, q.maxHeightM, q.maxFloors, 'height_m');
-    case 'registered_business_employees': return sum.employeesMax;
+    case 'volume': return { parts: [byFloors(sum, 'volume_m3', q.maxFloors)], cap: q.maxVolumeM3 ?? Infinity };
+    case 'area': return { parts: [sum.max.footprint_area_m2], cap: q.maxAreaM2 ?? Infinity };
+    case 'height': return { parts: [byFloors(sum, 'height_m', q.maxFloors)], cap: q.maxHeightM ?? Infinity };
+    case 'registered_business_employees': {
+      // A category list alone (building_type would widen it): the best of the listed categories.
+      if (q.category === undefined || q.buildingType !== undefined) return { parts: [sum.employeesMax], cap: Infinity };
+      const parts = q.category.map((c) => sum.employeesMaxByCategory[CATEGORY.indexOf(c)]).filter((m) => m !== undefined);
+      return parts.length > 0 ? { parts, cap: Infinity } : null;
+    }
     case 'registered_business_turnover': {
       const code = currencyCode(s.business, q.registeredBusinessTurnoverCurrency);
-      return code < 0 ? null : sum.turnoverMaxOf(code);
+      const max = code < 0 ? null : sum.turnoverMaxOf(code);
+      return max === null ? null : { parts: [max], cap: Infinity };
     }
   }
 }
 
-/** Per summaries, the node bounds of the last capped query (queries run one at a time per thread). */
-const cappedScratch = new WeakMap<NodeSummaries, Float32Array>();
-
 /**
- * The node maxima of a sort key, lowered by what the filters let a matching row hold: at most
- * the key's own upper limit (max), and for height and volume under maxFloors, the node's
- * greatest value among its rows of at most that many floors (the summaries' next step up).
- * Without this, a filter that works against the key (sort=height&max_floors=4) leaves every
- * node holding one tall building bounded above the k-th key, and best-first reads them all.
+ * Per node, the greatest height or volume among its rows of at most maxFloors floors (the
+ * summaries' next step up), or among all its rows. Without this, a filter that works against
+ * the key (sort=height&max_floors=4) leaves every node holding one tall building bounded above
+ * the k-th key, and best-first reads them all.
  */
-function capped(sum: NodeSummaries, max: Float32Array, keyMax: number | undefined, maxFloors: number | undefined, byFloors: FloorsKey | null): Float32Array {
-  let step = -1;
-  if (byFloors !== null && maxFloors !== undefined) {
-    step = FLOOR_STEPS.findIndex((t) => t >= maxFloors);
-  }
-  const floorsMax = step >= 0 ? sum.floorsMax[byFloors!][step] : null;
-  if (keyMax === undefined) return floorsMax ?? max;
-  let out = cappedScratch.get(sum);
-  if (out === undefined) cappedScratch.set(sum, out = new Float32Array(sum.nodes));
-  const from = floorsMax ?? max;
-  const cap = ceil32(keyMax);
-  for (let i = 0; i < out.length; i++) out[i] = from[i] < cap ? from[i] : cap;
-  return out;
+function byFloors(sum: NodeSummaries, key: FloorsKey, maxFloors: number | undefined): Float32Array {
+  if (maxFloors === undefined) return sum.max[key];
+  const step = FLOOR_STEPS.findIndex((t) => t >= maxFloors);
+  return step < 0 ? sum.max[key] : sum.floorsMax[key][step];
 }
 
 function keySource(s: Snapshot, q: BuildingsQuery): KeySource {
