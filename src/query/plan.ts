@@ -280,7 +280,30 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   if (children.length > 0) complete = false;
   // The list filter keeping fewest rows first: the first step reads every row, the next only those it kept.
   const byShare = codes.map((_, i) => i).sort((a, b) => shares[a] - shares[b]).map((i) => codes[i]);
-  return { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q) };
+  const plan: Plan = { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q) };
+  keepShapes(s, plan);
+  return plan;
+}
+
+/**
+ * One instance of every step, proof and key class a snapshot's plans have used, kept while the
+ * snapshot is. A class instance's shape (V8's map) is reachable from its constructor only
+ * weakly: when every plan of a class is garbage at a full collection, its map dies, and all
+ * the optimised kernels that check for it (scanRows, walk, the steps' range and refine, offer,
+ * keyOf...) are thrown away, so the next queries run unoptimised, 3-15x slower, until they are
+ * optimised again. Keyed weakly by the snapshot, so a replaced snapshot is not held.
+ */
+const shapes = new WeakMap<Snapshot, Map<unknown, object>>();
+
+function keepShapes(s: Snapshot, plan: Plan): void {
+  let kept = shapes.get(s);
+  if (kept === undefined) shapes.set(s, kept = new Map());
+  const keep = (o: object): void => {
+    if (!kept.has(o.constructor)) kept.set(o.constructor, o);
+  };
+  for (const step of plan.steps) keep(step);
+  for (const proof of plan.proofs) keep(proof);
+  keep(plan.key);
 }
 
 function numberKey(col: NumColumn): KeySource {
