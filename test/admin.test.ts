@@ -1,5 +1,5 @@
 /** The admin CLI (tools/admin.ts) run as a child process over a real ledger file. */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,21 +17,31 @@ function ledgerPath(): string {
   return join(dir, 'ledger.db');
 }
 
-/** `npx tsx tools/admin.ts ...args`, without npx's start-up cost. */
-function admin(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+/**
+ * `npx tsx tools/admin.ts ...args`, without npx's start-up cost. Asynchronous: a test that
+ * blocked in spawnSync through forty runs could starve vitest's own messages past their 60 s.
+ */
+function admin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   delete env.EDIFICE_LEDGER;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'tools/admin.ts', ...args], { cwd: ROOT, encoding: 'utf8', env });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/admin.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
-function ok(...args: string[]): string {
-  const r = admin(...args);
+async function ok(...args: string[]): Promise<string> {
+  const r = await admin(...args);
   expect(r, `admin ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });
   return r.stdout;
 }
 
-const json = <T = any>(...args: string[]): T => JSON.parse(ok(...args, '--json')) as T;
+const json = async <T = any>(...args: string[]): Promise<T> => JSON.parse(await ok(...args, '--json')) as T;
 
 function withLedger<T>(path: string, fn: (ledger: Ledger) => T): T {
   const ledger = Ledger.open(path);
@@ -43,29 +53,29 @@ function withLedger<T>(path: string, fn: (ledger: Ledger) => T): T {
 }
 
 describe('admin CLI', () => {
-  it('runs every subcommand over one ledger file', { timeout: 300_000 }, () => {
+  it('runs every subcommand over one ledger file', { timeout: 300_000 }, async () => {
     const path = ledgerPath();
     const L = ['--ledger', path];
 
-    const created = ok('create-workspace', '--name', 'Acme GmbH', '--member', 'ana@acme.test', '--plan', 'starter', ...L);
+    const created = await ok('create-workspace', '--name', 'Acme GmbH', '--member', 'ana@acme.test', '--plan', 'starter', ...L);
     const workspaceId = /workspace (ws_\w+)/.exec(created)![1];
     expect(created).toMatch(/member {4}mem_\w+/);
-    expect(json('list-workspaces', ...L)).toMatchObject([{ id: workspaceId, name: 'Acme GmbH', plan: 'starter' }]);
-    expect(ok('list-workspaces', ...L)).toContain('Acme GmbH');
+    expect(await json('list-workspaces', ...L)).toMatchObject([{ id: workspaceId, name: 'Acme GmbH', plan: 'starter' }]);
+    expect(await ok('list-workspaces', ...L)).toContain('Acme GmbH');
 
-    const bob = json('add-member', workspaceId, '--email', 'bob@acme.test', ...L);
+    const bob = await json('add-member', workspaceId, '--email', 'bob@acme.test', ...L);
     expect(bob).toMatchObject({ email: 'bob@acme.test', leftAt: null });
 
-    const keyText = ok('create-key', workspaceId, '--member', 'ana@acme.test', '--name', 'ci', '--expires', '2099-12-31', ...L);
+    const keyText = await ok('create-key', workspaceId, '--member', 'ana@acme.test', '--name', 'ci', '--expires', '2099-12-31', ...L);
     const key = /^(edf_\S+)$/m.exec(keyText)![1];
     expect(keyText).toMatch(/shown only this once/);
-    const bobKey = json<{ key: string; keyId: string }>('create-key', workspaceId, '--member', bob.id, ...L);
+    const bobKey = await json<{ key: string; keyId: string }>('create-key', workspaceId, '--member', bob.id, ...L);
     const auth = withLedger(path, (l) => l.authenticate(key));
     expect(auth).toMatchObject({ ok: true, workspaceId });
     const keyId = auth.ok ? auth.keyId : '';
 
-    const listed = ok('list-keys', workspaceId, ...L);
-    const listedJson = ok('list-keys', workspaceId, '--json', ...L);
+    const listed = await ok('list-keys', workspaceId, ...L);
+    const listedJson = await ok('list-keys', workspaceId, '--json', ...L);
     for (const secret of [key.slice(17), bobKey.key.slice(17)]) {
       expect(listed).not.toContain(secret);
       expect(listedJson).not.toContain(secret);
@@ -74,21 +84,21 @@ describe('admin CLI', () => {
     expect(listed).toMatch(/ci +ana@acme\.test +active .* 2100-01-01T00:00:00Z/);
     expect(JSON.parse(listedJson)).toHaveLength(2);
 
-    expect(ok('grant', workspaceId, '25', '--note', 'goodwill', ...L)).toMatch(/25 manual credits/);
-    expect(ok('buy', workspaceId, '1_000', '--expires', '2099-01-01T00:00:00Z', ...L)).toMatch(/1000 bought credits .* expires 2099-01-01T00:00:00Z/);
-    const shown = json('show', workspaceId, ...L);
+    expect(await ok('grant', workspaceId, '25', '--note', 'goodwill', ...L)).toMatch(/25 manual credits/);
+    expect(await ok('buy', workspaceId, '1_000', '--expires', '2099-01-01T00:00:00Z', ...L)).toMatch(/1000 bought credits .* expires 2099-01-01T00:00:00Z/);
+    const shown = await json('show', workspaceId, ...L);
     expect(shown).toMatchObject({ plan: 'starter', balance: 5 + 1000 + 25 + 1000 });
     expect(shown.grants.map((g: { kind: string }) => g.kind).sort()).toEqual(['bought', 'manual', 'plan', 'welcome']);
-    expect(ok('show', workspaceId, ...L)).toMatch(/balance +2030 credits/);
+    expect(await ok('show', workspaceId, ...L)).toMatch(/balance +2030 credits/);
 
-    ok('set-plan', workspaceId, 'none', ...L);
-    expect(json('show', workspaceId, ...L).plan).toBeNull();
-    ok('set-plan', workspaceId, 'pro', ...L);
-    expect(json('show', workspaceId, ...L).plan).toBe('pro');
+    await ok('set-plan', workspaceId, 'none', ...L);
+    expect((await json('show', workspaceId, ...L)).plan).toBeNull();
+    await ok('set-plan', workspaceId, 'pro', ...L);
+    expect((await json('show', workspaceId, ...L)).plan).toBe('pro');
 
-    ok('suspend', workspaceId, '--reason', 'unpaid', ...L);
+    await ok('suspend', workspaceId, '--reason', 'unpaid', ...L);
     expect(withLedger(path, (l) => l.authenticate(key))).toMatchObject({ status: 403 });
-    ok('unsuspend', workspaceId, ...L);
+    await ok('unsuspend', workspaceId, ...L);
     expect(withLedger(path, (l) => l.authenticate(key)).ok).toBe(true);
 
     withLedger(path, (l) => {
@@ -98,15 +108,15 @@ describe('admin CLI', () => {
       l.charge(workspaceId, a.keyId, ['b1', 'b2', 'b3'], '/buildings');
     });
     const today = new Date().toISOString().slice(0, 10);
-    const usage = json<{ day: string; requests: number; credits: number }[]>('usage', workspaceId, '--from', today, '--to', today, ...L);
+    const usage = await json<{ day: string; requests: number; credits: number }[]>('usage', workspaceId, '--from', today, '--to', today, ...L);
     expect(usage).toEqual([{ day: today, requests: 1, credits: 3, charges: 1, buildings: 3 }]);
-    expect(ok('usage', workspaceId, ...L)).toMatch(/total +1 +3/);
+    expect(await ok('usage', workspaceId, ...L)).toMatch(/total +1 +3/);
 
-    expect(ok('revoke-key', `edf_${keyId}`, ...L)).toMatch(/revoked at/);
+    expect(await ok('revoke-key', `edf_${keyId}`, ...L)).toMatch(/revoked at/);
     expect(withLedger(path, (l) => l.authenticate(key))).toMatchObject({ status: 401, message: expect.stringMatching(/revoked/) });
-    expect(ok('remove-member', workspaceId, 'bob@acme.test', ...L)).toMatch(/keys no longer work/);
+    expect(await ok('remove-member', workspaceId, 'bob@acme.test', ...L)).toMatch(/keys no longer work/);
     expect(withLedger(path, (l) => l.authenticate(bobKey.key))).toMatchObject({ status: 401, message: expect.stringMatching(/left/) });
-    expect(json('list-keys', workspaceId, ...L).map((k: { status: string }) => k.status)).toEqual(['revoked', 'creator_left']);
+    expect((await json('list-keys', workspaceId, ...L)).map((k: { status: string }) => k.status)).toEqual(['revoked', 'creator_left']);
 
     // Requests from the public: listed, counted and decided here.
     const [r1, r2] = withLedger(path, (l) => {
@@ -119,28 +129,28 @@ describe('admin CLI', () => {
         l.addRemovalRequest({ ...base, businessId: null, registrationNumber: 'J12/34/2001' }),
       ];
     });
-    expect(json('country-requests', ...L).demand.map((d: { country: string; requests: number }) => [d.country, d.requests])).toEqual([['PT', 2], ['FR', 1]]);
-    expect(ok('country-requests', '--list', ...L)).toMatch(/PT +\S+ +a@b\.pt +Porto/);
-    expect(json('removals', '--status', 'pending', ...L).map((q: { id: string }) => q.id)).toEqual([r1.id, r2.id]);
-    expect(ok('approve-removal', r1.id, '--note', 'checked', ...L)).toMatch(/approved: Alpha SRL \(biz-1\) is hidden/);
-    expect(ok('reject-removal', r2.id, ...L)).toMatch(/rejected/);
-    expect(admin('approve-removal', r2.id, ...L)).toMatchObject({ code: 1, stderr: expect.stringMatching(/already rejected/) });
+    expect((await json('country-requests', ...L)).demand.map((d: { country: string; requests: number }) => [d.country, d.requests])).toEqual([['PT', 2], ['FR', 1]]);
+    expect(await ok('country-requests', '--list', ...L)).toMatch(/PT +\S+ +a@b\.pt +Porto/);
+    expect((await json('removals', '--status', 'pending', ...L)).map((q: { id: string }) => q.id)).toEqual([r1.id, r2.id]);
+    expect(await ok('approve-removal', r1.id, '--note', 'checked', ...L)).toMatch(/approved: Alpha SRL \(biz-1\) is hidden/);
+    expect(await ok('reject-removal', r2.id, ...L)).toMatch(/rejected/);
+    expect(await admin('approve-removal', r2.id, ...L)).toMatchObject({ code: 1, stderr: expect.stringMatching(/already rejected/) });
     expect(withLedger(path, (l) => l.approvedRemovals())).toEqual({ businessIds: new Set(['biz-1']), registrationNumbers: new Set() });
-    expect(admin('removals', '--status', 'done', ...L)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--status takes pending, approved, rejected/) });
+    expect(await admin('removals', '--status', 'done', ...L)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--status takes pending, approved, rejected/) });
     withLedger(path, (l) => l.createReportOrder({
       buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', country: 'RO', snapshotDate: '2026-11-21', email: 'buyer@x.ro', priceMinor: 990,
       priceCurrency: 'EUR', provider: 'builtin', paid: true, providerReference: null, report: '{}', client: '192.0.2.5',
     }));
-    const reports = ok('reports', ...L);
+    const reports = await ok('reports', ...L);
     expect(reports).toMatch(/paid .* RO 2026-11-21 +9\.90 EUR +buyer@x\.ro/);
     expect(reports).not.toMatch(/rpt_/);
 
-    expect(ok('check', ...L)).toMatch(/every invariant holds/);
-    expect(ok('--help')).toMatch(/create-workspace/);
-    expect(ok('create-key', '--help')).toMatch(/--member/);
+    expect(await ok('check', ...L)).toMatch(/every invariant holds/);
+    expect(await ok('--help')).toMatch(/create-workspace/);
+    expect(await ok('create-key', '--help')).toMatch(/--member/);
   });
 
-  it('refuses bad arguments with a clear message and a non-zero exit', { timeout: 300_000 }, () => {
+  it('refuses bad arguments with a clear message and a non-zero exit', { timeout: 300_000 }, async () => {
     const path = ledgerPath();
     const L = ['--ledger', path];
     const cases: [string[], number, RegExp][] = [
@@ -153,10 +163,10 @@ describe('admin CLI', () => {
       [['create-workspace', '--name', 'X', '--member', 'a@b.test', '--plan', 'gold', ...L], 1, /Unknown plan "gold"/],
     ];
     for (const [args, code, message] of cases) {
-      const r = admin(...args);
+      const r = await admin(...args);
       expect({ code: r.code, stderr: r.stderr }, args.join(' ')).toMatchObject({ code, stderr: expect.stringMatching(message) });
     }
-    const workspaceId = /workspace (ws_\w+)/.exec(ok('create-workspace', '--name', 'X', '--member', 'a@b.test', ...L))![1];
+    const workspaceId = /workspace (ws_\w+)/.exec(await ok('create-workspace', '--name', 'X', '--member', 'a@b.test', ...L))![1];
     const more: [string[], number, RegExp][] = [
       [['show', ...L], 2, /show takes <workspace>, got none/],
       [['show', 'ws_nope', ...L], 1, /No workspace ws_nope/],
@@ -177,7 +187,7 @@ describe('admin CLI', () => {
       [['usage', workspaceId, '--from', '2026-13-01', ...L], 1, /fromDay must be a date/],
     ];
     for (const [args, code, message] of more) {
-      const r = admin(...args);
+      const r = await admin(...args);
       expect({ code: r.code, stderr: r.stderr }, args.join(' ')).toMatchObject({ code, stderr: expect.stringMatching(message) });
       expect(r.stdout, args.join(' ')).toBe('');
     }
