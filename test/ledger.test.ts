@@ -78,7 +78,7 @@ describe('ledger file', () => {
     raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     raw.close();
     expect(() => Ledger.open(path)).toThrow(/newer than this program/);
-    expect(() => Ledger.open(':memory:', { nwo: Date.now } as never)).toThrow(/Unknown Ledger option "nwo"/);
+    expect(() => Ledger.open(':memory:', { nwo: () => 0 } as never)).toThrow(/Unknown Ledger option "nwo"/);
     expect(() => Ledger.open(':memory:', { dailyQuota: -1 })).toThrow(RangeError);
   });
 

@@ -298,12 +298,9 @@ const shapes = new WeakMap<Snapshot, Map<unknown, object>>();
 function keepShapes(s: Snapshot, plan: Plan): void {
   let kept = shapes.get(s);
   if (kept === undefined) shapes.set(s, kept = new Map());
-  const keep = (o: object): void => {
+  for (const o of [...plan.steps, ...plan.proofs, plan.key] as object[]) {
     if (!kept.has(o.constructor)) kept.set(o.constructor, o);
-  };
-  for (const step of plan.steps) keep(step);
-  for (const proof of plan.proofs) keep(proof);
-  keep(plan.key);
+  }
 }
 
 function numberKey(col: NumColumn): KeySource {

@@ -13,13 +13,17 @@ export function squareAround(lon: number, lat: number, sizeM = 10): Polygon[] {
   return [[[lon - dLon, lat - dLat, lon + dLon, lat - dLat, lon + dLon, lat + dLat, lon - dLon, lat + dLat, lon - dLon, lat - dLat]]];
 }
 
-/** The place of a record: what identifies and places a building. */
-type Identity = 'building_id' | 'source_id' | 'latitude' | 'longitude' | 'footprint' | 'footprint_area_m2'
-  | 'address' | 'nearest_road' | 'address_evidence' | 'address_corroboration' | 'postal_code' | 'locality';
+/** What identifies and places a building: the fields every producer sets itself. */
+type Identity = 'building_id' | 'source_id' | 'latitude' | 'longitude' | 'footprint' | 'footprint_area_m2' | 'locality';
 
 /** Every field but the identity and place, unknown (fresh lists each call: records are filled in place). */
 export function unknownFields(): Omit<BuildingRecord, Identity> {
   return {
+    address: null,
+    nearest_road: null,
+    address_evidence: 'none',
+    address_corroboration: null,
+    postal_code: null,
     category: 'unknown',
     category_evidence: 'inferred',
     building_type: 'unspecified',
@@ -87,11 +91,6 @@ export function blankRecord(sourceId: string, lon: number, lat: number, override
     longitude: lon,
     footprint: squareAround(lon, lat),
     footprint_area_m2: 100,
-    address: null,
-    nearest_road: null,
-    address_evidence: 'none',
-    address_corroboration: null,
-    postal_code: null,
     locality: '',
     ...unknownFields(),
     ...overrides,

@@ -244,11 +244,6 @@ function newRecord(sourceId: string, lon: number, lat: number, locality: string)
     longitude: lon,
     footprint: [],
     footprint_area_m2: 0,
-    address: null,
-    nearest_road: null,
-    address_evidence: 'none',
-    address_corroboration: null,
-    postal_code: null,
     locality,
     ...unknownFields(),
   };
