@@ -15,7 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SORT_KEYS } from '../src/query/types.ts';
+import { provenFloor } from '../src/query/floor.ts';
+import { compile } from '../src/query/plan.ts';
+import { SORT_KEYS, type BuildingsQuery } from '../src/query/types.ts';
 import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
 import { loadEngine, type EngineView } from './reference/engine.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
@@ -305,3 +307,72 @@ function straddle(box: BBox, members: readonly RefBuilding[], how: string, f: nu
     default: return capSides({ minLon: at.longitude, minLat: at.latitude, maxLon: box.maxLon + w, maxLat: box.maxLat + h });
   }
 }
+
+describe('deep pages on the walk: a floor under the k-th key proven from leaf maxima (src/query/floor.ts)', () => {
+  let fdir: string;
+  let fview: EngineView;
+  let fref: RefSnapshot[];
+
+  beforeAll(async () => {
+    fdir = mkdtempSync(join(tmpdir(), 'edifice-floor-'));
+    // About one building in fifty has a height, some of them equal to an earlier one: most
+    // leaves hold at most one known height, so the k-th key is often a leaf's maximum itself,
+    // where a floor rounded the wrong way (or taken a place too high) would cut it off.
+    const rng = new Rng(seedFor(7700));
+    const known: number[] = [];
+    const rows = randomCountry({ country: 'XF', seed: seedFor(7700), lon0: 20, lon1: 22, lat0: 44, lat1: 46, clusters: 40, perCluster: 500, background: 8000, sourcePrefix: 'search-xf' })
+      .map((b) => {
+        if (!rng.chance(0.02)) return { ...b, height_m: null, height_basis: null };
+        const h = known.length > 0 && rng.chance(0.1) ? rng.pick(known) : Math.round(rng.real(3, 120) * 100) / 100;
+        known.push(h);
+        return { ...b, height_m: h, height_basis: 'measured' as const };
+      });
+    await writeCountry(fdir, 'XF', rows);
+    await breathe();
+    const catalog = engine.openCatalog(fdir);
+    expect(catalog.log.filter((entry) => entry.level !== 'info')).toEqual([]);
+    fview = catalog.view();
+    fref = decodeSnapshotDir(fdir);
+    expect(known.length).toBeGreaterThan(400);
+  });
+
+  afterAll(() => {
+    rmSync(fdir, { recursive: true, force: true });
+  });
+
+  it('never passes the k-th key of the matches, sits just under it where that key is a leaf maximum, and every path agrees with the reference', async () => {
+    const rng = new Rng(seedFor(7800));
+    const whole = { minLon: 19.99, minLat: 43.99, maxLon: 22.01, maxLat: 46.01 };
+    let finite = 0;
+    let tight = 0;
+    for (let n = 0; n < 120; n++) {
+      const side = rng.real(0.3, 2);
+      const lon = rng.real(20, 22 - side);
+      const lat = rng.real(44, 46 - side);
+      const bbox = n % 4 === 0 ? whole : { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side };
+      // No filter, or filters every row passes (so leaves are still proven ALL through their proofs).
+      const filters: Partial<RefBuildingsQuery> = rng.pick([{}, { maxAreaM2: 1_000_000 }, { category: [...CATEGORY] }, { minAreaM2: 0, category: [...CATEGORY] }]);
+      const q: RefBuildingsQuery = { bbox, sort: 'height', offset: 0, limit: 1, ...filters };
+      const all = refQueryBuildings(fref, { ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
+      const known = all.keys.filter((k) => k !== null).length;
+      if (known === 0) continue;
+      const plans = fview.snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+      for (const k of [1, rng.int(1, known), rng.int(1, known), known, Math.min(all.matches, known + 3)]) {
+        const floor = provenFloor(fview.snapshots, plans, q.bbox, k);
+        if (k > known) expect(floor).toBe(-Infinity);
+        else {
+          const kth = all.keys[k - 1]!;
+          expect(floor).toBeLessThanOrEqual(kth);
+          if (floor > -Infinity) finite++;
+          if (floor > kth - 1e-4) tight++;
+        }
+        const limit = Math.min(k, rng.pick([1, 25, 100]));
+        queries++;
+        checkBuildingsPage(engine, fview, fref, { ...q, offset: k - limit, limit }, pageOf(all, { ...q, offset: k - limit, limit }));
+      }
+      await breathe();
+    }
+    expect(finite).toBeGreaterThan(200);
+    expect(tight).toBeGreaterThan(20);
+  });
+});

@@ -12,6 +12,7 @@ import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { searchBuildings, walkBuildings } from './bestfirst.ts';
 import { choosePath, hasBounds, type Path } from './choose.ts';
+import { provenFloor } from './floor.ts';
 import { compile, type Plan } from './plan.ts';
 import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
 import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery } from './types.ts';
@@ -79,7 +80,10 @@ export function queryBuildings(view: CatalogView, q: BuildingsQuery, options: Bu
   let path: Path = forced === 'auto' ? choosePath(plans, q) : forced;
   if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
   if (path === 'best-first') searchBuildings(snapshots, plans, q.bbox);
-  else if (path === 'walk') walkBuildings(snapshots, plans, q.bbox);
+  else if (path === 'walk') {
+    heap.raiseFloor(provenFloor(snapshots, plans, q.bbox, q.offset + q.limit));
+    walkBuildings(snapshots, plans, q.bbox);
+  }
   else {
     for (let si = 0; si < snapshots.length; si++) {
       const plan = plans[si];

@@ -35,6 +35,11 @@ export interface Plan {
   complete: boolean;
   /** Per tree node, the greatest sort key a matching row can hold (boundAt); null when the key has no summary. */
   bound: NodeBound | null;
+  /**
+   * Per tree node, the greatest sort key of its rows, rounded up to a Float32 (floor.ts): a row
+   * of a node proven ALL holds it. Null when the key's summary is only a bound (businesses).
+   */
+  attained: Float32Array | null;
 }
 
 /**
@@ -280,7 +285,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   if (children.length > 0) complete = false;
   // The list filter keeping fewest rows first: the first step reads every row, the next only those it kept.
   const byShare = codes.map((_, i) => i).sort((a, b) => shares[a] - shares[b]).map((i) => codes[i]);
-  const plan: Plan = { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q) };
+  const plan: Plan = { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q), attained: keyMax(s, q) };
   keepShapes(s, plan);
   return plan;
 }
@@ -328,6 +333,15 @@ function keyBound(s: Snapshot, q: BuildingsQuery): NodeBound | null {
       const max = code < 0 ? null : sum.turnoverMaxOf(code);
       return max === null ? null : { parts: [max], cap: Infinity };
     }
+  }
+}
+
+function keyMax(s: Snapshot, q: BuildingsQuery): Float32Array | null {
+  switch (q.sort) {
+    case 'volume': return s.summaries.max.volume_m3;
+    case 'area': return s.summaries.max.footprint_area_m2;
+    case 'height': return s.summaries.max.height_m;
+    default: return null;
   }
 }
 

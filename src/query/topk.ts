@@ -16,6 +16,8 @@ export class TopK {
   private readonly snap = new Uint16Array(MAX_WINDOW);
   private ids: Uint32Array[] = [];
   private capacity = 0;
+  /** No row under this enters (floor.ts proves at least `capacity` rows reach it). */
+  private floor = -Infinity;
   size = 0;
 
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
@@ -24,6 +26,15 @@ export class TopK {
     this.capacity = capacity;
     this.ids = ids;
     this.size = 0;
+    this.floor = -Infinity;
+  }
+
+  /**
+   * Keeps out every row whose key is below `floor`. Only for a floor at least `capacity` of the
+   * rows offered afterwards reach (so the heap still fills); set before the first offer.
+   */
+  raiseFloor(floor: number): void {
+    this.floor = floor;
   }
 
   /** Is the entry in slot j ranked after the row (k, s, r, rk)? */
@@ -85,13 +96,13 @@ export class TopK {
   }
 
   /**
-   * The key a row must reach to be worth offering: -Infinity while the heap is not full (every
-   * row enters), +Infinity when it keeps nothing, else the worst key kept (a row with that key
-   * enters only if its building_id comes first).
+   * The key a row must reach to be worth offering: the floor (-Infinity unless raised) while
+   * the heap is not full (every row reaching it enters), +Infinity when it keeps nothing, else
+   * the worst key kept (a row with that key enters only if its building_id comes first).
    */
   threshold(): number {
     if (this.capacity === 0) return Infinity;
-    return this.size < this.capacity ? -Infinity : this.key[0];
+    return this.size < this.capacity ? this.floor : this.key[0];
   }
 
   /**
@@ -105,6 +116,7 @@ export class TopK {
   /** Offers one row (key, snapshot s, row, its id rank); true when the heap changed. */
   consider(k: number, s: number, r: number, rk: number): boolean {
     if (this.size < this.capacity) {
+      if (k < this.floor) return false;
       this.siftUp(this.size++, k, s, r, rk);
       return true;
     }
