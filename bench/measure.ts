@@ -80,6 +80,37 @@ export async function runPass<R>(
   return ms;
 }
 
+/**
+ * Runs every query of `order` once on each of two engines, back to back (which goes first
+ * alternates from query to query, and flips with `flip`), and returns each engine's
+ * milliseconds indexed like `queries`. Two engines timed this way meet the same state of the
+ * machine for each query: a burst of load or a cold cache falls on both, not on whichever pass
+ * it happened in, so their ratio per class holds still from run to run.
+ */
+export async function runPairPass(
+  a: Engine, b: Engine, queries: readonly MixQuery[], order: readonly number[], flip: boolean,
+  progress?: (done: number) => void,
+): Promise<[Float64Array, Float64Array]> {
+  const msA = new Float64Array(queries.length).fill(NaN);
+  const msB = new Float64Array(queries.length).fill(NaN);
+  let done = 0;
+  for (const i of order) {
+    const aFirst = (done++ % 2 === 0) !== flip;
+    for (const [engine, ms] of aFirst ? [[a, msA], [b, msB]] as const : [[b, msB], [a, msA]] as const) {
+      const t0 = performance.now();
+      try {
+        const raw = engine.async ? await engine.run(queries[i]) : engine.run(queries[i]);
+        ms[i] = performance.now() - t0;
+        sink += (raw as { rows?: ArrayLike<unknown> }).rows?.length ?? 1;
+      } catch {
+        // Refused: NaN, as in runPass (the warm-up pass has recorded the error).
+      }
+    }
+    if (progress && done % 50 === 0) progress(done);
+  }
+  return [msA, msB];
+}
+
 /** A seeded Fisher-Yates order of 0..n-1. */
 export function shuffled(n: number, next: () => number): number[] {
   const a = Array.from({ length: n }, (_, i) => i);

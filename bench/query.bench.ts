@@ -11,9 +11,13 @@
  *    one warm-up pass whose answers are compared across engines (ids in order, total, capped),
  *    then --reps rounds of timed passes, each round one pass per engine over the same seeded
  *    order of queries (engines take turns, so a change of load on a shared machine falls on
- *    all of them; adjacent engines swap places every other round, so edifice and edifice-scan,
- *    which share one catalog, each run after the other equally often; each pass starts after
- *    full collections, so none pays for another's garbage).
+ *    all of them; adjacent engines swap places every other round; each pass starts after full
+ *    collections, so none pays for another's garbage). Edifice's planner and its forced scan,
+ *    whose ratio per class is the point of the comparison, are timed side by side instead,
+ *    query by query (which goes first alternates), over --pair-reps rounds: their ratio at a
+ *    class's p99 rests on its few slowest samples, and a pass-long burst of load on this
+ *    shared machine fell on one of them only (the least class ratio moved between 0.5 and 1.3
+ *    from run to run).
  * 5. A table of p50/p99 per class and for the whole mix, ratios to Edifice, the mismatches, and
  *    last the summary line.
  *
@@ -23,7 +27,8 @@
  * edifice's, at p99 on heavy-3x3, and the least of p50 and p99 over the GET /buildings classes).
  *
  * Options: --buildings N (5000000) --seed S (1, the country) --mix-seed S (7) --scale F (1,
- * multiplies each class's query count) --reps R (3) --engines edifice,edifice-scan,scan,duckdb
+ * multiplies each class's query count) --reps R (3) --pair-reps R (10: rounds of the
+ * planner against its forced scan, side by side) --engines edifice,edifice-scan,scan,duckdb
  * --cache DIR (.cache/bench) --snapshots DIR (use these snapshots instead of a synthetic
  * country; exactly one country).
  */
@@ -36,7 +41,7 @@ import { decodeColumns } from './columns.ts';
 import { compareAll } from './compare.ts';
 import { ensureSynthetic, snapshotFiles } from './dataset.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
-import { hasGc, memory, percentile, runPass, settle, shuffled, sink, type Memory } from './measure.ts';
+import { hasGc, memory, percentile, runPairPass, runPass, settle, shuffled, sink, type Memory } from './measure.ts';
 import { CLASSES, makeMix } from './mix.ts';
 import { formatTable, slowest, summarise, type ClassTimes } from './report.ts';
 import { ScanEngine } from './scan.ts';
@@ -51,6 +56,7 @@ const { values: args } = parseArgs({
     'mix-seed': { type: 'string', default: '7' },
     scale: { type: 'string', default: '1' },
     reps: { type: 'string', default: '3' },
+    'pair-reps': { type: 'string', default: '10' },
     engines: { type: 'string', default: ENGINES.join(',') },
     cache: { type: 'string', default: '.cache/bench' },
     snapshots: { type: 'string' },
@@ -68,6 +74,7 @@ const seed = positive('seed', args.seed!, true);
 const mixSeed = positive('mix-seed', args['mix-seed']!, true);
 const scale = positive('scale', args.scale!, false);
 const reps = positive('reps', args.reps!, true);
+const pairReps = positive('pair-reps', args['pair-reps']!, true);
 const engineNames = args.engines!.split(',').map((s) => s.trim()).filter(Boolean);
 for (const e of engineNames) if (!ENGINES.includes(e)) throw new RangeError(`--engines: unknown engine "${e}", expected some of ${ENGINES.join(', ')}.`);
 
@@ -165,12 +172,27 @@ for (const engine of engines) {
   answers.set(engine.name, got);
   times.set(engine.name, []);
 }
-for (let r = 0; r < reps; r++) {
+// The planner and its forced scan, when both run, are timed query by query side by side
+// (runPairPass), over --pair-reps rounds; every other engine in passes of its own.
+const planner = engines.find((e) => e.name === 'edifice');
+const forced = engines.find((e) => e.name === 'edifice-scan');
+const paired = planner && forced ? [planner, forced] : [];
+const solo = engines.filter((e) => !paired.includes(e));
+for (let r = 0; r < Math.max(reps, paired.length ? pairReps : 0); r++) {
   const rng = new Prng(mixSeed, 1000 + r);
   const order = shuffled(queries.length, () => rng.next());
-  // Engines go in pairs (edifice beside edifice-scan), each pair swapped every other round, so
-  // each of two engines that share data as often runs right after the other as before it.
-  for (const engine of r % 2 === 0 ? engines : swapPairs(engines)) {
+  if (paired.length && r < pairReps) {
+    await settle();
+    t0 = performance.now();
+    const [a, b] = await runPairPass(paired[0], paired[1], queries, order, r % 2 === 1,
+      (done) => { if (done % 200 === 0) log(`edifice + edifice-scan: round ${r + 1}/${pairReps} ${done}/${queries.length}`); });
+    times.get(paired[0].name)!.push(a);
+    times.get(paired[1].name)!.push(b);
+    log(`edifice + edifice-scan: round ${r + 1}/${pairReps} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  if (r >= reps) continue;
+  // Adjacent engines swap places every other round, so each as often runs right after the other as before it.
+  for (const engine of r % 2 === 0 ? solo : swapPairs(solo)) {
     // Each pass starts on a collected heap: no engine pays for another's garbage.
     await settle();
     t0 = performance.now();
@@ -217,7 +239,8 @@ print();
 print(`machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${mb(totalmem())}; Node ${process.version}; `
   + `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
 print(`data: ${file} (${columns.n.toLocaleString('en')} buildings, seed ${seed}); mix seed ${mixSeed}, ${queries.length} queries, `
-  + `1 warm-up + ${reps} timed passes per engine; times in ms (every timed run is one sample)`);
+  + `1 warm-up + ${reps} timed passes per engine${paired.length ? ` (edifice and edifice-scan: ${pairReps} rounds side by side)` : ''}; `
+  + 'times in ms (every timed run is one sample)');
 print();
 print(formatTable(rows, names));
 print();
