@@ -27,7 +27,7 @@
  * edifice's, at p99 on heavy-3x3, and the least of p50 and p99 over the GET /buildings classes).
  *
  * Options: --buildings N (5000000) --seed S (1, the country) --mix-seed S (7) --scale F (1,
- * multiplies each class's query count) --reps R (3) --pair-reps R (10: rounds of the
+ * multiplies each class's query count) --reps R (3) --pair-reps R (30: rounds of the
  * planner against its forced scan, side by side) --engines edifice,edifice-scan,scan,duckdb
  * --cache DIR (.cache/bench) --snapshots DIR (use these snapshots instead of a synthetic
  * country; exactly one country).
@@ -56,7 +56,7 @@ const { values: args } = parseArgs({
     'mix-seed': { type: 'string', default: '7' },
     scale: { type: 'string', default: '1' },
     reps: { type: 'string', default: '3' },
-    'pair-reps': { type: 'string', default: '10' },
+    'pair-reps': { type: 'string', default: '30' },
     engines: { type: 'string', default: ENGINES.join(',') },
     cache: { type: 'string', default: '.cache/bench' },
     snapshots: { type: 'string' },

@@ -47,6 +47,18 @@ class NodeQueue {
     this.size = 0;
   }
 
+  snapAt(j: number): number {
+    return this.snap[j];
+  }
+
+  levelAt(j: number): number {
+    return this.level[j];
+  }
+
+  indexAt(j: number): number {
+    return this.index[j];
+  }
+
   /** The greatest bound waiting (-Infinity when none). */
   peek(): number {
     return this.size > 0 ? this.bound[0] : -Infinity;
@@ -126,8 +138,10 @@ const queue = new NodeQueue();
  * leave out the rows outside.
  */
 const RUN_LEVEL = 1;
-/** (level, index) pairs of the count walk: at most FANOUT children per level of a tree of < 32 levels. */
-const stack = new Int32Array(2 * 32 * FANOUT);
+/** (level, index) pairs of the walk: at most FANOUT children per level of a tree of < 32 levels, above the nodes it starts from. */
+let stack = new Int32Array(2 * 32 * FANOUT);
+/** Rows of the nodes the count walk has disposed of (scanned, proven full or proven empty): what the estimate in `searchBuildings` scales from. */
+let coveredRows = 0;
 
 /** Rows waiting to be scanned: adjacent ranges of one kind merge, so kernels run over long runs. */
 class Run {
@@ -185,6 +199,7 @@ const run = new Run();
  */
 export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
   queue.clear();
+  coveredRows = 0;
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || snapshots[si].rows === 0) continue;
@@ -194,7 +209,50 @@ export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly 
     else queue.push(boundAt(plan.bound!, tree.levelStart[top]), si, top, 0);
   }
   closeCount();
-  rank(snapshots, plans, bbox);
+  if (boundsWillNotPrune(snapshots, plans)) finishInRowOrder(snapshots, plans, bbox);
+  else rank(snapshots, plans, bbox);
+}
+
+/**
+ * True when the k-th key is likely to stay where no bound falls below it, so best-first would
+ * expand every node one by one only to read them all: while the k-th key is unknown (fewer than
+ * k known keys), or the least key the snapshot holds (a node holding any known key is bounded
+ * at or above it). E.g. sort=registered_business_employees over residential buildings, few of
+ * which house a business, whose k-th key is the least band start, 1: 2.5 ms against 1.7 for
+ * the scan. Judged after the count walk, which has read at least 10,001 matches: the rows kept
+ * above that level, scaled from the rows the walk covered to the rows still queued, with a
+ * factor of 2 to spare, must reach k for the ranking to go on best-first.
+ */
+function boundsWillNotPrune(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[]): boolean {
+  if (queue.size === 0 || coveredRows === 0) return false;
+  const thr = heap.threshold();
+  let least = Infinity;
+  for (const plan of plans) if (plan !== null && plan.bound!.least < least) least = plan.bound!.least;
+  const level = thr === -Infinity ? -Infinity : least;
+  if (thr > level) return false;
+  let queued = 0;
+  for (let j = 0; j < queue.size; j++) queued += snapshots[queue.snapAt(j)].tree.levelSpan[queue.levelAt(j)];
+  const above = heap.countAbove(level);
+  return above + (above * queued) / coveredRows < 2 * heap.capacityOf();
+}
+
+/** Scans every queued node in row order, as the walk would have (the order cannot change the answer). */
+function finishInRowOrder(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+  for (let si = 0; si < snapshots.length; si++) {
+    let sp = 0;
+    for (let j = 0; j < queue.size; j++) {
+      if (queue.snapAt(j) !== si) continue;
+      if (stack.length < sp + 2 * (32 * FANOUT + 1)) {
+        const bigger = new Int32Array(2 * stack.length);
+        bigger.set(stack);
+        stack = bigger;
+      }
+      stack[sp++] = queue.levelAt(j);
+      stack[sp++] = queue.indexAt(j);
+    }
+    if (sp > 0) descend(snapshots[si], si, plans[si]!, bbox, false, sp);
+  }
+  queue.clear();
 }
 
 /**
@@ -215,14 +273,18 @@ export function walkBuildings(snapshots: readonly Snapshot[], plans: readonly (P
  * without, it goes to the end and scans those nodes in place.
  */
 function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean): void {
+  stack[0] = s.tree.levelStart.length - 1;
+  stack[1] = 0;
+  descend(s, si, plan, bbox, search, 2);
+}
+
+/** The walk from the sp / 2 (level, index) pairs on the stack. */
+function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean, sp: number): void {
   const { minLon, minLat, maxLon, maxLat } = bbox;
   const tree = s.tree;
   const { boxes, levelStart, levelCount, levelSpan } = tree;
   const { proofs, complete, bound } = plan;
   const rows = s.rows;
-  let sp = 0;
-  stack[sp++] = levelStart.length - 1;
-  stack[sp++] = 0;
   run.start(s, si, plan, bbox, search ? CHUNK : Infinity);
   while (sp > 0 && (!search || matches() <= MAX_WINDOW)) {
     const i = stack[--sp];
@@ -232,13 +294,17 @@ function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean):
     const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
     if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
     const verdict = verdictOf(proofs, complete, node);
-    if (verdict === NONE) continue;
+    if (verdict === NONE) {
+      coveredRows += levelSpan[level];
+      continue;
+    }
     const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
     const lo = i * levelSpan[level];
     const hi = Math.min(rows, lo + levelSpan[level]);
     if (inside && verdict === ALL) {
       if (!search) run.add(lo, hi, false, false);
       else {
+        coveredRows += hi - lo;
         countProven(hi - lo);
         const nb = boundAt(bound!, node);
         if (nb >= heap.threshold()) queue.push(nb, si, level, i);
@@ -246,6 +312,7 @@ function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean):
       continue;
     }
     if (level === 0 || (inside && level <= RUN_LEVEL)) {
+      coveredRows += hi - lo;
       run.add(lo, hi, !inside, verdict !== ALL);
       continue;
     }

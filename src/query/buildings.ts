@@ -77,7 +77,7 @@ export function queryBuildings(view: CatalogView, q: BuildingsQuery, options: Bu
   const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
   const plans: (Plan | null)[] = snapshots.map((s) => compile(s, q));
   startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
-  let path: Path = forced === 'auto' ? choosePath(plans, q) : forced;
+  let path: Path = forced === 'auto' ? choosePath(snapshots, plans, q) : forced;
   if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
   if (path === 'best-first') searchBuildings(snapshots, plans, q.bbox);
   else if (path === 'walk') {

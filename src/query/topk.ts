@@ -113,6 +113,17 @@ export class TopK {
     return this.size === this.capacity && this.capacity > 0 && this.snap[0] === s ? this.rank[0] : 0x100000000;
   }
 
+  /** Rows kept whose key is above x. */
+  countAbove(x: number): number {
+    let n = 0;
+    for (let j = 0; j < this.size; j++) if (this.key[j] > x) n++;
+    return n;
+  }
+
+  capacityOf(): number {
+    return this.capacity;
+  }
+
   /** Offers one row (key, snapshot s, row, its id rank); true when the heap changed. */
   consider(k: number, s: number, r: number, rk: number): boolean {
     if (this.size < this.capacity) {
