@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { provenFloor } from '../src/query/floor.ts';
+import { candidateRows } from '../src/query/choose.ts';
+import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
 import { compile } from '../src/query/plan.ts';
 import { SORT_KEYS, type BuildingsQuery } from '../src/query/types.ts';
 import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
@@ -252,6 +253,26 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(filled).toBeGreaterThan(60);
   });
 
+  it('the planner\'s size estimate never counts fewer rows than lie in the bbox', () => {
+    const rng = new Rng(seedFor(7600));
+    const rowsIn = (bbox: BBox) => ref.reduce((n, s) => n + s.buildings.filter((b) => inBBox(b, bbox)).length, 0);
+    let under = 0;
+    for (let n = 0; n < 200; n++) {
+      const [lon, lat] = rng.pick(pool.points);
+      const side = rng.pick([0.001, 0.01, 0.1, 0.5, 1, 3]);
+      const bbox = capSides({ minLon: lon - side * rng.next(), minLat: lat - side * rng.next(), maxLon: lon + side * rng.next(), maxLat: lat + side * rng.next() });
+      const inside = rowsIn(bbox);
+      const est = candidateRows(view.snapshots, bbox, Infinity);
+      expect(est).toBeGreaterThanOrEqual(inside);
+      // Asked to stop at `enough`, it still says whether there are that many.
+      const enough = Math.max(1, inside);
+      expect(candidateRows(view.snapshots, bbox, enough)).toBeGreaterThanOrEqual(enough);
+      if (est < 4 * inside + 8192) under++;
+    }
+    // An over-count, but of the right size: at most a few level-2 nodes (4,096 rows) too many for most bboxes.
+    expect(under).toBeGreaterThan(150);
+  });
+
   it('bboxes whose edges cut through tree nodes of every level, or fit one exactly', async () => {
     // Node boxes of XA computed from the reference's rows in file order (the engine's row order).
     const rows = ref.find((s) => s.country === 'XA')!.buildings;
@@ -320,7 +341,7 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     // where a floor rounded the wrong way (or taken a place too high) would cut it off.
     const rng = new Rng(seedFor(7700));
     const known: number[] = [];
-    const rows = randomCountry({ country: 'XF', seed: seedFor(7700), lon0: 20, lon1: 22, lat0: 44, lat1: 46, clusters: 40, perCluster: 500, background: 8000, sourcePrefix: 'search-xf' })
+    const rows = randomCountry({ country: 'XF', seed: seedFor(7700), lon0: 20, lon1: 22, lat0: 44, lat1: 46, clusters: 40, perCluster: 500, background: 24000, sourcePrefix: 'search-xf' })
       .map((b) => {
         if (!rng.chance(0.02)) return { ...b, height_m: null, height_basis: null };
         const h = known.length > 0 && rng.chance(0.1) ? rng.pick(known) : Math.round(rng.real(3, 120) * 100) / 100;
@@ -344,6 +365,7 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     const rng = new Rng(seedFor(7800));
     const whole = { minLon: 19.99, minLat: 43.99, maxLon: 22.01, maxLat: 46.01 };
     let finite = 0;
+    let deep = 0;
     let tight = 0;
     for (let n = 0; n < 120; n++) {
       const side = rng.real(0.3, 2);
@@ -357,13 +379,16 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
       const known = all.keys.filter((k) => k !== null).length;
       if (known === 0) continue;
       const plans = fview.snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
-      for (const k of [1, rng.int(1, known), rng.int(1, known), known, Math.min(all.matches, known + 3)]) {
+      // Pages of k up to FLOOR_MIN_K (256) do not look for a floor; these go past it.
+      const deepK = known > FLOOR_MIN_K ? [rng.int(FLOOR_MIN_K + 1, known), rng.int(FLOOR_MIN_K + 1, Math.min(known, 2 * FLOOR_MIN_K))] : [];
+      for (const k of [1, rng.int(1, known), rng.int(1, known), ...deepK, known, Math.min(all.matches, known + 3)]) {
         const floor = provenFloor(fview.snapshots, plans, q.bbox, k);
         if (k > known) expect(floor).toBe(-Infinity);
         else {
           const kth = all.keys[k - 1]!;
           expect(floor).toBeLessThanOrEqual(kth);
           if (floor > -Infinity) finite++;
+          if (floor > -Infinity && k > FLOOR_MIN_K) deep++;
           if (floor > kth - 1e-4) tight++;
         }
         const limit = Math.min(k, rng.pick([1, 25, 100]));
@@ -373,6 +398,7 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
       await breathe();
     }
     expect(finite).toBeGreaterThan(200);
+    expect(deep).toBeGreaterThan(40);
     expect(tight).toBeGreaterThan(20);
   });
 });

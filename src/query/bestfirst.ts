@@ -25,6 +25,7 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
+import { candidateRows } from './choose.ts';
 import { boundAt, type Plan } from './plan.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
@@ -209,7 +210,7 @@ export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly 
     else queue.push(boundAt(plan.bound!, tree.levelStart[top]), si, top, 0);
   }
   closeCount();
-  if (boundsWillNotPrune(snapshots, plans)) finishInRowOrder(snapshots, plans, bbox);
+  if (boundsWillNotPrune(snapshots, plans, bbox)) finishInRowOrder(snapshots, plans, bbox);
   else rank(snapshots, plans, bbox);
 }
 
@@ -223,17 +224,18 @@ export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly 
  * above that level, scaled from the rows the walk covered to the rows still queued, with a
  * factor of 2 to spare, must reach k for the ranking to go on best-first.
  */
-function boundsWillNotPrune(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[]): boolean {
+function boundsWillNotPrune(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): boolean {
   if (queue.size === 0 || coveredRows === 0) return false;
   const thr = heap.threshold();
   let least = Infinity;
   for (const plan of plans) if (plan !== null && plan.bound!.least < least) least = plan.bound!.least;
   const level = thr === -Infinity ? -Infinity : least;
   if (thr > level) return false;
-  let queued = 0;
-  for (let j = 0; j < queue.size; j++) queued += snapshots[queue.snapAt(j)].tree.levelSpan[queue.levelAt(j)];
+  // The rows left: the bbox's candidates (read off the tree's upper boxes) less those covered.
+  // The spans of the queued nodes would count every row of an upper node the bbox only cuts.
+  const left = Math.max(0, candidateRows(snapshots, bbox, Infinity) - coveredRows);
   const above = heap.countAbove(level);
-  return above + (above * queued) / coveredRows < 2 * heap.capacityOf();
+  return above + (above * left) / coveredRows < 2 * heap.capacityOf();
 }
 
 /** Scans every queued node in row order, as the walk would have (the order cannot change the answer). */

@@ -21,6 +21,9 @@ import type { Plan } from './plan.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import type { BBox } from './types.ts';
 
+/** Pages of k at most this are not worth the search (see buildings.ts). */
+export const FLOOR_MIN_K = 256;
+
 const F32_MAX = 3.4028234663852886e38;
 let maxima = new Float64Array(4096);
 const stack = new Int32Array(2 * 32 * FANOUT);
