@@ -226,6 +226,28 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     }
   });
 
+  it('pages past k = 1,000 (rows kept in a buffer, the best k selected each time it fills): every sort, ties at the cut', async () => {
+    // XA and XC hold ~35,000 rows: a page at k = 1,001-5,000 over all of them fills the
+    // buffer of 2k rows several times on every path (the forced scan offers every match).
+    const rng = new Rng(seedFor(7350));
+    const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
+    let pages = 0;
+    for (const sort of SORT_KEYS) {
+      for (const filters of [{}, { minAreaM2: pool.values.area[1] }, { excludeSolarPresence: [SOLAR_PRESENCE[0]] }] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters };
+        const all = ranked(q);
+        for (let n = 0; n < 4; n++) {
+          const limit = rng.pick([1, 25, 100]);
+          const offset = rng.int(1_001, Math.min(REF_CAP, 5_000) - limit);
+          checkPage(all, { ...q, offset, limit });
+          pages++;
+        }
+        await breathe();
+      }
+    }
+    expect(pages).toBe(SORT_KEYS.length * 12);
+  });
+
   it('fewer known keys than k: the page is filled with rows of unknown key by building_id', async () => {
     const rng = new Rng(seedFor(7400));
     let filled = 0;
