@@ -14,7 +14,7 @@
  * Best-first is for large areas (BEST_FIRST_MIN_ROWS candidates and more), and pays while
  * k = offset + limit is small next to the matches: the k-th key then sits high, and most
  * nodes bound below it are never read. For a deep page the k-th key sits low,
- * few nodes bound below it, the time goes to the heap (which the order barely changes), and
+ * few nodes bound below it, the time goes to keeping the top k (which the order barely changes), and
  * the queue's per-node work is not repaid: measured on the bench mix, best-first was faster
  * than the scan at every bbox size for k up to a few hundred, and a wash, now faster, now
  * slower, for k in the thousands (bench/README.md). Such pages, and sort keys without a bound,

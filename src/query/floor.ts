@@ -4,12 +4,14 @@
  * A leaf wholly inside the bbox whose summaries prove every row matches holds a matching row
  * whose key is its greatest (the summary's maximum, less one Float32 step for the rounding up).
  * Leaves are disjoint, so when at least k such leaves exist, at least k matches have a key at
- * least the k-th greatest of their maxima: no row below that can enter the page, and the heap
- * need not take it. For a large k this is where the time goes otherwise: a heap of thousands
- * of rows, filled in row order, replaces its worst row tens of thousands of times before its
- * threshold climbs to where it ends (on an unfiltered 0.3-degree page at offset 9,200, 78% of
- * the time was heap sifting). The maximum of 64 rows sits high in their distribution, so the
- * floor lands close under the final threshold.
+ * least the k-th greatest of their maxima: no row below that can enter the page, so rows
+ * under it are dropped on their key alone, before the filters and before the top-k keeps them.
+ * The maximum of 64 rows sits high in their distribution, so the floor lands close under the
+ * final threshold. Written when deep pages ranked in a heap (78% of an unfiltered one's time
+ * went to sifting); since topk.ts buffers them, what is left is the rows before the buffer's
+ * first cut: on the bench mix's deep pages (5M, walk, each query with and without in turn) a
+ * large unfiltered page gains (#567, 0.95°, k = 2,050: 2.08 → 1.48 ms), the class as a whole
+ * does not (2.45 ms either way).
  *
  * Only keys whose summary maximum is attained by a row of the node (volume, area, height: plain
  * columns) give a floor; so do only leaves proven ALL, which a filter that leaves out rows at

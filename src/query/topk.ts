@@ -1,6 +1,7 @@
 /**
- * The best `capacity` rows of a ranked query, in a bounded binary heap over typed arrays whose
- * root is the worst row kept. Order (spec 4.1 rule 8 and DESIGN "Queries"): key descending
+ * The best `capacity` rows of a ranked query, over typed arrays: in a bounded binary heap whose
+ * root is the worst row kept, or for a deep page in a buffer cut down to the best rows each
+ * time it fills (BUFFER_MIN_CAPACITY). Order (spec 4.1 rule 8 and DESIGN "Queries"): key descending
  * (unknown = -Infinity, last), ties by building_id ascending: by the precomputed rank within one
  * snapshot, by the id words across snapshots.
  *
@@ -24,10 +25,10 @@ export class TopK {
   private readonly row = new Uint32Array(2 * MAX_WINDOW);
   private readonly rank = new Uint32Array(2 * MAX_WINDOW);
   private readonly snap = new Uint16Array(2 * MAX_WINDOW);
-  /** Buffer mode (capacity > BUFFER_MIN_CAPACITY): rows kept unordered, the cut in slot `cut` once selected. */
+  /** Buffer mode (capacity > BUFFER_MIN_CAPACITY): rows kept unordered. */
   private buffered = false;
-  /** Slot of the worst row kept by the last selection (-1: none yet); rows not ranked before it are refused. */
-  private cut = -1;
+  /** Once a selection has run: the worst row it kept is the cut*; rows not ranked before it are refused. */
+  private cut = false;
   private cutKey = 0;
   private cutSnap = 0;
   private cutRow = 0;
@@ -46,7 +47,7 @@ export class TopK {
     this.size = 0;
     this.floor = -Infinity;
     this.buffered = capacity > BUFFER_MIN_CAPACITY;
-    this.cut = -1;
+    this.cut = false;
   }
 
   /**
@@ -122,7 +123,7 @@ export class TopK {
    */
   threshold(): number {
     if (this.capacity === 0) return Infinity;
-    if (this.buffered) return this.cut < 0 ? this.floor : this.cutKey;
+    if (this.buffered) return this.cut ? this.cutKey : this.floor;
     return this.size < this.capacity ? this.floor : this.key[0];
   }
 
@@ -131,7 +132,7 @@ export class TopK {
    * kept row's rank when it is of snapshot s and the heap is full; else no bound (2^32).
    */
   rankBound(s: number): number {
-    if (this.buffered) return this.cut >= 0 && this.cutSnap === s ? this.cutRank : 0x100000000;
+    if (this.buffered) return this.cut && this.cutSnap === s ? this.cutRank : 0x100000000;
     return this.size === this.capacity && this.capacity > 0 && this.snap[0] === s ? this.rank[0] : 0x100000000;
   }
 
@@ -169,7 +170,7 @@ export class TopK {
   /** Buffer mode: keeps the row if it ranks before the cut; selects when the buffer is full. */
   private append(k: number, s: number, r: number, rk: number): boolean {
     if (this.capacity === 0 || k < this.floor) return false;
-    if (this.cut >= 0) {
+    if (this.cut) {
       if (k < this.cutKey) return false;
       if (k === this.cutKey) {
         const before = this.cutSnap === s ? rk < this.cutRank : compareIds(this.ids[s], r, this.ids[this.cutSnap], this.cutRow) < 0;
@@ -187,7 +188,7 @@ export class TopK {
     this.select(0, this.size - 1, this.capacity - 1);
     this.size = this.capacity;
     const c = this.capacity - 1;
-    this.cut = c;
+    this.cut = true;
     this.cutKey = this.key[c];
     this.cutSnap = this.snap[c];
     this.cutRow = this.row[c];
