@@ -71,8 +71,6 @@ export class NodeSummaries {
   readonly floorsMax: Readonly<Record<FloorsKey, readonly Float32Array[]>>;
   /** Greatest stated band start of a business of the node's rows (-Infinity: none). */
   readonly employeesMax: Float32Array;
-  /** Least stated band start of any business of the snapshot (-Infinity: none stated). */
-  readonly employeesLeast: number;
   /** The same per category code (rows of unknown category are in none: a category filter refuses them). */
   readonly employeesMaxByCategory: readonly Float32Array[];
   /** Currency codes (into `business.currencies`) that have a turnover summary, and the summaries. */
@@ -172,14 +170,11 @@ export class NodeSummaries {
 
     const b = s.business;
     const leafMax = new Float64Array(leaves).fill(-Infinity);
-    let least = Infinity;
     for (let j = 0; j < b.row.length; j++) {
       const v = b.employeesMin[j];
       const leaf = (b.row[j] / LEAF_ROWS) | 0;
       if (v !== NULL_I32 && v > leafMax[leaf]) leafMax[leaf] = v;
-      if (v !== NULL_I32 && v < least) least = v;
     }
-    this.employeesLeast = least === Infinity ? -Infinity : least;
     this.employeesMax = roundedUp(tree, leafMax);
     this.employeesMaxByCategory = CATEGORY.map((_, code) => {
       leafMax.fill(-Infinity);

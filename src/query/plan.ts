@@ -50,8 +50,6 @@ export interface Plan {
 export interface NodeBound {
   parts: readonly Float32Array[];
   cap: number;
-  /** No known key of the snapshot is below this (-Infinity: not known). */
-  least: number;
 }
 
 export function boundAt(b: NodeBound, node: number): number {
@@ -320,23 +318,20 @@ function numberKey(col: NumColumn): KeySource {
 
 function keyBound(s: Snapshot, q: BuildingsQuery): NodeBound | null {
   const sum = s.summaries;
-  const levels = s.tree.levelStart;
-  // The root's minimum (rounded down) is the least known value of the column.
-  const least = (col: HotNum) => (levels.length > 0 ? sum.min[col][levels[levels.length - 1]] : -Infinity);
   switch (q.sort) {
-    case 'volume': return { parts: [byFloors(sum, 'volume_m3', q.maxFloors)], cap: q.maxVolumeM3 ?? Infinity, least: least('volume_m3') };
-    case 'area': return { parts: [sum.max.footprint_area_m2], cap: q.maxAreaM2 ?? Infinity, least: least('footprint_area_m2') };
-    case 'height': return { parts: [byFloors(sum, 'height_m', q.maxFloors)], cap: q.maxHeightM ?? Infinity, least: least('height_m') };
+    case 'volume': return { parts: [byFloors(sum, 'volume_m3', q.maxFloors)], cap: q.maxVolumeM3 ?? Infinity };
+    case 'area': return { parts: [sum.max.footprint_area_m2], cap: q.maxAreaM2 ?? Infinity };
+    case 'height': return { parts: [byFloors(sum, 'height_m', q.maxFloors)], cap: q.maxHeightM ?? Infinity };
     case 'registered_business_employees': {
       // A category list alone (building_type would widen it): the best of the listed categories.
-      if (q.category === undefined || q.buildingType !== undefined) return { parts: [sum.employeesMax], cap: Infinity, least: sum.employeesLeast };
+      if (q.category === undefined || q.buildingType !== undefined) return { parts: [sum.employeesMax], cap: Infinity };
       const parts = q.category.map((c) => sum.employeesMaxByCategory[CATEGORY.indexOf(c)]).filter((m) => m !== undefined);
-      return parts.length > 0 ? { parts, cap: Infinity, least: sum.employeesLeast } : null;
+      return parts.length > 0 ? { parts, cap: Infinity } : null;
     }
     case 'registered_business_turnover': {
       const code = currencyCode(s.business, q.registeredBusinessTurnoverCurrency);
       const max = code < 0 ? null : sum.turnoverMaxOf(code);
-      return max === null ? null : { parts: [max], cap: Infinity, least: -Infinity };
+      return max === null ? null : { parts: [max], cap: Infinity };
     }
   }
 }
