@@ -17,7 +17,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRows } from '../src/query/choose.ts';
 import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
+import { SAMPLE_STRIDE } from '../src/query/bestfirst.ts';
+import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
+import { heap, matches, startQuery } from '../src/query/scan.ts';
 import { SORT_KEYS, type BuildingsQuery } from '../src/query/types.ts';
 import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
 import { loadEngine, type EngineView } from './reference/engine.ts';
@@ -246,6 +249,76 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       }
     }
     expect(pages).toBe(SORT_KEYS.length * 12);
+  });
+
+  it('deep pages from a floor guessed from a sample of blocks (src/query/guess.ts): confirmed, or missed and run again, the page is exact', async () => {
+    // The whole area holds ~35,000 rows (more than 4k candidates for every k here, so the
+    // planner guesses too). Called directly with a margin of 0.25 the guess sits too high for
+    // most pages: the walk keeps fewer than k rows at or above it and must run again.
+    const rng = new Rng(seedFor(7370));
+    const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
+    const outcomes = [0, 0, 0];
+    for (const sort of SORT_KEYS) {
+      for (const filters of [{}, { minAreaM2: pool.values.area[1] }, { excludeSolarPresence: [SOLAR_PRESENCE[0]] }] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters };
+        const all = ranked(q);
+        for (const margin of [0.25, GUESS_MARGIN]) {
+          const k = rng.int(1_001, Math.min(REF_CAP, 5_000));
+          const limit = rng.pick([1, 25, 100]);
+          const page: RefBuildingsQuery = { ...q, offset: k - limit, limit };
+          const want = pageOf(all, page);
+          const snapshots = view.snapshots;
+          const plans = snapshots.map((s) => compile(s, page as unknown as BuildingsQuery));
+          startQuery(k, snapshots.map((s) => s.ids));
+          outcomes[walkGuessing(snapshots, plans, page.bbox, k, -Infinity, margin)]++;
+          const counted = matches();
+          const ids = heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+          expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+          checkPage(all, page);
+        }
+        await breathe();
+      }
+    }
+    expect(outcomes[GUESS_HELD]).toBeGreaterThan(5);
+    expect(outcomes[GUESS_FAILED]).toBeGreaterThan(5);
+  });
+
+  it('a guessed floor is kept only when k rows reach it: pages of k exactly the rows at or above the guess, and one more', async () => {
+    // The guess, computed here from the reference: the key at rank ceil(margin * k / 8) among
+    // the matches in every 8th block of 512 rows (row numbers are file order); the walk must
+    // keep it for k = the matches at or above it, and run again for one more.
+    const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
+    let held = 0;
+    let failed = 0;
+    for (const sort of ['height', 'volume'] as const) {
+      const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1 };
+      const all = ranked(q);
+      const sampled = new Set<string>();
+      for (const s of ref) s.buildings.forEach((b, row) => { if (Math.floor(row / (LEAF_ROWS * FANOUT)) % SAMPLE_STRIDE === 0) sampled.add(b.building_id); });
+      const known = all.keys.map((key, i) => ({ key: key ?? -Infinity, sampled: sampled.has(all.ids[i]) }));
+      const sampleKeys = known.filter((x) => x.sampled).map((x) => x.key);
+      for (const margin of [0.9, 1, 1.1]) {
+        for (let rank = Math.ceil((margin * 1_001) / SAMPLE_STRIDE); rank * SAMPLE_STRIDE / margin <= 5_000 && held + failed < 40; rank++) {
+          const guess = sampleKeys[rank - 1];
+          if (guess === undefined || guess === -Infinity) break;
+          const reach = known.filter((x) => x.key >= guess).length;
+          for (const k of [reach, reach + 1]) {
+            if (k <= 1_000 || k > all.matches || Math.ceil((margin * k) / SAMPLE_STRIDE) !== rank) continue;
+            const page: RefBuildingsQuery = { ...q, offset: k - 25, limit: 25 };
+            const snapshots = view.snapshots;
+            const plans = snapshots.map((s) => compile(s, page as unknown as BuildingsQuery));
+            startQuery(k, snapshots.map((s) => s.ids));
+            expect(walkGuessing(snapshots, plans, page.bbox, k, -Infinity, margin)).toBe(k === reach ? GUESS_HELD : GUESS_FAILED);
+            if (k === reach) held++;
+            else failed++;
+            const ids = heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+            expect(ids).toEqual(pageOf(all, page).ids);
+          }
+        }
+      }
+    }
+    expect(held).toBeGreaterThan(2);
+    expect(failed).toBeGreaterThan(2);
   });
 
   it('fewer known keys than k: the page is filled with rows of unknown key by building_id', async () => {

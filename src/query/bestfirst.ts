@@ -144,6 +144,14 @@ let stack = new Int32Array(2 * 32 * FANOUT);
 /** Rows of the nodes the count walk has disposed of (scanned, proven full or proven empty): what the estimate in `searchBuildings` scales from. */
 let coveredRows = 0;
 
+/** Which rows a walk reads, by blocks of BLOCK_ROWS in row order: all, every SAMPLE_STRIDE-th block (from row 0), or the others. */
+export const EVERY_BLOCK = 0;
+export const SAMPLED_BLOCKS = 1;
+export const OTHER_BLOCKS = 2;
+export const SAMPLE_STRIDE = 8;
+const BLOCK_ROWS = LEAF_ROWS * FANOUT;
+let blocks = EVERY_BLOCK;
+
 /** Rows waiting to be scanned: adjacent ranges of one kind merge, so kernels run over long runs. */
 class Run {
   private s!: Snapshot;
@@ -185,7 +193,17 @@ class Run {
 
   flush(): boolean {
     if (this.hi === this.lo) return false;
-    scanRows(this.s, this.si, this.plan, this.bbox, this.lo, this.hi, this.partial, this.filtered);
+    const { lo, hi } = this;
+    if (blocks === EVERY_BLOCK) scanRows(this.s, this.si, this.plan, this.bbox, lo, hi, this.partial, this.filtered);
+    else {
+      // Each period of SAMPLE_STRIDE blocks starts with its sampled block.
+      const period = SAMPLE_STRIDE * BLOCK_ROWS;
+      for (let base = Math.floor(lo / period) * period; base < hi; base += period) {
+        const a = Math.max(lo, blocks === SAMPLED_BLOCKS ? base : base + BLOCK_ROWS);
+        const b = Math.min(hi, blocks === SAMPLED_BLOCKS ? base + BLOCK_ROWS : base + period);
+        if (a < b) scanRows(this.s, this.si, this.plan, this.bbox, a, b, this.partial, this.filtered);
+      }
+    }
     this.lo = this.hi = 0;
     return true;
   }
@@ -318,12 +336,18 @@ function finishInRowOrder(snapshots: readonly Snapshot[], plans: readonly (Plan 
 /**
  * The walk alone, in row order to the end, with nothing queued: nodes proven empty are skipped,
  * every other row is scanned (proven matches without their filters). What the plain scan does,
- * less what the proofs rule out; no bound is needed.
+ * less what the proofs rule out; no bound is needed. `which` limits it to the blocks of a
+ * sample, or to the others (guess.ts).
  */
-export function walkBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
-  for (let si = 0; si < snapshots.length; si++) {
-    const plan = plans[si];
-    if (plan !== null && snapshots[si].rows > 0) walk(snapshots[si], si, plan, bbox, false);
+export function walkBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, which = EVERY_BLOCK): void {
+  blocks = which;
+  try {
+    for (let si = 0; si < snapshots.length; si++) {
+      const plan = plans[si];
+      if (plan !== null && snapshots[si].rows > 0) walk(snapshots[si], si, plan, bbox, false);
+    }
+  } finally {
+    blocks = EVERY_BLOCK;
   }
 }
 

@@ -8,7 +8,8 @@
  *   turnover has one for the SUMMARY_CURRENCIES currencies most stated in the snapshot.
  * - 'walk' (bestfirst.ts): the same walk in row order to the end, ranking as the scan does;
  *   nodes proven empty are still skipped, nodes proven full still skip their filters; a deep
- *   page starts from a floor under its k-th key proven by leaf maxima (floor.ts).
+ *   page starts from a floor under its k-th key proven by leaf maxima (floor.ts), or guessed
+ *   from a sample of its blocks and checked at the end (guess.ts).
  * - 'scan' (scan.ts): the plain scan, which the others replace; chosen only when forced.
  *
  * Best-first is for large areas (BEST_FIRST_MIN_ROWS candidates and more), and pays while

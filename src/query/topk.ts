@@ -51,8 +51,9 @@ export class TopK {
   }
 
   /**
-   * Keeps out every row whose key is below `floor`. Only for a floor at least `capacity` of the
-   * rows offered afterwards reach (so the heap still fills); set before the first offer.
+   * Keeps out every row whose key is below `floor`: a floor proven (floor.ts) or checked after
+   * (guess.ts) to leave `capacity` rows. In heap mode, before the first offer; in buffer mode at
+   * any time (rows kept before stay).
    */
   raiseFloor(floor: number): void {
     this.floor = floor;
@@ -123,7 +124,7 @@ export class TopK {
    */
   threshold(): number {
     if (this.capacity === 0) return Infinity;
-    if (this.buffered) return this.cut ? this.cutKey : this.floor;
+    if (this.buffered) return this.cut && this.cutKey >= this.floor ? this.cutKey : this.floor;
     return this.size < this.capacity ? this.floor : this.key[0];
   }
 
@@ -132,7 +133,7 @@ export class TopK {
    * kept row's rank when it is of snapshot s and the heap is full; else no bound (2^32).
    */
   rankBound(s: number): number {
-    if (this.buffered) return this.cut && this.cutSnap === s ? this.cutRank : 0x100000000;
+    if (this.buffered) return this.cut && this.cutKey >= this.floor && this.cutSnap === s ? this.cutRank : 0x100000000;
     return this.size === this.capacity && this.capacity > 0 && this.snap[0] === s ? this.rank[0] : 0x100000000;
   }
 
@@ -146,6 +147,19 @@ export class TopK {
 
   capacityOf(): number {
     return this.capacity;
+  }
+
+  /** Copies the keys of the rows kept into out; returns their count. */
+  keysInto(out: Float64Array): number {
+    out.set(this.key.subarray(0, this.size));
+    return this.size;
+  }
+
+  /** Rows kept whose key is at least x. */
+  countAtLeast(x: number): number {
+    let n = 0;
+    for (let j = 0; j < this.size; j++) if (this.key[j] >= x) n++;
+    return n;
   }
 
   /** Offers one row (key, snapshot s, row, its id rank); true when the heap changed. */

@@ -1,0 +1,64 @@
+/**
+ * The walk of a deep page from a floor under its k-th key guessed from a sample of its own
+ * rows, and checked at the end.
+ *
+ * A deep page (k = offset + limit past BUFFER_MIN_CAPACITY) keeps its best rows in a buffer
+ * that selects the best k each time it holds 2k (topk.ts). With no floor every match above the
+ * last cut is appended, and selecting among them took a third of such a page's time (#533 and
+ * #571 on the bench mix). So the walk first reads every SAMPLE_STRIDE-th block of 512 rows
+ * (blocks in row order follow the space: the sample spreads over the whole bbox), counting and
+ * keeping its matches as usual. The key at rank GUESS_MARGIN * k / SAMPLE_STRIDE among them has
+ * about GUESS_MARGIN * k matches of the bbox at or above it; the walk over the other blocks
+ * keeps out the rows below it (after the count, it tests their key before their filters).
+ *
+ * The page is exact when at least k rows kept are at or above the guess: the top k are then
+ * all among them, and every row kept out ranks after each of them. When fewer are (the sample
+ * misled, or fewer than k rows match), the query runs again without the guess.
+ */
+import type { Snapshot } from '../catalog/snapshot.ts';
+import { candidateRows } from './choose.ts';
+import { EVERY_BLOCK, OTHER_BLOCKS, SAMPLED_BLOCKS, SAMPLE_STRIDE, walkBuildings } from './bestfirst.ts';
+import { kthLargest } from './floor.ts';
+import type { Plan } from './plan.ts';
+import { heap, startQuery } from './scan.ts';
+import { MAX_WINDOW, type BBox } from './types.ts';
+
+/** The guess aims at this many times k matches at or above it. */
+export const GUESS_MARGIN = 1.5;
+
+const keys = new Float64Array(2 * MAX_WINDOW);
+
+/**
+ * The buffer selects only once it holds 2k rows: a bbox of fewer than GUESS_MIN_ROWS * k
+ * candidate rows (over-counted from the tree's upper boxes, ~0.2 µs) has too few matches for a
+ * floor to save selections, and its walk would only be cut in two.
+ */
+const GUESS_MIN_ROWS = 4;
+
+export function worthGuessing(snapshots: readonly Snapshot[], bbox: BBox, k: number): boolean {
+  return candidateRows(snapshots, bbox, GUESS_MIN_ROWS * k) >= GUESS_MIN_ROWS * k;
+}
+
+/** What walkGuessing did: no guess above the floor, a guess the walk confirmed, or one it did not (and the walk ran again without it). */
+export const GUESS_NONE = 0;
+export const GUESS_HELD = 1;
+export const GUESS_FAILED = 2;
+
+/** The walk for a page of k rows kept in a buffer, from `floor` (proven, or -Infinity) or from a higher guess. */
+export function walkGuessing(
+  snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, k: number, floor: number, margin = GUESS_MARGIN,
+): number {
+  heap.raiseFloor(floor);
+  walkBuildings(snapshots, plans, bbox, SAMPLED_BLOCKS);
+  const rank = Math.ceil((margin * k) / SAMPLE_STRIDE);
+  const n = heap.keysInto(keys);
+  const guess = n < rank ? -Infinity : kthLargest(keys, n, rank);
+  if (guess > floor) heap.raiseFloor(guess);
+  walkBuildings(snapshots, plans, bbox, OTHER_BLOCKS);
+  if (guess <= floor) return GUESS_NONE;
+  if (heap.countAtLeast(guess) >= k) return GUESS_HELD;
+  startQuery(k, snapshots.map((s) => s.ids));
+  heap.raiseFloor(floor);
+  walkBuildings(snapshots, plans, bbox, EVERY_BLOCK);
+  return GUESS_FAILED;
+}
