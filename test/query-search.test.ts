@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { candidateRows } from '../src/query/choose.ts';
+import { candidateRows } from '../src/query/estimate.ts';
 import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
 import { SAMPLE_STRIDE } from '../src/query/bestfirst.ts';
 import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';

@@ -19,7 +19,7 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
-import { candidateRows } from './choose.ts';
+import { candidateRows } from './estimate.ts';
 import type { Plan } from './plan.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import type { BBox } from './types.ts';

@@ -16,7 +16,7 @@
  * misled, or fewer than k rows match), the query runs again without the guess.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { candidateRows } from './choose.ts';
+import { candidateRows } from './estimate.ts';
 import { EVERY_BLOCK, OTHER_BLOCKS, SAMPLED_BLOCKS, SAMPLE_STRIDE, walkBuildings } from './bestfirst.ts';
 import { kthLargest } from './floor.ts';
 import type { Plan } from './plan.ts';
