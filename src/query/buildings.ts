@@ -16,7 +16,6 @@ import { FLOOR_MIN_K, provenFloor } from './floor.ts';
 import { walkGuessing, worthGuessing } from './guess.ts';
 import { compile, type Plan } from './plan.ts';
 import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
-import { BUFFER_MIN_CAPACITY } from './topk.ts';
 import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery } from './types.ts';
 
 /** A building of a result: a row of one snapshot. */
@@ -87,7 +86,7 @@ export function queryBuildings(view: CatalogView, q: BuildingsQuery, options: Bu
     // A floor needs k leaves proven full inside the bbox, which only deep pages over large
     // areas find; for a short page the search for them cost a street query a tenth of its time.
     const floor = k > FLOOR_MIN_K ? provenFloor(snapshots, plans, q.bbox, k) : -Infinity;
-    if (k > BUFFER_MIN_CAPACITY && worthGuessing(snapshots, q.bbox, k)) walkGuessing(snapshots, plans, q.bbox, k, floor);
+    if (worthGuessing(snapshots, q.bbox, k)) walkGuessing(snapshots, plans, q.bbox, k, floor);
     else {
       heap.raiseFloor(floor);
       walkBuildings(snapshots, plans, q.bbox);

@@ -40,7 +40,7 @@ export function hasBounds(plans: readonly (Plan | null)[]): boolean {
 }
 
 /**
- * Below this many candidate rows (candidateRows), the walk. Measured per query on the bench
+ * Below this many candidate rows (candidateRows), the walk (or the scan: hasProofs). Measured per query on the bench
  * mix (5M country, each query on both paths in turn): under ~100,000 candidates (streets,
  * neighbourhoods, most cities) the walk was faster at both class p50s (neighbourhood 0.026 ms
  * against 0.033, city 0.044 against 0.059): the count walk settles most of them, and what is

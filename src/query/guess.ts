@@ -21,6 +21,7 @@ import { EVERY_BLOCK, OTHER_BLOCKS, SAMPLED_BLOCKS, SAMPLE_STRIDE, walkBuildings
 import { kthLargest } from './floor.ts';
 import type { Plan } from './plan.ts';
 import { heap, startQuery } from './scan.ts';
+import { BUFFER_MIN_CAPACITY } from './topk.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
 
 /** The guess aims at this many times k matches at or above it. */
@@ -35,8 +36,9 @@ const keys = new Float64Array(2 * MAX_WINDOW);
  */
 const GUESS_MIN_ROWS = 4;
 
+/** A page of k rows kept in a buffer (not a heap), over a bbox large enough for a guess to pay. */
 export function worthGuessing(snapshots: readonly Snapshot[], bbox: BBox, k: number): boolean {
-  return candidateRows(snapshots, bbox, GUESS_MIN_ROWS * k) >= GUESS_MIN_ROWS * k;
+  return k > BUFFER_MIN_CAPACITY && candidateRows(snapshots, bbox, GUESS_MIN_ROWS * k) >= GUESS_MIN_ROWS * k;
 }
 
 /** What walkGuessing did: no guess above the floor, a guess the walk confirmed, or one it did not (and the walk ran again without it). */

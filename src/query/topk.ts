@@ -35,7 +35,7 @@ export class TopK {
   private cutRank = 0;
   private ids: Uint32Array[] = [];
   private capacity = 0;
-  /** No row under this enters (floor.ts proves at least `capacity` rows reach it). */
+  /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
   size = 0;
 
