@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { candidateRows } from '../src/query/estimate.ts';
+import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/estimate.ts';
 import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
 import { SAMPLE_STRIDE } from '../src/query/bestfirst.ts';
 import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';
@@ -348,38 +348,62 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(filled).toBeGreaterThan(60);
   });
 
-  it('the planner\'s size estimate never counts fewer rows than lie in the bbox', () => {
+  it('the planner\'s size estimate: the rows of the level-2 nodes (or wholly inside upper ones) the bbox meets, never fewer than lie in it', () => {
     const rng = new Rng(seedFor(7600));
     const rowsIn = (bbox: BBox) => ref.reduce((n, s) => n + s.buildings.filter((b) => inBBox(b, bbox)).length, 0);
+    // The over-count by its definition, from node boxes of the reference's rows in file order (the engine's row order).
+    const trees = ref.map((s) => nodeBoxes(s.buildings));
+    const overCount = (bbox: BBox) => trees.reduce((n, levels, t) => {
+      const rows = ref[t].buildings.length;
+      const count = (level: number, i: number): number => {
+        const box = levels[level][i];
+        if (box.maxLon < bbox.minLon || box.minLon > bbox.maxLon || box.maxLat < bbox.minLat || box.minLat > bbox.maxLat) return 0;
+        const span = LEAF_ROWS * FANOUT ** level;
+        const inside = box.minLon >= bbox.minLon && box.maxLon <= bbox.maxLon && box.minLat >= bbox.minLat && box.maxLat <= bbox.maxLat;
+        if (level <= 2 || inside) return Math.min(span, rows - i * span);
+        let sum = 0;
+        for (let c = i * FANOUT; c < Math.min(levels[level - 1].length, i * FANOUT + FANOUT); c++) sum += count(level - 1, c);
+        return sum;
+      };
+      return n + count(levels.length - 1, 0);
+    }, 0);
     let under = 0;
     for (let n = 0; n < 200; n++) {
       const [lon, lat] = rng.pick(pool.points);
       const side = rng.pick([0.001, 0.01, 0.1, 0.5, 1, 3]);
       const bbox = capSides({ minLon: lon - side * rng.next(), minLat: lat - side * rng.next(), maxLon: lon + side * rng.next(), maxLat: lat + side * rng.next() });
       const inside = rowsIn(bbox);
-      const est = candidateRows(view.snapshots, bbox, Infinity);
+      const est = candidateRows(view.snapshots, bbox);
+      expect(est).toBe(overCount(bbox));
       expect(est).toBeGreaterThanOrEqual(inside);
-      // Asked to stop at `enough`, it still says whether there are that many.
-      const enough = Math.max(1, inside);
-      expect(candidateRows(view.snapshots, bbox, enough)).toBeGreaterThanOrEqual(enough);
+      // The planner's question, answered from fewer nodes: the same answer at and around the count.
+      for (const atLeast of [1, est - 1, est, est + 1, inside, 4096, 3 * 4096 + 1, 131_072]) {
+        expect(candidatesReach(view.snapshots, bbox, atLeast)).toBe(est >= atLeast);
+      }
       if (est < 4 * inside + 8192) under++;
     }
     // An over-count, but of the right size: at most a few level-2 nodes (4,096 rows) too many for most bboxes.
     expect(under).toBeGreaterThan(150);
+    // The planner's first measure: the least box area of a full level-2 node, and a bbox that fits in a square of less.
+    for (const s of view.snapshots) {
+      const t = ref.findIndex((r) => r.country === s.country);
+      const full = trees[t][2].slice(0, Math.floor(ref[t].buildings.length / 4096));
+      // XC (2,100 rows) has no full node of 4,096 rows: Infinity, so it never stops a bbox from fitting.
+      expect(s.leastNodeArea).toBe(full.length === 0 ? Infinity : Math.min(...full.map((b) => (b.maxLon - b.minLon) * (b.maxLat - b.minLat))));
+    }
+    const least = Math.min(...view.snapshots.map((s) => s.leastNodeArea));
+    expect(least).toBeLessThan(Infinity);
+    const side = Math.sqrt(least);
+    const at = { minLon: 20.5, minLat: 45.5, maxLon: 20.5 + side * 0.999, maxLat: 45.5 };
+    expect(fitsInOneNode(view.snapshots, at)).toBe(true);
+    expect(fitsInOneNode(view.snapshots, { ...at, maxLon: 20.5 + side * 1.001 })).toBe(false);
+    expect(fitsInOneNode(view.snapshots, { ...at, maxLon: 20.5, maxLat: 45.5 + side * 1.001 })).toBe(false);
   });
 
   it('bboxes whose edges cut through tree nodes of every level, or fit one exactly', async () => {
     // Node boxes of XA computed from the reference's rows in file order (the engine's row order).
     const rows = ref.find((s) => s.country === 'XA')!.buildings;
-    const levels: BBox[][] = [];
-    let span = LEAF_ROWS;
-    for (;;) {
-      const nodes: BBox[] = [];
-      for (let lo = 0; lo < rows.length; lo += span) nodes.push(boxOf(rows.slice(lo, lo + span)));
-      levels.push(nodes);
-      if (nodes.length === 1) break;
-      span *= FANOUT;
-    }
+    const levels = nodeBoxes(rows);
     expect(levels.length).toBeGreaterThanOrEqual(5);
     const node = fc.nat({ max: levels.length - 1 }).chain((level) => fc.nat({ max: levels[level].length - 1 }).map((i) => ({ level, i })));
     const cut = fc.tuple(node, fc.constantFrom('exact', 'half', 'shrunk', 'grown', 'corner'), fc.double({ min: 0.1, max: 0.9, noNaN: true }))
@@ -394,6 +418,20 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     await assertProperty(arb, check, seedFor(7500), RUNS_STRADDLE);
   });
 });
+
+/** The row tree's node boxes, level 0 (leaves of LEAF_ROWS rows) to the root, for rows in the engine's order. */
+function nodeBoxes(rows: readonly RefBuilding[]): BBox[][] {
+  const levels: BBox[][] = [];
+  let span = LEAF_ROWS;
+  for (;;) {
+    const nodes: BBox[] = [];
+    for (let lo = 0; lo < rows.length; lo += span) nodes.push(boxOf(rows.slice(lo, lo + span)));
+    levels.push(nodes);
+    if (nodes.length === 1) break;
+    span *= FANOUT;
+  }
+  return levels;
+}
 
 function boxOf(buildings: readonly RefBuilding[]): BBox {
   let minLon = Infinity, minLat = Infinity, maxLon = -Infinity, maxLat = -Infinity;

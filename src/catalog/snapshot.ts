@@ -105,6 +105,12 @@ export class Snapshot {
   readonly checksum: string;
   /** Bounding box of the representative points; null when the snapshot is empty. */
   readonly extent: BBox | null;
+  /**
+   * The least box area of a full node of 4,096 rows (row tree level 2), Infinity where none is
+   * full: the planner's first measure of a bbox (query/estimate.ts fitsInOneNode), kept here
+   * beside `extent`, which every query reads first, so that it costs no cache line more.
+   */
+  readonly leastNodeArea: number;
 
   // Hot columns, read by the query kernels.
   readonly lon: Float64Array;
@@ -172,6 +178,7 @@ export class Snapshot {
     this.summaries = p.summaries;
     this.index = p.index;
     this.extent = p.tree.extent;
+    this.leastNodeArea = p.tree.levelLeastArea[2] ?? Infinity;
     this.cold = p.cold;
     this.coldBlob = p.coldBlob;
     this.coldReader = p.cold.reader(p.coldBlob);

@@ -254,7 +254,7 @@ function boundsWillNotPrune(snapshots: readonly Snapshot[], plans: readonly (Pla
   const thr = heap.threshold();
   // The rows left: the bbox's candidates (read off the tree's upper boxes) less those covered.
   // The spans of the queued nodes would count every row of an upper node the bbox only cuts.
-  const left = Math.max(0, candidateRows(snapshots, bbox, Infinity) - coveredRows);
+  const left = Math.max(0, candidateRows(snapshots, bbox) - coveredRows);
   const above = heap.countAbove(thr);
   const wanted = 2 * heap.capacityOf();
   if (above + (above * left) / coveredRows >= wanted) return false;

@@ -19,7 +19,7 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
-import { candidateRows } from './estimate.ts';
+import { candidatesReach } from './estimate.ts';
 import type { Plan } from './plan.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import type { BBox } from './types.ts';
@@ -35,7 +35,7 @@ const stack = new Int32Array(2 * 32 * FANOUT);
 export function provenFloor(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, k: number): number {
   // k leaves wholly inside hold k * LEAF_ROWS rows: where the bbox's candidates (over-counted
   // from the tree's upper boxes, ~0.2 µs) are fewer, the search (~1 µs on a street) is vain.
-  if (k === 0 || candidateRows(snapshots, bbox, k * LEAF_ROWS) < k * LEAF_ROWS) return -Infinity;
+  if (k === 0 || !candidatesReach(snapshots, bbox, k * LEAF_ROWS)) return -Infinity;
   let n = 0;
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];

@@ -16,7 +16,7 @@
  * misled, or fewer than k rows match), the query runs again without the guess.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { candidateRows } from './estimate.ts';
+import { candidatesReach } from './estimate.ts';
 import { EVERY_BLOCK, OTHER_BLOCKS, SAMPLED_BLOCKS, SAMPLE_STRIDE, walkBuildings } from './bestfirst.ts';
 import { kthLargest } from './floor.ts';
 import type { Plan } from './plan.ts';
@@ -38,7 +38,7 @@ const GUESS_MIN_ROWS = 4;
 
 /** A page of k rows kept in a buffer (not a heap), over a bbox large enough for a guess to pay. */
 export function worthGuessing(snapshots: readonly Snapshot[], bbox: BBox, k: number): boolean {
-  return k > BUFFER_MIN_CAPACITY && candidateRows(snapshots, bbox, GUESS_MIN_ROWS * k) >= GUESS_MIN_ROWS * k;
+  return k > BUFFER_MIN_CAPACITY && candidatesReach(snapshots, bbox, GUESS_MIN_ROWS * k);
 }
 
 /** What walkGuessing did: no guess above the floor, a guess the walk confirmed, or one it did not (and the walk ran again without it). */
