@@ -27,7 +27,7 @@ import type { Snapshot } from '../catalog/snapshot.ts';
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
 import { candidateRows } from './estimate.ts';
 import { boundAt, type Plan } from './plan.ts';
-import { ALL, NONE, verdictOf } from './proofs.ts';
+import { ALL, NONE, SOME, verdictOf } from './proofs.ts';
 import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
 
@@ -144,6 +144,25 @@ let stack = new Int32Array(2 * 32 * FANOUT);
 /** Rows of the nodes the count walk has disposed of (scanned, proven full or proven empty): what the estimate in `searchBuildings` scales from. */
 let coveredRows = 0;
 
+/**
+ * Verdicts in a row that proved nothing, and blocks and leaves (nodes of RUN_LEVEL and below)
+ * passed over since. Where the filters' summaries decide no node (a list of most roof shapes,
+ * bounds every node straddles), asking them of every block and leaf cost a count-bound query
+ * 2–5% (measured with the proofs removed); after UNDECIDED_RUN such verdicts in a row only every
+ * PROBE_STRIDE-th block or leaf is asked, until one decides. Upper nodes are always asked. A node
+ * not asked is read as one that may hold matches (its rows go through the filters): only time is
+ * at stake. Measured per query, both ways in turn, 30 rounds: the city and heavy queries whose
+ * count reads most rows (#354, #359, #363, #418, #504, #513) 1–8% faster.
+ */
+let undecided = 0;
+let passed = 0;
+const UNDECIDED_RUN = 256;
+const PROBE_STRIDE = 8;
+
+function worthProving(): boolean {
+  return undecided < UNDECIDED_RUN || ++passed % PROBE_STRIDE === 0;
+}
+
 /** Which rows a walk reads, by blocks of BLOCK_ROWS in row order: all, every SAMPLE_STRIDE-th block (from row 0), or the others. */
 export const EVERY_BLOCK = 0;
 export const SAMPLED_BLOCKS = 1;
@@ -219,6 +238,7 @@ const run = new Run();
 export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
   queue.clear();
   coveredRows = 0;
+  undecided = passed = 0;
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || snapshots[si].rows === 0) continue;
@@ -341,6 +361,7 @@ function finishInRowOrder(snapshots: readonly Snapshot[], plans: readonly (Plan 
  */
 export function walkBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, which = EVERY_BLOCK): void {
   blocks = which;
+  if (which !== OTHER_BLOCKS) undecided = passed = 0;
   try {
     for (let si = 0; si < snapshots.length; si++) {
       const plan = plans[si];
@@ -377,7 +398,11 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
     const b = 4 * node;
     const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
     if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-    const verdict = verdictOf(proofs, complete, node);
+    let verdict = SOME;
+    if (level > RUN_LEVEL || worthProving()) {
+      verdict = verdictOf(proofs, complete, node);
+      undecided = verdict === SOME ? undecided + 1 : 0;
+    }
     if (verdict === NONE) {
       coveredRows += levelSpan[level];
       continue;
