@@ -25,11 +25,6 @@ export class RowTree {
   readonly levelCount: number[] = [];
   /** Rows a node of each level covers. */
   readonly levelSpan: number[] = [];
-  /**
-   * The least box area (square degrees) of a full node of each level (Infinity where none is
-   * full): where the snapshot is densest, levelSpan rows fit in this much.
-   */
-  readonly levelLeastArea: number[] = [];
   private readonly stack = new Int32Array(64 * FANOUT);
 
   constructor(readonly rows: number, lon: Float64Array, lat: Float64Array) {
@@ -75,15 +70,21 @@ export class RowTree {
         boxes.set([minX, minY, maxX, maxY], 4 * (this.levelStart[level] + i));
       }
     }
-    for (let level = 0; level < this.levelStart.length; level++) {
-      let least = Infinity;
-      const full = Math.floor(rows / this.levelSpan[level]);
-      for (let i = 0; i < full; i++) {
-        const b = 4 * (this.levelStart[level] + i);
-        least = Math.min(least, (boxes[b + 2] - boxes[b]) * (boxes[b + 3] - boxes[b + 1]));
-      }
-      this.levelLeastArea.push(least);
+  }
+
+  /**
+   * The least box area (square degrees) of a full node of `level` (Infinity where none is
+   * full): where the snapshot is densest, levelSpan[level] rows fit in this much.
+   */
+  leastArea(level: number): number {
+    let least = Infinity;
+    if (level >= this.levelStart.length) return least;
+    const boxes = this.boxes;
+    for (let i = 0, full = Math.floor(this.rows / this.levelSpan[level]); i < full; i++) {
+      const b = 4 * (this.levelStart[level] + i);
+      least = Math.min(least, (boxes[b + 2] - boxes[b]) * (boxes[b + 3] - boxes[b + 1]));
     }
+    return least;
   }
 
   /** Bounding box of every representative point, or null for an empty snapshot. */

@@ -178,7 +178,7 @@ export class Snapshot {
     this.summaries = p.summaries;
     this.index = p.index;
     this.extent = p.tree.extent;
-    this.leastNodeArea = p.tree.levelLeastArea[2] ?? Infinity;
+    this.leastNodeArea = p.tree.leastArea(2);
     this.cold = p.cold;
     this.coldBlob = p.coldBlob;
     this.coldReader = p.cold.reader(p.coldBlob);

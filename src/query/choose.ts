@@ -70,9 +70,9 @@ export function choosePath(snapshots: readonly Snapshot[], plans: readonly (Plan
 /**
  * Some plan has a filter whose node summaries can prove something. Without one, and without a
  * floor to look for, the walk reads what the scan reads, node by node: measured on the bench
- * mix's street queries (each on both paths in turn, 40 rounds), those without were 5% slower on
- * the walk (p50 18.9 against 17.9 µs, faster on 11 of 46), those with 4% faster (23.1 against
- * 24.0 µs).
+ * mix's street queries (each on both paths in turn, 40 rounds over the class alone, before such
+ * small bboxes went to the scan outright), those without were 5% slower on the walk (p50 18.9
+ * against 17.9 µs, faster on 11 of 46).
  */
 export function hasProofs(plans: readonly (Plan | null)[]): boolean {
   for (const plan of plans) if (plan !== null && plan.proofs.length > 0) return true;
