@@ -1,12 +1,17 @@
 /**
  * Serializers and envelopes: a hand-made BuildingRecord against a hand-written Building object
- * (spec 2.1), the direct JSON writer against JSON.stringify, every response object against the
+ * (spec 2.1), the JSON writer over the store against JSON.stringify, every response object against the
  * OpenAPI schemas, links.next, and the Accept negotiation.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { pack, unpack } from 'msgpackr';
-import { describe, expect, it } from 'vitest';
-import { buildingJson, serializeBuilding, type BuildingContext } from '../src/api/building.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildingJsonAt, serializeBuilding, type BuildingContext } from '../src/api/building.ts';
+import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
+import { SnapshotWriter } from '../src/snapshot/writer.ts';
 import { largestBusiness, serializeBusiness } from '../src/api/business.ts';
 import { encode, negotiateEncoding, CONTENT_TYPE } from '../src/api/encode.ts';
 import {
@@ -294,7 +299,7 @@ describe('Building (spec 2.1)', () => {
     const r = blankRecord('t:7', 0, 0, { height_m: Number.NaN, volume_m3: Number.POSITIVE_INFINITY });
     const out = serializeBuilding(r, CTX);
     expect([out.height.metres, out.volume_m3]).toEqual([null, null]);
-    expect(buildingJson(r, CTX)).toBe(JSON.stringify(out));
+    expect(JSON.parse(JSON.stringify(out)).volume_m3).toBeNull();
   });
 
   it('random buildings validate against the schema', () => {
@@ -302,28 +307,58 @@ describe('Building (spec 2.1)', () => {
   });
 });
 
-describe('buildingJson writes exactly JSON.stringify(serializeBuilding)', () => {
-  it('the full and the blank building', () => {
-    expect(buildingJson(FULL, CTX)).toBe(JSON.stringify(serializeBuilding(FULL, CTX)));
-    expect(buildingJson(BLANK, CTX)).toBe(JSON.stringify(serializeBuilding(BLANK, CTX)));
-  });
+describe('buildingJsonAt writes exactly JSON.stringify(serializeBuilding(record)) from the store', () => {
+  const NASTY = ['"quoted"', 'back\\slash', 'tab\there', 'new\nline', '\u0000\u001f', '\ud800 lone', 'lone \udfff', '😀 ok', '</script>', '\u2028\u2029'];
+  const root = mkdtempSync(join(tmpdir(), 'edifice-json-'));
+  let snapshot: Snapshot;
 
-  it('2,000 random buildings', () => {
-    for (const r of randomRecords(2000, 5)) expect(buildingJson(r, CTX)).toBe(JSON.stringify(serializeBuilding(r, CTX)));
+  beforeAll(async () => {
+    // Every kind of building a test here makes, through the real writer and loader.
+    const writer = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }] });
+    writer.add(FULL);
+    writer.add(BLANK);
+    for (const r of randomRecords(2000, 5)) writer.add(r);
+    NASTY.forEach((text, i) => writer.add(blankRecord(`t:esc:${i}`, 9.5, 47.1, {
+      address: text, nearest_road: text, postal_code: text, locality: text, building_type: text, flood_zone_source: text,
+      businesses: [business({ turnover: 1, turnover_currency: text })],
+    })));
+    // Strings the store keeps as references to earlier ones of the row (the source id, the
+    // address), and lists of strings the writer passes over before the fields after them.
+    writer.add(blankRecord('osm:way/4242', 9.51, 47.14, {
+      address: 'osm:way/4242 Gasse 1', nearest_road: 'osm:way/4242 Gasse 1', flood_zone_source: 'Amt 2020', seismic_risk_assessment_year: 2019,
+      units: [0, 1, 2].map((k) => ({ unit_id: `osm:way/4242:unit/${k}`, label: k ? `Top ${k}` : null, floor: k, use: 'residential' as const, area_m2: 50 + k, rooms: k })),
+      entrances: [{ address: 'osm:way/4242 Gasse 1', house_number: '1', postal_code: '9490', source: 'osm:node/1' },
+        { address: 'osm:way/4242 Gasse 1a', house_number: null, postal_code: null, source: 'osm:node/2' }],
+      roof_planes: [{ azimuth_deg: 180, tilt_deg: 30.5, area_m2: 40.25, panel_count: 12, yearly_energy_kwh: null }],
+    }));
+    await writer.finish(join(root, 'LI', '2026-11-21.arrow'));
+    snapshot = Catalog.open(root, { log: () => {} }).view().snapshots[0];
   });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('text that needs escaping: quotes, backslashes, control characters, lone surrogates, emoji', () => {
-    const nasty = ['"quoted"', 'back\\slash', 'tab\there', 'new\nline', '\u0000\u001f', '\ud800 lone', 'lone \udfff', '😀 ok', '</script>', '\u2028\u2029'];
-    for (const text of nasty) {
-      const r = blankRecord('t:esc', 0, 0, {
-        address: text, nearest_road: text, postal_code: text, locality: text, building_type: text, flood_zone_source: text,
-        businesses: [business({ turnover: 1, turnover_currency: text })],
-      });
-      const ctx = { country: text, appUrl: `https://x.example/${text}` };
-      const json = buildingJson(r, ctx);
-      expect(json).toBe(JSON.stringify(serializeBuilding(r, ctx)));
-      expect(JSON.parse(json).address).toBe(text);
+  it('every row: the full and the blank building, 2,000 random ones, text that needs escaping, strings kept as references', () => {
+    expect(snapshot.rows).toBe(2 + 2000 + NASTY.length + 1);
+    for (let row = 0; row < snapshot.rows; row++) {
+      expect(buildingJsonAt(snapshot, row, CTX)).toBe(JSON.stringify(serializeBuilding(snapshot.record(row), CTX)));
     }
+  });
+
+  it('text that needs escaping: quotes, backslashes, control characters, lone surrogates, emoji, also in the context', () => {
+    for (let row = 0; row < snapshot.rows; row++) {
+      const record = snapshot.record(row);
+      if (!record.building_id.startsWith('t:esc') && !record.source_id.startsWith('t:esc')) continue;
+      for (const text of NASTY) {
+        const ctx = { country: text, appUrl: `https://x.example/${text}` };
+        const json = buildingJsonAt(snapshot, row, ctx);
+        expect(json).toBe(JSON.stringify(serializeBuilding(record, ctx)));
+        expect(JSON.parse(json).address).toBe(record.address);
+      }
+    }
+  });
+
+  it('FULL read back from the store is the hand-written Building', () => {
+    const row = [...Array(snapshot.rows).keys()].find((r) => snapshot.record(r).source_id === FULL.source_id)!;
+    expect(JSON.parse(buildingJsonAt(snapshot, row, CTX))).toStrictEqual(FULL_EXPECTED);
   });
 });
 
@@ -410,8 +445,8 @@ describe('ranked page and links.next', () => {
     const info = { total: 10_000, totalIsCapped: true, limit: 40, offset: 80, sort: 'height' as const };
     const link = { baseUrl: BASE, rawQuery: raw };
     const expected = JSON.stringify(rankedPage(records.map((r) => serializeBuilding(r, CTX)), info, link));
-    expect(rankedPageJson(records.map((r) => buildingJson(r, CTX)), info, link).toString('utf8')).toBe(expected);
-    expect(rankedPageJson(records.map((r) => Buffer.from(buildingJson(r, CTX))), info, link).toString('utf8')).toBe(expected);
+    expect(rankedPageJson(records.map((r) => JSON.stringify(serializeBuilding(r, CTX))), info, link).toString('utf8')).toBe(expected);
+    expect(rankedPageJson(records.map((r) => Buffer.from(JSON.stringify(serializeBuilding(r, CTX)))), info, link).toString('utf8')).toBe(expected);
     const empty = { ...info, total: 0, totalIsCapped: false, offset: 0 };
     expect(rankedPageJson([], empty, link).toString()).toBe(JSON.stringify(rankedPage([], empty, link)));
     expectValid('BuildingsPage', JSON.parse(expected));
@@ -425,7 +460,7 @@ describe('ranked page and links.next', () => {
       const objects = records.map((r) => serializeBuilding(r, CTX));
       const bytes = rankedPageMsgpack(objects.map((o) => pack(o)), info, link);
       expect(unpack(bytes)).toEqual(unpack(pack(rankedPage(objects, info, link))));
-      expect(unpack(bytes)).toEqual(JSON.parse(rankedPageJson(records.map((r) => buildingJson(r, CTX)), info, link).toString()));
+      expect(unpack(bytes)).toEqual(JSON.parse(rankedPageJson(records.map((r) => JSON.stringify(serializeBuilding(r, CTX))), info, link).toString()));
     }
   });
 });
@@ -434,7 +469,7 @@ describe('point lookup', () => {
   it('{data: [Building]} and nothing else', () => {
     const page = pointPage([serializeBuilding(FULL, CTX), serializeBuilding(BLANK, CTX)]);
     expect(Object.keys(page)).toEqual(['data']);
-    expect(pointPageJson([buildingJson(FULL, CTX), buildingJson(BLANK, CTX)]).toString()).toBe(JSON.stringify(page));
+    expect(pointPageJson([JSON.stringify(serializeBuilding(FULL, CTX)), JSON.stringify(serializeBuilding(BLANK, CTX))]).toString()).toBe(JSON.stringify(page));
     expect(pointPageJson([]).toString()).toBe('{"data":[]}');
     expect(unpack(pointPageMsgpack([pack(serializeBuilding(FULL, CTX)), pack(serializeBuilding(BLANK, CTX))]))).toEqual(unpack(pack(page)));
     expect(unpack(pointPageMsgpack([]))).toEqual({ data: [] });

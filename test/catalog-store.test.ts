@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
+import { COLD_COLUMNS } from '../src/catalog/columns.ts';
 import { findBuilding, listBusinesses, listUnits } from '../src/query/children.ts';
 import { buildingId } from '../src/snapshot/ids.ts';
 import { blankRecord, squareAround } from '../src/snapshot/record.ts';
@@ -136,6 +137,25 @@ describe('the store keeps every field', () => {
     const ref = findBuilding(view, records[4].building_id)!;
     expect(Object.is(ref.snapshot.record(ref.row).footprint_area_m2, -0)).toBe(true);
     expect(ref.snapshot.record(ref.row).entrances).toHaveLength(300);
+  });
+
+  it('coldPicker reads any choice of cold columns as record(row) has them, passing over the others', () => {
+    const s = view.snapshots[0];
+    const names = COLD_COLUMNS.map((c) => c.name);
+    // Each column alone, each with its neighbours, the last few after every list, and all of them.
+    const choices = [...names.map((n) => [n]), ...names.slice(1).map((n, i) => [names[i], n]), names.slice(-8), names,
+      ['address', 'flood_zone_source'], ['source_id', 'entrances', 'seismic_risk_assessment_year'], ['units', 'recent_annual_precipitation_mm']];
+    for (const chosen of choices) {
+      const pick = s.coldPicker(chosen);
+      for (let row = 0; row < s.rows; row++) {
+        const out: Record<string, unknown> = {};
+        pick(row, out);
+        const want = s.record(row) as unknown as Record<string, unknown>;
+        expect(Object.keys(out).sort(), chosen.join()).toEqual([...chosen].sort());
+        for (const name of chosen) expect(out[name], `${name} of row ${row}`).toStrictEqual(want[name]);
+      }
+    }
+    expect(() => s.coldPicker(['height_m'])).toThrow(/No cold column "height_m"/);
   });
 
   it('row numbers outside the snapshot are refused', () => {

@@ -293,7 +293,8 @@ export class ByteReader {
   pos = 0;
   private readonly view: DataView;
   private readonly text: Buffer;
-  private readonly history: string[] = new Array(HISTORY).fill('');
+  /** The row's strings so far; null for one passed over by `skipString`. */
+  private readonly history: (string | null)[] = new Array(HISTORY).fill('');
   private historyCount = 0;
 
   constructor(readonly buf: Uint8Array, private readonly tables: StringTables) {
@@ -381,8 +382,41 @@ export class ByteReader {
     return s;
   }
 
+  /** Passes over a string without making it; a later string of the row may not refer back to it. */
+  skipString(): void {
+    const mode = this.varint();
+    switch (mode) {
+      case 0: return;
+      case 1: this.varint(); break;
+      case 2: {
+        this.varint();
+        this.varint();
+        const tail = this.varint();
+        this.pos += tail;
+        break;
+      }
+      case 3:
+        this.varint();
+        this.varint();
+        break;
+      case 4: this.varint(); break;
+      default: this.pos += mode - LITERAL;
+    }
+    this.history[this.historyCount % HISTORY] = null;
+    this.historyCount++;
+  }
+
+  skipNumber(): void {
+    const tag = this.buf[this.pos++];
+    if (tag === 2) this.pos += 4;
+    else if (tag === 3) this.pos += 8;
+    else if (tag !== 0) this.varint();
+  }
+
   private earlier(distance: number): string {
-    return this.history[(this.historyCount - distance) % HISTORY];
+    const s = this.history[(this.historyCount - distance) % HISTORY];
+    if (s === null) throw new Error('A cold string refers back to one that was skipped (ColdCodec.picker reads it).');
+    return s;
   }
 }
 
@@ -484,6 +518,30 @@ function decoderOf(spec: ColumnSpec, tables: Map<string, StringTable>): Decode {
   }
 }
 
+const holdsStrings = (spec: ColumnSpec): boolean => spec.kind === 'utf8' || (spec.kind === 'list' && spec.children!.some(holdsStrings));
+
+/** Passes over a value without making it. */
+function skipperOf(spec: ColumnSpec): (r: ByteReader) => void {
+  switch (spec.kind) {
+    case 'f64': return (r) => r.skipNumber();
+    case 'i32':
+    case 'date':
+    case 'dict': return (r) => { r.varint(); };
+    case 'bool':
+    case 'enum': return (r) => { r.pos++; };
+    case 'utf8': return (r) => r.skipString();
+    case 'list': {
+      const children = spec.children!.map(skipperOf);
+      return (r) => {
+        const n = r.varint();
+        for (let k = 0; k < n; k++) for (let c = 0; c < children.length; c++) children[c](r);
+      };
+    }
+    case 'geometry':
+      throw new Error(`column ${spec.name}: geometry is not a cold column`);
+  }
+}
+
 /** The cold columns of a store: encodes rows while loading, decodes one row on demand. */
 export class ColdCodec {
   readonly tables = new Map<string, StringTable>();
@@ -516,6 +574,37 @@ export class ColdCodec {
   decodeInto(reader: ByteReader, pos: number, out: Record<string, unknown>): void {
     reader.seek(pos);
     for (let c = 0; c < this.decoders.length; c++) out[this.names[c]] = this.decoders[c](reader);
+  }
+
+  /**
+   * A reader of the cold columns `names` of a row into `out` (out[name] = value), for serialisers
+   * that need a few fields of many rows: the columns between are passed over without making their
+   * values, and reading stops after the last one named. A string column before a named string is
+   * decoded all the same (a later string may refer back to it).
+   */
+  picker(names: readonly string[]): (reader: ByteReader, pos: number, out: Record<string, unknown>) => void {
+    const wanted = new Set(names);
+    for (const name of wanted) if (!this.names.includes(name)) throw new RangeError(`No cold column "${name}".`);
+    let last = -1;
+    let lastString = -1;
+    this.specs.forEach((s, c) => {
+      if (!wanted.has(s.name)) return;
+      last = c;
+      if (holdsStrings(s)) lastString = c;
+    });
+    const count = last + 1;
+    const steps: ((r: ByteReader, out: Record<string, unknown>) => void)[] = [];
+    for (let c = 0; c < count; c++) {
+      const name = this.names[c];
+      const decode = this.decoders[c];
+      if (wanted.has(name)) steps.push((r, out) => { out[name] = decode(r); });
+      else if (c < lastString && holdsStrings(this.specs[c])) steps.push((r) => { decode(r); });
+      else steps.push(skipperOf(this.specs[c]));
+    }
+    return (reader, pos, out) => {
+      reader.seek(pos);
+      for (let c = 0; c < count; c++) steps[c](reader, out);
+    };
   }
 
   /** Decodes the column `name` of the row starting at `pos` (and the columns before it). */

@@ -238,6 +238,21 @@ export class Snapshot {
     return out as unknown as BuildingRecord;
   }
 
+  /**
+   * A reader of a few cold columns of any row, `read(row, out)` setting out[name] for each of
+   * `names`: what serialisers use instead of `record(row)` when they need part of a building
+   * (ColdCodec.picker: the other columns are passed over, not decoded).
+   */
+  coldPicker(names: readonly string[]): (row: number, out: Record<string, unknown>) => void {
+    const pick = this.cold.picker(names);
+    const reader = this.coldReader;
+    const offsets = this.coldOffsets;
+    return (row, out) => {
+      this.checkRow(row);
+      pick(reader, offsets[row], out);
+    };
+  }
+
   /** The units of row, in file order. */
   units(row: number): UnitRecord[] {
     this.checkRow(row);

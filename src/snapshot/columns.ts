@@ -29,8 +29,17 @@ export function dateToDays(value: string): number {
 }
 
 export function daysToDate(days: number): string {
-  return new Date(days * MS_PER_DAY).toISOString().slice(0, 10);
+  let text = dateTexts.get(days);
+  if (text === undefined) {
+    text = new Date(days * MS_PER_DAY).toISOString().slice(0, 10);
+    if (dateTexts.size >= 100_000) dateTexts.clear();
+    dateTexts.set(days, text);
+  }
+  return text;
 }
+
+/** Snapshots hold few distinct dates and serialisers write them for every building: each is formatted once. */
+const dateTexts = new Map<number, string>();
 
 class Grow<T extends Float64Array | Int32Array | Int8Array | Uint8Array> {
   length = 0;
