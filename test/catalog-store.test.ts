@@ -13,7 +13,7 @@ import { findBuilding, listBusinesses, listUnits } from '../src/query/children.t
 import { buildingId } from '../src/snapshot/ids.ts';
 import { blankRecord, squareAround } from '../src/snapshot/record.ts';
 import {
-  BASIS, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE, THERMAL_ASSESSMENT, UNIT_USE,
+  BASIS, CATEGORY, COLUMNS, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE, THERMAL_ASSESSMENT, UNIT_USE,
   type BuildingRecord,
 } from '../src/snapshot/schema.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
@@ -156,6 +156,22 @@ describe('the store keeps every field', () => {
       }
     }
     expect(() => s.coldPicker(['height_m'])).toThrow(/No cold column "height_m"/);
+  });
+
+  it('fields(row, names) gives each named field as record(row) has it, and only those', () => {
+    const s = view.snapshots[0];
+    const all = COLUMNS.map((c) => c.name) as (keyof BuildingRecord)[];
+    // Every field alone, every other one, and all.
+    const choices = [...all.map((n) => [n]), all.filter((_, i) => i % 2 === 0), all.filter((_, i) => i % 2 === 1), all];
+    for (const chosen of choices) {
+      for (let row = 0; row < s.rows; row++) {
+        const got = s.fields(row, chosen) as Record<string, unknown>;
+        const want = s.record(row) as unknown as Record<string, unknown>;
+        expect(Object.keys(got).sort()).toEqual([...chosen].sort());
+        for (const name of chosen) expect(got[name], `${name} of row ${row}`).toStrictEqual(want[name]);
+      }
+    }
+    expect(() => s.fields(s.rows, ['height_m'])).toThrow(RangeError);
   });
 
   it('row numbers outside the snapshot are refused', () => {

@@ -110,7 +110,22 @@ export function installedPowerKw(installations: readonly SolarInstallationRecord
   return Math.round(sum * 1e6) / 1e6;
 }
 
-export function serializeBuilding(r: BuildingRecord, ctx: BuildingContext): BuildingOut {
+/** The fields of a record the Building object shows: `serializeBuilding` reads no other. */
+export const BUILDING_FIELDS = [
+  'building_id', 'address', 'nearest_road', 'address_evidence', 'address_corroboration', 'postal_code', 'locality', 'latitude',
+  'longitude', 'category', 'category_evidence', 'building_type', 'roof_shape', 'footprint_area_m2', 'height_m', 'height_basis',
+  'volume_m3', 'volume_basis', 'floor_area_m2', 'floor_area_basis', 'floor_area_scope', 'floors', 'floors_including_underground',
+  'construction_year', 'completed_by_year', 'dwellings', 'panels_status', 'panels_photo_date', 'panels_confidence',
+  'panels_analysed_on', 'panels_photo_resolution_cm', 'solar_presence', 'solar_installations', 'solar_panel_count',
+  'solar_capacity_kwp', 'solar_yearly_energy_kwh', 'solar_co2_savings_kg_per_year', 'solar_potential_basis', 'businesses',
+  'flood_zone', 'flood_zone_mapped', 'flood_zone_source', 'seismic_design_acceleration_g', 'seismic_risk_class',
+  'seismic_risk_assessment_year',
+] as const satisfies readonly (keyof BuildingRecord)[];
+
+export type BuildingFields = Pick<BuildingRecord, (typeof BUILDING_FIELDS)[number]>;
+
+/** The Building object of a record, or of the fields of one a snapshot gives (`snapshot.fields(row, BUILDING_FIELDS)`). */
+export function serializeBuilding(r: BuildingFields, ctx: BuildingContext): BuildingOut {
   const largest = largestBusiness(r.businesses);
   return {
     building_id: r.building_id,

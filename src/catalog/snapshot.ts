@@ -8,11 +8,11 @@
  * Build one with `loadSnapshot` (load.ts). A Snapshot never changes once built.
  */
 import type Flatbush from 'flatbush';
-import { COLUMNS, type BuildingRecord, type BusinessRecord, type ColumnSpec, type SnapshotSource, type UnitRecord } from '../snapshot/schema.ts';
+import { COLUMNS, columnSpec, type BuildingRecord, type BusinessRecord, type ColumnSpec, type SnapshotSource, type UnitRecord } from '../snapshot/schema.ts';
 import type { BBox } from '../query/types.ts';
 import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
 import type { ByteReader, ColdCodec, StringTables } from './cold.ts';
-import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, type HotEnum, type HotNum } from './columns.ts';
+import { COLD_COLUMNS, FLAG_BOOLS, FLAG_NULLABLE_BOOLS, type HotEnum, type HotNum } from './columns.ts';
 import type { Footprints } from './geometry.ts';
 import { compareIds, formatUuid, parseUuid } from './ids.ts';
 import { numberAt, sparseAt, type NumColumn, type SparseColumn } from './numeric.ts';
@@ -237,6 +237,30 @@ export class Snapshot {
     for (const spec of COLUMNS) out[spec.name] = spec.name in cold ? cold[spec.name] : this.hotValue(spec, row);
     return out as unknown as BuildingRecord;
   }
+
+  /**
+   * Some fields of the building, each as `record(row)` has it: what a serialiser that shows part
+   * of a building reads, without the rest (footprint, units, entrances, roof planes) being
+   * rebuilt. Pass the same array each time: what it needs of the store is worked out once.
+   */
+  fields<K extends keyof BuildingRecord>(row: number, names: readonly K[]): Pick<BuildingRecord, K> {
+    this.checkRow(row);
+    let plan = this.fieldPlans.get(names);
+    if (plan === undefined) {
+      const cold = new Set(COLD_COLUMNS.map((c) => c.name));
+      plan = {
+        pick: this.coldPicker(names.filter((n) => cold.has(n))),
+        hot: names.filter((n) => !cold.has(n)).map((n) => columnSpec(n)),
+      };
+      this.fieldPlans.set(names, plan);
+    }
+    const out: Record<string, unknown> = {};
+    plan.pick(row, out);
+    for (const spec of plan.hot) out[spec.name] = this.hotValue(spec, row);
+    return out as Pick<BuildingRecord, K>;
+  }
+
+  private readonly fieldPlans = new Map<readonly string[], { pick: (row: number, out: Record<string, unknown>) => void; hot: ColumnSpec[] }>();
 
   /**
    * A reader of a few cold columns of any row, `read(row, out)` setting out[name] for each of
