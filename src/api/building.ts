@@ -4,7 +4,7 @@
  * - `serializeBuilding` builds the object (MessagePack, tests, anything that wants an object);
  * - `buildingJsonAt` writes the same JSON text straight from a snapshot's store, byte for byte
  *   what `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))` gives, without the record
- *   or any intermediate object (a record costs ~25 us to rebuild, the text from the store ~5 us).
+ *   or any intermediate object (a record costs ~25 µs to rebuild, the text from the store 5–12).
  *
  * Inner shapes the spec leaves open (documented in the OpenAPI schemas):
  * - height {metres, basis}, floor_area {square_metres, basis, scope}: always objects; basis null when the value is;

@@ -241,7 +241,7 @@ export class Snapshot {
   /**
    * Some fields of the building, each as `record(row)` has it: what a serialiser that shows part
    * of a building reads, without the rest (footprint, units, entrances, roof planes) being
-   * rebuilt. Pass the same array each time: what it needs of the store is worked out once.
+   * rebuilt. What `names` needs of the store is worked out once per array: pass the same one.
    */
   fields<K extends keyof BuildingRecord>(row: number, names: readonly K[]): Pick<BuildingRecord, K> {
     this.checkRow(row);
@@ -260,7 +260,7 @@ export class Snapshot {
     return out as Pick<BuildingRecord, K>;
   }
 
-  private readonly fieldPlans = new Map<readonly string[], { pick: (row: number, out: Record<string, unknown>) => void; hot: ColumnSpec[] }>();
+  private readonly fieldPlans = new WeakMap<readonly string[], { pick: (row: number, out: Record<string, unknown>) => void; hot: ColumnSpec[] }>();
 
   /**
    * A reader of a few cold columns of any row, `read(row, out)` setting out[name] for each of
