@@ -41,6 +41,11 @@ export interface Config {
   dailyQuota: number;
   /** HTTP worker threads sharing one port and one copy of the snapshots; 0 serves from the main thread. */
   workers: number;
+  /**
+   * Bytes of encoded buildings each serving thread keeps (BuildingCache), in MiB. Each worker has
+   * its own cache, so resident memory can grow by this much per worker.
+   */
+  fragmentCacheMb: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -91,5 +96,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     perKeyPerMinute: int(env, 'EDIFICE_KEY_PER_MINUTE', 60, 1, 1_000_000_000),
     dailyQuota: int(env, 'EDIFICE_DAILY_QUOTA', 5_000, 1, 1_000_000_000),
     workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
+    fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 65_536),
   };
 }

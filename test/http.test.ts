@@ -187,6 +187,33 @@ describe('GET /buildings', () => {
     expect(packed.headers.get('content-type')).toBe('application/msgpack');
     expect(packed.body).toEqual(json.body);
   });
+
+  it('a fragment cache far smaller than what is served (EDIFICE_FRAGMENT_CACHE_MB=1) evicts and still answers every page as the default one', async () => {
+    // 4,000 buildings in JSON and MessagePack are ~9 MB of fragments: the 1 MiB cache evicts most of them on each pass.
+    const small = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'small-cache.db', { EDIFICE_FRAGMENT_CACHE_MB: '1' });
+    try {
+      const smallKey = workspaceWithKey(small.ledger, 1_000_000).key;
+      const page = async (server: TestServer, k: string, offset: number, accept: string) => {
+        const res = await fetch(`${server.base}/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${offset}`, { headers: { Authorization: `Bearer ${k}`, Accept: accept } });
+        expect(res.status).toBe(200);
+        const raw = Buffer.from(await res.arrayBuffer());
+        return (accept === 'application/msgpack' ? unpack(raw) : JSON.parse(raw.toString('utf8'))).data as J[];
+      };
+      let compared = 0;
+      for (let offset = 0; offset < snapshot.rows; offset += 100) {
+        const expected = await page(t, key, offset, 'application/json');
+        for (let pass = 0; pass < 2; pass++) {
+          for (const accept of ['application/json', 'application/msgpack']) {
+            expect(await page(small, smallKey, offset, accept)).toEqual(expected);
+            compared += expected.length;
+          }
+        }
+      }
+      expect(compared).toBe(4 * snapshot.rows);
+    } finally {
+      small.close();
+    }
+  });
 });
 
 describe('GET /buildings/at', () => {

@@ -90,7 +90,7 @@ function engineError(err: unknown): unknown {
 export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const { config, catalog, ledger, log } = deps;
   const metrics = new Metrics();
-  const cache = new BuildingCache(config.appUrl);
+  const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   const base = config.basePath;
   // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.
   let baseUrl = config.baseUrl ?? '';
