@@ -13,6 +13,7 @@ import { HOT_ENUM, HOT_NUM } from '../src/catalog/columns.ts';
 import { numberAt } from '../src/catalog/numeric.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
 import { CATEGORY } from '../src/snapshot/schema.ts';
+import { CodesProof } from '../src/query/proofs.ts';
 import { FLOOR_STEPS, FLOORS_KEYS, ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 
@@ -124,6 +125,50 @@ describe('node summaries', () => {
       table[0] = table[2] = 1;
       expect(sum.share(name, table)).toBeCloseTo(((counts.get(0) ?? 0) + (counts.get(2) ?? 0)) / s.rows, 12);
     }
+  });
+
+  it('count the rows of every code bit of every node from level 1 up; a list proof counts a node\'s passing rows where its bits tell', () => {
+    const sum = s.summaries;
+    const t = s.tree;
+    expect(sum.countsFrom).toBe(t.levelStart[1]);
+    const tables: Uint8Array[] = [];
+    for (let k = 0; k < 12; k++) {
+      const table = new Uint8Array(256);
+      for (let code = 0; code < 31; code++) table[code] = (code * 7 + k * 3) % 5 < 2 ? 1 : 0;
+      // Bit 31 (null and codes above 30): all failing, all passing, or only the null code passing (undecidable).
+      if (k % 3 === 1) table.fill(1, 31);
+      if (k % 3 === 2) table[0xff] = 1;
+      tables.push(table);
+    }
+    let counted = 0, undecidable = 0;
+    for (const [node, lo, hi] of nodes()) {
+      for (const name of HOT_ENUM) {
+        const col = s.enums[name];
+        if (node >= sum.countsFrom) {
+          const perBit = new Array(32).fill(0);
+          for (let r = lo; r < hi; r++) perBit[col[r] < 31 ? col[r] : 31]++;
+          expect(Array.from(sum.codeCounts[name].subarray(32 * (node - sum.countsFrom), 32 * (node - sum.countsFrom + 1))), `${name} node ${node}`).toEqual(perBit);
+        }
+        for (const table of tables) {
+          const proof = new CodesProof(sum.codes[name], table, sum.codeCounts[name], sum.countsFrom);
+          let passing = 0, high = false;
+          for (let r = lo; r < hi; r++) {
+            passing += table[col[r]];
+            if (col[r] >= 31) high = true;
+          }
+          let mixedHigh = false;
+          for (let code = 31; code < 256; code++) if (table[code] !== table[31]) mixedHigh = true;
+          const want = node < sum.countsFrom || (high && mixedHigh) ? -1 : passing;
+          expect(proof.count(node), `${name} node ${node}`).toBe(want);
+          if (node >= sum.countsFrom && want < 0) undecidable++;
+          if (want >= 0) counted++;
+        }
+      }
+    }
+    expect(counted).toBeGreaterThan(500);
+    expect(undecidable).toBeGreaterThan(20);
+    // Without counts, nothing is counted.
+    expect(new CodesProof(sum.codes.roof_shape, tables[0]).count(t.levelStart[t.levelStart.length - 1])).toBe(-1);
   });
 
   it('hold the greatest employees band start (overall and per category) and the greatest turnover of the most stated currencies', () => {

@@ -5,7 +5,8 @@
  * without reading its rows, and can bound the best sort key a node can hold.
  *
  * - flags: OR and AND of the rows' flag words;
- * - enums: one bit per code present (bit 31 stands for the null code and any code above 30);
+ * - enums: one bit per code present (bit 31 stands for the null code and any code above 30),
+ *   and for nodes of 512 rows and more the rows per bit (a count proven for a list filter);
  * - numbers: the least and greatest known value of every hot numeric column, rounded outward
  *   to Float32 (a node with no known value holds +Infinity / -Infinity), and one bit per
  *   column set when some row's value is unknown;
@@ -39,6 +40,9 @@ export const SUMMARY_CURRENCIES = 4;
 
 /** Bit of an enum code in `codes` (the null code 0xff, and codes above 30, share bit 31). */
 export const codeBit = (code: number): number => (code < 31 ? 1 << code : 1 << 31);
+/** The index of codeBit(code): 0 to 31. */
+export const bitIndex = (code: number): number => (code < 31 ? code : 31);
+export const CODE_BITS = 32;
 
 export interface SummarySource {
   rows: number;
@@ -61,6 +65,12 @@ export class NodeSummaries {
   readonly flagsAny: Uint32Array;
   readonly flagsAll: Uint32Array;
   readonly codes: Readonly<Record<HotEnum, Uint32Array>>;
+  /**
+   * Rows per code bit (bitIndex) of each enum, CODE_BITS words a node, for the nodes from
+   * `countsFrom` (the first of level 1) on: node j's bit b at CODE_BITS * (j - countsFrom) + b.
+   */
+  readonly codeCounts: Readonly<Record<HotEnum, Uint32Array>>;
+  readonly countsFrom: number;
   /** Rows per code of each enum over the whole snapshot (the root's histogram), for estimating a list filter's share. */
   readonly codeRows: Readonly<Record<HotEnum, Float64Array>>;
   readonly min: Readonly<Record<HotNum, Float32Array>>;
@@ -113,6 +123,32 @@ export class NodeSummaries {
     }
     this.codes = codes;
     this.codeRows = codeRows;
+
+    // Rows per code bit of the nodes of level 1 (blocks of 512 rows) and above: the count walk
+    // counts a block whose only undecided filter is a list without reading it.
+    const countsFrom = this.countsFrom = tree.levelStart.length > 1 ? tree.levelStart[1] : nodes;
+    const counted = nodes - countsFrom;
+    const blockRows = LEAF_ROWS * FANOUT;
+    const codeCounts = {} as Record<HotEnum, Uint32Array>;
+    for (const name of HOT_ENUM) {
+      const col = s.enums[name];
+      const out = codeCounts[name] = sharedU32(CODE_BITS * counted);
+      for (let block = 0; block < (tree.levelCount[1] ?? 0); block++) {
+        const at = CODE_BITS * block;
+        for (let r = block * blockRows, e = Math.min(n, r + blockRows); r < e; r++) out[at + bitIndex(col[r])]++;
+      }
+      for (let level = 2; level < tree.levelStart.length; level++) {
+        const below = tree.levelStart[level - 1] - countsFrom;
+        const belowCount = tree.levelCount[level - 1];
+        const at = tree.levelStart[level] - countsFrom;
+        for (let i = 0; i < tree.levelCount[level]; i++) {
+          for (let c = i * FANOUT, e = Math.min(belowCount, c + FANOUT); c < e; c++) {
+            for (let bit = 0; bit < CODE_BITS; bit++) out[CODE_BITS * (at + i) + bit] += out[CODE_BITS * (below + c) + bit];
+          }
+        }
+      }
+    }
+    this.codeCounts = codeCounts;
 
     const min = {} as Record<HotNum, Float32Array>;
     const max = {} as Record<HotNum, Float32Array>;
@@ -224,7 +260,7 @@ export class NodeSummaries {
     let bytes = this.flagsAny.byteLength + this.flagsAll.byteLength + this.nulls.byteLength + this.employeesMax.byteLength;
     for (const m of this.employeesMaxByCategory) bytes += m.byteLength;
     for (const name of FLOORS_KEYS) for (const m of this.floorsMax[name]) bytes += m.byteLength;
-    for (const name of HOT_ENUM) bytes += this.codes[name].byteLength + this.codeRows[name].byteLength;
+    for (const name of HOT_ENUM) bytes += this.codes[name].byteLength + this.codeRows[name].byteLength + this.codeCounts[name].byteLength;
     for (const name of HOT_NUM) bytes += this.min[name].byteLength + this.max[name].byteLength;
     for (const t of this.turnoverMax) bytes += t.byteLength;
     return bytes;

@@ -5,7 +5,9 @@
  *
  * 1. Count. A depth-first walk in row order skips nodes outside the bbox or proven to hold no
  *    match; a node wholly inside that is proven to hold only matches adds its row count
- *    without visiting its rows (and waits in the queue below for the ranking); other nodes of
+ *    without visiting its rows (and waits in the queue below for the ranking), and so does a
+ *    node of RUN_LEVEL or above whose only undecided filter is a list, with the count of its
+ *    rows whose code passes (proofs.ts countOf); other nodes of
  *    RUN_LEVEL are merged into runs and scanned (rows counted and offered to the heap). The
  *    walk stops as soon as more than MAX_WINDOW matches are counted: past that, total and
  *    total_is_capped are settled. What it has not reached goes to the queue.
@@ -27,7 +29,7 @@ import type { Snapshot } from '../catalog/snapshot.ts';
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
 import { candidateRows } from './estimate.ts';
 import { boundAt, type Plan } from './plan.ts';
-import { ALL, NONE, SOME, verdictOf } from './proofs.ts';
+import { ALL, NONE, SOME, countOf, verdictOf } from './proofs.ts';
 import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
 
@@ -398,23 +400,27 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
     const b = 4 * node;
     const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
     if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
+    const lo = i * levelSpan[level];
+    const hi = Math.min(rows, lo + levelSpan[level]);
     let verdict = SOME;
+    let counted = -1;
     if (level > RUN_LEVEL || worthProving()) {
       verdict = verdictOf(proofs, complete, node);
-      undecided = verdict === SOME ? undecided + 1 : 0;
+      // A node wholly inside whose only undecided filter is a list: its matches are counted from
+      // the rows per code, and it waits for the ranking like a node proven full.
+      if (verdict === SOME && search && inside && level >= RUN_LEVEL) counted = countOf(proofs, complete, node, hi - lo);
+      undecided = verdict === SOME && counted < 0 ? undecided + 1 : 0;
     }
     if (verdict === NONE) {
       coveredRows += levelSpan[level];
       continue;
     }
-    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
-    const lo = i * levelSpan[level];
-    const hi = Math.min(rows, lo + levelSpan[level]);
-    if (inside && verdict === ALL) {
+    if (inside && (verdict === ALL || counted >= 0)) {
       if (!search) run.add(lo, hi, false, false);
       else {
         coveredRows += hi - lo;
-        countProven(hi - lo);
+        countProven(verdict === ALL ? hi - lo : counted);
         const nb = boundAt(bound!, node);
         if (nb >= heap.threshold()) queue.push(nb, si, level, i);
       }

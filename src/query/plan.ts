@@ -168,7 +168,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     } else if (catAny) {
       codes.push(new CodeIn(s.enums.category, catTable!));
       shares.push(sum.share('category', catTable!));
-      proofs.push(new CodesProof(sum.codes.category, catTable!));
+      proofs.push(new CodesProof(sum.codes.category, catTable!, sum.codeCounts.category, sum.countsFrom));
     } else {
       codes.push(new CodeIn(s.buildingType, typeTable!));
       shares.push(1);
@@ -181,7 +181,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     if (!anySet(table)) return false;
     codes.push(new CodeIn(s.enums[name], table));
     shares.push(sum.share(name, table));
-    proofs.push(new CodesProof(sum.codes[name], table));
+    proofs.push(new CodesProof(sum.codes[name], table, sum.codeCounts[name], sum.countsFrom));
     return true;
   };
   if (!list('roof_shape', ROOF_SHAPE, q.roofShape)) return null;
@@ -198,7 +198,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     if (!anySet(table)) return null;
     codes.push(new CodeIn(s.enums.solar_presence, table));
     shares.push(sum.share('solar_presence', table));
-    proofs.push(new CodesProof(sum.codes.solar_presence, table));
+    proofs.push(new CodesProof(sum.codes.solar_presence, table, sum.codeCounts.solar_presence, sum.countsFrom));
   }
 
   // Bounds: an absent side is infinite; a null value fails both sides.

@@ -6,7 +6,7 @@
  *
  * A proof reads a few words of summary per node and allocates nothing.
  */
-import { codeBit } from '../catalog/summaries.ts';
+import { CODE_BITS, codeBit } from '../catalog/summaries.ts';
 
 export const NONE = 0;
 export const SOME = 1;
@@ -33,13 +33,16 @@ export class FlagsProof implements NodeProof {
   }
 }
 
-/** table[code] !== 0 over the node's code bits. */
+/**
+ * table[code] !== 0 over the node's code bits; with the rows per code bit of the nodes from
+ * `countsFrom` on (NodeSummaries.codeCounts), also how many rows of such a node pass.
+ */
 export class CodesProof implements NodeProof {
   /** Bits whose codes can pass, and bits whose codes all pass. */
   private readonly pass: number;
   private readonly full: number;
 
-  constructor(readonly present: Uint32Array, table: Uint8Array) {
+  constructor(readonly present: Uint32Array, table: Uint8Array, readonly counts: Uint32Array | null = null, readonly countsFrom = 0) {
     let pass = 0;
     let full = -1;
     for (let code = 0; code < 256; code++) {
@@ -55,6 +58,23 @@ export class CodesProof implements NodeProof {
     const bits = this.present[node];
     if ((bits & this.pass) === 0) return NONE;
     return (bits & ~this.full) === 0 ? ALL : SOME;
+  }
+
+  /** Rows of the node that pass, or -1 when that is not known (no counts there, or rows of a bit whose codes only partly pass). */
+  count(node: number): number {
+    const counts = this.counts;
+    if (counts === null || node < this.countsFrom) return -1;
+    const bits = this.present[node];
+    if ((bits & this.pass & ~this.full) !== 0) return -1;
+    let passing = bits & this.pass;
+    const at = CODE_BITS * (node - this.countsFrom);
+    let n = 0;
+    while (passing !== 0) {
+      const bit = 31 - Math.clz32(passing);
+      n += counts[at + bit];
+      passing &= ~(1 << bit);
+    }
+    return n;
   }
 }
 
@@ -84,6 +104,24 @@ export class RangeProof implements NodeProof {
     if (mx < this.lo || mn > this.hi) return NONE;
     return (this.nulls[node] & this.bit) === 0 && mn >= this.lo && mx <= this.hi ? ALL : SOME;
   }
+}
+
+/**
+ * The rows of a node that match, where its summaries tell: when the plan is `complete` and
+ * every proof but at most one list filter (a CodesProof with counts) says ALL. -1 otherwise.
+ */
+export function countOf(proofs: readonly NodeProof[], complete: boolean, node: number, rows: number): number {
+  if (!complete) return -1;
+  let list: CodesProof | null = null;
+  for (let i = 0; i < proofs.length; i++) {
+    const proof = proofs[i];
+    const v = proof.verdict(node);
+    if (v === NONE) return 0;
+    if (v === ALL) continue;
+    if (list !== null || !(proof instanceof CodesProof)) return -1;
+    list = proof;
+  }
+  return list === null ? rows : list.count(node);
 }
 
 /** The plan's verdict on a node: NONE, ALL (only when `complete`: every step has a proof), else SOME. */
