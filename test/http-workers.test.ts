@@ -80,6 +80,10 @@ describe('worker threads', () => {
     expect(metrics).toContain(`edifice_http_requests_total{route="/buildings",status="200"} ${ok}`);
     expect(metrics).toContain(`edifice_http_requests_total{route="/buildings",status="429"} ${24 - ok}`);
     expect(metrics).toMatch(/edifice_snapshot_buildings\{country="LI",date="2026-11-21"\} 4000\n/);
+    // Every answer held the same one building: each worker's cache encoded it once, then served it.
+    const lookups = (result: string) => Number(new RegExp(`edifice_fragment_cache_lookups_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1]);
+    expect(lookups('hit') + lookups('miss')).toBe(ok);
+    expect([1, 2]).toContain(lookups('miss'));
   });
 
   it('pages charged from both workers at once near the end of the credits never overdraw; each building is charged once', async () => {

@@ -199,17 +199,38 @@ describe('GET /buildings', () => {
         const raw = Buffer.from(await res.arrayBuffer());
         return (accept === 'application/msgpack' ? unpack(raw) : JSON.parse(raw.toString('utf8'))).data as J[];
       };
+      const cacheMetrics = async (server: TestServer) => {
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
+        return {
+          bytes: value(/^edifice_fragment_cache_bytes (\d+)$/m),
+          hits: value(/^edifice_fragment_cache_lookups_total\{result="hit"\} (\d+)$/m),
+          misses: value(/^edifice_fragment_cache_lookups_total\{result="miss"\} (\d+)$/m),
+        };
+      };
       let compared = 0;
-      for (let offset = 0; offset < snapshot.rows; offset += 100) {
-        const expected = await page(t, key, offset, 'application/json');
-        for (let pass = 0; pass < 2; pass++) {
+      const expected = new Map<number, J[]>();
+      for (let offset = 0; offset < snapshot.rows; offset += 100) expected.set(offset, await page(t, key, offset, 'application/json'));
+      // Two passes over the whole country: by the second, the first pass's buildings are long evicted.
+      for (let pass = 0; pass < 2; pass++) {
+        for (const [offset, want] of expected) {
           for (const accept of ['application/json', 'application/msgpack']) {
-            expect(await page(small, smallKey, offset, accept)).toEqual(expected);
-            compared += expected.length;
+            expect(await page(small, smallKey, offset, accept)).toEqual(want);
+            compared += want.length;
           }
         }
       }
       expect(compared).toBe(4 * snapshot.rows);
+      // The small server held at most its MiB and so encoded nearly every building again on the
+      // second pass; the default one keeps every JSON fragment of the country it was asked for.
+      const smallCache = await cacheMetrics(small);
+      expect(smallCache.bytes).toBeLessThanOrEqual(1024 * 1024);
+      expect(smallCache.bytes).toBeGreaterThan(512 * 1024);
+      expect(smallCache.hits + smallCache.misses).toBe(4 * snapshot.rows);
+      expect(smallCache.misses).toBeGreaterThan(3.5 * snapshot.rows);
+      const defaultCache = await cacheMetrics(t);
+      expect(defaultCache.bytes).toBeGreaterThan(2 * 1024 * 1024);
+      expect(defaultCache.misses).toBeGreaterThanOrEqual(snapshot.rows);
     } finally {
       small.close();
     }

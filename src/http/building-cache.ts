@@ -20,6 +20,9 @@ const ROW_SPACE = 2 ** 24;
 
 export class BuildingCache {
   private readonly cache: LRUCache<number, Buffer>;
+  /** Lookups answered from the cache, and those that encoded the building (for /metrics: sizing the cache). */
+  hits = 0;
+  misses = 0;
 
   constructor(private readonly appUrl: string, maxBytes: number) {
     this.cache = new LRUCache<number, Buffer>({ maxSize: maxBytes, sizeCalculation: (b) => b.length + 64 });
@@ -29,11 +32,18 @@ export class BuildingCache {
   bytes(snapshot: Snapshot, row: number, encoding: Encoding): Buffer {
     const key = (snapshot.serial * ROW_SPACE + row) * 2 + (encoding === 'json' ? 0 : 1);
     let bytes = this.cache.get(key);
-    if (bytes === undefined) {
+    if (bytes !== undefined) this.hits++;
+    else {
+      this.misses++;
       const context = { country: snapshot.country, appUrl: this.appUrl };
       bytes = encoding === 'json' ? Buffer.from(buildingJsonAt(snapshot, row, context)) : pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
       this.cache.set(key, bytes);
     }
     return bytes;
+  }
+
+  /** Bytes the cache holds, as it counts them against its size (each building's bytes plus 64). */
+  get size(): number {
+    return this.cache.calculatedSize;
   }
 }

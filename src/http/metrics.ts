@@ -29,6 +29,28 @@ export class Metrics {
     labelNames: ['country'] as const, registers: [this.registry], aggregator: 'first',
   });
 
+  /**
+   * The fragment cache of this thread (building-cache.ts), read when /metrics is asked: its
+   * size and its hits and misses, summed over workers. A low hit share at a full cache says
+   * EDIFICE_FRAGMENT_CACHE_MB is too small for the traffic.
+   */
+  watchFragmentCache(cache: { readonly size: number; readonly hits: number; readonly misses: number }): void {
+    new Gauge({
+      name: 'edifice_fragment_cache_bytes', help: 'Bytes of encoded buildings held by the fragment caches (EDIFICE_FRAGMENT_CACHE_MB a thread).',
+      registers: [this.registry], collect() { this.set(cache.size); },
+    });
+    let counted = { hits: 0, misses: 0 };
+    new Counter({
+      name: 'edifice_fragment_cache_lookups_total', help: 'Buildings looked up in the fragment caches, by result (hit: served encoded; miss: encoded then).',
+      labelNames: ['result'] as const, registers: [this.registry],
+      collect() {
+        this.inc({ result: 'hit' }, cache.hits - counted.hits);
+        this.inc({ result: 'miss' }, cache.misses - counted.misses);
+        counted = { hits: cache.hits, misses: cache.misses };
+      },
+    });
+  }
+
   observe(route: string, status: number, seconds: number): void {
     this.requests.inc({ route, status: String(status) });
     this.latency.observe({ route }, seconds);

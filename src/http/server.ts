@@ -91,6 +91,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const { config, catalog, ledger, log } = deps;
   const metrics = new Metrics();
   const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
+  metrics.watchFragmentCache(cache);
   const base = config.basePath;
   // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.
   let baseUrl = config.baseUrl ?? '';
