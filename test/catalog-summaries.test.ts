@@ -12,8 +12,10 @@ import { Catalog } from '../src/catalog/catalog.ts';
 import { HOT_ENUM, HOT_NUM } from '../src/catalog/columns.ts';
 import { numberAt } from '../src/catalog/numeric.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
-import { CATEGORY } from '../src/snapshot/schema.ts';
-import { CodesProof } from '../src/query/proofs.ts';
+import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
+import { CodesProof, countOf } from '../src/query/proofs.ts';
+import { compile } from '../src/query/plan.ts';
+import type { BuildingsQuery } from '../src/query/types.ts';
 import { FLOOR_STEPS, FLOORS_KEYS, ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 
@@ -169,6 +171,52 @@ describe('node summaries', () => {
     expect(undecidable).toBeGreaterThan(20);
     // Without counts, nothing is counted.
     expect(new CodesProof(sum.codes.roof_shape, tables[0]).count(t.levelStart[t.levelStart.length - 1])).toBe(-1);
+  });
+
+  it('count a node\'s matches only when every filter but one list is proven for all its rows (countOf), and then exactly', () => {
+    const t = s.tree;
+    const sum = s.summaries;
+    const roof = ['gabled', 'flat', 'hipped'] as const;
+    const roofCodes = new Set(roof.map((v) => ROOF_SHAPE.indexOf(v)));
+    // Every solar presence but the most frequent: most nodes hold rows of both kinds.
+    const solarRows = sum.codeRows.solar_presence;
+    const commonest = SOLAR_PRESENCE.reduce((best, _, code) => (solarRows[code] > solarRows[best] ? code : best), 0);
+    const solar = SOLAR_PRESENCE.filter((_, code) => code !== commonest);
+    const solarCodes = new Set(solar.map((v) => SOLAR_PRESENCE.indexOf(v)));
+    const areas = Array.from({ length: s.rows }, (_, r) => numberAt(s.num.footprint_area_m2, r)).filter((v) => v === v).sort((a, b) => a - b);
+    const minArea = areas[areas.length >> 3];
+    const base = { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'volume', limit: 1, offset: 0 } as const;
+    const roofOk = (r: number) => roofCodes.has(s.enums.roof_shape[r]);
+    const cases = [
+      { name: 'one list', q: { roofShape: [...roof] }, pass: roofOk },
+      { name: 'two lists', q: { roofShape: [...roof], solarPresence: [...solar] }, pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]) },
+      { name: 'two lists, one proven for every row', q: { roofShape: [...roof], solarPresence: [...SOLAR_PRESENCE] }, pass: roofOk },
+      { name: 'a list and a bound', q: { roofShape: [...roof], minAreaM2: minArea }, pass: (r: number) => roofOk(r) && numberAt(s.num.footprint_area_m2, r) >= minArea },
+      { name: 'category or building type', q: { category: [...CATEGORY.slice(0, 3)], buildingType: [s.buildingTypes[0]] }, pass: null },
+      { name: 'a list and entrances (no summary: not complete)', q: { roofShape: [...roof], minEntrances: 1 }, pass: null },
+    ];
+    for (const c of cases) {
+      const plan = compile(s, { ...base, ...c.q } as BuildingsQuery)!;
+      let counted = 0, unknown = 0;
+      for (const [node, lo, hi] of nodes()) {
+        if (node < sum.countsFrom) continue;
+        const got = countOf(plan.proofs, plan.complete, node, hi - lo);
+        const undecided = plan.proofs.filter((p) => p.verdict(node) === 1);
+        const countable = plan.complete && (undecided.length === 0 || (undecided.length === 1 && undecided[0] instanceof CodesProof));
+        expect(got >= 0, `${c.name}: node ${node}`).toBe(countable);
+        if (got < 0) {
+          unknown++;
+          continue;
+        }
+        counted++;
+        let want = 0;
+        for (let r = lo; r < hi; r++) if (c.pass!(r)) want++;
+        expect(got, `${c.name}: node ${node}`).toBe(want);
+      }
+      if (c.name.startsWith('one list') || c.name.startsWith('two lists, one')) expect([unknown, counted > 0], c.name).toEqual([0, true]);
+      else expect(unknown, c.name).toBeGreaterThan(0);
+    }
+    expect(t.levelStart.length).toBeGreaterThanOrEqual(3);
   });
 
   it('hold the greatest employees band start (overall and per category) and the greatest turnover of the most stated currencies', () => {

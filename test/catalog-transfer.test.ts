@@ -62,6 +62,7 @@ describe('snapshots handed to worker threads', () => {
       const q: BuildingsQuery = { bbox: { minLon: lon - half, minLat: lat - half, maxLon: lon + half, maxLat: lat + half }, sort: SORT_KEYS[i % 5], limit: 50, offset: i % 4 === 0 ? 200 : 0 };
       if (q.sort === 'registered_business_turnover') q.registeredBusinessTurnoverCurrency = 'RON';
       if (i % 2) q.hasRegisteredBusiness = true;
+      if (i % 3 === 2) q.roofShape = ['gabled', 'hipped', 'flat', 'skillion'];
       return q;
     });
     const points: PointQuery[] = Array.from({ length: 40 }, () => {
@@ -86,6 +87,9 @@ describe('snapshots handed to worker threads', () => {
       expect(answer.records).toEqual(rows.map((row) => JSON.stringify(snapshot.record(row))));
       expect(answer.units).toEqual(rows.map((row) => JSON.stringify(snapshot.units(row))));
       expect(answer.places).toEqual(JSON.stringify(snapshot.places.list()));
+      const sums = Object.entries(snapshot.summaries.codeCounts).map(([name, a]) => [name, a.length, a.reduce((x, y) => x + y, 0)]);
+      expect(answer.codeCounts).toEqual({ from: snapshot.summaries.countsFrom, sums });
+      expect(sums.every(([, length]) => (length as number) > 0)).toBe(true);
     } finally {
       await worker.terminate();
     }

@@ -6,7 +6,7 @@
  *
  * - flags: OR and AND of the rows' flag words;
  * - enums: one bit per code present (bit 31 stands for the null code and any code above 30),
- *   and for nodes of 512 rows and more the rows per bit (a count proven for a list filter);
+ *   and, for the nodes of level 1 and up, the rows per bit (a list filter's matches counted unread);
  * - numbers: the least and greatest known value of every hot numeric column, rounded outward
  *   to Float32 (a node with no known value holds +Infinity / -Infinity), and one bit per
  *   column set when some row's value is unknown;

@@ -143,11 +143,11 @@ const queue = new NodeQueue();
 const RUN_LEVEL = 1;
 /** (level, index) pairs of the walk: at most FANOUT children per level of a tree of < 32 levels, above the nodes it starts from. */
 let stack = new Int32Array(2 * 32 * FANOUT);
-/** Rows of the nodes the count walk has disposed of (scanned, proven full or proven empty): what the estimate in `searchBuildings` scales from. */
+/** Rows of the nodes the count walk has disposed of (scanned, proven full or empty, or counted from a list's rows per code): what the estimate in `searchBuildings` scales from. */
 let coveredRows = 0;
 
 /**
- * Verdicts in a row that proved nothing, and blocks and leaves (nodes of RUN_LEVEL and below)
+ * Verdicts in a row that proved nothing (nor let a list count the node), and blocks and leaves (nodes of RUN_LEVEL and below)
  * passed over since. Where the filters' summaries decide no node (a list of most roof shapes,
  * bounds every node straddles), asking them of every block and leaf cost a count-bound query
  * 2–5% (measured with the proofs removed); after UNDECIDED_RUN such verdicts in a row only every
@@ -376,7 +376,7 @@ export function walkBuildings(snapshots: readonly Snapshot[], plans: readonly (P
 
 /**
  * The depth-first walk of one snapshot in row order. With `search`, it stops once the count
- * is settled and leaves nodes proven full, and whatever it has not reached, to the queue;
+ * is settled and leaves nodes proven full or counted, and whatever it has not reached, to the queue;
  * without, it goes to the end and scans those nodes in place.
  */
 function walk(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolean): void {
