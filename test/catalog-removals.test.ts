@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
+import { NodeSummaries } from '../src/catalog/summaries.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
 import type { BuildingsQuery } from '../src/query/types.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
@@ -116,7 +117,14 @@ describe('approved removals in the store', () => {
       expect(ask({ hasRegisteredBusiness: true }).total).toBe(640);
 
       // The largest employer (639: 739 employees) and one in the middle (300) go.
+      const before = catalog.view().snapshots[0];
       catalog.setRemovals({ businessIds: new Set(['s639', 's300']), registrationNumbers: new Set() });
+      // What flags and businesses bound is rebuilt; the rest is shared with the snapshot before, as a fresh build would have it.
+      const after = catalog.view().snapshots[0];
+      expect(after.summaries).toEqual(new NodeSummaries(after.tree, { rows: after.rows, num: after.num, enums: after.enums, flags: after.flags, business: after.business }));
+      expect(after.summaries.employeesMax).not.toEqual(before.summaries.employeesMax);
+      expect(after.summaries.flagsAll).not.toEqual(before.summaries.flagsAll);
+      for (const name of ['codes', 'codeCounts', 'codeRows', 'min', 'max', 'nulls', 'floorsMax'] as const) expect(after.summaries[name], name).toBe(before.summaries[name]);
       for (const path of [undefined, 'scan'] as const) {
         expect(ask({ hasRegisteredBusiness: true }, path).total).toBe(638);
         expect(ask({ minRegisteredBusinessEmployees: 700 }, path).total).toBe(39); // i = 600..638

@@ -190,10 +190,10 @@ export class Snapshot {
 
   /**
    * The same snapshot with other business columns and flags (removals.ts); shares everything else
-   * but the node summaries, rebuilt because they bound flags and business sort keys.
+   * but the node summaries of flags and business sort keys, rebuilt.
    */
   withBusinesses(business: BusinessColumns, flags: Uint32Array, removalTag: string): Snapshot {
-    const summaries = new NodeSummaries(this.tree, { rows: this.rows, num: this.num, enums: this.enums, flags, business });
+    const summaries = new NodeSummaries(this.tree, { rows: this.rows, num: this.num, enums: this.enums, flags, business }, this.summaries);
     return new Snapshot({ ...this.parts, business, flags, summaries, removalTag });
   }
 
