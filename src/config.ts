@@ -42,8 +42,8 @@ export interface Config {
   /** HTTP worker threads sharing one port and one copy of the snapshots; 0 serves from the main thread. */
   workers: number;
   /**
-   * Bytes of encoded buildings each serving thread keeps (BuildingCache), in MiB. Each worker has
-   * its own cache, so resident memory can grow by this much per worker.
+   * The most encoded buildings each serving thread keeps (BuildingCache), in MiB. Each worker has
+   * its own cache, so resident memory can grow by a little more than this per worker.
    */
   fragmentCacheMb: number;
 }
