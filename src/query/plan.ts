@@ -140,6 +140,8 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   const sum = s.summaries;
   let mask = 0;
   let want = 0;
+  /** A list filter's proof, with the node counts that let the count walk count it unread. */
+  const codesProof = (name: HotEnum, table: Uint8Array) => new CodesProof(sum.codes[name], table, sum.codeCounts[name], sum.countsFrom);
   const flag = (bit: number, value: boolean): boolean => {
     if ((mask & bit) !== 0 && ((want & bit) !== 0) !== value) return false;
     mask |= bit;
@@ -168,7 +170,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     } else if (catAny) {
       codes.push(new CodeIn(s.enums.category, catTable!));
       shares.push(sum.share('category', catTable!));
-      proofs.push(new CodesProof(sum.codes.category, catTable!, sum.codeCounts.category, sum.countsFrom));
+      proofs.push(codesProof('category', catTable!));
     } else {
       codes.push(new CodeIn(s.buildingType, typeTable!));
       shares.push(1);
@@ -181,7 +183,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     if (!anySet(table)) return false;
     codes.push(new CodeIn(s.enums[name], table));
     shares.push(sum.share(name, table));
-    proofs.push(new CodesProof(sum.codes[name], table, sum.codeCounts[name], sum.countsFrom));
+    proofs.push(codesProof(name, table));
     return true;
   };
   if (!list('roof_shape', ROOF_SHAPE, q.roofShape)) return null;
@@ -198,7 +200,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     if (!anySet(table)) return null;
     codes.push(new CodeIn(s.enums.solar_presence, table));
     shares.push(sum.share('solar_presence', table));
-    proofs.push(new CodesProof(sum.codes.solar_presence, table, sum.codeCounts.solar_presence, sum.countsFrom));
+    proofs.push(codesProof('solar_presence', table));
   }
 
   // Bounds: an absent side is infinite; a null value fails both sides.
