@@ -187,17 +187,21 @@ describe('node summaries', () => {
     const minArea = areas[areas.length >> 3];
     const base = { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'volume', limit: 1, offset: 0 } as const;
     const roofOk = (r: number) => roofCodes.has(s.enums.roof_shape[r]);
+    // listed: some node the proofs leave undecided can still be counted, from a list's rows per code (plan.countable).
     const cases = [
-      { name: 'one list', q: { roofShape: [...roof] }, pass: roofOk },
-      { name: 'two lists', q: { roofShape: [...roof], solarPresence: [...solar] }, pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]) },
-      { name: 'two lists, one proven for every row', q: { roofShape: [...roof], solarPresence: [...SOLAR_PRESENCE] }, pass: roofOk },
-      { name: 'a list and a bound', q: { roofShape: [...roof], minAreaM2: minArea }, pass: (r: number) => roofOk(r) && numberAt(s.num.footprint_area_m2, r) >= minArea },
-      { name: 'category or building type', q: { category: [...CATEGORY.slice(0, 3)], buildingType: [s.buildingTypes[0]] }, pass: null },
-      { name: 'a list and entrances (no summary: not complete)', q: { roofShape: [...roof], minEntrances: 1 }, pass: null },
+      { name: 'one list', q: { roofShape: [...roof] }, pass: roofOk, listed: true },
+      { name: 'two lists', q: { roofShape: [...roof], solarPresence: [...solar] }, pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]), listed: true },
+      { name: 'two lists, one proven for every row', q: { roofShape: [...roof], solarPresence: [...SOLAR_PRESENCE] }, pass: roofOk, listed: true },
+      { name: 'a list and a bound', q: { roofShape: [...roof], minAreaM2: minArea }, pass: (r: number) => roofOk(r) && numberAt(s.num.footprint_area_m2, r) >= minArea, listed: true },
+      { name: 'a bound alone', q: { minAreaM2: minArea }, pass: (r: number) => numberAt(s.num.footprint_area_m2, r) >= minArea, listed: false },
+      { name: 'category or building type', q: { category: [...CATEGORY.slice(0, 3)], buildingType: [s.buildingTypes[0]] }, pass: null, listed: false },
+      { name: 'a list and entrances (no summary: not complete)', q: { roofShape: [...roof], minEntrances: 1 }, pass: null, listed: false },
     ];
     for (const c of cases) {
       const plan = compile(s, { ...base, ...c.q } as BuildingsQuery)!;
-      let counted = 0, unknown = 0;
+      // The walk asks countOf of undecided nodes only where the plan says it can count one.
+      expect(plan.countable, c.name).toBe(c.listed);
+      let counted = 0, unknown = 0, undecidedCounted = 0;
       for (const [node, lo, hi] of nodes()) {
         if (node < sum.countsFrom) continue;
         const got = countOf(plan.proofs, plan.complete, node, hi - lo);
@@ -209,12 +213,16 @@ describe('node summaries', () => {
           continue;
         }
         counted++;
+        if (undecided.length > 0) undecidedCounted++;
         let want = 0;
         for (let r = lo; r < hi; r++) if (c.pass!(r)) want++;
         expect(got, `${c.name}: node ${node}`).toBe(want);
       }
       if (c.name.startsWith('one list') || c.name.startsWith('two lists, one')) expect([unknown, counted > 0], c.name).toEqual([0, true]);
       else expect(unknown, c.name).toBeGreaterThan(0);
+      // Where the plan says it cannot, no undecided node is counted; where it can, one list alone shows it.
+      if (!c.listed) expect(undecidedCounted, c.name).toBe(0);
+      if (c.name === 'one list') expect(undecidedCounted, c.name).toBeGreaterThan(0);
     }
     expect(t.levelStart.length).toBeGreaterThanOrEqual(3);
   });

@@ -390,7 +390,7 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
   const { minLon, minLat, maxLon, maxLat } = bbox;
   const tree = s.tree;
   const { boxes, levelStart, levelCount, levelSpan } = tree;
-  const { proofs, complete, bound } = plan;
+  const { proofs, complete, countable, bound } = plan;
   const rows = s.rows;
   run.start(s, si, plan, bbox, search ? CHUNK : Infinity);
   while (sp > 0 && (!search || matches() <= MAX_WINDOW)) {
@@ -408,8 +408,9 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
     if (level > RUN_LEVEL || worthProving()) {
       verdict = verdictOf(proofs, complete, node);
       // A node wholly inside whose only undecided filter is a list: its matches are counted from
-      // the rows per code, and it waits for the ranking like a node proven full.
-      if (verdict === SOME && search && inside && level >= RUN_LEVEL) counted = countOf(proofs, complete, node, hi - lo);
+      // the rows per code, and it waits for the ranking like a node proven full. countOf asks
+      // every proof again, ~40 us over a region query's 1,100 nodes: only where it can count.
+      if (verdict === SOME && countable && search && inside && level >= RUN_LEVEL) counted = countOf(proofs, complete, node, hi - lo);
       undecided = verdict === SOME && counted < 0 ? undecided + 1 : 0;
     }
     if (verdict === NONE) {

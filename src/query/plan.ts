@@ -33,6 +33,8 @@ export interface Plan {
   /** Proofs over the tree's node summaries; `complete` when every step has one (a node can then be proven ALL). */
   proofs: NodeProof[];
   complete: boolean;
+  /** `complete`, and a list filter's proof counts rows per code: proofs.ts countOf can count some nodes unread. */
+  countable: boolean;
   /** Per tree node, the greatest sort key a matching row can hold (boundAt); null when the key has no summary. */
   bound: NodeBound | null;
   /**
@@ -287,7 +289,8 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   if (children.length > 0) complete = false;
   // The list filter keeping fewest rows first: the first step reads every row, the next only those it kept.
   const byShare = codes.map((_, i) => i).sort((a, b) => shares[a] - shares[b]).map((i) => codes[i]);
-  const plan: Plan = { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, bound: keyBound(s, q), attained: keyMax(s, q) };
+  const countable = complete && proofs.some((p) => p instanceof CodesProof && p.counts !== null);
+  const plan: Plan = { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, countable, bound: keyBound(s, q), attained: keyMax(s, q) };
   keepShapes(s, plan);
   return plan;
 }
