@@ -81,21 +81,30 @@ export async function runPass<R>(
 }
 
 /**
- * Runs every query of `order` once on each of two engines, back to back (which goes first
- * alternates from query to query, and flips with `flip`), and returns each engine's
- * milliseconds indexed like `queries`. Two engines timed this way meet the same state of the
- * machine for each query: a burst of load or a cold cache falls on both, not on whichever pass
- * it happened in, so their ratio per class holds still from run to run.
+ * Runs every query of `order` once on each of two engines, back to back, and returns each
+ * engine's milliseconds indexed like `queries`. Two engines timed this way meet the same state
+ * of the machine for each query: a burst of load or a cold cache falls on both, not on whichever
+ * pass it happened in, so their ratio per class holds still from run to run.
+ *
+ * Which engine goes first depends on the query and the round (`round`): over an even number of
+ * rounds each query runs first on each engine equally often. It matters: the second run finds
+ * the rows in the CPU caches the first left (in the bench's shuffled order, median of 10 rounds:
+ * a street query 9 us against 32 for the first, a city query 64 against 116). Drawn from the
+ * query's place in each round's shuffled order, as it was before, one engine went first on a
+ * query from 6 to 23 times of 30, which moved the query's median and the class's tail with it:
+ * a run read street 0.96x and neighbourhood 0.87x at p99 over per-query medians, the same
+ * plain scan on both sides.
  */
 export async function runPairPass(
-  a: Engine, b: Engine, queries: readonly MixQuery[], order: readonly number[], flip: boolean,
+  a: Engine, b: Engine, queries: readonly MixQuery[], order: readonly number[], round: number,
   progress?: (done: number) => void,
 ): Promise<[Float64Array, Float64Array]> {
   const msA = new Float64Array(queries.length).fill(NaN);
   const msB = new Float64Array(queries.length).fill(NaN);
   let done = 0;
   for (const i of order) {
-    const aFirst = (done++ % 2 === 0) !== flip;
+    done++;
+    const aFirst = (i + round) % 2 === 0;
     for (const [engine, ms] of aFirst ? [[a, msA], [b, msB]] as const : [[b, msB], [a, msA]] as const) {
       const t0 = performance.now();
       try {
