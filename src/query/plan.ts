@@ -23,12 +23,15 @@ import {
   FinancialYearStep, FlagsStep, SparseAtLeast, TurnoverMaxStep, TurnoverMinStep, type Step,
 } from './kernels.ts';
 import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './keys.ts';
+import { StepOrder } from './order.ts';
 import { CodesProof, EitherCodesProof, FlagsProof, RangeProof, type NodeProof } from './proofs.ts';
 import type { BuildingsQuery } from './types.ts';
 
 export interface Plan {
-  /** Cheapest first; run in order. */
+  /** Run in order: the column steps (compile's guess of the cheapest first, re-ordered by `order`), then the business steps. */
   steps: Step[];
+  /** Re-orders the steps that test one column of the row by the rows each keeps, as the query runs; null: fewer than two. */
+  order: StepOrder | null;
   key: KeySource;
   /** Proofs over the tree's node summaries; `complete` when every step has one (a node can then be proven ALL). */
   proofs: NodeProof[];
@@ -290,7 +293,12 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   // The list filter keeping fewest rows first: the first step reads every row, the next only those it kept.
   const byShare = codes.map((_, i) => i).sort((a, b) => shares[a] - shares[b]).map((i) => codes[i]);
   const countable = complete && proofs.some((p) => p instanceof CodesProof && p.counts !== null);
-  const plan: Plan = { steps: [...first, ...byShare, ...bounds, ...children], key: keySource(s, q), proofs, complete, countable, bound: keyBound(s, q), attained: keyMax(s, q) };
+  const steps = [...first, ...byShare, ...bounds, ...children];
+  const columns = steps.length - children.length;
+  const plan: Plan = {
+    steps, order: columns >= 2 ? new StepOrder(steps, columns) : null,
+    key: keySource(s, q), proofs, complete, countable, bound: keyBound(s, q), attained: keyMax(s, q),
+  };
   keepShapes(s, plan);
   return plan;
 }
@@ -308,7 +316,7 @@ const shapes = new WeakMap<Snapshot, Map<unknown, object>>();
 function keepShapes(s: Snapshot, plan: Plan): void {
   let kept = shapes.get(s);
   if (kept === undefined) shapes.set(s, kept = new Map());
-  for (const o of [...plan.steps, ...plan.proofs, plan.key] as object[]) {
+  for (const o of [...plan.steps, ...plan.proofs, plan.key, plan.order ?? plan.key] as object[]) {
     if (!kept.has(o.constructor)) kept.set(o.constructor, o);
   }
 }

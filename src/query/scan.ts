@@ -78,6 +78,7 @@ export function scanRows(s: Snapshot, si: number, plan: Plan, bbox: BBox, lo: nu
       if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
     } else if (partial) n = bboxRange(lon, lat, bbox, a, b, sel);
     else {
+      if (plan.order !== null && b - a === CHUNK) plan.order.chunk(a, b);
       n = steps[0].range(a, b, sel);
       i = 1;
     }
