@@ -316,7 +316,8 @@ const shapes = new WeakMap<Snapshot, Map<unknown, object>>();
 function keepShapes(s: Snapshot, plan: Plan): void {
   let kept = shapes.get(s);
   if (kept === undefined) shapes.set(s, kept = new Map());
-  for (const o of [...plan.steps, ...plan.proofs, plan.key, plan.order ?? plan.key] as object[]) {
+  const order = plan.order === null ? [] : [plan.order];
+  for (const o of [...plan.steps, ...plan.proofs, plan.key, ...order] as object[]) {
     if (!kept.has(o.constructor)) kept.set(o.constructor, o);
   }
 }
