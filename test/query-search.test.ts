@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/estimate.ts';
 import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
-import { SAMPLE_STRIDE } from '../src/query/bestfirst.ts';
+import { DEFER_MIN_ROWS, DEFERRAL_STOPPED, DEFERRED, HELD_TO_END, SAMPLE_STRIDE, searchBuildings } from '../src/query/bestfirst.ts';
 import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
 import { heap, matches, startQuery } from '../src/query/scan.ts';
@@ -249,6 +249,50 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       }
     }
     expect(pages).toBe(SORT_KEYS.length * 12);
+  });
+
+  it('the count walk\'s matches: deferred to the ranking, offered once they are a large share of the candidates, or held to the end; the page is exact', async () => {
+    // Called directly, as the planner's best-first path does, over filters from loose to
+    // tight and bboxes from 3 degrees down to a few tenths: the count caps within the first
+    // DEFER_MIN_ROWS rows read (the rows are deferred and read again only by the ranking), or
+    // needs more of a bbox whose candidates are few (the held rows are offered, the walk goes
+    // on offering), or the walk ends below the cap (every match held, then offered).
+    const rng = new Rng(seedFor(7380));
+    const v = pool.values;
+    const median = (values: number[]) => values[values.length >> 1];
+    const filterSets: Partial<RefBuildingsQuery>[] = [
+      {}, { minAreaM2: v.area[1] }, { minAreaM2: median(v.area) }, { roofShape: [...ROOF_SHAPE].slice(0, 7) },
+      { category: [...CATEGORY].slice(0, 4) }, { minAreaM2: median(v.area), excludeSolarPresence: [SOLAR_PRESENCE[0]] },
+      { roofShape: [...ROOF_SHAPE].slice(0, 3) }, { category: [...CATEGORY].slice(0, 2) },
+    ];
+    const outcomes = [0, 0, 0];
+    for (const sort of SORT_KEYS) {
+      for (const filters of filterSets) {
+        for (const side of [3, 2.5, 1, 0.3]) {
+          const lon = rng.real(20, 23 - side);
+          const lat = rng.real(44, 47 - side);
+          const limit = rng.pick([1, 25, 100]);
+          const q: RefBuildingsQuery = {
+            bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }, sort, offset: rng.pick([0, 0, 75, 900]), limit,
+            registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters,
+          };
+          const want = refQueryBuildings(ref, q);
+          const snapshots = view.snapshots;
+          const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+          if (plans.some((p) => p !== null && p.bound === null)) continue;
+          startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
+          outcomes[searchBuildings(snapshots, plans, q.bbox)]++;
+          const counted = matches();
+          const ids = heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+          expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }, JSON.stringify(q)).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+        }
+        await breathe();
+      }
+    }
+    expect(outcomes[DEFERRED]).toBeGreaterThan(10);
+    expect(outcomes[DEFERRAL_STOPPED]).toBeGreaterThan(10);
+    expect(outcomes[HELD_TO_END]).toBeGreaterThan(10);
+    expect(DEFER_MIN_ROWS).toBeLessThan(ref.reduce((n, s) => n + s.buildings.length, 0));
   });
 
   it('deep pages from a floor guessed from a sample of blocks (src/query/guess.ts): confirmed, or missed and run again, the page is exact', async () => {

@@ -8,9 +8,11 @@
  *    without visiting its rows (and waits in the queue below for the ranking), and so does a
  *    node of RUN_LEVEL or above whose only undecided filter is a list, with the count of its
  *    rows whose code passes (proofs.ts countOf); other nodes of
- *    RUN_LEVEL are merged into runs and scanned (rows counted and offered to the heap). The
- *    walk stops as soon as more than MAX_WINDOW matches are counted: past that, total and
- *    total_is_capped are settled. What it has not reached goes to the queue.
+ *    RUN_LEVEL are merged into runs and scanned (rows counted and offered to the heap, or
+ *    while they are few next to the bbox's candidates, held aside and, if the count caps,
+ *    read again by the ranking: DEFER_SHARE). The walk stops as soon as more than MAX_WINDOW
+ *    matches are counted: past that, total and total_is_capped are settled. What it has not
+ *    reached goes to the queue.
  * 2. Rank. Nodes wait in a max-queue keyed by the greatest sort key their rows can hold. The
  *    search pops the best; an upper node pushes its children, a node of RUN_LEVEL has its
  *    leaves offered (only rows whose key can still enter the heap go through the filters). It
@@ -30,6 +32,8 @@ import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
 import { candidateRows } from './estimate.ts';
 import { boundAt, type Plan } from './plan.ts';
 import { ALL, NONE, SOME, countOf, verdictOf } from './proofs.ts';
+import { HeldMatches } from './held.ts';
+import type { KeySource } from './keys.ts';
 import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
 
@@ -173,6 +177,83 @@ export const SAMPLE_STRIDE = 8;
 const BLOCK_ROWS = LEAF_ROWS * FANOUT;
 let blocks = EVERY_BLOCK;
 
+/**
+ * The count walk of a search scans nodes only to count their matches; the ranking wants just
+ * the few of their rows whose keys reach the k-th. While the rows it has scanned are a small
+ * share of the bbox's candidates (1 / DEFER_SHARE), the walk defers them: a HeldMatches stands
+ * in for the plans' keys and keeps their matches unranked, and the nodes are listed here. Once
+ * the count is past MAX_WINDOW the held rows are dropped and the nodes queued for the ranking
+ * like those the walk never reached; it reads again only the few bounded above the k-th key.
+ * Offering ~10,000 rows in the walk's order rebuilt the heap ~1,000 times (k = 200) and fetched
+ * each row's key and rank cold: 270 of the 820 us of #504 (3x3 degrees, sort=height). Past
+ * that share, or when the walk ends before the count caps, the held rows are offered (each
+ * found once, in the order found) and the walk goes on offering: the ranking would read most
+ * of the deferred nodes again (measured on the bench mix with no share: the region queries
+ * whose walk covered a third of their candidates or more, 10–100% slower).
+ */
+export const DEFER_SHARE = 8;
+/** Below this many rows scanned, the share is not asked (the bbox's candidates are not counted). */
+export const DEFER_MIN_ROWS = 16_384;
+/** What became of a search's deferral (searchBuildings returns it, for tests). The count capped while deferring: the walk's nodes were queued for the ranking, their held rows dropped. */
+export const DEFERRED = 0;
+/** The rows scanned passed their share of the candidates: the held rows were offered, and the walk went on offering. */
+export const DEFERRAL_STOPPED = 1;
+/** The walk ended below the cap while deferring: every match was held, then offered. */
+export const HELD_TO_END = 2;
+let deferring = false;
+let deferredNodes = new Int32Array(3 * 1024);
+let deferredCount = 0;
+let deferredRows = 0;
+/** The bbox's candidate rows (estimate.ts), counted once the share is first asked; -1 before. */
+let candidates = -1;
+const held = new HeldMatches();
+/** The search under way (for stopDeferring and the share): its snapshots, plans and bbox. */
+let searchSnapshots: readonly Snapshot[] = [];
+let searchPlans: readonly (Plan | null)[] = [];
+let searchBox: BBox | null = null;
+/** The plans' own keys while `held` stands in for them (by snapshot). */
+const ownKeys: (KeySource | null)[] = [];
+
+/** Lists node i of `level` in snapshot si, whose rows the count walk scans, for the ranking; stops deferring past the share. */
+function defer(si: number, level: number, i: number, rows: number): void {
+  if (3 * deferredCount + 3 > deferredNodes.length) {
+    const bigger = new Int32Array(2 * deferredNodes.length);
+    bigger.set(deferredNodes);
+    deferredNodes = bigger;
+  }
+  deferredNodes[3 * deferredCount] = si;
+  deferredNodes[3 * deferredCount + 1] = level;
+  deferredNodes[3 * deferredCount + 2] = i;
+  deferredCount++;
+  deferredRows += rows;
+  if (deferredRows < DEFER_MIN_ROWS) return;
+  if (candidates < 0) candidates = candidateRows(searchSnapshots, searchBox!);
+  if (deferredRows * DEFER_SHARE > candidates) stopDeferring(true);
+}
+
+function startDeferring(): void {
+  deferring = true;
+  deferredCount = deferredRows = 0;
+  candidates = -1;
+  ownKeys.length = searchPlans.length;
+  for (let si = 0; si < searchPlans.length; si++) {
+    const plan = searchPlans[si];
+    ownKeys[si] = plan === null ? null : plan.key;
+    if (plan !== null) plan.key = held;
+  }
+}
+
+/** Gives the plans their keys back; the held rows are then offered (`offer`) or dropped. */
+function stopDeferring(offer: boolean): void {
+  deferring = false;
+  for (let si = 0; si < searchPlans.length; si++) {
+    const plan = searchPlans[si];
+    if (plan !== null) plan.key = ownKeys[si]!;
+  }
+  if (offer) held.release(heap, searchSnapshots, ownKeys);
+  else held.clear();
+}
+
 /** Rows waiting to be scanned: adjacent ranges of one kind merge, so kernels run over long runs. */
 class Run {
   private s!: Snapshot;
@@ -235,12 +316,17 @@ const run = new Run();
 /**
  * Counts and ranks the matches of `plans` (one per snapshot, null: nothing can match there)
  * into the heap of scan.ts, which startQuery has prepared: the count walk, then the best-first
- * ranking. Every plan needs a bound.
+ * ranking. Every plan needs a bound. Returns what became of the deferral (DEFERRED,
+ * DEFERRAL_STOPPED or HELD_TO_END); the answer is the same either way.
  */
-export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): void {
+export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): number {
   queue.clear();
   coveredRows = 0;
   undecided = passed = 0;
+  searchSnapshots = snapshots;
+  searchPlans = plans;
+  searchBox = bbox;
+  startDeferring();
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || snapshots[si].rows === 0) continue;
@@ -249,9 +335,25 @@ export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly 
     if (matches() <= MAX_WINDOW) walk(snapshots[si], si, plan, bbox, true);
     else queue.push(boundAt(plan.bound!, tree.levelStart[top]), si, top, 0);
   }
+  const deferred = deferring && matches() > MAX_WINDOW;
+  const outcome = deferred ? DEFERRED : deferring ? HELD_TO_END : DEFERRAL_STOPPED;
+  if (deferring) stopDeferring(!deferred);
+  if (deferred) {
+    for (let j = 0; j < deferredCount; j++) {
+      const si = deferredNodes[3 * j];
+      const level = deferredNodes[3 * j + 1];
+      const i = deferredNodes[3 * j + 2];
+      queue.push(boundAt(plans[si]!.bound!, snapshots[si].tree.levelStart[level] + i), si, level, i);
+    }
+  }
+  searchSnapshots = searchPlans = [];
+  searchBox = null;
+  ownKeys.length = 0;
   closeCount();
-  if (boundsWillNotPrune(snapshots, plans, bbox)) finishInRowOrder(snapshots, plans, bbox);
+  // Deferred, the heap holds nothing yet for boundsWillNotPrune to judge by; the walk read few rows.
+  if (!deferred && boundsWillNotPrune(snapshots, plans, bbox)) finishInRowOrder(snapshots, plans, bbox);
   else rank(snapshots, plans, bbox);
+  return outcome;
 }
 
 /**
@@ -430,6 +532,7 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
     if (level === 0 || (inside && level <= RUN_LEVEL)) {
       coveredRows += hi - lo;
       run.add(lo, hi, !inside, verdict !== ALL);
+      if (search && deferring) defer(si, level, i, hi - lo);
       continue;
     }
     const first = i * FANOUT;

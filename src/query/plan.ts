@@ -32,6 +32,7 @@ export interface Plan {
   steps: Step[];
   /** Re-orders the steps that test one column of the row by the rows each keeps, as the query runs; null: fewer than two. */
   order: StepOrder | null;
+  /** The sort key rows are offered to; a search's count walk may stand a HeldMatches in for it a while (bestfirst.ts). */
   key: KeySource;
   /** Proofs over the tree's node summaries; `complete` when every step has one (a node can then be proven ALL). */
   proofs: NodeProof[];

@@ -1,0 +1,74 @@
+/**
+ * Matches a search's count walk has found and not yet ranked (bestfirst.ts defers them): a
+ * stand-in for a plan's sort key that keeps the rows offered to it, in the order found, to be
+ * offered to the real key later or dropped.
+ */
+import type { Snapshot } from '../catalog/snapshot.ts';
+import type { KeySource } from './keys.ts';
+import type { Plan } from './plan.ts';
+import type { TopK } from './topk.ts';
+
+const SCRATCH = 2048;
+
+export class HeldMatches implements KeySource {
+  private rows = new Uint32Array(16_384);
+  private snaps = new Uint16Array(16_384);
+  private count = 0;
+  private readonly scratch = new Uint32Array(SCRATCH);
+
+  /** The heap is empty while rows are held, so the scan never asks; every row would do. */
+  candidates(lo: number, hi: number, sel: Uint32Array): number {
+    for (let r = lo; r < hi; r++) sel[r - lo] = r;
+    return hi - lo;
+  }
+
+  offer(_heap: TopK, s: number, _rank: Uint32Array, sel: Uint32Array, n: number): void {
+    this.room(n);
+    const { rows, snaps } = this;
+    let c = this.count;
+    for (let i = 0; i < n; i++, c++) {
+      rows[c] = sel[i];
+      snaps[c] = s;
+    }
+    this.count = c;
+  }
+
+  offerRange(_heap: TopK, s: number, _rank: Uint32Array, lo: number, hi: number): void {
+    this.room(hi - lo);
+    const { rows, snaps } = this;
+    let c = this.count;
+    for (let r = lo; r < hi; r++, c++) {
+      rows[c] = r;
+      snaps[c] = s;
+    }
+    this.count = c;
+  }
+
+  clear(): void {
+    this.count = 0;
+  }
+
+  /** Offers the rows held, in the order found, to the heap through each snapshot's key (keys[si]); then holds none. */
+  release(heap: TopK, snapshots: readonly Snapshot[], keys: readonly (KeySource | null)[]): void {
+    const { rows, snaps, scratch } = this;
+    let a = 0;
+    while (a < this.count) {
+      const si = snaps[a];
+      let n = 0;
+      for (; a < this.count && n < SCRATCH && snaps[a] === si; a++) scratch[n++] = rows[a];
+      keys[si]!.offer(heap, si, snapshots[si].rank, scratch, n);
+    }
+    this.count = 0;
+  }
+
+  private room(n: number): void {
+    if (this.count + n <= this.rows.length) return;
+    const size = 2 * (this.count + n);
+    const rows = new Uint32Array(size);
+    const snaps = new Uint16Array(size);
+    rows.set(this.rows.subarray(0, this.count));
+    snaps.set(this.snaps.subarray(0, this.count));
+    this.rows = rows;
+    this.snaps = snaps;
+  }
+}
