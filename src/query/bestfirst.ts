@@ -508,11 +508,13 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
     let verdict = SOME;
     let counted = -1;
     if (level > RUN_LEVEL || worthProving()) {
-      verdict = verdictOf(proofs, complete, node);
-      // A node wholly inside whose only undecided filter is a list: its matches are counted from
-      // the rows per code, and it waits for the ranking like a node proven full. countOf asks
-      // every proof again, ~40 us over a region query's 1,100 nodes: only where it can count.
-      if (verdict === SOME && countable && search && inside && level >= RUN_LEVEL) counted = countOf(proofs, complete, node, hi - lo);
+      if (countable && search && inside && level >= RUN_LEVEL) {
+        // A node wholly inside whose only undecided filter is a list: its matches are counted
+        // from the rows per code, and it waits for the ranking like a node proven full. countOf
+        // asks every proof as verdictOf does (0: none match), so it stands in for it here.
+        counted = countOf(proofs, complete, node, hi - lo);
+        if (counted === 0) verdict = NONE;
+      } else verdict = verdictOf(proofs, complete, node);
       undecided = verdict === SOME && counted < 0 ? undecided + 1 : 0;
     }
     if (verdict === NONE) {
