@@ -185,6 +185,14 @@ describe('node summaries', () => {
     const solarCodes = new Set(solar.map((v) => SOLAR_PRESENCE.indexOf(v)));
     const areas = Array.from({ length: s.rows }, (_, r) => numberAt(s.num.footprint_area_m2, r)).filter((v) => v === v).sort((a, b) => a - b);
     const minArea = areas[areas.length >> 3];
+    // Above a quarter of the leaves' greatest areas: a bound that rules those leaves out.
+    const leafMax: number[] = [];
+    for (let lo = 0; lo < s.rows; lo += t.levelSpan[0]) {
+      let mx = -Infinity;
+      for (let r = lo; r < Math.min(s.rows, lo + t.levelSpan[0]); r++) mx = Math.max(mx, numberAt(s.num.footprint_area_m2, r) || -Infinity);
+      leafMax.push(mx);
+    }
+    const tightArea = leafMax.sort((a, b) => a - b)[leafMax.length >> 2] + 1;
     const base = { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'volume', limit: 1, offset: 0 } as const;
     const roofOk = (r: number) => roofCodes.has(s.enums.roof_shape[r]);
     // listed: some node the proofs leave undecided can still be counted, from a list's rows per code (plan.countable).
@@ -196,17 +204,28 @@ describe('node summaries', () => {
       { name: 'a bound alone', q: { minAreaM2: minArea }, pass: (r: number) => numberAt(s.num.footprint_area_m2, r) >= minArea, listed: false },
       { name: 'category or building type', q: { category: [...CATEGORY.slice(0, 3)], buildingType: [s.buildingTypes[0]] }, pass: null, listed: false },
       { name: 'a list and entrances (no summary: not complete)', q: { roofShape: [...roof], minEntrances: 1 }, pass: null, listed: false },
+      {
+        name: 'two lists and a bound above a quarter of the leaves', q: { roofShape: [...roof], solarPresence: [...solar], minAreaM2: tightArea },
+        pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]) && numberAt(s.num.footprint_area_m2, r) >= tightArea, listed: true,
+      },
     ];
+    let noneAfterUndecided = 0;
     for (const c of cases) {
       const plan = compile(s, { ...base, ...c.q } as BuildingsQuery)!;
       // The walk asks countOf of undecided nodes only where the plan says it can count one.
       expect(plan.countable, c.name).toBe(c.listed);
       let counted = 0, unknown = 0, undecidedCounted = 0;
       for (const [node, lo, hi] of nodes()) {
-        if (node < sum.countsFrom) continue;
         const got = countOf(plan.proofs, plan.complete, node, hi - lo);
         const undecided = plan.proofs.filter((p) => p.verdict(node) === 1);
-        const countable = plan.complete && (undecided.length === 0 || (undecided.length === 1 && undecided[0] instanceof CodesProof));
+        const none = plan.proofs.some((p) => p.verdict(node) === 0);
+        if (none) {
+          // Whatever its place among the proofs, and at every level: the walk asks countOf instead of verdictOf.
+          expect(got, `${c.name}: node ${node}`).toBe(0);
+          if (undecided.length >= 2) noneAfterUndecided++;
+        }
+        if (node < sum.countsFrom) continue;
+        const countable = none || (plan.complete && (undecided.length === 0 || (undecided.length === 1 && undecided[0] instanceof CodesProof)));
         expect(got >= 0, `${c.name}: node ${node}`).toBe(countable);
         if (got < 0) {
           unknown++;
@@ -219,11 +238,12 @@ describe('node summaries', () => {
         expect(got, `${c.name}: node ${node}`).toBe(want);
       }
       if (c.name.startsWith('one list') || c.name.startsWith('two lists, one')) expect([unknown, counted > 0], c.name).toEqual([0, true]);
-      else expect(unknown, c.name).toBeGreaterThan(0);
+      else if (!c.name.startsWith('two lists and a bound')) expect(unknown, c.name).toBeGreaterThan(0);
       // Where the plan says it cannot, no undecided node is counted; where it can, one list alone shows it.
       if (!c.listed) expect(undecidedCounted, c.name).toBe(0);
       if (c.name === 'one list') expect(undecidedCounted, c.name).toBeGreaterThan(0);
     }
+    expect(noneAfterUndecided).toBeGreaterThan(0);
     expect(t.levelStart.length).toBeGreaterThanOrEqual(3);
   });
 

@@ -107,20 +107,23 @@ export class RangeProof implements NodeProof {
 }
 
 /**
- * The rows of a node that match, where its summaries tell: when the plan is `complete` and
- * every proof but at most one list filter (a CodesProof with counts) says ALL. -1 otherwise.
+ * The rows of a node that match, where its summaries tell: 0 when a proof says NONE; else when
+ * the plan is `complete` and every proof but at most one list filter (a CodesProof with
+ * counts) says ALL. -1 otherwise. Every proof is asked (a NONE after two undecided ones still
+ * settles the node): the walk asks this instead of verdictOf where a plan can count.
  */
 export function countOf(proofs: readonly NodeProof[], complete: boolean, node: number, rows: number): number {
-  if (!complete) return -1;
   let list: CodesProof | null = null;
+  let countable = complete;
   for (let i = 0; i < proofs.length; i++) {
     const proof = proofs[i];
     const v = proof.verdict(node);
     if (v === NONE) return 0;
     if (v === ALL) continue;
-    if (list !== null || !(proof instanceof CodesProof)) return -1;
-    list = proof;
+    if (list !== null || !(proof instanceof CodesProof)) countable = false;
+    else list = proof;
   }
+  if (!countable) return -1;
   return list === null ? rows : list.count(node);
 }
 
