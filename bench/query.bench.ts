@@ -19,7 +19,7 @@
  *    pass-long burst of load on this shared machine fell on one of them only (the least class
  *    ratio moved between 0.5 and 1.3 from run to run). 120 rounds (a round is ~0.5 s): at 30,
  *    the classes where both run the same plain scan read 0.87–1.14 at p99 from run to run; at
- *    120, 0.99–1.01.
+ *    120, 0.98–1.06 (three runs).
  * 5. A table of p50/p99 per class and for the whole mix, ratios to Edifice; the planner and its
  *    forced scan again over one figure per query (what a query costs, without the bursts of
  *    load a class's p99 over samples can rest on); the mismatches, and last the summary line.
