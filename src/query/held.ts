@@ -5,7 +5,6 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import type { KeySource } from './keys.ts';
-import type { Plan } from './plan.ts';
 import type { TopK } from './topk.ts';
 
 const SCRATCH = 2048;
@@ -16,7 +15,10 @@ export class HeldMatches implements KeySource {
   private count = 0;
   private readonly scratch = new Uint32Array(SCRATCH);
 
-  /** The heap is empty while rows are held, so the scan never asks; every row would do. */
+  /**
+   * Asked only past the cap with a heap that keeps nothing (k = 0; while rows are held the heap
+   * is empty, its threshold unknown): every row will do, as rows held past the cap are dropped.
+   */
   candidates(lo: number, hi: number, sel: Uint32Array): number {
     for (let r = lo; r < hi; r++) sel[r - lo] = r;
     return hi - lo;
