@@ -268,7 +268,9 @@ class Run {
 
   /**
    * Runs grow to `limit` rows: short while the search may still leave rows to the ranking
-   * (rows of a run past the count are read in row order, not best-first), unbounded otherwise.
+   * (rows of a run past the count are held and dropped, their nodes read again by the ranking,
+   * or once the walk has stopped deferring read in row order, not best-first), unbounded
+   * otherwise.
    */
   start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK): void {
     this.s = s;
