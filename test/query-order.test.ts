@@ -14,7 +14,8 @@ const between = (lo: number, hi: number) => new BetweenI32(col, lo, hi);
 /** The steps after the first chunk that is measured. */
 function ordered(steps: Step[], columns = steps.length): Step[] {
   const order = new StepOrder(steps, columns);
-  for (let k = 0; k < PROFILE_FROM; k++) order.chunk(0, 0);
+  // Chunks' worth of rows too short to try on: counted, not tried.
+  for (let k = 0; k < PROFILE_FROM; k++) order.chunk(0, 0, CHUNK);
   order.chunk(0, CHUNK);
   return steps;
 }
@@ -60,12 +61,26 @@ describe('the order of column steps (order.ts)', () => {
     expect(PROFILE_ROWS).toBeLessThanOrEqual(CHUNK);
   });
 
+  it('counts a chunk\'s rows, and tries on the next chunk that starts with PROFILE_ROWS rows in a row (a gathered chunk may not)', () => {
+    const low = between(0, 0); // 3 of the first 256 rows
+    const high = between(10, 99);
+    const steps: Step[] = [high, low];
+    const order = new StepOrder(steps, 2);
+    // PROFILE_FROM chunks' worth of rows, each chunk starting with a run of one leaf only.
+    for (let k = 0; k < PROFILE_FROM; k++) order.chunk(0, 64, CHUNK);
+    expect(steps).toEqual([high, low]);
+    order.chunk(0, PROFILE_ROWS - 1, CHUNK);
+    expect(steps, 'due, but its first run is too short to try on').toEqual([high, low]);
+    order.chunk(0, PROFILE_ROWS, CHUNK);
+    expect(steps, 'the next chunk that can be tried on').toEqual([low, high]);
+  });
+
   it('keeps every step and changes no row kept, in any order it picks', () => {
     const steps: Step[] = [between(0, 99), between(10, 80), between(5, 12), between(7, 60)];
     const before = new Set(steps);
     const keep = (list: Step[]) => {
       const sel = new Uint32Array(CHUNK);
-      let n = list[0].range(CHUNK, 2 * CHUNK, sel);
+      let n = list[0].range(CHUNK, 2 * CHUNK, sel, 0);
       for (let i = 1; i < list.length; i++) n = list[i].refine(sel, n);
       return Array.from(sel.subarray(0, n));
     };

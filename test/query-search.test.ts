@@ -20,7 +20,7 @@ import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
 import { DEFER_MIN_ROWS, DEFERRAL_STOPPED, DEFERRED, HELD_TO_END, SAMPLE_STRIDE, searchBuildings } from '../src/query/bestfirst.ts';
 import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
-import { heap, matches, startQuery } from '../src/query/scan.ts';
+import { CHUNK, heap, matches, scanRows, scanSpans, startQuery } from '../src/query/scan.ts';
 import { SORT_KEYS, type BuildingsQuery } from '../src/query/types.ts';
 import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
 import { loadEngine, type EngineView } from './reference/engine.ts';
@@ -293,6 +293,55 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(outcomes[DEFERRAL_STOPPED]).toBeGreaterThan(10);
     expect(outcomes[HELD_TO_END]).toBeGreaterThan(10);
     expect(DEFER_MIN_ROWS).toBeLessThan(ref.reduce((n, s) => n + s.buildings.length, 0));
+  });
+
+  it('a run gathered from spans (scanSpans): the same count and heap as each span scanned alone, across chunk edges and the 10,000 cap', async () => {
+    const s = view.snapshots[0];
+    // Row r of the engine's snapshot is building r of the reference's.
+    expect([s.rows, s.buildingId(0), s.buildingId(s.rows - 1)]).toEqual([ref[0].buildings.length, ref[0].buildings[0].building_id, ref[0].buildings[s.rows - 1].building_id]);
+    const rng = new Rng(seedFor(7391));
+    const queries: RefBuildingsQuery[] = [
+      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'height', offset: 0, limit: 25, minAreaM2: pool.values.area[1] },
+      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'volume', offset: 900, limit: 100, excludeSolarPresence: [SOLAR_PRESENCE[0]] },
+      // Business steps only: the first step refines what it lists (kernels.ts refineAppended).
+      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'area', offset: 0, limit: 50, minRegisteredBusinessEmployees: 1 },
+      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'registered_business_employees', offset: 10, limit: 10, roofShape: [...ROOF_SHAPE].slice(0, 4), maxHeightM: 12 },
+    ];
+    let crossedCap = 0;
+    for (const q of queries) {
+      const plan = compile(s, q as unknown as BuildingsQuery)!;
+      for (let trial = 0; trial < 6; trial++) {
+        // Spans of 1 to 3,000 rows (some longer than a chunk) with gaps of 0 to 400 rows.
+        const spans: number[] = [];
+        for (let at = rng.int(0, 200); spans.length < 2 * 120;) {
+          const len = rng.pick([1, 17, 64, 64, 128, 448, 2047, 3000]);
+          if (at + len > s.rows) break;
+          spans.push(at, at + len);
+          at += len + rng.pick([0, 1, 64, 400]);
+        }
+        const count = spans.length / 2;
+        const run = (gathered: boolean) => {
+          startQuery(q.offset + q.limit, [s.ids]);
+          if (gathered) scanSpans(s, 0, plan, q.bbox, Uint32Array.from(spans), count);
+          else for (let j = 0; j < count; j++) scanRows(s, 0, plan, q.bbox, spans[2 * j], spans[2 * j + 1], false, true);
+          // Past the cap the count stops at a chunk's end, which gathering moves: only "over" is kept.
+          return { matched: Math.min(matches(), REF_CAP + 1), page: heap.page(q.offset).map(({ row }) => row) };
+        };
+        const alone = run(false);
+        expect(run(true), JSON.stringify(q)).toEqual(alone);
+        if (alone.matched > REF_CAP) crossedCap++;
+        // The reference's count over the same rows, up to the cap.
+        const passing = spans.length === 0 ? 0 : (() => {
+          let n = 0;
+          for (let j = 0; j < count; j++) for (let r = spans[2 * j]; r < spans[2 * j + 1]; r++) if (passesFilters(ref[0].buildings[r], q)) n++;
+          return n;
+        })();
+        expect(alone.matched, JSON.stringify(q)).toBe(Math.min(passing, REF_CAP + 1));
+      }
+      await breathe();
+    }
+    expect(crossedCap).toBeGreaterThan(0);
+    expect(CHUNK).toBeLessThan(3000);
   });
 
   it('deep pages from a floor guessed from a sample of blocks (src/query/guess.ts): confirmed, or missed and run again, the page is exact', async () => {

@@ -34,7 +34,7 @@ import { boundAt, type Plan } from './plan.ts';
 import { ALL, NONE, SOME, countOf, verdictOf } from './proofs.ts';
 import { HeldMatches } from './held.ts';
 import type { KeySource } from './keys.ts';
-import { CHUNK, closeCount, countProven, heap, matches, scanRows } from './scan.ts';
+import { CHUNK, closeCount, countProven, heap, matches, scanRows, scanSpans } from './scan.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
 
 /** A binary max-heap of tree nodes (snapshot, level, index in level) by bound, on typed arrays that grow. */
@@ -254,50 +254,85 @@ function stopDeferring(offer: boolean): void {
   else held.clear();
 }
 
-/** Rows waiting to be scanned: adjacent ranges of one kind merge, so kernels run over long runs. */
+/** Spans a gathered run holds at most. */
+const MAX_SPANS = 128;
+
+/**
+ * Rows waiting to be scanned: adjacent ranges of one kind merge, so kernels run over long runs.
+ * In the walk, ranges wholly inside the bbox that need their filters also gather across gaps
+ * (nodes or leaves the proofs ruled out) into one run of several spans, scanned a chunk at a
+ * time (scan.ts scanSpans).
+ */
 class Run {
   private s!: Snapshot;
   private si = 0;
   private plan!: Plan;
   private bbox!: BBox;
-  private lo = 0;
-  private hi = 0;
+  private readonly spans = new Uint32Array(2 * MAX_SPANS);
+  private count = 0;
+  private rows = 0;
   private partial = false;
   private filtered = false;
   private limit = CHUNK;
+  private gaps = false;
 
   /**
    * Runs grow to `limit` rows: short while the search may still leave rows to the ranking
    * (rows of a run past the count are held and dropped, their nodes read again by the ranking,
    * or once the walk has stopped deferring read in row order, not best-first), unbounded
-   * otherwise.
+   * otherwise. With `gaps`, filtered ranges inside the bbox gather across gaps.
    */
-  start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK): void {
+  start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK, gaps = false): void {
     this.s = s;
     this.si = si;
     this.plan = plan;
     this.bbox = bbox;
     this.limit = limit;
-    this.lo = this.hi = 0;
+    this.gaps = gaps;
+    this.count = this.rows = 0;
   }
 
   /** Adds rows [lo, hi); true when the run before them was scanned (so the heap may have changed). */
   add(lo: number, hi: number, partial: boolean, filtered: boolean): boolean {
-    if (lo === this.hi && partial === this.partial && filtered === this.filtered && this.hi - this.lo < this.limit) {
-      this.hi = hi;
-      return false;
+    const count = this.count;
+    if (count > 0 && partial === this.partial && filtered === this.filtered && this.rows < this.limit) {
+      const end = 2 * count - 1;
+      if (lo === this.spans[end]) {
+        this.spans[end] = hi;
+        this.rows += hi - lo;
+        return false;
+      }
+      if (this.gaps && !partial && filtered && count < MAX_SPANS) {
+        this.spans[2 * count] = lo;
+        this.spans[2 * count + 1] = hi;
+        this.count++;
+        this.rows += hi - lo;
+        return false;
+      }
     }
     const scanned = this.flush();
-    this.lo = lo;
-    this.hi = hi;
+    this.spans[0] = lo;
+    this.spans[1] = hi;
+    this.count = 1;
+    this.rows = hi - lo;
     this.partial = partial;
     this.filtered = filtered;
     return scanned;
   }
 
   flush(): boolean {
-    if (this.hi === this.lo) return false;
-    const { lo, hi } = this;
+    const count = this.count;
+    if (count === 0) return false;
+    this.count = this.rows = 0;
+    if (count > 1 && blocks === EVERY_BLOCK && this.plan.steps.length > 0) {
+      scanSpans(this.s, this.si, this.plan, this.bbox, this.spans, count);
+      return true;
+    }
+    for (let j = 0; j < count; j++) this.scan(this.spans[2 * j], this.spans[2 * j + 1]);
+    return true;
+  }
+
+  private scan(lo: number, hi: number): void {
     if (blocks === EVERY_BLOCK) scanRows(this.s, this.si, this.plan, this.bbox, lo, hi, this.partial, this.filtered);
     else {
       // Each period of SAMPLE_STRIDE blocks starts with its sampled block.
@@ -308,8 +343,6 @@ class Run {
         if (a < b) scanRows(this.s, this.si, this.plan, this.bbox, a, b, this.partial, this.filtered);
       }
     }
-    this.lo = this.hi = 0;
-    return true;
   }
 }
 
@@ -496,7 +529,7 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
   const { boxes, levelStart, levelCount, levelSpan } = tree;
   const { proofs, complete, countable, bound } = plan;
   const rows = s.rows;
-  run.start(s, si, plan, bbox, search ? CHUNK : Infinity);
+  run.start(s, si, plan, bbox, search ? CHUNK : Infinity, true);
   while (sp > 0 && (!search || matches() <= MAX_WINDOW)) {
     const i = stack[--sp];
     const level = stack[--sp];

@@ -3,7 +3,8 @@
  * each step a run of contiguous rows or a selection vector of row numbers, and each step keeps
  * the rows that pass in a tight loop over typed arrays: no call, object or closure per row.
  *
- * - `range(lo, hi, sel)` writes the passing rows of [lo, hi) into sel and returns their count;
+ * - `range(lo, hi, sel, at)` writes the passing rows of [lo, hi) into sel from sel[at] on and
+ *   returns at + their count (a chunk can gather several runs of rows);
  * - `refine(sel, n)` keeps the passing rows of sel[0..n) in order and returns their count.
  *
  * The loops are branch-free: every row is written to sel[k] and k advances by the test's 0 or
@@ -20,8 +21,11 @@ import type { CodeArray } from '../catalog/shared.ts';
 import { ENTRANCES_OVERFLOW } from '../catalog/snapshot.ts';
 import type { BBox } from './types.ts';
 
+/** Rows a chunk of the scan holds at most: the size of every selection vector. */
+export const CHUNK = 2048;
+
 export interface Step {
-  range(lo: number, hi: number, sel: Uint32Array): number;
+  range(lo: number, hi: number, sel: Uint32Array, at: number): number;
   refine(sel: Uint32Array, n: number): number;
 }
 
@@ -58,13 +62,23 @@ export function identityRange(lo: number, hi: number, sel: Uint32Array): number 
   return k;
 }
 
+const appended = new Uint32Array(CHUNK);
+
+/** `range` of a step that only refines: [lo, hi) listed and refined apart, so that rows before sel[at] are not tested again. */
+function refineAppended(step: Step, lo: number, hi: number, sel: Uint32Array, at: number): number {
+  if (at === 0) return step.refine(sel, identityRange(lo, hi, sel));
+  const n = step.refine(appended, identityRange(lo, hi, appended));
+  for (let i = 0; i < n; i++) sel[at + i] = appended[i];
+  return at + n;
+}
+
 /** lo <= v <= hi on a Float64Array (NaN = unknown fails). */
 export class BetweenF64 implements Step {
   constructor(readonly col: Float64Array, readonly lo: number, readonly hi: number) {}
 
-  range(a: number, b: number, sel: Uint32Array): number {
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
-    let k = 0;
+    let k = at;
     for (let r = a; r < b; r++) {
       const v = col[r];
       sel[k] = r;
@@ -93,9 +107,9 @@ export class BetweenI32 implements Step {
     this.lo = Math.max(lo, NULL_I32 + 1);
   }
 
-  range(a: number, b: number, sel: Uint32Array): number {
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
-    let k = 0;
+    let k = at;
     for (let r = a; r < b; r++) {
       const v = col[r];
       sel[k] = r;
@@ -124,9 +138,9 @@ export class BetweenI16 implements Step {
     this.lo = Math.max(lo, NULL_I16 + 1);
   }
 
-  range(a: number, b: number, sel: Uint32Array): number {
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
-    let k = 0;
+    let k = at;
     for (let r = a; r < b; r++) {
       const v = col[r];
       sel[k] = r;
@@ -152,9 +166,9 @@ export class BetweenI16 implements Step {
 export class EntrancesStep implements Step {
   constructor(readonly col: Uint8Array, readonly overflow: ReadonlyMap<number, number>, readonly lo: number, readonly hi: number) {}
 
-  range(a: number, b: number, sel: Uint32Array): number {
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
-    let k = 0;
+    let k = at;
     for (let r = a; r < b; r++) {
       let v = col[r];
       if (v === ENTRANCES_OVERFLOW) v = this.overflow.get(r)!;
@@ -182,8 +196,8 @@ export class EntrancesStep implements Step {
 export class SparseAtLeast implements Step {
   constructor(readonly col: SparseColumn, readonly lo: number) {}
 
-  range(a: number, b: number, sel: Uint32Array): number {
-    return this.refine(sel, identityRange(a, b, sel));
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
+    return refineAppended(this, a, b, sel, at);
   }
 
   refine(sel: Uint32Array, n: number): number {
@@ -206,9 +220,9 @@ export class SparseAtLeast implements Step {
 export class CodeIn implements Step {
   constructor(readonly col: CodeArray, readonly table: Uint8Array) {}
 
-  range(a: number, b: number, sel: Uint32Array): number {
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, table } = this;
-    let k = 0;
+    let k = at;
     for (let r = a; r < b; r++) {
       sel[k] = r;
       k += table[col[r]];
@@ -232,9 +246,9 @@ export class CodeIn implements Step {
 export class CodeOr implements Step {
   constructor(readonly a: Uint8Array, readonly tableA: Uint8Array, readonly b: CodeArray, readonly tableB: Uint8Array) {}
 
-  range(lo: number, hi: number, sel: Uint32Array): number {
+  range(lo: number, hi: number, sel: Uint32Array, at: number): number {
     const { a, tableA, b, tableB } = this;
-    let k = 0;
+    let k = at;
     for (let r = lo; r < hi; r++) {
       sel[k] = r;
       k += tableA[a[r]] | tableB[b[r]];
@@ -258,9 +272,9 @@ export class CodeOr implements Step {
 export class FlagsStep implements Step {
   constructor(readonly flags: Uint32Array, readonly mask: number, readonly want: number) {}
 
-  range(a: number, b: number, sel: Uint32Array): number {
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { flags, mask, want } = this;
-    let k = 0;
+    let k = at;
     for (let r = a; r < b; r++) {
       sel[k] = r;
       k += +((flags[r] & mask) === want);
@@ -282,8 +296,8 @@ export class FlagsStep implements Step {
 
 /** A step that only refines: a range is first listed row by row. */
 abstract class ChildStep implements Step {
-  range(a: number, b: number, sel: Uint32Array): number {
-    return this.refine(sel, identityRange(a, b, sel));
+  range(a: number, b: number, sel: Uint32Array, at: number): number {
+    return refineAppended(this, a, b, sel, at);
   }
 
   abstract refine(sel: Uint32Array, n: number): number;

@@ -6,8 +6,10 @@
  * whole snapshot, bounds in a fixed order, knowing neither how many rows a bound keeps nor the
  * area queried (frost days, flood zones and heights change from region to region).
  *
- * So on the PROFILE_FROM-th chunk wholly inside the bbox, and every PROFILE_EVERY-th after it,
- * the column steps are tried over its first PROFILE_ROWS rows, greedily: the step keeping fewest
+ * So once PROFILE_FROM chunks' worth of rows wholly inside the bbox (CHUNK rows each) have been
+ * read, and every PROFILE_EVERY chunks' worth after that, the column steps are tried over the
+ * first PROFILE_ROWS rows of the next chunk that starts with that many in a row (a chunk the
+ * walk gathers from leaves a proof ruled out between may not), greedily: the step keeping fewest
  * of them, then the one keeping fewest of what that one kept, and so on (ordering commutative
  * filters by their observed pass rates, Babu et al., "Adaptive Ordering of Pipelined Stream
  * Filters", SIGMOD 2004). Filters commute: the order changes the time, never the rows kept. A
@@ -22,12 +24,12 @@
  * 1.01, #481, #468, #543), city +3.8% and region +2.7% over the sums of per-query medians,
  * heavy and deep-offset unchanged within the noise; with the planner, city +2.0%, region +1.4-2.3%.
  */
-import type { Step } from './kernels.ts';
+import { CHUNK, type Step } from './kernels.ts';
 
-/** Chunks wholly inside the bbox between two tries. */
+/** Chunks' worth of rows wholly inside the bbox between two tries. */
 export const PROFILE_EVERY = 256;
 /**
- * The first try is at this chunk (counted from 0): a query that reads fewer has little to gain,
+ * The first try is once this many chunks' worth of rows are read: a query that reads fewer has little to gain,
  * and a try (a few passes over PROFILE_ROWS rows, a few microseconds) would show on it.
  */
 export const PROFILE_FROM = 8;
@@ -39,19 +41,23 @@ const kept = new Uint32Array(PROFILE_ROWS);
 const trial = new Uint32Array(PROFILE_ROWS);
 
 export class StepOrder {
-  private chunks = 0;
+  private rows = 0;
+  private next = PROFILE_FROM * CHUNK;
 
   /** Orders steps[0..columns) in place. */
   constructor(private readonly steps: Step[], private readonly columns: number) {}
 
   /**
-   * Before the chunk [a, b) wholly inside the bbox is filtered; on the chunks the header names,
-   * re-orders the column steps over its first PROFILE_ROWS rows. Each place goes to the step
+   * Before a chunk of `rows` rows wholly inside the bbox is filtered, whose first rows are [a, b);
+   * on the chunks the header names, re-orders the column steps over its first PROFILE_ROWS rows. Each place goes to the step
    * keeping fewest of what the steps before it kept, so filters that pick the same buildings (a
    * height bound and a floors bound) are not counted twice.
    */
-  chunk(a: number, b: number): void {
-    if (this.chunks++ % PROFILE_EVERY !== PROFILE_FROM) return;
+  chunk(a: number, b: number, rows = b - a): void {
+    const seen = this.rows;
+    this.rows += rows;
+    if (seen < this.next || b - a < PROFILE_ROWS) return;
+    this.next = seen + PROFILE_EVERY * CHUNK;
     const { steps, columns } = this;
     const end = Math.min(b, a + PROFILE_ROWS);
     let n = end - a;

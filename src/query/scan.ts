@@ -8,12 +8,12 @@
  * compiled filter steps, the sort-key gather and the heap.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { bboxRange, bboxRefine } from './kernels.ts';
+import { CHUNK, bboxRange, bboxRefine } from './kernels.ts';
 import type { Plan } from './plan.ts';
 import { TopK } from './topk.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
 
-export const CHUNK = 2048;
+export { CHUNK };
 const sel = new Uint32Array(CHUNK);
 
 export const heap = new TopK();
@@ -78,13 +78,52 @@ export function scanRows(s: Snapshot, si: number, plan: Plan, bbox: BBox, lo: nu
       if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
     } else if (partial) n = bboxRange(lon, lat, bbox, a, b, sel);
     else {
-      if (plan.order !== null && b - a === CHUNK) plan.order.chunk(a, b);
-      n = steps[0].range(a, b, sel);
+      if (plan.order !== null) plan.order.chunk(a, b);
+      n = steps[0].range(a, b, sel, 0);
       i = 1;
     }
     for (; i < stepCount && n > 0; i++) n = steps[i].refine(sel, n);
     if (n === 0) continue;
     if (open) matched += n;
+    key.offer(heap, si, rank, sel, n);
+  }
+}
+
+/**
+ * Passes the runs of rows [spans[2j], spans[2j + 1]) for j < count, all wholly inside the bbox and
+ * filtered, as scanRows would one by one, but gathered into chunks of up to CHUNK rows while the
+ * count is open: the first step appends each run's passing rows to one selection vector, and
+ * the other steps, the count and the heap take a chunk at a time. Runs of one leaf or a few
+ * (the walk's, between leaves its proofs rule out) then cost the steps one call a chunk, not
+ * one a run.
+ */
+export function scanSpans(s: Snapshot, si: number, plan: Plan, bbox: BBox, spans: Uint32Array, count: number): void {
+  const { key, steps } = plan;
+  const rank = s.rank;
+  let j = 0;
+  let from = spans[0];
+  while (j < count) {
+    if (!counting || matched > MAX_WINDOW) {
+      // Closed: each run keeps only the rows whose key can still enter the heap (scanRows).
+      scanRows(s, si, plan, bbox, from, spans[2 * j + 1], false, true);
+      for (j++; j < count; j++) scanRows(s, si, plan, bbox, spans[2 * j], spans[2 * j + 1], false, true);
+      return;
+    }
+    // A gathered chunk holds CHUNK rows but its last; the steps are tried on its first run.
+    if (plan.order !== null) plan.order.chunk(from, Math.min(spans[2 * j + 1], from + CHUNK), CHUNK);
+    let n = 0;
+    let room = CHUNK;
+    while (j < count && room > 0) {
+      const hi = spans[2 * j + 1];
+      const to = Math.min(hi, from + room);
+      n = steps[0].range(from, to, sel, n);
+      room -= to - from;
+      if (to < hi) from = to;
+      else if (++j < count) from = spans[2 * j];
+    }
+    for (let i = 1; i < steps.length && n > 0; i++) n = steps[i].refine(sel, n);
+    if (n === 0) continue;
+    matched += n;
     key.offer(heap, si, rank, sel, n);
   }
 }
