@@ -13,7 +13,7 @@ import { HOT_ENUM, HOT_NUM } from '../src/catalog/columns.ts';
 import { numberAt } from '../src/catalog/numeric.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
 import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
-import { CodesProof, countOf } from '../src/query/proofs.ts';
+import { CodesProof, NONE, countOf, emptyAmong, verdictOf } from '../src/query/proofs.ts';
 import { compile } from '../src/query/plan.ts';
 import type { BuildingsQuery } from '../src/query/types.ts';
 import { FLOOR_STEPS, FLOORS_KEYS, ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
@@ -245,6 +245,48 @@ describe('node summaries', () => {
     }
     expect(noneAfterUndecided).toBeGreaterThan(0);
     expect(t.levelStart.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('rule out, in one pass over a run of up to 32 nodes, exactly the nodes whose verdict is NONE (emptyAmong)', () => {
+    const t = s.tree;
+    const solarRows = s.summaries.codeRows.solar_presence;
+    // The rarest stated solar presence: most leaves hold none of it, most blocks of 8 leaves some.
+    const rarest = SOLAR_PRESENCE.reduce((best, _, code) => (solarRows[code] > 0 && (solarRows[best] === 0 || solarRows[code] < solarRows[best]) ? code : best), 0);
+    const areas = Array.from({ length: s.rows }, (_, r) => numberAt(s.num.footprint_area_m2, r)).filter((v) => v === v).sort((a, b) => a - b);
+    const base = { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'volume', limit: 1, offset: 0 } as const;
+    const queries: Record<string, object> = {
+      'a rare list value': { solarPresence: [SOLAR_PRESENCE[rarest]] },
+      'a bound most leaves straddle': { minAreaM2: areas[areas.length >> 1] },
+      'a bound above most leaves': { minAreaM2: areas[areas.length - (areas.length >> 4)] },
+      'flags': { has3dModel: true, measuredHeightOnly: true },
+      'category or building type (never ruled out)': { category: [CATEGORY[0]], buildingType: [s.buildingTypes[0]] },
+      'all of them': { solarPresence: [SOLAR_PRESENCE[rarest]], minAreaM2: areas[areas.length >> 1], has3dModel: true },
+    };
+    let leavesOutOfLiveBlocks = 0;
+    for (const [name, q] of Object.entries(queries)) {
+      const plan = compile(s, { ...base, ...q } as BuildingsQuery)!;
+      expect(plan.proofs.length, name).toBeGreaterThan(0);
+      for (let level = 0; level < t.levelStart.length; level++) {
+        const start = t.levelStart[level];
+        const count = t.levelCount[level];
+        for (const width of [8, 32, 3]) {
+          for (let i = 0; i < count; i += width) {
+            const n = Math.min(width, count - i);
+            const got = emptyAmong(plan.proofs, start + i, n);
+            for (let j = 0; j < 32; j++) {
+              const node = start + i + j;
+              const want = j < n && verdictOf(plan.proofs, plan.complete, node) === NONE;
+              expect(((got >>> j) & 1) === 1, `${name}: level ${level} node ${node}`).toBe(want);
+              for (const p of plan.proofs) if (j < n) expect(((p.emptyAmong(start + i, n) >>> j) & 1) === 1).toBe(p.verdict(node) === NONE);
+            }
+            // Leaves ruled out in a block (8 leaves) that is not: what the walk skips inside blocks.
+            if (level === 0 && width === 8 && got !== 0 && verdictOf(plan.proofs, plan.complete, t.levelStart[1] + i / 8) !== NONE) leavesOutOfLiveBlocks++;
+          }
+        }
+      }
+      if (name.startsWith('category')) expect(emptyAmong(plan.proofs, 0, Math.min(32, t.levelCount[0])), name).toBe(0);
+    }
+    expect(leavesOutOfLiveBlocks).toBeGreaterThan(0);
   });
 
   it('hold the greatest employees band start (overall and per category) and the greatest turnover of the most stated currencies', () => {

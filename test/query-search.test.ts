@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/estimate.ts';
 import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
-import { DEFER_MIN_ROWS, DEFERRAL_STOPPED, DEFERRED, HELD_TO_END, SAMPLE_STRIDE, searchBuildings } from '../src/query/bestfirst.ts';
+import { DEFER_MIN_ROWS, DEFERRAL_STOPPED, DEFERRED, HELD_TO_END, SAMPLE_STRIDE, leavesRuledOut, searchBuildings, walkBuildings } from '../src/query/bestfirst.ts';
 import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
 import { CHUNK, heap, matches, scanRows, scanSpans, startQuery } from '../src/query/scan.ts';
@@ -559,6 +559,7 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
   let fdir: string;
   let fview: EngineView;
   let fref: RefSnapshot[];
+  let fpool: Pool;
 
   beforeAll(async () => {
     fdir = mkdtempSync(join(tmpdir(), 'edifice-floor-'));
@@ -580,11 +581,56 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     expect(catalog.log.filter((entry) => entry.level !== 'info')).toEqual([]);
     fview = catalog.view();
     fref = decodeSnapshotDir(fdir);
+    fpool = poolOf(fref);
     expect(known.length).toBeGreaterThan(400);
   });
 
   afterAll(() => {
     rmSync(fdir, { recursive: true, force: true });
+  });
+
+  it('leaves a bound rules out inside blocks it cannot (no known height, or none that high): skipped by the walk and the search, the rest gathered into runs; the page is exact', async () => {
+    // One building in fifty has a height: most leaves of 64 rows hold none, or none above 60 m,
+    // while almost every block of 512 holds some. Each query on every path against the
+    // reference, and the walk and the search called directly to see the leaves they skipped.
+    const rng = new Rng(seedFor(7390));
+    const filterSets: Partial<RefBuildingsQuery>[] = [
+      { minHeightM: 3 }, { minHeightM: 60 }, { minHeightM: 100, roofShape: [...ROOF_SHAPE].slice(0, 5) },
+      { minHeightM: 30, excludeSolarPresence: [SOLAR_PRESENCE[0]] }, { minHeightM: 60, has3dModel: true },
+    ];
+    let skipped = 0;
+    let skippingQueries = 0;
+    for (const filters of filterSets) {
+      for (const side of [2, 1.5, 1, 0.5]) {
+        for (const sort of [rng.pick(SORT_KEYS), 'height' as const]) {
+          const lon = rng.real(20, 22 - side);
+          const lat = rng.real(44, 46 - side);
+          const q: RefBuildingsQuery = {
+            bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }, sort, offset: rng.pick([0, 0, 40]), limit: rng.pick([1, 25, 100]),
+            registeredBusinessTurnoverCurrency: fpool.currencies[0], ...filters,
+          };
+          checkBuildings(engine, fview, fref, q);
+          const want = refQueryBuildings(fref, q);
+          const snapshots = fview.snapshots;
+          const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+          for (const search of [false, true]) {
+            if (search && plans.some((p) => p !== null && p.bound === null)) continue;
+            startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
+            if (search) searchBuildings(snapshots, plans, q.bbox);
+            else walkBuildings(snapshots, plans, q.bbox);
+            const counted = matches();
+            const ids = heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+            expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }, `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`)
+              .toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+            skipped += leavesRuledOut();
+            if (leavesRuledOut() > 0) skippingQueries++;
+          }
+        }
+      }
+      await breathe();
+    }
+    expect(skippingQueries).toBeGreaterThan(20);
+    expect(skipped).toBeGreaterThan(1000);
   });
 
   it('never passes the k-th key of the matches, sits just under it where that key is a leaf maximum, and every path agrees with the reference', async () => {

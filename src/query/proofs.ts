@@ -14,6 +14,8 @@ export const ALL = 2;
 
 export interface NodeProof {
   verdict(node: number): number;
+  /** Bit j set for each node first + j (j < count <= 32) this proof rules out: verdict NONE, in one loop. */
+  emptyAmong(first: number, count: number): number;
 }
 
 /** (flags & mask) === want over the node's OR and AND of flags. */
@@ -30,6 +32,15 @@ export class FlagsProof implements NodeProof {
     // A wanted bit no row has, or an unwanted bit every row has.
     if ((want & ~any) !== 0 || (all & this.unwanted) !== 0) return NONE;
     return (all & want) === want && (any & this.unwanted) === 0 ? ALL : SOME;
+  }
+
+  emptyAmong(first: number, count: number): number {
+    const { any, all, want, unwanted } = this;
+    let mask = 0;
+    for (let j = 0; j < count; j++) {
+      if ((want & ~any[first + j]) !== 0 || (all[first + j] & unwanted) !== 0) mask |= 1 << j;
+    }
+    return mask;
   }
 }
 
@@ -60,6 +71,13 @@ export class CodesProof implements NodeProof {
     return (bits & ~this.full) === 0 ? ALL : SOME;
   }
 
+  emptyAmong(first: number, count: number): number {
+    const { present, pass } = this;
+    let mask = 0;
+    for (let j = 0; j < count; j++) if ((present[first + j] & pass) === 0) mask |= 1 << j;
+    return mask;
+  }
+
   /** Rows of the node that pass, or -1 when that is not known (no counts there, or rows of a bit whose codes only partly pass). */
   count(node: number): number {
     const counts = this.counts;
@@ -88,6 +106,10 @@ export class EitherCodesProof implements NodeProof {
   verdict(node: number): number {
     return this.category.verdict(node) === ALL ? ALL : SOME;
   }
+
+  emptyAmong(): number {
+    return 0;
+  }
 }
 
 /** lo <= v <= hi (unknown fails) over the node's least and greatest known value and null bit. */
@@ -103,6 +125,13 @@ export class RangeProof implements NodeProof {
     // A node with no known value holds +Infinity..-Infinity and fails one side.
     if (mx < this.lo || mn > this.hi) return NONE;
     return (this.nulls[node] & this.bit) === 0 && mn >= this.lo && mx <= this.hi ? ALL : SOME;
+  }
+
+  emptyAmong(first: number, count: number): number {
+    const { min, max, lo, hi } = this;
+    let mask = 0;
+    for (let j = 0; j < count; j++) if (max[first + j] < lo || min[first + j] > hi) mask |= 1 << j;
+    return mask;
   }
 }
 
@@ -125,6 +154,13 @@ export function countOf(proofs: readonly NodeProof[], complete: boolean, node: n
   }
   if (!countable) return -1;
   return list === null ? rows : list.count(node);
+}
+
+/** Bit j set for each node first + j (j < count <= 32) some proof rules out. */
+export function emptyAmong(proofs: readonly NodeProof[], first: number, count: number): number {
+  let mask = 0;
+  for (let i = 0; i < proofs.length; i++) mask |= proofs[i].emptyAmong(first, count);
+  return mask;
 }
 
 /** The plan's verdict on a node: NONE, ALL (only when `complete`: every step has a proof), else SOME. */
