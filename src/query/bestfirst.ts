@@ -7,8 +7,8 @@
  *    match; a node wholly inside that is proven to hold only matches adds its row count
  *    without visiting its rows (and waits in the queue below for the ranking), and so does a
  *    node of RUN_LEVEL or above whose only undecided filter is a list, with the count of its
- *    rows whose code passes (proofs.ts countOf); other nodes of
- *    RUN_LEVEL are merged into runs and scanned (rows counted and offered to the heap, or
+ *    rows whose code passes (proofs.ts countOf); other nodes of RUN_LEVEL, less the leaves
+ *    the proofs rule out (addLeaves), are merged into runs and scanned (rows counted and offered to the heap, or
  *    while they are few next to the bbox's candidates, held aside and, if the count caps,
  *    read again by the ranking: DEFER_SHARE). The walk stops as soon as more than MAX_WINDOW
  *    matches are counted: past that, total and total_is_capped are settled. What it has not
@@ -179,10 +179,10 @@ function worthProving(): boolean {
  * ruled out: after the first LEAF_TRIAL leaves, only while at least 1 / LEAF_SHARE of those
  * asked were ruled out, else every LEAF_STRIDE-th block. Once the count is closed, a row costs
  * one key comparison and skipping it saves less than asking. Measured on the bench mix (5M
- * country, both ways in turn in one process, 12-16 rounds): region +11% over the sum of
+ * country, both ways in turn in one process, 16 rounds): region +11% over the sum of
  * per-query medians (#471, 57% of leaves ruled out, 2.31 -> 1.70 ms; #463 0.75 -> 0.31; #469
- * 1.07 -> 0.64), city +1.5%, heavy and deep-offset unchanged within 1-3%. Ruling out 25% of
- * leaves (#474) gained nothing, 14% (#485) lost 5-10%; at 1/8 the heavy class lost 2.5%.
+ * 1.07 -> 0.64), heavy within 1%. Ruling out 25% of leaves (#474) gained nothing, 14% (#485)
+ * lost 5-10%; with the share at 1/8, city +1.5% and deep-offset within 1%, but heavy -2.5%.
  */
 let leavesAsked = 0;
 let leavesOut = 0;
@@ -399,8 +399,9 @@ class Run {
     if (count === 0) return false;
     readRows += this.rows;
     this.count = this.rows = 0;
-    if (count > 1 && blocks === EVERY_BLOCK && this.plan.steps.length > 0) scanSpans(this.s, this.si, this.plan, this.bbox, this.spans, count);
-    else for (let j = 0; j < count; j++) this.scan(this.spans[2 * j], this.spans[2 * j + 1]);
+    if (count > 1 && blocks === EVERY_BLOCK && this.plan.steps.length > 0) {
+      scanSpans(this.s, this.si, this.plan, this.bbox, this.spans, count);
+    } else for (let j = 0; j < count; j++) this.scan(this.spans[2 * j], this.spans[2 * j + 1]);
     if (this.toCap) this.limit = rowsBeforeCap();
     return true;
   }
