@@ -170,15 +170,19 @@ function worthProving(): boolean {
 }
 
 /**
- * Leaves of blocks wholly inside the bbox, asked of the proofs while the count is open. A block
+ * Leaves of blocks wholly inside the bbox, asked of the proofs until the count passes
+ * MAX_WINDOW. A block
  * the proofs cannot rule out may still hold leaves they can: a filter that keeps a few percent
  * of rows (solar_presence=detected, a currency) leaves most leaves of 64 rows without a match
  * but almost no block of 512. Such leaves are skipped and the block's other leaves gathered
  * into one run (Run, scan.ts scanSpans). Asking costs each proof one pass over the block's 8
  * leaves' summaries, and each gap a shorter run, ~1/8 of the block's time when nothing is
  * ruled out: after the first LEAF_TRIAL leaves, only while at least 1 / LEAF_SHARE of those
- * asked were ruled out, else every LEAF_STRIDE-th block. Once the count is closed, a row costs
- * one key comparison and skipping it saves less than asking. Measured on the bench mix (5M
+ * asked were ruled out, else every LEAF_STRIDE-th block. Past MAX_WINDOW matches the leaves
+ * hold matches (few are ruled out) and a row costs one key comparison. A count closed below the
+ * cap is another matter: the nodes the search left (counted from a list's rows per code) are
+ * then read in row order, and their leaves still asked: stopping there made #483 (96 matches,
+ * 97% of leaves ruled out) 0.14 -> 0.26 ms. Measured on the bench mix (5M
  * country, both ways in turn in one process, 16 rounds): region +11% over the sum of
  * per-query medians (#471, 57% of leaves ruled out, 2.31 -> 1.70 ms; #463 0.75 -> 0.31; #469
  * 1.07 -> 0.64), heavy within 1%. Ruling out 25% of leaves (#474) gained nothing, 14% (#485)
@@ -201,6 +205,9 @@ export function leavesRuledOut(): number {
   return leavesOut;
 }
 
+// A block's leaves are ruled out in one 32-bit mask.
+if (FANOUT ** RUN_LEVEL > 32) throw new Error('addLeaves: a block of RUN_LEVEL holds more than 32 leaves');
+
 /** Adds the rows [lo, hi) of a block wholly inside the bbox to the run, less its leaves the proofs rule out. */
 function addLeaves(proofs: readonly NodeProof[], lo: number, hi: number): void {
   // Leaves are the tree's first nodes: a leaf's node index is its own.
@@ -219,6 +226,12 @@ function addLeaves(proofs: readonly NodeProof[], lo: number, hi: number): void {
     const a = lo + j * LEAF_ROWS;
     run.add(a, Math.min(hi, a + LEAF_ROWS), false, true);
   }
+}
+
+/** A walk limited to some blocks (guess.ts) reads the block starting at row lo. */
+function blockRead(lo: number): boolean {
+  if (blocks === EVERY_BLOCK) return true;
+  return ((lo / BLOCK_ROWS) % SAMPLE_STRIDE === 0) === (blocks === SAMPLED_BLOCKS);
 }
 
 /** Which rows a walk reads, by blocks of BLOCK_ROWS in row order: all, every SAMPLE_STRIDE-th block (from row 0), or the others. */
@@ -314,7 +327,10 @@ const RATE_FROM_ROWS = 8 * CHUNK;
 /** Rows the search's runs have passed to the scan (Run.flush). */
 let readRows = 0;
 
-/** Half the rows the count is expected to need before it caps, at the rate of matches per row read so far. */
+/**
+ * Half the rows the count is expected to need before it caps, at the rate of matches per row
+ * read so far (matches proven without reading their rows raise the rate: runs only shorter).
+ */
 function rowsBeforeCap(): number {
   if (readRows < RATE_FROM_ROWS) return CHUNK;
   const m = matches();
@@ -343,7 +359,7 @@ class Run {
   private toCap = false;
 
   /**
-   * Runs grow to `limit` rows: unbounded in the walk. In the search's count walk (`toCap`),
+   * Runs grow to `limit` rows (and MAX_SPANS spans): unbounded in the walk. In the search's count walk (`toCap`),
    * short while the count may soon cap: rows of a run past the count are held and dropped,
    * their nodes read again by the ranking (or once the walk has stopped deferring, read in row
    * order, not best-first). After each run the limit is half the rows the count is expected
@@ -353,7 +369,8 @@ class Run {
    * country, both ways in turn in one process, 16 rounds) the count-bound region queries
    * 4-20% faster (#485 2.08 -> 1.82 ms, #499 1.22 -> 0.95, #461 2.00 -> 1.92), the region
    * class 7% over the sum of per-query medians, heavy within 3%; with no limit at all, heavy
-   * was 35% slower. With `gaps`, filtered ranges inside the bbox gather across gaps.
+   * was 35% slower. With `gaps`, filtered ranges inside the bbox gather across gaps, in
+   * ascending row order only (scanSpans).
    */
   start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK, gaps = false, toCap = false): void {
     this.s = s;
@@ -376,7 +393,7 @@ class Run {
         this.rows += hi - lo;
         return false;
       }
-      if (this.gaps && !partial && filtered && count < MAX_SPANS) {
+      if (this.gaps && !partial && filtered && count < MAX_SPANS && lo > this.spans[end]) {
         this.spans[2 * count] = lo;
         this.spans[2 * count + 1] = hi;
         this.count++;
@@ -643,8 +660,10 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
     }
     if (level === 0 || (inside && level <= RUN_LEVEL)) {
       coveredRows += hi - lo;
-      if (inside && level > 0 && verdict === SOME && proofs.length > 0 && worthLeaves()) addLeaves(proofs, lo, hi);
+      if (inside && level > 0 && verdict === SOME && proofs.length > 0 && blockRead(lo) && worthLeaves()) addLeaves(proofs, lo, hi);
       else run.add(lo, hi, !inside, verdict !== ALL);
+      // The share counts the block's rows, ruled-out leaves included: counting only those read
+      // kept the walk deferring longer and made #476 and #477 (capped, most leaves ruled out) 18% slower.
       if (search && deferring) defer(si, level, i, hi - lo);
       continue;
     }

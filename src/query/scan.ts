@@ -34,6 +34,11 @@ export function matches(): number {
   return matched;
 }
 
+/** Every row read is still tested and counted (the count is neither closed nor past MAX_WINDOW). */
+function countOpen(): boolean {
+  return counting && matched <= MAX_WINDOW;
+}
+
 /** Adds n matches proven without visiting their rows. */
 export function countProven(n: number): void {
   matched += n;
@@ -90,8 +95,9 @@ export function scanRows(s: Snapshot, si: number, plan: Plan, bbox: BBox, lo: nu
 }
 
 /**
- * Passes the runs of rows [spans[2j], spans[2j + 1]) for j < count, all wholly inside the bbox and
- * filtered, as scanRows would one by one, but gathered into chunks of up to CHUNK rows while the
+ * Passes the runs of rows [spans[2j], spans[2j + 1]) for j < count, in ascending row order (a
+ * business step merges the selection with its column's rows in order), all wholly inside the
+ * bbox and filtered, as scanRows would one by one, but gathered into chunks of up to CHUNK rows while the
  * count is open: the first step appends each run's passing rows to one selection vector, and
  * the other steps, the count and the heap take a chunk at a time. Runs of one leaf or a few
  * (the walk's, between leaves its proofs rule out) then cost the steps one call a chunk, not
@@ -103,14 +109,18 @@ export function scanSpans(s: Snapshot, si: number, plan: Plan, bbox: BBox, spans
   let j = 0;
   let from = spans[0];
   while (j < count) {
-    if (!counting || matched > MAX_WINDOW) {
+    if (!countOpen()) {
       // Closed: each run keeps only the rows whose key can still enter the heap (scanRows).
       scanRows(s, si, plan, bbox, from, spans[2 * j + 1], false, true);
       for (j++; j < count; j++) scanRows(s, si, plan, bbox, spans[2 * j], spans[2 * j + 1], false, true);
       return;
     }
-    // A gathered chunk holds CHUNK rows but its last; the steps are tried on its first run.
-    if (plan.order !== null) plan.order.chunk(from, Math.min(spans[2 * j + 1], from + CHUNK), CHUNK);
+    if (plan.order !== null) {
+      // The steps are tried on the chunk's first run; its rows are counted over all its runs.
+      let rows = spans[2 * j + 1] - from;
+      for (let t = j + 1; t < count && rows < CHUNK; t++) rows += spans[2 * t + 1] - spans[2 * t];
+      plan.order.chunk(from, Math.min(spans[2 * j + 1], from + CHUNK), Math.min(rows, CHUNK));
+    }
     let n = 0;
     let room = CHUNK;
     while (j < count && room > 0) {
