@@ -3,16 +3,16 @@
  * early-exit count, then a best-first search for the top k (branch-and-bound ranked search,
  * Tao et al., Information Systems 2007). Same answer as the plain scan, always.
  *
- * 1. Count. A depth-first walk in row order skips nodes outside the bbox or proven to hold no
- *    match; a node wholly inside that is proven to hold only matches adds its row count
+ * 1. Count. A depth-first walk in row order skips nodes outside the bbox or proven to hold
+ *    no match; a node wholly inside that is proven to hold only matches adds its row count
  *    without visiting its rows (and waits in the queue below for the ranking), and so does a
  *    node of RUN_LEVEL or above whose only undecided filter is a list, with the count of its
- *    rows whose code passes (proofs.ts countOf); other nodes of RUN_LEVEL, less the leaves
- *    the proofs rule out (addLeaves), are merged into runs and scanned (rows counted and offered to the heap, or
- *    while they are few next to the bbox's candidates, held aside and, if the count caps,
- *    read again by the ranking: DEFER_SHARE). The walk stops as soon as more than MAX_WINDOW
- *    matches are counted: past that, total and total_is_capped are settled. What it has not
- *    reached goes to the queue.
+ *    rows whose code passes (proofs.ts countOf); other nodes of RUN_LEVEL, less the leaves the
+ *    proofs rule out (addLeaves), are merged into runs and scanned (rows counted and offered to
+ *    the heap, or while they are few next to the bbox's candidates, held aside and, if the
+ *    count caps, read again by the ranking: DEFER_SHARE). The walk stops as soon as more than
+ *    MAX_WINDOW matches are counted: past that, total and total_is_capped are settled. What it
+ *    has not reached goes to the queue.
  * 2. Rank. Nodes wait in a max-queue keyed by the greatest sort key their rows can hold. The
  *    search pops the best; an upper node pushes its children, a node of RUN_LEVEL has its
  *    leaves offered (only rows whose key can still enter the heap go through the filters). It
@@ -171,19 +171,18 @@ function worthProving(): boolean {
 
 /**
  * Leaves of blocks wholly inside the bbox, asked of the proofs until the count passes
- * MAX_WINDOW. A block
- * the proofs cannot rule out may still hold leaves they can: a filter that keeps a few percent
- * of rows (solar_presence=detected, a currency) leaves most leaves of 64 rows without a match
- * but almost no block of 512. Such leaves are skipped and the block's other leaves gathered
- * into one run (Run, scan.ts scanSpans). Asking costs each proof one pass over the block's 8
- * leaves' summaries, and each gap a shorter run, ~1/8 of the block's time when nothing is
- * ruled out: after the first LEAF_TRIAL leaves, only while at least 1 / LEAF_SHARE of those
- * asked were ruled out, else every LEAF_STRIDE-th block. Past MAX_WINDOW matches the leaves
- * hold matches (few are ruled out) and a row costs one key comparison. A count closed below the
- * cap is another matter: the nodes the search left (counted from a list's rows per code) are
- * then read in row order, and their leaves still asked: stopping there made #483 (96 matches,
- * 97% of leaves ruled out) 0.14 -> 0.26 ms. Measured on the bench mix (5M
- * country, both ways in turn in one process, 16 rounds): region +11% over the sum of
+ * MAX_WINDOW. A block the proofs cannot rule out may still hold leaves they can: a filter that
+ * keeps a few percent of rows (solar_presence=detected, a currency) leaves most leaves of 64
+ * rows without a match but almost no block of 512. Such leaves are skipped and the block's
+ * other leaves gathered into one run (Run, scan.ts scanSpans). Asking costs each proof one pass
+ * over the block's 8 leaves' summaries, and each gap a shorter run, ~1/8 of the block's time
+ * when nothing is ruled out: after the first LEAF_TRIAL leaves, only while at least 1 /
+ * LEAF_SHARE of those asked were ruled out, else every LEAF_STRIDE-th block. Past MAX_WINDOW
+ * matches the leaves hold matches (few are ruled out) and a row costs one key comparison. A
+ * count closed below the cap is another matter: the nodes the search left (counted from a
+ * list's rows per code) are then read in row order, and their leaves still asked: stopping
+ * there made #483 (96 matches, 97% of leaves ruled out) 0.14 -> 0.26 ms. Measured on the bench
+ * mix (5M country, both ways in turn in one process, 16 rounds): region +11% over the sum of
  * per-query medians (#471, 57% of leaves ruled out, 2.31 -> 1.70 ms; #463 0.75 -> 0.31; #469
  * 1.07 -> 0.64), heavy within 1%. Ruling out 25% of leaves (#474) gained nothing, 14% (#485)
  * lost 5-10%; with the share at 1/8, city +1.5% and deep-offset within 1%, but heavy -2.5%.
@@ -359,17 +358,17 @@ class Run {
   private toCap = false;
 
   /**
-   * Runs grow to `limit` rows (and MAX_SPANS spans): unbounded in the walk. In the search's count walk (`toCap`),
-   * short while the count may soon cap: rows of a run past the count are held and dropped,
-   * their nodes read again by the ranking (or once the walk has stopped deferring, read in row
-   * order, not best-first). After each run the limit is half the rows the count is expected
-   * to need before it caps (rowsBeforeCap, at least CHUNK): a count-bound query, a few
-   * thousand matches among 700,000 candidates, reads in runs of MAX_RUN_ROWS as the walk does.
-   * In runs of CHUNK its steps were called ~340 times more; measured on the bench mix (5M
-   * country, both ways in turn in one process, 16 rounds) the count-bound region queries
-   * 4-20% faster (#485 2.08 -> 1.82 ms, #499 1.22 -> 0.95, #461 2.00 -> 1.92), the region
-   * class 7% over the sum of per-query medians, heavy within 3%; with no limit at all, heavy
-   * was 35% slower. With `gaps`, filtered ranges inside the bbox gather across gaps, in
+   * Runs grow to `limit` rows (and MAX_SPANS spans): unbounded in the walk. In the search's
+   * count walk (`toCap`), short while the count may soon cap: rows of a run past the count are
+   * held and dropped, their nodes read again by the ranking (or once the walk has stopped
+   * deferring, read in row order, not best-first). After each run the limit is half the rows
+   * the count is expected to need before it caps (rowsBeforeCap, at least CHUNK): a count-bound
+   * query, a few thousand matches among 700,000 candidates, reads in runs of MAX_RUN_ROWS as
+   * the walk does. In runs of CHUNK its steps were called ~340 times more; measured on the
+   * bench mix (5M country, both ways in turn in one process, 16 rounds) the count-bound region
+   * queries 4-20% faster (#485 2.08 -> 1.82 ms, #499 1.22 -> 0.95, #461 2.00 -> 1.92), the
+   * region class 7% over the sum of per-query medians, heavy within 3%; with no limit at all,
+   * heavy was 35% slower. With `gaps`, filtered ranges inside the bbox gather across gaps, in
    * ascending row order only (scanSpans).
    */
   start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK, gaps = false, toCap = false): void {
