@@ -29,8 +29,9 @@ import { CHUNK, type Step } from './kernels.ts';
 /** Chunks' worth of rows wholly inside the bbox between two tries. */
 export const PROFILE_EVERY = 256;
 /**
- * The first try is once this many chunks' worth of rows are read: a query that reads fewer has little to gain,
- * and a try (a few passes over PROFILE_ROWS rows, a few microseconds) would show on it.
+ * The first try is once this many chunks' worth of rows are read: a query that reads fewer has
+ * little to gain, and a try (a few passes over PROFILE_ROWS rows, a few microseconds) would show
+ * on it.
  */
 export const PROFILE_FROM = 8;
 /** Rows of a chunk the steps are tried over. */
@@ -49,9 +50,10 @@ export class StepOrder {
 
   /**
    * Before a chunk of `rows` rows wholly inside the bbox is filtered, whose first rows are [a, b);
-   * on the chunks the header names, re-orders the column steps over its first PROFILE_ROWS rows. Each place goes to the step
-   * keeping fewest of what the steps before it kept, so filters that pick the same buildings (a
-   * height bound and a floors bound) are not counted twice.
+   * on the chunks the header names, re-orders the column steps over its first PROFILE_ROWS
+   * rows. Each place goes to the step keeping fewest of what the steps before it kept, so
+   * filters that pick the same buildings (a height bound and a floors bound) are not counted
+   * twice.
    */
   chunk(a: number, b: number, rows = b - a): void {
     const seen = this.rows;

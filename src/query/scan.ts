@@ -69,7 +69,7 @@ export function scanRows(s: Snapshot, si: number, plan: Plan, bbox: BBox, lo: nu
   const { lon, lat, rank } = s;
   if (!partial && stepCount === 0) {
     // Wholly inside, no filter to run: every row matches; the key loop reads the rows directly.
-    if (counting && matched <= MAX_WINDOW) matched += hi - lo;
+    if (countOpen()) matched += hi - lo;
     key.offerRange(heap, si, rank, lo, hi);
     return;
   }
@@ -77,7 +77,7 @@ export function scanRows(s: Snapshot, si: number, plan: Plan, bbox: BBox, lo: nu
     const b = Math.min(hi, a + CHUNK);
     let n: number;
     let i = 0;
-    const open = counting && matched <= MAX_WINDOW;
+    const open = countOpen();
     if (!open && heap.threshold() > -Infinity) {
       n = key.candidates(a, b, sel, heap.threshold(), rank, heap.rankBound(si));
       if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
