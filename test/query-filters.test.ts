@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
-import { QueryError, type BuildingsQuery } from '../src/query/types.ts';
+import { QueryError, withEveryField, type BuildingsQuery } from '../src/query/types.ts';
 import { buildingId } from '../src/snapshot/ids.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import type { BuildingRecord, BusinessRecord, SolarInstallationRecord } from '../src/snapshot/schema.ts';
@@ -478,5 +478,23 @@ describe('area', () => {
     expect(run(v, { bbox: box, offset: 1, limit: 2 }).names).toEqual(['b300', byId('a100', 'b100')[0]]);
     expect(run(v, { bbox: { ...box, minLon: 21.01 } }).names).toEqual(['b300', 'b100', 'bNone']);
     expect(run(v, { bbox: { minLon: -10, minLat: 0, maxLon: -9, maxLat: 1 } })).toEqual({ names: [], total: 0, totalIsCapped: false });
+  });
+});
+
+describe('one shape for every query (withEveryField)', () => {
+  it('lists every field once in one order, whatever fields and order the caller gave, and keeps their values', () => {
+    const a: BuildingsQuery = { bbox: BBOX, sort: 'volume', limit: 5, offset: 0, minFloors: 2, category: ['apartment_block'] };
+    const b = { seismicRiskClass: ['RsII'], offset: 3, hasPeakHeatLoad: true, limit: 1, sort: 'height', bbox: BBOX } as BuildingsQuery;
+    const fa = withEveryField(a);
+    const fb = withEveryField(b);
+    expect(Object.keys(fa)).toEqual(Object.keys(fb));
+    // The 57 fields the interface declares (counted there), first to last; none the caller left out is defined.
+    expect(Object.keys(fa)[0]).toBe('bbox');
+    expect(Object.keys(fa).at(-1)).toBe('seismicRiskClass');
+    expect(new Set(Object.keys(fa)).size).toBe(57);
+    for (const [q, full] of [[a, fa], [b, fb]] as const) {
+      for (const key of Object.keys(full) as (keyof BuildingsQuery)[]) expect(full[key]).toBe(q[key]);
+    }
+    expect(a).toEqual({ bbox: BBOX, sort: 'volume', limit: 5, offset: 0, minFloors: 2, category: ['apartment_block'] });
   });
 });

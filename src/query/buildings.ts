@@ -16,7 +16,7 @@ import { FLOOR_MIN_K, provenFloor } from './floor.ts';
 import { walkGuessing, worthGuessing } from './guess.ts';
 import { compile, type Plan } from './plan.ts';
 import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
-import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery } from './types.ts';
+import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery, withEveryField } from './types.ts';
 
 /** A building of a result: a row of one snapshot. */
 export interface RowRef {
@@ -71,7 +71,8 @@ function meets(a: BBox, b: BBox): boolean {
 }
 
 /** One ranked page of the buildings in q.bbox that pass q's filters, over every snapshot of the view. */
-export function queryBuildings(view: CatalogView, q: BuildingsQuery, options: BuildingsOptions = {}): BuildingsResult {
+export function queryBuildings(view: CatalogView, query: BuildingsQuery, options: BuildingsOptions = {}): BuildingsResult {
+  const q = withEveryField(query);
   const forced = options.path ?? 'auto';
   if (!PATHS.includes(forced)) throw new TypeError(`options.path must be one of ${PATHS.join(', ')}, got ${String(forced)}.`);
   checkBuildingsQuery(q);
