@@ -6,6 +6,7 @@
  * checked against the OpenAPI document the server serves.
  */
 import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger, signWebhook } from '../src/ledger/index.ts';
@@ -35,6 +36,19 @@ async function call(server: TestServer, method: string, template: string, path: 
   const body = text === '' ? {} : JSON.parse(text) as J;
   expect(validator.problems(template, res.status, res.headers, body, method.toLowerCase())).toEqual([]);
   return { status: res.status, headers: res.headers, body, text };
+}
+
+/** Writes `requests` on one connection to 127.0.0.1:port and returns what came back within 1.5 s (or until the server closes). */
+function exchange(port: number, requests: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(requests));
+    const done = () => { socket.destroy(); resolve(got); };
+    const timer = setTimeout(done, 1500);
+    socket.on('data', (d) => { got += d.toString('latin1'); });
+    socket.on('end', () => { clearTimeout(timer); done(); });
+    socket.on('error', (err) => { clearTimeout(timer); reject(err); });
+  });
 }
 
 const get = (path: string, template: string, headers: Record<string, string> = {}, server = t) => call(server, 'GET', template, path, { headers });
@@ -244,8 +258,11 @@ describe('caching', () => {
     const path = `${t.base}/public/buildings/${buildings[8].building_id}`;
     const head = await fetch(path, { method: 'HEAD' });
     const got = await fetch(path);
+    const gotBody = Buffer.from(await got.arrayBuffer());
     expect([head.status, await head.text()]).toEqual([200, '']);
     expect(head.headers.get('etag')).toBe(got.headers.get('etag'));
+    // The length the body would have (RFC 9110 9.3.2), not 0.
+    expect(head.headers.get('content-length')).toBe(String(gotBody.length));
     expect(head.headers.get('cache-control')).toBe('public, max-age=300');
     const post = await fetch(path, { method: 'POST' });
     expect([post.status, post.headers.get('allow'), await post.json()]).toEqual([405, 'GET, HEAD', { error: 'invalid_parameter', message: 'POST is not allowed here; use GET, HEAD.' }]);
@@ -256,6 +273,22 @@ describe('caching', () => {
     expect([postBuildings.status, postBuildings.headers.get('allow'), ((await postBuildings.json()) as J).error.code]).toEqual([405, 'GET', 'method_not_allowed']);
     const deleteReport = await fetch(`${t.base}/reports/ord_AAAAAAAAAAAAAA`, { method: 'DELETE' });
     expect([deleteReport.status, deleteReport.headers.get('allow')]).toEqual([405, 'GET']);
+  });
+
+  it('a HEAD answer carries no body, whatever its status: the next response on the connection reads whole', async () => {
+    const host = new URL(t.url);
+    const base = new URL(t.base).pathname;
+    // HEAD where only GET is served (405), on no route (404), on a page (200), each followed on
+    // the same connection by a GET whose answer must start right after the HEAD's headers.
+    for (const target of [`${base}/buildings?bbox=1,1,2,2`, `${base}/no-such-route`, `${base}/public/countries`, `${base}/public/nothing-here`]) {
+      const raw = await exchange(Number(host.port), `HEAD ${target} HTTP/1.1\r\nHost: x\r\n\r\nGET ${base}/public/countries HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const firstEnd = raw.indexOf('\r\n\r\n') + 4;
+      expect(firstEnd, target).toBeGreaterThan(4);
+      const second = raw.slice(firstEnd);
+      expect(second.startsWith('HTTP/1.1 200 OK\r\n'), `${target}: ${JSON.stringify(second.slice(0, 80))}`).toBe(true);
+      const length = Number(/content-length: (\d+)/i.exec(second)![1]);
+      expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4, second.indexOf('\r\n\r\n') + 4 + length)).data.length).toBeGreaterThan(0);
+    }
   });
 
   it('answers the same to everyone', async () => {

@@ -31,7 +31,7 @@ export function finish(
   ctx: HttpContext, res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply,
   extra: Record<string, unknown> = {},
 ): void {
-  send(res, reply);
+  send(res, reply, method === 'HEAD');
   const seconds = (performance.now() - t0) / 1000;
   ctx.metrics.observe(route, reply.status, seconds);
   ctx.log.info({ method, path, route, status: reply.status, ms: Math.round(seconds * 1e4) / 10, ...extra }, 'request');

@@ -74,7 +74,7 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
         const headers = { 'Cache-Control': cacheControl, ETag: etag };
         reply = matchesEtag(ifNoneMatch, etag)
           ? { status: 304, headers, body: '' }
-          : { status: 200, headers: { ...headers, 'Content-Type': CONTENT_TYPE.json }, body: head ? '' : JSON.stringify(doc) };
+          : { status: 200, headers: { ...headers, 'Content-Type': CONTENT_TYPE.json }, body: JSON.stringify(doc) };
       } catch (err) {
         if (!(err instanceof ApiError)) {
           ctx.log.error({ err, path, route }, 'unexpected error');
@@ -83,7 +83,7 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
           reply = publicErrorReply(err);
         }
       }
-      if (head) reply = { ...reply, body: '' };
+      // To HEAD, finish sends the headers and the body's length without the body.
       finish(ctx, res, route, head ? 'HEAD' : 'GET', path, t0, reply);
     };
 
