@@ -65,7 +65,6 @@ async function main(config: Config): Promise<void> {
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
   log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },
     `listening (uWebSockets.js ${serving.implementation}, ${threads})`);
-  if (serving.implementation !== 'native') log.warn('uWebSockets.js runs its slow JS fallback: use Node 20 for the native binary');
 
   const url = `http://127.0.0.1:${serving.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
   process.stdout.write([

@@ -3,7 +3,8 @@
  * killed with SIGKILL in the middle of a load of charged requests from one workspace near the end
  * of its credits, then started again on the same ledger file. Every 200 that reached the client
  * must be charged exactly once (one opening per building it returned), the credits charged must
- * add up, and no grant may be negative.
+ * add up, and no grant may be negative. And the server started on uWebSockets.js's JS fallback,
+ * which cannot serve it, stops at once with the reason instead of at its first request.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -120,5 +121,31 @@ describe('kill -9 during charged requests', () => {
       db.close();
     }
     process.stdout.write(`http-crash: ${sent} sent, ${received.length} answered 200, ${refused402} answered 402, ${lost} lost with the server\n`);
+  });
+});
+
+describe('on uWebSockets.js\'s JS fallback', () => {
+  it('refuses to start, naming the cause and the remedy, instead of ending at the first request', { timeout: 120_000 }, async () => {
+    const snapshots = await syntheticSnapshots(1000);
+    for (const workers of ['0', '2']) {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: ROOT,
+        env: {
+          ...process.env, UWS_USE_FALLBACK: '1', EDIFICE_WORKERS: workers, EDIFICE_PORT: '0', EDIFICE_LOG_LEVEL: 'warn',
+          EDIFICE_SNAPSHOTS: join(snapshots, 'snapshots'), EDIFICE_LEDGER: join(snapshots, `ledger-${workers}.db`),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+      child.stderr!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code, out).toBe(1);
+      expect(out).toMatch(/edifice: (a worker could not start: )?UWS_USE_FALLBACK asks for uWebSockets\.js's JS fallback, which cannot serve this API/);
+      expect(out).toContain('Run Node 20');
+      expect(out).not.toMatch(/listening on/);
+    }
+    removeDir(snapshots);
   });
 });

@@ -4,7 +4,6 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { ApiError, CONTENT_TYPE, encode, errorBody, publicErrorBody, publicErrorStatus, type Encoding } from '../api/index.ts';
-import { uwsImplementation } from './uws.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 202: '202 Accepted', 304: '304 Not Modified', 413: '413 Payload Too Large',
@@ -22,14 +21,13 @@ export interface Reply {
 /**
  * Writes `reply`. To a HEAD request (`head`), the same status and headers with the length the body
  * would have, and no body (RFC 9110 9.3.2): a client reads no body after a HEAD response, so body
- * bytes would be taken for the start of the next response on the connection. Under the
- * node:http fallback, node:http itself drops a HEAD response's body.
+ * bytes would be taken for the start of the next response on the connection.
  */
 export function send(res: HttpResponse, reply: Reply, head = false): void {
   res.cork(() => {
     res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
     for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-    if (head && uwsImplementation === 'native') {
+    if (head) {
       // endWithoutBody(length) aborts the process (uWebSockets issue #1855); without an argument it writes no length.
       res.writeHeader('Content-Length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
       res.endWithoutBody();

@@ -87,7 +87,19 @@ function engineError(err: unknown): unknown {
   return err instanceof QueryError ? ApiError.invalidParameter(err.parameter, err.message) : err;
 }
 
+/** Why the server does not start on uWebSockets.js's JS fallback, and what to do. */
+export function fallbackRefusal(): string {
+  const forced = /^(1|true)$/i.test(process.env.UWS_USE_FALLBACK ?? '');
+  return (forced ? 'UWS_USE_FALLBACK asks for uWebSockets.js\'s JS fallback'
+    : `uWebSockets.js has no native binary for Node ${process.versions.node} on ${process.platform}-${process.arch} and would run its JS fallback`)
+    + ', which cannot serve this API (its requests fail to read their query string, and the first one would end the process). '
+    + `Run Node 20 (package.json "engines": >=20.19 <21) on linux, darwin or win32${forced ? ', without UWS_USE_FALLBACK' : ''}.`;
+}
+
 export function startServer(deps: ServerDeps): Promise<RunningServer> {
+  // The package's JS fallback throws from req.getQuery() on every request, which ends the
+  // process at the first request: refuse to start instead.
+  if (uwsImplementation !== 'native') return Promise.reject(new Error(fallbackRefusal()));
   const { config, catalog, ledger, log } = deps;
   const metrics = new Metrics();
   const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);

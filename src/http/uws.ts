@@ -1,6 +1,7 @@
 /**
  * uWebSockets.js, and which implementation of it runs. The package we install loads its native
- * binary on Node 20 and silently falls back to a slower JS server elsewhere; operators must know.
+ * binary on Node 20 and silently falls back to a JS server elsewhere, which cannot serve this API:
+ * startServer refuses it (server.ts fallbackRefusal).
  */
 import { createRequire } from 'node:module';
 import type * as UWS from 'uWebSockets.js';
