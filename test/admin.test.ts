@@ -175,7 +175,7 @@ describe('admin CLI', () => {
       [['buy', workspaceId, '0', ...L], 2, /whole number/],
       [['buy', workspaceId, '5', '--bogus', ...L], 2, /Unknown option '--bogus'/],
       [['buy', workspaceId, '5', '--expires', 'soon', ...L], 2, /--expires takes a date/],
-      [['buy', workspaceId, '5', '--expires', '2001-01-01', ...L], 1, /in the future/],
+      [['buy', workspaceId, '5', '--expires', '2001-01-01', ...L], 1, /--expires 2001-01-01 has passed \(it ends 2001-01-02T00:00:00Z\); give a time in the future/],
       [['set-plan', workspaceId, 'gold', ...L], 1, /Unknown plan "gold"/],
       [['add-member', workspaceId, ...L], 2, /needs --email/],
       [['add-member', workspaceId, '--email', 'a@b.test', ...L], 1, /already a member/],

@@ -37,13 +37,17 @@ const iso = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toI
 /** `YYYY-MM-DD` means "through that UTC day" (expires at 00:00 UTC the day after); else an ISO time. */
 function parseExpiry(text: string | undefined): number | null {
   if (text === undefined) return null;
+  let ms: number;
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
-    const ms = Date.parse(`${text}T00:00:00Z`);
+    ms = Date.parse(`${text}T00:00:00Z`);
     if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw new UsageError(`--expires: "${text}" is not a date.`);
-    return ms + 86_400_000;
+    ms += 86_400_000;
+  } else {
+    ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : NaN;
+    if (Number.isNaN(ms)) throw new UsageError(`--expires takes a date YYYY-MM-DD (valid through that UTC day) or an ISO time, got "${text}".`);
   }
-  const ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new UsageError(`--expires takes a date YYYY-MM-DD (valid through that UTC day) or an ISO time, got "${text}".`);
+  // Said in the option's terms; the ledger refuses it too, in milliseconds since the epoch.
+  if (ms <= Date.now()) throw new RangeError(`--expires ${text} has passed (it ends ${iso(ms)}); give a time in the future.`);
   return ms;
 }
 
