@@ -21,7 +21,7 @@ import { QueryError } from '../query/types.ts';
 import type { Ledger } from '../ledger/index.ts';
 import { asUnavailable } from '../ledger/errors.ts';
 import type { Config } from '../config.ts';
-import { uws, uwsImplementation } from './uws.ts';
+import { fallbackRefusal, uws, uwsImplementation } from './uws.ts';
 import { Metrics } from './metrics.ts';
 import { BuildingCache } from './building-cache.ts';
 import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
@@ -85,15 +85,6 @@ function credited(headers: Record<string, string>, charged: number, remaining: n
 function engineError(err: unknown): unknown {
   // The engine refuses impossible input itself; validation normally catches it first.
   return err instanceof QueryError ? ApiError.invalidParameter(err.parameter, err.message) : err;
-}
-
-/** Why the server does not start on uWebSockets.js's JS fallback, and what to do. */
-export function fallbackRefusal(): string {
-  const forced = /^(1|true)$/i.test(process.env.UWS_USE_FALLBACK ?? '');
-  return (forced ? 'UWS_USE_FALLBACK asks for uWebSockets.js\'s JS fallback'
-    : `uWebSockets.js has no native binary for Node ${process.versions.node} on ${process.platform}-${process.arch} and would run its JS fallback`)
-    + ', which cannot serve this API (its requests fail to read their query string, and the first one would end the process). '
-    + `Run Node 20 (package.json "engines": >=20.19 <21) on linux, darwin or win32${forced ? ', without UWS_USE_FALLBACK' : ''}.`;
 }
 
 export function startServer(deps: ServerDeps): Promise<RunningServer> {
