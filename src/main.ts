@@ -55,6 +55,7 @@ async function main(config: Config): Promise<void> {
 
   let serving: { port: number; implementation: string; close(): Promise<void> | void };
   if (config.workers === 0) {
+    ledger.loadOpenings(); // this thread charges: before the first page, not during it
     serving = await startServer({ config, catalog, ledger, log });
   } else {
     // The main thread keeps the catalog and its removals; the workers serve.

@@ -30,6 +30,8 @@ const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
   writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
 });
+// Before 'ready', so that no worker's first page waits for them.
+ledger.loadOpenings();
 
 let queue: { port: MessagePort; request: ChargeRequest }[] = [];
 const ports = new Set<MessagePort>();

@@ -403,6 +403,11 @@ export class Ledger implements RequestLedger {
     return this.guard(() => this.credits.chargeAll(pages));
   }
 
+  /** For the connection that will charge: the openings read into memory before the first page. */
+  loadOpenings(): number {
+    return this.guard(() => this.credits.loadOpenings());
+  }
+
   /** Credits usable now (materialises this month's plan allowance on first need). */
   balance(workspaceId: string): number {
     return this.guard(() => this.credits.balance(workspaceId));

@@ -1,0 +1,164 @@
+/**
+ * Which buildings each workspace opened, and when: the charging connection's memory of the
+ * `openings` log (credits.ts keeps it in step with the file under the write lock).
+ *
+ * Why in memory: building ids are random UUIDs, so a primary key over them in the file made
+ * every new opening dirty its own B-tree page, written to the WAL at each commit: ~30 µs of the
+ * ledger's single writer per building (a page of 30 new buildings ~0.9 ms, against ~0.03 ms
+ * appended to a log), which capped a whole server near 1,000 charged pages a second.
+ *
+ * Layout: an open-addressing hash table (linear probing) over typed arrays, so millions of
+ * openings are a few flat buffers the garbage collector never walks. A slot holds the workspace
+ * number + 1 (0: empty) and the UUID's four 32-bit words, and the opening's time in ms. Only the
+ * latest opening of a building counts (a building is free while now − latest < 365 days).
+ * Catalog ids are lowercase UUIDs; any other string (tests, hand-written pages) goes to a Map.
+ * Openings older than the 365 days are dropped whenever the table is rebuilt to grow.
+ */
+
+const WORDS = 5; // workspace + 1, then the UUID's words
+const MIN_CAPACITY = 1 << 12;
+const MAX_LOAD = 0.7;
+
+const uuid = new Uint32Array(4);
+
+/** Lowercase UUID (8-4-4-4-12 hex) into `uuid`'s four big-endian words; false for anything else. */
+function parseUuid(id: string): boolean {
+  if (id.length !== 36) return false;
+  let word = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i < 36; i++) {
+    const c = id.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 45) return false; // '-'
+      continue;
+    }
+    let d: number;
+    if (c >= 48 && c <= 57) d = c - 48;
+    else if (c >= 97 && c <= 102) d = c - 87;
+    else return false;
+    value = (value << 4) | d;
+    if (++digits === 8) {
+      uuid[word++] = value;
+      value = 0;
+      digits = 0;
+    }
+  }
+  return true;
+}
+
+function hash(workspace: number): number {
+  let h = Math.imul(workspace, 0x9e3779b1) ^ uuid[0];
+  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b) ^ uuid[1];
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) ^ uuid[2];
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) ^ uuid[3];
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+export class OpenedIndex {
+  /** The `openings` row id this index has read up to (rows are appended in commit order). */
+  lastRowId = 0;
+  private readonly workspaces = new Map<string, number>();
+  private readonly others = new Map<string, number>();
+  private keys = new Uint32Array(MIN_CAPACITY * WORDS);
+  private at = new Float64Array(MIN_CAPACITY);
+  private used = 0;
+
+  /** Openings held (the latest per workspace and building, expired ones until the next rebuild). */
+  get size(): number {
+    return this.used + this.others.size;
+  }
+
+  /** Bytes of the table's buffers (the Map of non-UUID ids not counted). */
+  get bytes(): number {
+    return this.keys.byteLength + this.at.byteLength;
+  }
+
+  /** When this workspace last opened this building, or 0 if never (as far as this index knows). */
+  openedAt(workspaceId: string, buildingId: string): number {
+    const w = this.workspaces.get(workspaceId);
+    if (w === undefined) return 0;
+    if (!parseUuid(buildingId)) return this.others.get(`${w}\n${buildingId}`) ?? 0;
+    const slot = this.find(w + 1);
+    return slot < 0 ? 0 : this.at[slot];
+  }
+
+  /**
+   * Records an opening at `at` (kept if later than the one known). `since`: openings at or before
+   * it are no longer needed (now − 365 days), so a rebuild may drop them.
+   */
+  add(workspaceId: string, buildingId: string, at: number, since: number): void {
+    let w = this.workspaces.get(workspaceId);
+    if (w === undefined) {
+      w = this.workspaces.size;
+      this.workspaces.set(workspaceId, w);
+    }
+    if (!parseUuid(buildingId)) {
+      const key = `${w}\n${buildingId}`;
+      if (!(at <= (this.others.get(key) ?? 0))) this.others.set(key, at);
+      return;
+    }
+    if (this.used + 1 > this.at.length * MAX_LOAD) {
+      const saved = [uuid[0], uuid[1], uuid[2], uuid[3]];
+      this.rebuild(since);
+      uuid.set(saved);
+    }
+    this.put(w + 1, at);
+  }
+
+  /** The slot holding `uuid` for workspace number + 1 `w1`, or −1. */
+  private find(w1: number): number {
+    const keys = this.keys;
+    const mask = this.at.length - 1;
+    for (let slot = hash(w1) & mask; ; slot = (slot + 1) & mask) {
+      const k = slot * WORDS;
+      if (keys[k] === 0) return -1;
+      if (keys[k] === w1 && keys[k + 1] === uuid[0] && keys[k + 2] === uuid[1] && keys[k + 3] === uuid[2] && keys[k + 4] === uuid[3]) return slot;
+    }
+  }
+
+  private put(w1: number, at: number): void {
+    const keys = this.keys;
+    const mask = this.at.length - 1;
+    for (let slot = hash(w1) & mask; ; slot = (slot + 1) & mask) {
+      const k = slot * WORDS;
+      if (keys[k] === 0) {
+        keys[k] = w1;
+        keys[k + 1] = uuid[0];
+        keys[k + 2] = uuid[1];
+        keys[k + 3] = uuid[2];
+        keys[k + 4] = uuid[3];
+        this.at[slot] = at;
+        this.used++;
+        return;
+      }
+      if (keys[k] === w1 && keys[k + 1] === uuid[0] && keys[k + 2] === uuid[1] && keys[k + 3] === uuid[2] && keys[k + 4] === uuid[3]) {
+        if (at > this.at[slot]) this.at[slot] = at;
+        return;
+      }
+    }
+  }
+
+  /** Re-inserts the openings later than `since` into a table sized for twice as many. */
+  private rebuild(since: number): void {
+    const oldKeys = this.keys;
+    const oldAt = this.at;
+    let live = 0;
+    for (let slot = 0; slot < oldAt.length; slot++) if (oldKeys[slot * WORDS] !== 0 && oldAt[slot] > since) live++;
+    let capacity = MIN_CAPACITY;
+    while (capacity * MAX_LOAD < (live + 1) * 2) capacity *= 2;
+    this.keys = new Uint32Array(capacity * WORDS);
+    this.at = new Float64Array(capacity);
+    this.used = 0;
+    for (let slot = 0; slot < oldAt.length; slot++) {
+      const k = slot * WORDS;
+      if (oldKeys[k] === 0 || !(oldAt[slot] > since)) continue;
+      uuid[0] = oldKeys[k + 1];
+      uuid[1] = oldKeys[k + 2];
+      uuid[2] = oldKeys[k + 3];
+      uuid[3] = oldKeys[k + 4];
+      this.put(oldKeys[k], oldAt[slot]);
+    }
+  }
+}

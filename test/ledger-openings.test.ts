@@ -1,0 +1,183 @@
+/**
+ * Openings: the in-memory index of the charging connection (opened-index.ts) against a plain Map,
+ * and the ledger that relies on it: other connections' charges, a failed batch, the file of an
+ * older schema, the audit.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { DAY_MS, Ledger } from '../src/ledger/index.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from '../src/ledger/db.ts';
+import { OpenedIndex } from '../src/ledger/opened-index.ts';
+
+const dirs: string[] = [];
+const open: Ledger[] = [];
+afterEach(() => {
+  while (open.length) open.pop()!.close();
+});
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function tempPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-openings-'));
+  dirs.push(dir);
+  return join(dir, 'ledger.db');
+}
+
+function ledgerAt(path: string, clock: { t: number }): Ledger {
+  const ledger = Ledger.open(path, { now: () => clock.t });
+  open.push(ledger);
+  return ledger;
+}
+
+/** A seeded generator, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+const YEAR = 365 * DAY_MS;
+
+describe('OpenedIndex', () => {
+  it('answers as a Map of the latest opening per workspace and building, through growth and the dropping of expired openings', () => {
+    const rand = random(7);
+    const workspaces = ['ws_a', 'ws_b', 'ws_c', 'ws_d', 'ws_e'];
+    const uuids = Array.from({ length: 30_000 }, () => randomUUID());
+    // Not lowercase UUIDs: kept apart, still exact.
+    const others = ['x', 'B-1', uuids[0].toUpperCase(), `${uuids[1]}-`, uuids[2].replace(/-/g, ''), `{${uuids[3]}}`, 'g'.repeat(36)];
+    const pool = [...uuids, ...others];
+    const index = new OpenedIndex();
+    const reference = new Map<string, number>();
+    let now = 10 * YEAR;
+    for (let step = 0; step < 120_000; step++) {
+      now += Math.floor(rand() * 10 * 60_000);
+      const since = now - YEAR;
+      const w = workspaces[Math.floor(rand() * workspaces.length)];
+      const id = pool[Math.floor(rand() * pool.length)];
+      // Mostly now; sometimes an opening from the past (another connection's, read late).
+      const at = rand() < 0.9 ? now : now - Math.floor(rand() * 2 * YEAR);
+      index.add(w, id, at, since);
+      const key = `${w}\n${id}`;
+      reference.set(key, Math.max(reference.get(key) ?? 0, at));
+      if (step % 10_000 === 9_999) {
+        for (const ws of workspaces) {
+          for (const probe of [...uuids.slice(0, 3_000), ...others, randomUUID()]) {
+            const expected = reference.get(`${ws}\n${probe}`) ?? 0;
+            const got = index.openedAt(ws, probe);
+            // Within the 365 days the exact time; before them it may be forgotten, never invented.
+            if (expected > since) expect(got).toBe(expected);
+            else expect(got <= since).toBe(true);
+          }
+        }
+      }
+    }
+    expect(index.openedAt('ws_unknown', uuids[5])).toBe(0);
+    // It grew past its first table, and dropped what expired: fewer entries than ever added.
+    expect(index.bytes).toBeGreaterThan(4096 * 28);
+    expect(index.size).toBeLessThan(reference.size);
+  });
+});
+
+describe('openings in the ledger', () => {
+  it('a charge through one connection is seen by another whose index was already read', () => {
+    const path = tempPath();
+    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
+    const a = ledgerAt(path, clock);
+    const b = ledgerAt(path, clock);
+    const { workspaceId, memberId } = a.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    const { keyId } = a.createKey(workspaceId, memberId);
+    a.grantCredits(workspaceId, 100, { kind: 'bought' });
+    const [u1, u2, u3, u4] = Array.from({ length: 4 }, () => randomUUID());
+    expect(a.charge(workspaceId, keyId, [u1], '/buildings')).toMatchObject({ charged: 1 });
+    expect(b.charge(workspaceId, keyId, [u1, u2], '/buildings')).toMatchObject({ charged: 1 });
+    // Both indexes are read now; each must learn the other's later openings from the file.
+    expect(a.charge(workspaceId, keyId, [u2, u3], '/buildings')).toMatchObject({ charged: 1 });
+    expect(b.charge(workspaceId, keyId, [u1, u2, u3, u4], '/buildings')).toMatchObject({ charged: 1 });
+    expect(a.charge(workspaceId, keyId, [u4], '/buildings')).toMatchObject({ charged: 0 });
+    clock.t += YEAR;
+    expect(b.charge(workspaceId, keyId, [u1, u2, u3, u4], '/buildings')).toMatchObject({ charged: 4 });
+    expect(a.charge(workspaceId, keyId, [u1, u2, u3, u4], '/buildings')).toMatchObject({ charged: 0 });
+    expect(a.audit()).toEqual([]);
+    // The first four from the welcome grant (5, expired since with 1 left), the last four bought.
+    expect(a.balance(workspaceId)).toBe(100 - 4);
+  });
+
+  it('a batch that fails leaves no opening behind, in the file or in memory', () => {
+    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
+    const ledger = ledgerAt(tempPath(), clock);
+    const { workspaceId, memberId } = ledger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    const { keyId } = ledger.createKey(workspaceId, memberId);
+    const [u1, u2] = [randomUUID(), randomUUID()];
+    expect(ledger.charge(workspaceId, keyId, [u1], '/buildings')).toMatchObject({ charged: 1, remaining: 4 });
+    // The second page names no workspace the file knows: the whole batch rolls back.
+    expect(() => ledger.chargePages([
+      { workspaceId, keyId, buildingIds: [u2], route: '/buildings' },
+      { workspaceId: 'ws_missing', keyId: null, buildingIds: [u2], route: '/buildings' },
+    ])).toThrow(/ws_missing/);
+    expect(ledger.balance(workspaceId)).toBe(4);
+    expect(ledger.charge(workspaceId, keyId, [u1, u2], '/buildings')).toMatchObject({ charged: 1, remaining: 3 });
+    expect(ledger.audit()).toEqual([]);
+  });
+
+  it('a file of schema 2 keeps its openings when opened: they stay free, and the audit holds', () => {
+    const path = tempPath();
+    const opened = Date.parse('2026-04-01T00:00:00Z');
+    const old = new Database(path);
+    old.pragma('journal_mode = WAL');
+    old.exec(MIGRATIONS[0]);
+    old.exec(MIGRATIONS[1]);
+    old.pragma('user_version = 2');
+    const ids = [randomUUID(), randomUUID(), 'legacy-id'];
+    old.prepare("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_old', 'Old', ?)").run(opened - DAY_MS);
+    old.prepare("INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at) VALUES ('ws_old', 'bought', 10, 7, ?)").run(opened - DAY_MS);
+    old.prepare("INSERT INTO charges (workspace_id, key_id, route, at, day, buildings, credits) VALUES ('ws_old', NULL, '/buildings', ?, '2026-04-01', 3, 3)").run(opened);
+    old.prepare('INSERT INTO charge_entries (charge_id, grant_id, credits) VALUES (1, 1, 3)').run();
+    for (const id of ids) old.prepare("INSERT INTO openings (workspace_id, building_id, opened_at, charge_id) VALUES ('ws_old', ?, ?, 1)").run(id, opened);
+    old.close();
+
+    const clock = { t: opened + 10 * DAY_MS };
+    const ledger = ledgerAt(path, clock);
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(db.prepare('SELECT building_id, opened_at, charge_id FROM openings ORDER BY id').all())
+      .toEqual([...ids].sort().map((building_id) => ({ building_id, opened_at: opened, charge_id: 1 })));
+    db.close();
+    expect(ledger.audit()).toEqual([]);
+    const fresh = randomUUID();
+    expect(ledger.charge('ws_old', null, [...ids, fresh], '/buildings')).toMatchObject({ ok: true, charged: 1, remaining: 6 });
+    clock.t = opened + YEAR;
+    expect(ledger.charge('ws_old', null, ids, '/buildings')).toMatchObject({ ok: true, charged: 3, remaining: 3 });
+    expect(ledger.audit()).toEqual([]);
+  });
+
+  it('the audit names a building charged twice within 365 days, whatever the order of the rows', () => {
+    const path = tempPath();
+    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
+    const ledger = ledgerAt(path, clock);
+    const { workspaceId } = ledger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    ledger.grantCredits(workspaceId, 10, { kind: 'bought' });
+    const u = randomUUID();
+    expect(ledger.charge(workspaceId, null, [u], '/buildings')).toMatchObject({ charged: 1 });
+    clock.t += YEAR; // charged again a year on: sound
+    expect(ledger.charge(workspaceId, null, [u], '/buildings')).toMatchObject({ charged: 1 });
+    expect(ledger.audit()).toEqual([]);
+    // A third opening written behind the ledger's back, at the first one's instant, the books
+    // otherwise balanced: only the rule of 365 days is broken.
+    const db = new Database(path);
+    const { at } = db.prepare<[], { at: number }>('SELECT MIN(opened_at) AS at FROM openings').get()!;
+    db.prepare('UPDATE charges SET credits = 2, buildings = 2 WHERE id = 1').run();
+    db.prepare('UPDATE charge_entries SET credits = 2 WHERE charge_id = 1').run();
+    db.prepare('UPDATE grants SET remaining = remaining - 1 WHERE id = 1').run();
+    db.prepare('INSERT INTO openings (workspace_id, building_id, opened_at, charge_id) VALUES (?, ?, ?, 1)').run(workspaceId, u, at);
+    db.close();
+    const problems = ledger.audit();
+    expect(problems).toEqual([`building ${u} charged twice to ${workspaceId} within 365 days (${at}, ${at})`]);
+  });
+});
