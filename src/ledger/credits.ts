@@ -15,7 +15,6 @@
  * - Each charge records one entry per grant it drew on, so for every grant
  *   `amount − Σ entries = remaining ≥ 0`, and the balance is Σ remaining over usable grants.
  */
-import { LRUCache } from 'lru-cache';
 import { DAY_MS, type Clock, startOfNextUtcMonth, utcDay, utcMonth } from './clock.ts';
 import type { Db } from './db.ts';
 import { LedgerError } from './errors.ts';
@@ -28,6 +27,8 @@ export const WELCOME_VALID_MS = 30 * DAY_MS;
 export const FREE_REOPEN_MS = 365 * DAY_MS;
 /** The largest single grant, so that sums stay exact integers. */
 export const MAX_GRANT = 1_000_000_000;
+/** Openings a process that does not charge keeps in mind (a table of at most 2^20 slots, 28 MiB). */
+const SEEN_MAX = 400_000;
 
 export type GrantKind = 'welcome' | 'plan' | 'bought' | 'manual';
 
@@ -104,12 +105,12 @@ export class Credits {
   private readonly selectUsage;
   private readonly chargeTx;
   /**
-   * Charged openings this process has seen, `workspace\nbuilding` → opened_at. Openings are never
-   * deleted, so a building known opened at t stays free until t + 365 days whatever other
-   * connections write: a page of such buildings is answered without asking SQLite. Only what
-   * was read from or committed to the file is kept.
+   * Charged openings this process has heard of (another thread's charges, `remember`). Openings
+   * are never deleted, so a building known opened at t stays free until t + 365 days whatever
+   * other connections write: a page of such buildings is answered without asking SQLite. Only
+   * what was committed to the file is kept; past SEEN_MAX it is forgotten and starts again.
    */
-  private readonly opened = new LRUCache<string, number>({ max: 200_000 });
+  private seen = new OpenedIndex();
   /**
    * Every opening in the file, read on the first charge and kept in step under the write lock
    * (see `catchUp`); null until then, and again after a charge transaction failed, whose
@@ -220,7 +221,7 @@ export class Credits {
     }
     const since = this.now() - FREE_REOPEN_MS;
     for (const id of distinct) {
-      const at = Math.max(this.opened.get(`${workspaceId}\n${id}`) ?? 0, this.index?.openedAt(workspaceId, id) ?? 0);
+      const at = Math.max(this.seen.openedAt(workspaceId, id), this.index?.openedAt(workspaceId, id) ?? 0);
       if (at <= since) return null;
     }
     return { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null };
@@ -244,8 +245,6 @@ export class Credits {
       this.index = null;
       throw err;
     }
-    // Committed: the new openings may be remembered.
-    for (let i = 0; i < done.length; i++) this.remember(checked[i].workspaceId, done[i].opened, now);
     return done.map((d) => ({ result: d.result, opened: [...d.opened], at: now }));
   }
 
@@ -259,7 +258,8 @@ export class Credits {
 
   /** Openings committed elsewhere (another thread's charge) that this process may answer from. */
   remember(workspaceId: string, opened: readonly string[], at: number): void {
-    for (const id of opened) this.opened.set(`${workspaceId}\n${id}`, at);
+    if (this.seen.size >= SEEN_MAX) this.seen = new OpenedIndex();
+    for (const id of opened) this.seen.add(workspaceId, id, at, at - FREE_REOPEN_MS);
   }
 
 

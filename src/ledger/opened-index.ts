@@ -140,14 +140,14 @@ export class OpenedIndex {
     }
   }
 
-  /** Re-inserts the openings later than `since` into a table sized for twice as many. */
+  /** Re-inserts the openings later than `since` into a table they fill to at most 40%. */
   private rebuild(since: number): void {
     const oldKeys = this.keys;
     const oldAt = this.at;
     let live = 0;
     for (let slot = 0; slot < oldAt.length; slot++) if (oldKeys[slot * WORDS] !== 0 && oldAt[slot] > since) live++;
     let capacity = MIN_CAPACITY;
-    while (capacity * MAX_LOAD < (live + 1) * 2) capacity *= 2;
+    while (capacity * 0.4 < live + 1) capacity *= 2; // a full table of live openings doubles
     this.keys = new Uint32Array(capacity * WORDS);
     this.at = new Float64Array(capacity);
     this.used = 0;
