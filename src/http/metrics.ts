@@ -51,6 +51,24 @@ export class Metrics {
     });
   }
 
+  /** The ranking cache of this thread (query/rankings.ts): pages past the first, by whether they ranked. */
+  watchRankingCache(cache: { readonly size: number; readonly hits: number; readonly misses: number }): void {
+    new Gauge({
+      name: 'edifice_ranking_cache_bytes', help: 'Bytes of rankings kept for paging walks by the ranking caches.',
+      registers: [this.registry], collect() { this.set(cache.size); },
+    });
+    let counted = { hits: 0, misses: 0 };
+    new Counter({
+      name: 'edifice_ranking_cache_pages_total', help: 'GET /buildings pages past the first, by result (hit: a slice of a kept ranking; miss: ranked).',
+      labelNames: ['result'] as const, registers: [this.registry],
+      collect() {
+        this.inc({ result: 'hit' }, cache.hits - counted.hits);
+        this.inc({ result: 'miss' }, cache.misses - counted.misses);
+        counted = { hits: cache.hits, misses: cache.misses };
+      },
+    });
+  }
+
   observe(route: string, status: number, seconds: number): void {
     this.requests.inc({ route, status: String(status) });
     this.latency.observe({ route }, seconds);

@@ -14,7 +14,8 @@ import {
   registeredBusinessesPage, unitsPage, type Encoding, type LinkContext,
 } from '../api/index.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
-import { queryBuildings, type RowRef } from '../query/buildings.ts';
+import type { RowRef } from '../query/buildings.ts';
+import { RankingCache } from '../query/rankings.ts';
 import { queryPoint } from '../query/point.ts';
 import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
 import { QueryError } from '../query/types.ts';
@@ -82,6 +83,9 @@ function credited(headers: Record<string, string>, charged: number, remaining: n
   return { ...headers, 'X-Credits-Charged': String(charged), 'X-Credits-Remaining': String(remaining) };
 }
 
+/** Rankings kept for paging walks, a thread (query/rankings.ts): 10,000-deep ones take 60 KB. */
+const RANKING_CACHE_BYTES = 32 * 1024 * 1024;
+
 function engineError(err: unknown): unknown {
   // The engine refuses impossible input itself; validation normally catches it first.
   return err instanceof QueryError ? ApiError.invalidParameter(err.parameter, err.message) : err;
@@ -95,6 +99,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const metrics = new Metrics();
   const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   metrics.watchFragmentCache(cache);
+  const rankings = new RankingCache(RANKING_CACHE_BYTES);
+  metrics.watchRankingCache(rankings);
   const base = config.basePath;
   // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.
   let baseUrl = config.baseUrl ?? '';
@@ -192,7 +198,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link }) => {
     const q = parseBuildingsQuery(rawQuery);
-    const result = queryBuildings(view, q);
+    const result = rankings.query(view, q);
     const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
     return {
       charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
