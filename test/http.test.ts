@@ -165,6 +165,33 @@ describe('GET /buildings', () => {
     expect(ids).toEqual(all.rows.map((r) => r.snapshot.buildingId(r.row)));
   });
 
+  it('a long walk by links.next: each page as the engine ranks it alone; /metrics counts the pages the kept rankings answered', async () => {
+    const rankings = async () => {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      const value = (result: string) => Number(new RegExp(`^edifice_ranking_cache_pages_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      return { hits: value('hit'), misses: value('miss') };
+    };
+    const before = await rankings();
+    const query = `bbox=9.4,47.0,9.7,47.3&limit=40&sort=height`; // the whole country
+    const view = t.catalog.view();
+    let url: string | null = `${t.base}/buildings?${query}`;
+    let pages = 0;
+    for (; pages < 25 && url; pages++) {
+      const r = await get('/buildings', url.slice(t.base.length), auth());
+      const alone = queryBuildings(view, parseBuildingsQuery(url.slice(url.indexOf('?') + 1)));
+      expect(r.body.data.map((b: J) => b.building_id)).toEqual(alone.rows.map((x) => x.snapshot.buildingId(x.row)));
+      expect(r.body.meta.total).toBe(alone.total);
+      url = r.body.links.next;
+    }
+    expect(pages).toBe(25);
+    const after = await rankings();
+    // The first page does not use them; of the 24 after it, a thread ranks at offsets 40, 80, 240,
+    // 560: with the pages spread over two workers, at most twice that.
+    expect(after.hits + after.misses - before.hits - before.misses).toBe(24);
+    expect(after.misses - before.misses).toBeGreaterThanOrEqual(4);
+    expect(after.misses - before.misses).toBeLessThanOrEqual(8);
+  });
+
   it('the last page has links.next null', async () => {
     const query = `bbox=${bbox}&limit=100&min_floors=5`;
     const expected = queryBuildings(t.catalog.view(), parseBuildingsQuery(query));

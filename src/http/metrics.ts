@@ -1,6 +1,13 @@
 /** Prometheus metrics for operators (`GET /metrics`). One registry per server thread; worker-pool.ts sums them. */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** What /metrics reads of a cache when asked. */
+interface WatchedCache {
+  readonly size: number;
+  readonly hits: number;
+  readonly misses: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
@@ -34,33 +41,24 @@ export class Metrics {
    * size and its hits and misses, summed over workers. A low hit share at a full cache says
    * EDIFICE_FRAGMENT_CACHE_MB is too small for the traffic.
    */
-  watchFragmentCache(cache: { readonly size: number; readonly hits: number; readonly misses: number }): void {
-    new Gauge({
-      name: 'edifice_fragment_cache_bytes', help: 'Bytes of encoded buildings held by the fragment caches (EDIFICE_FRAGMENT_CACHE_MB a thread).',
-      registers: [this.registry], collect() { this.set(cache.size); },
-    });
-    let counted = { hits: 0, misses: 0 };
-    new Counter({
-      name: 'edifice_fragment_cache_lookups_total', help: 'Buildings looked up in the fragment caches, by result (hit: served encoded; miss: encoded then).',
-      labelNames: ['result'] as const, registers: [this.registry],
-      collect() {
-        this.inc({ result: 'hit' }, cache.hits - counted.hits);
-        this.inc({ result: 'miss' }, cache.misses - counted.misses);
-        counted = { hits: cache.hits, misses: cache.misses };
-      },
-    });
+  watchFragmentCache(cache: WatchedCache): void {
+    this.watchCache(cache,
+      ['edifice_fragment_cache_bytes', 'Bytes of encoded buildings held by the fragment caches (EDIFICE_FRAGMENT_CACHE_MB a thread).'],
+      ['edifice_fragment_cache_lookups_total', 'Buildings looked up in the fragment caches, by result (hit: served encoded; miss: encoded then).']);
   }
 
   /** The ranking cache of this thread (query/rankings.ts): pages past the first, by whether they ranked. */
-  watchRankingCache(cache: { readonly size: number; readonly hits: number; readonly misses: number }): void {
-    new Gauge({
-      name: 'edifice_ranking_cache_bytes', help: 'Bytes of rankings kept for paging walks by the ranking caches.',
-      registers: [this.registry], collect() { this.set(cache.size); },
-    });
+  watchRankingCache(cache: WatchedCache): void {
+    this.watchCache(cache,
+      ['edifice_ranking_cache_bytes', 'Bytes of rankings kept for paging walks by the ranking caches.'],
+      ['edifice_ranking_cache_pages_total', 'GET /buildings pages past the first, by result (hit: a slice of a kept ranking; miss: ranked).']);
+  }
+
+  private watchCache(cache: WatchedCache, bytes: [string, string], lookups: [string, string]): void {
+    new Gauge({ name: bytes[0], help: bytes[1], registers: [this.registry], collect() { this.set(cache.size); } });
     let counted = { hits: 0, misses: 0 };
     new Counter({
-      name: 'edifice_ranking_cache_pages_total', help: 'GET /buildings pages past the first, by result (hit: a slice of a kept ranking; miss: ranked).',
-      labelNames: ['result'] as const, registers: [this.registry],
+      name: lookups[0], help: lookups[1], labelNames: ['result'] as const, registers: [this.registry],
       collect() {
         this.inc({ result: 'hit' }, cache.hits - counted.hits);
         this.inc({ result: 'miss' }, cache.misses - counted.misses);
