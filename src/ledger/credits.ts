@@ -262,7 +262,6 @@ export class Credits {
     for (const id of opened) this.seen.add(workspaceId, id, at, at - FREE_REOPEN_MS);
   }
 
-
   /**
    * The index with every opening committed so far, inside a write transaction: the rows other
    * connections appended since this one last looked are read (openings are only ever appended,

@@ -5,10 +5,10 @@
  *
  * A page past the first (offset > 0) keeps its ranking; the next page that reaches past it is
  * ranked twice as deep as it reaches, and the pages after it are slices, until the walk outruns
- * that ranking and the depth doubles again: a walk of P pages ranks about log2(P) + 1 times. The order is total (sort key, unknown
- * last, then building_id), so a deeper ranking begins with every shallower one, and a slice is
- * the page a query of its own would give. First pages do not come here: most queries are one
- * page, and they pay nothing for this.
+ * that ranking and the depth doubles again: a walk of P pages ranks about log2(P) + 1 times.
+ * The order is total (sort key, unknown last, then building_id), so a deeper ranking begins with
+ * every shallower one, and a slice is the page a query of its own would give. First pages do
+ * not come here: most queries are one page, and they pay nothing for this.
  *
  * Keys hold the snapshots' serials (new for every load, swap or change of removals), so a ranking
  * never outlives the data it ranked; old ones age out of the bounded LRU.
