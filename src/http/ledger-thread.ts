@@ -22,6 +22,9 @@ export interface LedgerThreadData {
 export type ChargeRequest = { type: 'charge'; id: number; pages: ChargePage[] };
 export type ChargeReply = { type: 'charged'; id: number; outcomes: ChargeOutcome[] } | { type: 'failed'; id: number; unavailable: boolean; message: string };
 
+/** From the ledger thread once it can charge: the openings it read, and how long that took. */
+export interface LedgerThreadReady { openings: number; loadMs: number }
+
 /** To the ledger thread from the pool: a new worker's port. */
 export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'close' };
 
@@ -31,7 +34,9 @@ const ledger = Ledger.open(data.config.ledgerPath, {
   writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
 });
 // Before 'ready', so that no worker's first page waits for them.
-ledger.loadOpenings();
+const loading = performance.now();
+const openings = ledger.loadOpenings();
+const ready: LedgerThreadReady = { openings, loadMs: Math.round(performance.now() - loading) };
 
 let queue: { port: MessagePort; request: ChargeRequest }[] = [];
 const ports = new Set<MessagePort>();
@@ -74,4 +79,4 @@ parentPort!.on('message', (m: ToLedgerThread) => {
   }
 });
 process.on('exit', () => ledger.close());
-parentPort!.postMessage('ready');
+parentPort!.postMessage(ready);

@@ -26,7 +26,7 @@ import { toTransfer } from '../catalog/transfer.ts';
 import type { Config } from '../config.ts';
 import type { Ledger } from '../ledger/index.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
-import type { LedgerThreadData, ToLedgerThread } from './ledger-thread.ts';
+import type { LedgerThreadData, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
@@ -114,9 +114,10 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     };
     const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
     let started = false;
-    t.once('message', () => {
+    t.once('message', (ready: LedgerThreadReady) => {
       started = true;
       ledgerThread = t;
+      log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory)');
       resolve();
     });
     t.on('error', (err) => {
