@@ -85,6 +85,21 @@ describe('OpenedIndex', () => {
   });
 });
 
+describe('OpenedIndex.reserve', () => {
+  it('makes room once: the openings reserved for go in without the table growing, and stay exact', () => {
+    const index = new OpenedIndex();
+    index.reserve(50_000);
+    const bytes = index.bytes;
+    expect(bytes).toBeGreaterThan(50_000 * 28);
+    const ids = Array.from({ length: 50_000 }, () => randomUUID());
+    ids.forEach((id, i) => index.add(`ws_${i % 3}`, id, 1_000 + i, 0));
+    expect(index.bytes).toBe(bytes);
+    expect(index.size).toBe(50_000);
+    ids.forEach((id, i) => expect(index.openedAt(`ws_${i % 3}`, id)).toBe(1_000 + i));
+    expect(index.openedAt('ws_1', ids[0])).toBe(0); // ids[0] belongs to ws_0
+  });
+});
+
 describe('openings in the ledger', () => {
   it('a charge through one connection is seen by another whose index was already read', () => {
     const path = tempPath();

@@ -98,6 +98,7 @@ export class Credits {
   private readonly selectGrants;
   private readonly selectGrant;
   private readonly selectOpeningsAfter;
+  private readonly selectOpeningsCount;
   private readonly insertCharge;
   private readonly debitGrant;
   private readonly insertEntry;
@@ -136,6 +137,8 @@ export class Credits {
     this.selectGrant = db.prepare<[number], GrantRow>('SELECT * FROM grants WHERE id = ?');
     this.selectOpeningsAfter = db.prepare<[number], [number, string, string, number]>(
       'SELECT id, workspace_id, building_id, opened_at FROM openings WHERE id > ? ORDER BY id').raw();
+    // Rows are never deleted, so the last id counts them (an upper bound of what is still needed).
+    this.selectOpeningsCount = db.prepare<[], { n: number }>('SELECT coalesce(max(id), 0) AS n FROM openings');
     this.insertCharge = db.prepare(`INSERT INTO charges (workspace_id, key_id, route, at, day, buildings, credits)
       VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.debitGrant = db.prepare('UPDATE grants SET remaining = remaining - ? WHERE id = ? AND remaining >= ?');
@@ -268,7 +271,11 @@ export class Credits {
    * and the write lock is held, so none can be added meanwhile); on the first call, all of them.
    */
   private catchUp(now: number): OpenedIndex {
-    const index = this.index ?? new OpenedIndex();
+    let index = this.index;
+    if (index === null) {
+      index = new OpenedIndex();
+      index.reserve(this.selectOpeningsCount.get()!.n);
+    }
     const since = now - FREE_REOPEN_MS;
     for (const [id, workspaceId, buildingId, at] of this.selectOpeningsAfter.iterate(index.lastRowId)) {
       if (at > since) index.add(workspaceId, buildingId, at, since);

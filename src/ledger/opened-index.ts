@@ -107,6 +107,11 @@ export class OpenedIndex {
     this.put(w + 1, at);
   }
 
+  /** Room for `n` openings without growing (before reading a file's worth of them). */
+  reserve(n: number): void {
+    if (n > this.at.length * MAX_LOAD) this.rebuild(Number.NEGATIVE_INFINITY, n);
+  }
+
   /** The slot holding `uuid` for workspace number + 1 `w1`, or −1. */
   private find(w1: number): number {
     const keys = this.keys;
@@ -140,12 +145,13 @@ export class OpenedIndex {
     }
   }
 
-  /** Re-inserts the openings later than `since` into a table they fill to at most 40%. */
-  private rebuild(since: number): void {
+  /** Re-inserts the openings later than `since` into a table they (or `room`) fill to at most 40%. */
+  private rebuild(since: number, room = 0): void {
     const oldKeys = this.keys;
     const oldAt = this.at;
     let live = 0;
     for (let slot = 0; slot < oldAt.length; slot++) if (oldKeys[slot * WORDS] !== 0 && oldAt[slot] > since) live++;
+    live = Math.max(live, room);
     let capacity = MIN_CAPACITY;
     while (capacity * 0.4 < live + 1) capacity *= 2; // a full table of live openings doubles
     this.keys = new Uint32Array(capacity * WORDS);
