@@ -46,6 +46,8 @@ export interface Config {
    * its own cache, so resident memory can grow by a little more than this per worker.
    */
   fragmentCacheMb: number;
+  /** The most paging-walk rankings each serving thread keeps (RankingCache), in MiB; 0 keeps none. */
+  rankingCacheMb: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -97,5 +99,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dailyQuota: int(env, 'EDIFICE_DAILY_QUOTA', 5_000, 1, 1_000_000_000),
     workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
     fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 65_536),
+    rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
   };
 }

@@ -27,6 +27,7 @@ describe('config: the rest of the environment', () => {
     });
     expect(c.workers).toBeGreaterThanOrEqual(1);
     expect(c.fragmentCacheMb).toBe(256);
+    expect(c.rankingCacheMb).toBe(32);
   });
 
   it('reads prices to the cent, worker counts, proxies and the payment provider', () => {
@@ -35,6 +36,7 @@ describe('config: the rest of the environment', () => {
     expect(loadConfig({ EDIFICE_REPORT_PRICE: '7' }).reportPriceMinor).toBe(700);
     expect(loadConfig({ EDIFICE_WORKERS: '0' }).workers).toBe(0);
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '1' }).fragmentCacheMb).toBe(1);
+    expect(loadConfig({ EDIFICE_RANKING_CACHE_MB: '0' }).rankingCacheMb).toBe(0);
     expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
     expect(loadConfig({ EDIFICE_BASE_URL: 'https://api.example.com/v1/' }).baseUrl).toBe('https://api.example.com/v1');
     const webhook = loadConfig({ EDIFICE_PAYMENT_PROVIDER: 'webhook', EDIFICE_PAYMENT_WEBHOOK_SECRET: 's'.repeat(16) });
@@ -54,6 +56,8 @@ describe('config: the rest of the environment', () => {
       [{ EDIFICE_WORKERS: '-1' }, /EDIFICE_WORKERS/],
       [{ EDIFICE_FRAGMENT_CACHE_MB: '0' }, /EDIFICE_FRAGMENT_CACHE_MB/],
       [{ EDIFICE_FRAGMENT_CACHE_MB: '1.5' }, /EDIFICE_FRAGMENT_CACHE_MB/],
+      [{ EDIFICE_RANKING_CACHE_MB: '-1' }, /EDIFICE_RANKING_CACHE_MB/],
+      [{ EDIFICE_RANKING_CACHE_MB: 'lots' }, /EDIFICE_RANKING_CACHE_MB/],
       [{ EDIFICE_TRUSTED_PROXIES: 'all' }, /EDIFICE_TRUSTED_PROXIES/],
       [{ EDIFICE_REMOVALS_POLL_MS: '1' }, /EDIFICE_REMOVALS_POLL_MS/],
     ];

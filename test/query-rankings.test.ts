@@ -91,6 +91,16 @@ describe('RankingCache', () => {
     expect(cache.hits).toBe(pages - 1 - 6);
   });
 
+  it('with no bytes (EDIFICE_RANKING_CACHE_MB=0) every page is ranked alone, and nothing is counted', () => {
+    const none = new RankingCache(0);
+    const bbox = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
+    for (const offset of [100, 200, 300, 200]) {
+      const q: BuildingsQuery = { bbox, sort: 'volume', offset, limit: 100 };
+      expect(answer(none.query(a.view, q))).toEqual(answer(queryBuildings(a.view, q)));
+    }
+    expect([none.hits, none.misses, none.size]).toEqual([0, 0, 0]);
+  });
+
   it('refuses what the engine refuses, in its words, and never answers one view from another\'s ranking', async () => {
     const cache = new RankingCache(8 * 1024 * 1024);
     const bbox = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };

@@ -83,9 +83,6 @@ function credited(headers: Record<string, string>, charged: number, remaining: n
   return { ...headers, 'X-Credits-Charged': String(charged), 'X-Credits-Remaining': String(remaining) };
 }
 
-/** Rankings kept for paging walks, a thread (query/rankings.ts): 10,000-deep ones take 60 KB. */
-const RANKING_CACHE_BYTES = 32 * 1024 * 1024;
-
 function engineError(err: unknown): unknown {
   // The engine refuses impossible input itself; validation normally catches it first.
   return err instanceof QueryError ? ApiError.invalidParameter(err.parameter, err.message) : err;
@@ -99,7 +96,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const metrics = new Metrics();
   const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   metrics.watchFragmentCache(cache);
-  const rankings = new RankingCache(RANKING_CACHE_BYTES);
+  const rankings = new RankingCache(config.rankingCacheMb * 1024 * 1024);
   metrics.watchRankingCache(rankings);
   const base = config.basePath;
   // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.

@@ -32,15 +32,17 @@ interface Ranking {
 const exact = (_key: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? `#${v}` : v);
 
 export class RankingCache {
-  private readonly cache: LRUCache<string, Ranking>;
+  /** Null when no bytes are allowed: every page is ranked alone. */
+  private readonly cache: LRUCache<string, Ranking> | null;
   private lastView: CatalogView | null = null;
   private lastViewKey = '';
   /** Pages past the first answered from a kept ranking, and those that ranked (for /metrics). */
   hits = 0;
   misses = 0;
 
+  /** `maxBytes`: 0 keeps nothing; a 10,000-deep ranking takes ~60 KB. */
   constructor(maxBytes: number) {
-    this.cache = new LRUCache<string, Ranking>({
+    this.cache = maxBytes <= 0 ? null : new LRUCache<string, Ranking>({
       maxSize: maxBytes,
       sizeCalculation: (r) => r.snapshots.byteLength + r.rows.byteLength + 200,
     });
@@ -48,7 +50,7 @@ export class RankingCache {
 
   /** What `queryBuildings(view, query)` answers, the same rows in the same order. */
   query(view: CatalogView, query: BuildingsQuery): BuildingsResult {
-    if (query.offset === 0 || query.limit === 0) return queryBuildings(view, query);
+    if (query.offset === 0 || query.limit === 0 || this.cache === null) return queryBuildings(view, query);
     const q = withEveryField(query);
     checkBuildingsQuery(q); // refused as a query of its own would be, before any ranking is reused
     const key = this.viewKey(view) + JSON.stringify({ ...q, offset: 0, limit: 0 }, exact);
@@ -70,7 +72,7 @@ export class RankingCache {
 
   /** Bytes the kept rankings take, as the bound counts them. */
   get size(): number {
-    return this.cache.calculatedSize;
+    return this.cache?.calculatedSize ?? 0;
   }
 
   private viewKey(view: CatalogView): string {
