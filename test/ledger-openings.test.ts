@@ -124,6 +124,23 @@ describe('openings in the ledger', () => {
     expect(a.balance(workspaceId)).toBe(100 - 4);
   });
 
+  it('a clock stepped back just after an opening expired still finds it, though the table grew and dropped what expired', () => {
+    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
+    const ledger = ledgerAt(tempPath(), clock);
+    const { workspaceId } = ledger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    ledger.grantCredits(workspaceId, 10_000, { kind: 'bought' });
+    const x = randomUUID();
+    const t0 = clock.t;
+    expect(ledger.charge(workspaceId, null, [x], '/buildings')).toMatchObject({ charged: 1 });
+    clock.t = t0 + YEAR + 3_600_000; // x expired an hour ago
+    // Enough new openings to grow the table past its first size (4,096 slots at 70%): a rebuild.
+    const many = Array.from({ length: 3_000 }, () => randomUUID());
+    expect(ledger.charge(workspaceId, null, many, '/buildings')).toMatchObject({ charged: 3_000 });
+    clock.t = t0 + YEAR - 3_600_000; // the clock steps back two hours: x is within its 365 days again
+    expect(ledger.charge(workspaceId, null, [x], '/buildings')).toMatchObject({ charged: 0 });
+    expect(ledger.audit()).toEqual([]);
+  });
+
   it('a batch that fails leaves no opening behind, in the file or in memory', () => {
     const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
     const ledger = ledgerAt(tempPath(), clock);

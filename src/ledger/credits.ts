@@ -25,6 +25,11 @@ export const WELCOME_CREDITS = 5;
 export const WELCOME_VALID_MS = 30 * DAY_MS;
 /** A building charged at t is free again until t + 365 days (exclusive). */
 export const FREE_REOPEN_MS = 365 * DAY_MS;
+/**
+ * How long the in-memory openings keep one: a day past its 365, so that a clock stepped back
+ * (NTP, a VM resumed) still finds an opening that had just expired and does not charge it again.
+ */
+const KEEP_OPENING_MS = FREE_REOPEN_MS + DAY_MS;
 /** The largest single grant, so that sums stay exact integers. */
 export const MAX_GRANT = 1_000_000_000;
 /** Openings a process that does not charge keeps in mind (a table of at most 2^20 slots, 28 MiB). */
@@ -262,7 +267,7 @@ export class Credits {
   /** Openings committed elsewhere (another thread's charge) that this process may answer from. */
   remember(workspaceId: string, opened: readonly string[], at: number): void {
     if (this.seen.size >= SEEN_MAX) this.seen = new OpenedIndex();
-    for (const id of opened) this.seen.add(workspaceId, id, at, at - FREE_REOPEN_MS);
+    for (const id of opened) this.seen.add(workspaceId, id, at, at - KEEP_OPENING_MS);
   }
 
   /**
@@ -276,9 +281,9 @@ export class Credits {
       index = new OpenedIndex();
       index.reserve(this.selectOpeningsCount.get()!.n);
     }
-    const since = now - FREE_REOPEN_MS;
+    const keepSince = now - KEEP_OPENING_MS;
     for (const [id, workspaceId, buildingId, at] of this.selectOpeningsAfter.iterate(index.lastRowId)) {
-      if (at > since) index.add(workspaceId, buildingId, at, since);
+      if (at > keepSince) index.add(workspaceId, buildingId, at, keepSince);
       index.lastRowId = id;
     }
     this.index = index;
@@ -319,8 +324,7 @@ export class Credits {
     }
     const { lastInsertRowid } = this.insertOpenings.run({ workspaceId, ids: JSON.stringify(fresh), now, chargeId });
     // Ours are the file's last rows (the write lock is held); a rollback discards the index.
-    const since = now - FREE_REOPEN_MS;
-    for (const id of fresh) index.add(workspaceId, id, now, since);
+    for (const id of fresh) index.add(workspaceId, id, now, now - KEEP_OPENING_MS);
     index.lastRowId = Number(lastInsertRowid);
     return { result: { ok: true, charged: needed, remaining: available - needed, chargeId }, opened: fresh };
   }
