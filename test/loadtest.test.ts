@@ -145,6 +145,22 @@ describe('loadtest against a real server', () => {
     expect(formatReport(r)).toMatch(/send lag ms/);
   });
 
+  it('at a rate one connection cannot keep, counts what was due and never sent apart from the requests made', async () => {
+    const r = await runLoad(options({ mode: 'rate', rate: 5_000, connections: 1, requests: 100_000, durationS: 0.5 }));
+    expect(r.connections_opened).toBe(1);
+    expect(r.not_sent).toBeGreaterThan(0);
+    expect(r.errors['0 not_sent']).toBe(r.not_sent);
+    // Every request sent was answered or failed; the ones never sent are failures of their own.
+    expect(r.completed).toBe(r.sent + r.not_sent);
+    // The rate is of the requests made (duration_s is rounded to the ms, hence the 1%).
+    expect(Math.abs(r.rps - r.sent / r.duration_s)).toBeLessThan((r.sent / r.duration_s) * 0.01);
+    expect(r.not_sent).toBeGreaterThan(r.sent * 0.02); // far from the 1%: counting them would show
+    const text = formatReport(r);
+    expect(text).toContain(`${r.sent.toLocaleString('en')} requests in `);
+    expect(text).toContain('0 unanswered at the end');
+    expect(text).toContain(`${r.not_sent.toLocaleString('en')} due but never sent (the client fell behind the rate)`);
+  });
+
   it('prints a JSON report from the command line', async () => {
     const { code, stdout, stderr } = await cli(['--url', srv.base, '--keys', good.key, '--bbox', BBOX, '--requests', '100', '--connections', '2', '--json']);
     expect(stderr).toMatch(/discovery/);

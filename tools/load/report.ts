@@ -43,6 +43,8 @@ export interface RecorderData {
   sent: number;
   /** Sends that were due (fixed rate) but waited for a free connection. */
   queued: number;
+  /** Requests that were due (fixed rate) and never went out before the end: failures `0 not_sent`. */
+  notSent: number;
   maxConnections: number;
   walksStarted: number;
   walksFinished: number;
@@ -57,6 +59,7 @@ export class Recorder {
   bytes = 0;
   sent = 0;
   queued = 0;
+  notSent = 0;
   maxConnections = 0;
 
   /** One answered request: latency in ms, its status, and the error body's code for non-2xx. */
@@ -89,6 +92,7 @@ export class Recorder {
     k.histogram.recordValue(us);
     k.count++;
     k.statuses[0]++;
+    if (code === 'not_sent') this.notSent++;
     const key = `0 ${code}`;
     k.outcomes.set(key, (k.outcomes.get(key) ?? 0) + 1);
   }
@@ -101,7 +105,7 @@ export class Recorder {
         histogram: hdr.encodeIntoCompressedBase64(k.histogram), count: k.count, ok: k.ok, outcomes: Object.fromEntries(k.outcomes),
         statuses: Object.fromEntries([...k.statuses.entries()].filter(([, n]) => n > 0).map(([status, n]) => [String(status), n])),
       })),
-      credits: this.credits, bytes: this.bytes, sent: this.sent, queued: this.queued,
+      credits: this.credits, bytes: this.bytes, sent: this.sent, queued: this.queued, notSent: this.notSent,
       maxConnections: this.maxConnections, walksStarted, walksFinished,
     };
   }
@@ -137,9 +141,14 @@ export interface LoadReport {
   seed: number;
   mix: Weights;
   duration_s: number;
-  /** Requests written / answered or failed. */
+  /** Requests written / answered or failed (those never sent included: `not_sent`). */
   sent: number;
   completed: number;
+  /**
+   * Fixed rate: requests that were due but never went out before the end, the client having
+   * fallen behind; failures `0 not_sent`, left out of `rps` and of the requests the report counts.
+   */
+  not_sent: number;
   ok: number;
   rps: number;
   latency_ms: Percentiles;
@@ -189,12 +198,12 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   const kinds: Partial<Record<Kind, KindReport>> = {};
   const statuses: Record<string, number> = {};
   const errors: Record<string, number> = {};
-  let credits = 0, bytes = 0, sent = 0, queued = 0, completed = 0, ok = 0, started = 0, finished = 0, opened = 0;
+  let credits = 0, bytes = 0, sent = 0, queued = 0, notSent = 0, completed = 0, ok = 0, started = 0, finished = 0, opened = 0;
   const add = (into: Record<string, number>, key: string, n: number) => { into[key] = (into[key] ?? 0) + n; };
   for (const p of parts) {
     all.add(hdr.decodeFromCompressedBase64(p.histogram, 32, false));
     lag.add(hdr.decodeFromCompressedBase64(p.lag, 32, false));
-    credits += p.credits; bytes += p.bytes; sent += p.sent; queued += p.queued; opened += p.maxConnections;
+    credits += p.credits; bytes += p.bytes; sent += p.sent; queued += p.queued; notSent += p.notSent; opened += p.maxConnections;
     started += p.walksStarted; finished += p.walksFinished;
     p.kinds.forEach((k, i) => {
       if (k.count === 0) return;
@@ -219,8 +228,8 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   });
   return {
     target: facts.target, mode: facts.mode, rate: facts.rate, connections: facts.connections, connections_opened: opened, threads: facts.threads,
-    seed: facts.seed, mix: facts.mix, duration_s: round(facts.seconds), sent, completed, ok,
-    rps: round(completed / Math.max(facts.seconds, 1e-9), 1), latency_ms: percentiles(all), kinds, statuses, errors,
+    seed: facts.seed, mix: facts.mix, duration_s: round(facts.seconds), sent, completed, not_sent: notSent, ok,
+    rps: round((completed - notSent) / Math.max(facts.seconds, 1e-9), 1), latency_ms: percentiles(all), kinds, statuses, errors,
     credits_charged: credits, bytes_received: bytes,
     walks: { started, finished, pages: kinds.walk?.count ?? 0 }, queued,
     send_lag_ms: facts.mode === 'rate' ? { p50: round(lag.getValueAtPercentile(50) / 1000), p99: round(lag.getValueAtPercentile(99) / 1000), max: round(lag.maxValue / 1000) } : null,
@@ -240,8 +249,9 @@ export function formatReport(r: LoadReport): string {
     `target ${r.target}; ${r.mode === 'rate' ? `fixed rate ${num(r.rate!)}/s (latency from the scheduled send time)` : 'as fast as possible'}, `
       + `${r.connections} connections, ${r.threads} thread${r.threads === 1 ? '' : 's'}, seed ${r.seed}`,
     `mix ${KINDS.map((k) => `${k}=${r.mix[k]}`).join(',')}`,
-    `${num(r.completed)} requests in ${r.duration_s.toFixed(1)} s = ${num(r.rps)} requests/s; ${num(r.ok)} 2xx; `
-      + `${num(r.sent - r.completed)} unanswered at the end${r.mode === 'rate' ? `; ${num(r.queued)} waited for a connection; ${num(r.connections_opened)} connections opened` : ''}`,
+    `${num(r.completed - r.not_sent)} requests in ${r.duration_s.toFixed(1)} s = ${num(r.rps)} requests/s; ${num(r.ok)} 2xx; `
+      + `${num(r.sent - (r.completed - r.not_sent))} unanswered at the end${r.mode === 'rate' ? `; ${num(r.queued)} waited for a connection; ${num(r.connections_opened)} connections opened` : ''}`
+      + (r.not_sent > 0 ? `; ${num(r.not_sent)} due but never sent (the client fell behind the rate)` : ''),
     ...(r.send_lag_ms ? [`send lag ms (the client's own lateness against the schedule, part of the latency): p50 ${r.send_lag_ms.p50}  p99 ${r.send_lag_ms.p99}  max ${r.send_lag_ms.max}`] : []),
     `latency ms: p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  p99.9 ${l['p99.9']}  max ${l.max}  mean ${l.mean}`,
     `credits charged ${num(r.credits_charged)}; received ${(r.bytes_received / 2 ** 20).toFixed(1)} MiB; `
