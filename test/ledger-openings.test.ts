@@ -100,6 +100,45 @@ describe('OpenedIndex.reserve', () => {
   });
 });
 
+describe('OpenedIndex.begin / rollback', () => {
+  it('undoes every change since begin (new keys, later times, ids that are not UUIDs, the row id); commit keeps them', () => {
+    const index = new OpenedIndex();
+    const ids = Array.from({ length: 500 }, () => randomUUID());
+    ids.forEach((id, i) => index.add('ws_a', id, 1_000 + i, 0));
+    index.add('ws_a', 'plain-id', 5, 0);
+    index.lastRowId = 500;
+    const before = (ws: string) => [...ids, 'plain-id', 'other-id'].map((id) => index.openedAt(ws, id));
+    const a = before('ws_a');
+    const b = before('ws_b');
+    index.begin();
+    ids.slice(0, 200).forEach((id) => index.add('ws_a', id, 9_999, 0)); // later: replaced
+    ids.slice(0, 50).forEach((id) => index.add('ws_a', id, 1, 0)); // earlier: ignored
+    ids.slice(100, 300).forEach((id) => index.add('ws_b', id, 7_777, 0)); // new keys
+    index.add('ws_a', 'plain-id', 6, 0);
+    index.add('ws_b', 'other-id', 6, 0);
+    index.lastRowId = 900;
+    expect(index.openedAt('ws_b', ids[150])).toBe(7_777);
+    expect(index.rollback()).toBe(true);
+    expect(before('ws_a')).toEqual(a);
+    expect(before('ws_b')).toEqual(b);
+    expect(index.lastRowId).toBe(500);
+    index.begin();
+    index.add('ws_b', ids[0], 3_333, 0);
+    index.lastRowId = 501;
+    index.commit();
+    expect(index.rollback()).toBe(true); // nothing to undo after a commit
+    expect(index.openedAt('ws_b', ids[0])).toBe(3_333);
+    expect(index.lastRowId).toBe(501);
+  });
+
+  it('says it cannot undo when the table was rebuilt meanwhile', () => {
+    const index = new OpenedIndex();
+    index.begin();
+    for (let i = 0; i < 3_000; i++) index.add('ws_a', randomUUID(), 1_000, 0); // past 4,096 × 70%: a rebuild
+    expect(index.rollback()).toBe(false);
+  });
+});
+
 describe('openings in the ledger', () => {
   it('a charge through one connection is seen by another whose index was already read', () => {
     const path = tempPath();
@@ -139,6 +178,26 @@ describe('openings in the ledger', () => {
     clock.t = t0 + YEAR - 3_600_000; // the clock steps back two hours: x is within its 365 days again
     expect(ledger.charge(workspaceId, null, [x], '/buildings')).toMatchObject({ charged: 0 });
     expect(ledger.audit()).toEqual([]);
+  });
+
+  it('a batch that fails is undone in memory without reading the file again', () => {
+    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
+    const path = tempPath();
+    const ledger = ledgerAt(path, clock);
+    const { workspaceId } = ledger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    const [u1, u2] = [randomUUID(), randomUUID()];
+    expect(ledger.charge(workspaceId, null, [u1], '/buildings')).toMatchObject({ charged: 1 });
+    // Behind the ledger's back, u1's opening is moved two years into the past: only a ledger
+    // that reads the file again would see it (and charge u1 again).
+    const db = new Database(path);
+    db.prepare('UPDATE openings SET opened_at = opened_at - ? WHERE building_id = ?').run(2 * YEAR, u1);
+    db.close();
+    expect(() => ledger.chargePages([
+      { workspaceId, keyId: null, buildingIds: [u2], route: '/buildings' },
+      { workspaceId: 'ws_missing', keyId: null, buildingIds: [u2], route: '/buildings' },
+    ])).toThrow(/ws_missing/);
+    expect(ledger.charge(workspaceId, null, [u1], '/buildings')).toMatchObject({ charged: 0 });
+    expect(ledger.charge(workspaceId, null, [u2], '/buildings')).toMatchObject({ charged: 1 });
   });
 
   it('a batch that fails leaves no opening behind, in the file or in memory', () => {

@@ -119,8 +119,8 @@ export class Credits {
   private seen = new OpenedIndex();
   /**
    * Every opening in the file, read on the first charge and kept in step under the write lock
-   * (see `catchUp`); null until then, and again after a charge transaction failed, whose
-   * openings it may hold though they were rolled back.
+   * (see `catchUp`); a transaction that fails undoes its openings here too. Null until the
+   * first charge, and again after a failed one whose changes could not be undone.
    */
   private index: OpenedIndex | null = null;
 
@@ -155,6 +155,7 @@ export class Credits {
       SUM(buildings) AS buildings FROM charges WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`);
     this.chargeTx = db.transaction((pages: readonly { workspaceId: string; keyId: string | null; distinct: Set<string>; route: string }[], now: number) => {
       const index = this.catchUp(now);
+      index.begin(); // what follows is this transaction's, undone if it fails
       return pages.map((p) => this.chargeInTransaction(index, p.workspaceId, p.keyId, p.distinct, p.route, now));
     });
   }
@@ -250,9 +251,11 @@ export class Credits {
     try {
       done = this.exclusive(() => this.chargeTx.immediate(checked, now));
     } catch (err) {
-      this.index = null;
+      // Rolled back: so are its openings in memory, or, if the table was rebuilt meanwhile, all of it.
+      if (this.index !== null && !this.index.rollback()) this.index = null;
       throw err;
     }
+    this.index?.commit();
     return done.map((d) => ({ result: d.result, opened: [...d.opened], at: now }));
   }
 
@@ -323,7 +326,7 @@ export class Credits {
       if (left === 0) break;
     }
     const { lastInsertRowid } = this.insertOpenings.run({ workspaceId, ids: JSON.stringify(fresh), now, chargeId });
-    // Ours are the file's last rows (the write lock is held); a rollback discards the index.
+    // Ours are the file's last rows (the write lock is held); a rollback undoes them here too.
     for (const id of fresh) index.add(workspaceId, id, now, now - KEEP_OPENING_MS);
     index.lastRowId = Number(lastInsertRowid);
     return { result: { ok: true, charged: needed, remaining: available - needed, chargeId }, opened: fresh };

@@ -64,6 +64,19 @@ export class OpenedIndex {
   private keys = new Uint32Array(MIN_CAPACITY * WORDS);
   private at = new Float64Array(MIN_CAPACITY);
   private used = 0;
+  /**
+   * Between `begin` and `commit`/`rollback`: what each change replaced (table slot and its time
+   * before; non-UUID ids in their own list), so that a transaction that fails leaves the table
+   * as it was without reading the file again. A rebuild meanwhile moves every slot: then the
+   * changes cannot be undone, and `rollback` says so.
+   */
+  private tracking = false;
+  private rebuiltMeanwhile = false;
+  private undoSlots = new Int32Array(256);
+  private undoAt = new Float64Array(256);
+  private noted = 0;
+  private readonly undoOthers: [string, number | undefined][] = [];
+  private undoLastRowId = 0;
 
   /** Openings held (the latest per workspace and building, expired ones until the next rebuild). */
   get size(): number {
@@ -96,7 +109,11 @@ export class OpenedIndex {
     }
     if (!parseUuid(buildingId)) {
       const key = `${w}\n${buildingId}`;
-      if (!(at <= (this.others.get(key) ?? 0))) this.others.set(key, at);
+      const before = this.others.get(key);
+      if (!(at <= (before ?? 0))) {
+        if (this.tracking) this.undoOthers.push([key, before]);
+        this.others.set(key, at);
+      }
       return;
     }
     if (this.used + 1 > this.at.length * MAX_LOAD) {
@@ -105,6 +122,36 @@ export class OpenedIndex {
       uuid.set(saved);
     }
     this.put(w + 1, at);
+  }
+
+  /** From here, every change is noted until `commit` (kept) or `rollback` (undone). */
+  begin(): void {
+    this.tracking = true;
+    this.rebuiltMeanwhile = false;
+    this.noted = 0;
+    this.undoOthers.length = 0;
+    this.undoLastRowId = this.lastRowId;
+  }
+
+  commit(): void {
+    this.tracking = false;
+    this.undoOthers.length = 0;
+  }
+
+  /** Undoes every change since `begin`; false when a rebuild came between (the table must be dropped). */
+  rollback(): boolean {
+    if (!this.tracking) return true;
+    this.tracking = false;
+    if (this.rebuiltMeanwhile) return false;
+    for (let i = this.noted - 1; i >= 0; i--) this.at[this.undoSlots[i]] = this.undoAt[i];
+    for (let i = this.undoOthers.length - 1; i >= 0; i--) {
+      const [key, at] = this.undoOthers[i];
+      if (at === undefined) this.others.delete(key);
+      else this.others.set(key, at);
+    }
+    this.undoOthers.length = 0;
+    this.lastRowId = this.undoLastRowId;
+    return true;
   }
 
   /** Room for `n` openings without growing (before reading a file's worth of them). */
@@ -134,19 +181,40 @@ export class OpenedIndex {
         keys[k + 2] = uuid[1];
         keys[k + 3] = uuid[2];
         keys[k + 4] = uuid[3];
+        // Undone, the key stays with time 0: never opened, as before.
+        if (this.tracking) this.noteUndo(slot, 0);
         this.at[slot] = at;
         this.used++;
         return;
       }
       if (keys[k] === w1 && keys[k + 1] === uuid[0] && keys[k + 2] === uuid[1] && keys[k + 3] === uuid[2] && keys[k + 4] === uuid[3]) {
-        if (at > this.at[slot]) this.at[slot] = at;
+        if (at > this.at[slot]) {
+          if (this.tracking) this.noteUndo(slot, this.at[slot]);
+          this.at[slot] = at;
+        }
         return;
       }
     }
   }
 
+  private noteUndo(slot: number, before: number): void {
+    if (this.noted === this.undoSlots.length) {
+      const slots = new Int32Array(this.noted * 2);
+      slots.set(this.undoSlots);
+      this.undoSlots = slots;
+      const times = new Float64Array(this.noted * 2);
+      times.set(this.undoAt);
+      this.undoAt = times;
+    }
+    this.undoSlots[this.noted] = slot;
+    this.undoAt[this.noted++] = before;
+  }
+
   /** Re-inserts the openings later than `since` into a table they (or `room`) fill to at most 40%. */
   private rebuild(since: number, room = 0): void {
+    const tracking = this.tracking;
+    if (tracking) this.rebuiltMeanwhile = true;
+    this.tracking = false; // the moves of a rebuild are not changes
     const oldKeys = this.keys;
     const oldAt = this.at;
     let live = 0;
@@ -166,5 +234,6 @@ export class OpenedIndex {
       uuid[3] = oldKeys[k + 4];
       this.put(oldKeys[k], oldAt[slot]);
     }
+    this.tracking = tracking;
   }
 }
