@@ -56,9 +56,7 @@ async function main(config: Config): Promise<void> {
   let serving: { port: number; implementation: string; close(): Promise<void> | void };
   if (config.workers === 0) {
     // This thread charges: the openings read before the first page, not during it.
-    const loading = performance.now();
-    const openings = ledger.loadOpenings();
-    log.info({ openings, loadMs: Math.round(performance.now() - loading) }, 'the openings of the last 365 days read into memory');
+    log.info(ledger.loadOpenings(), 'the openings of the last 365 days read into memory');
     serving = await startServer({ config, catalog, ledger, log });
   } else {
     // The main thread keeps the catalog and its removals; the workers serve.

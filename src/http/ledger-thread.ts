@@ -23,7 +23,7 @@ export type ChargeRequest = { type: 'charge'; id: number; pages: ChargePage[] };
 export type ChargeReply = { type: 'charged'; id: number; outcomes: ChargeOutcome[] } | { type: 'failed'; id: number; unavailable: boolean; message: string };
 
 /** From the ledger thread once it can charge: the openings it read, and how long that took. */
-export interface LedgerThreadReady { openings: number; loadMs: number }
+export type LedgerThreadReady = ReturnType<Ledger['loadOpenings']>;
 
 /** To the ledger thread from the pool: a new worker's port. */
 export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'close' };
@@ -34,9 +34,7 @@ const ledger = Ledger.open(data.config.ledgerPath, {
   writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
 });
 // Before 'ready', so that no worker's first page waits for them.
-const loading = performance.now();
-const openings = ledger.loadOpenings();
-const ready: LedgerThreadReady = { openings, loadMs: Math.round(performance.now() - loading) };
+const ready: LedgerThreadReady = ledger.loadOpenings();
 
 let queue: { port: MessagePort; request: ChargeRequest }[] = [];
 const ports = new Set<MessagePort>();

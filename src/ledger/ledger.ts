@@ -404,7 +404,7 @@ export class Ledger implements RequestLedger {
   }
 
   /** For the connection that will charge: the openings read into memory before the first page. */
-  loadOpenings(): number {
+  loadOpenings(): { openings: number; loadMs: number } {
     return this.guard(() => this.credits.loadOpenings());
   }
 

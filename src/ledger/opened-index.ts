@@ -117,9 +117,8 @@ export class OpenedIndex {
       return;
     }
     if (this.used + 1 > this.at.length * MAX_LOAD) {
-      const saved = [uuid[0], uuid[1], uuid[2], uuid[3]];
       this.rebuild(since);
-      uuid.set(saved);
+      parseUuid(buildingId); // the rebuild used the scratch words
     }
     this.put(w + 1, at);
   }
