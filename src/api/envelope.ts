@@ -11,6 +11,7 @@
  * buildings' own encoded bytes, so that a page of cached buildings costs a copy.
  */
 import { pack } from 'msgpackr';
+import { ByteWriter } from './byte-writer.ts';
 import { MAX_WINDOW, type SortKey } from '../query/types.ts';
 import type { BusinessRecord, UnitRecord } from '../snapshot/schema.ts';
 import { serializeBusiness, type RegisteredBusinessOut } from './business.ts';
@@ -108,52 +109,86 @@ export function rankedPage<T>(data: T[], info: RankedPageInfo, link: LinkContext
   return { data, meta: rankedMeta(info), links: { next: nextPageUrl(link, '/buildings', info.offset, info.limit, info.total) } };
 }
 
+/**
+ * The items of a page, each written into the body as it is reached: a cache of encoded
+ * buildings copies its bytes straight in, so that nothing it returns has to outlive the call.
+ */
+export interface PageItems {
+  count: number;
+  write(i: number, out: ByteWriter): void;
+}
+
+/** Items given as their encoded bytes or JSON text. */
+function itemsOf(items: readonly (Uint8Array | string)[] | PageItems): PageItems {
+  if (!Array.isArray(items)) return items as PageItems;
+  const list = items as readonly (Uint8Array | string)[];
+  return {
+    count: list.length,
+    write: (i, out) => {
+      const item = list[i];
+      if (typeof item === 'string') out.text(item);
+      else out.bytes(item);
+    },
+  };
+}
+
+/** One writer per thread: a body is assembled in it, then copied out (`take`) before anything else runs. */
+const out = new ByteWriter();
 const OPEN_DATA = Buffer.from('{"data":[');
-const COMMA = Buffer.from(',');
+const COMMA = 0x2c;
 
 /** `{"data":[item,item,...]` + tail, as one buffer. */
-function assemble(items: readonly (Uint8Array | string)[], tail: string): Buffer {
-  const parts: Uint8Array[] = [OPEN_DATA];
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0) parts.push(COMMA);
-    const item = items[i];
-    parts.push(typeof item === 'string' ? Buffer.from(item) : item);
+function assemble(items: PageItems, tail: string): Buffer {
+  out.reset();
+  out.bytes(OPEN_DATA);
+  for (let i = 0; i < items.count; i++) {
+    if (i > 0) out.byte(COMMA);
+    items.write(i, out);
   }
-  parts.push(Buffer.from(tail));
-  return Buffer.concat(parts);
+  out.text(tail);
+  return out.take();
 }
 
 /**
  * The ranked page as JSON bytes, from each building's JSON (`buildingJson`, as text or UTF-8
  * bytes); equal to `JSON.stringify(rankedPage(...))` of the same buildings.
  */
-export function rankedPageJson(buildings: readonly (Uint8Array | string)[], info: RankedPageInfo, link: LinkContext): Buffer {
+export function rankedPageJson(buildings: readonly (Uint8Array | string)[] | PageItems, info: RankedPageInfo, link: LinkContext): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
-  return assemble(buildings, `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`);
+  return assemble(itemsOf(buildings), `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`);
 }
 
 const MSGPACK_DATA_KEY = Buffer.from([0xa4, 0x64, 0x61, 0x74, 0x61]); // fixstr "data"
 
-/** A MessagePack map of `entries` whose first entry is "data": [fragments...], then `tail` (the other entries, encoded). */
-function assembleMsgpack(fragments: readonly Uint8Array[], entries: number, tail: Uint8Array[]): Buffer {
-  const n = fragments.length;
-  const head = n < 16 ? Buffer.from([0x80 | entries, ...MSGPACK_DATA_KEY, 0x90 | n])
-    : Buffer.from([0x80 | entries, ...MSGPACK_DATA_KEY, 0xdc, n >> 8, n & 0xff]);
+/** A MessagePack map of `entries` whose first entry is "data": [items...], then `tail` (the other entries, encoded). */
+function assembleMsgpack(items: PageItems, entries: number, tail: Uint8Array[]): Buffer {
+  const n = items.count;
   if (n > 0xffff) throw new RangeError(`A page holds at most 65,535 items, got ${n}.`);
-  return Buffer.concat([head, ...fragments, ...tail]);
+  out.reset();
+  out.byte(0x80 | entries);
+  out.bytes(MSGPACK_DATA_KEY);
+  if (n < 16) out.byte(0x90 | n);
+  else {
+    out.byte(0xdc);
+    out.byte(n >> 8);
+    out.byte(n & 0xff);
+  }
+  for (let i = 0; i < n; i++) items.write(i, out);
+  for (const t of tail) out.bytes(t);
+  return out.take();
 }
 
 /**
  * The ranked page as MessagePack, from each building's MessagePack bytes (`pack(serializeBuilding(...))`);
  * decodes to the same document as `pack(rankedPage(...))`.
  */
-export function rankedPageMsgpack(buildings: readonly Uint8Array[], info: RankedPageInfo, link: LinkContext): Buffer {
+export function rankedPageMsgpack(buildings: readonly Uint8Array[] | PageItems, info: RankedPageInfo, link: LinkContext): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
-  return assembleMsgpack(buildings, 3, [pack('meta'), pack(rankedMeta(info)), pack('links'), pack({ next })]);
+  return assembleMsgpack(itemsOf(buildings), 3, [pack('meta'), pack(rankedMeta(info)), pack('links'), pack({ next })]);
 }
 
-export function pointPageMsgpack(buildings: readonly Uint8Array[]): Buffer {
-  return assembleMsgpack(buildings, 1, []);
+export function pointPageMsgpack(buildings: readonly Uint8Array[] | PageItems): Buffer {
+  return assembleMsgpack(itemsOf(buildings), 1, []);
 }
 
 /** GET /buildings/at: {data}. */
@@ -161,8 +196,8 @@ export function pointPage<T>(data: T[]): PointPage<T> {
   return { data };
 }
 
-export function pointPageJson(buildings: readonly (Uint8Array | string)[]): Buffer {
-  return assemble(buildings, ']}');
+export function pointPageJson(buildings: readonly (Uint8Array | string)[] | PageItems): Buffer {
+  return assemble(itemsOf(buildings), ']}');
 }
 
 function childPage<R, T>(

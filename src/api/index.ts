@@ -8,6 +8,7 @@ export * from './unit.ts';
 export * from './business.ts';
 export * from './envelope.ts';
 export * from './encode.ts';
+export * from './byte-writer.ts';
 export * from './openapi.ts';
 export * from './docs.ts';
 export * from './bodies.ts';

@@ -1,49 +1,136 @@
 /**
  * Pre-serialised buildings: the JSON and the MessagePack bytes of a building, kept per snapshot
- * row in one bounded LRU, so that a page of buildings a caller has seen recently costs a copy,
- * not a read of the store and an encoding. A building's JSON written from the store costs about
- * 5-12 µs (`buildingJsonAt`), its MessagePack about 16 µs (the fields it shows read, then packed; 21 from the whole record); a
- * 100-building page from the cache costs its lookups and one copy. Its size is EDIFICE_FRAGMENT_CACHE_MB
- * per serving thread (default 256 MiB: on the bench mix, 1M buildings, 64 MiB left 0.46 ms of
- * encoding a request and 256 MiB 0.26 ms; 1 GiB 0.24).
+ * row, so that a page of buildings a caller has seen recently costs a copy, not a read of the
+ * store and an encoding. A building's JSON written from the store costs about 5-12 µs
+ * (`buildingJsonAt`), its MessagePack about 16 µs (the fields it shows read, then packed; 21 from
+ * the whole record); a 100-building page from the cache costs its lookups and one copy. Its size
+ * is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256 MiB: on the bench mix, 1M
+ * buildings, 64 MiB left 0.46 ms of encoding a request and 256 MiB 0.26 ms; 1 GiB 0.24).
+ *
+ * The bytes sit in one ring per thread, written in turn and overwritten a lap later (first in,
+ * first out), and are found through a table of typed arrays: no object per building, so nothing
+ * for the garbage collector. An LRU of one Buffer per building (until the twelfth session)
+ * turned its 256 MiB over every few seconds under load, each evicted Buffer garbage of the old
+ * generation: the workers ran a full collection about once a second (5-25 ms pauses, `--trace-gc`).
+ * A building is copied into the page being written (ByteWriter) as soon as it is found or
+ * encoded, so no later write to the ring can reach bytes a page still needs.
  *
  * Keys are numbers: the snapshot's serial (a new one for every store, hot-swapped or with other
  * removals applied), the row and the encoding, so stale bytes are never served.
  */
-import { LRUCache } from 'lru-cache';
 import { pack } from 'msgpackr';
-import { BUILDING_FIELDS, buildingJsonAt, serializeBuilding, type Encoding } from '../api/index.ts';
+import { BUILDING_FIELDS, buildingJsonAt, serializeBuilding, type ByteWriter, type Encoding } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 
 /** Rows per snapshot the keys leave room for (the generator's maximum is 10,000,000). */
 const ROW_SPACE = 2 ** 24;
+/** Slots a key may sit in (one bucket); the oldest entry of a full bucket gives way. */
+const WAYS = 4;
+/** One slot per this many bytes of ring: a building's JSON is ~1-2 KB, so ~2-4 slots per building held. */
+const BYTES_PER_SLOT = 512;
 
 export class BuildingCache {
-  private readonly cache: LRUCache<number, Buffer>;
+  private readonly ring: Buffer;
+  private readonly capacity: number;
+  /**
+   * Bytes written since the start, with the gap left at the end of each lap: the entry written
+   * at position p lies at ring[p % capacity] and is intact while written <= p + capacity.
+   */
+  private written = 0;
+  /** Per slot: the key (-1: empty), the entry's position and length. */
+  private readonly keys: Float64Array;
+  private readonly at: Float64Array;
+  private readonly len: Uint32Array;
+  private readonly bucketMask: number;
+  /** Larger buildings are encoded for each page and not kept: each would push out many others. */
+  private readonly largest: number;
   /** Lookups answered from the cache, and those that encoded the building (for /metrics: sizing the cache). */
   hits = 0;
   misses = 0;
 
   constructor(private readonly appUrl: string, maxBytes: number) {
-    this.cache = new LRUCache<number, Buffer>({ maxSize: maxBytes, sizeCalculation: (b) => b.length + 64 });
+    this.capacity = maxBytes;
+    this.ring = Buffer.allocUnsafeSlow(maxBytes);
+    const buckets = 2 ** Math.max(2, Math.ceil(Math.log2(maxBytes / BYTES_PER_SLOT / WAYS)));
+    this.keys = new Float64Array(buckets * WAYS).fill(-1);
+    this.at = new Float64Array(buckets * WAYS);
+    this.len = new Uint32Array(buckets * WAYS);
+    this.bucketMask = buckets - 1;
+    this.largest = Math.floor(maxBytes / 16);
   }
 
-  /** The building's bytes in `encoding`. */
-  bytes(snapshot: Snapshot, row: number, encoding: Encoding): Buffer {
+  /** Appends the building's bytes in `encoding` to out. */
+  write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding): void {
     const key = (snapshot.serial * ROW_SPACE + row) * 2 + (encoding === 'json' ? 0 : 1);
-    let bytes = this.cache.get(key);
-    if (bytes !== undefined) this.hits++;
-    else {
-      this.misses++;
-      const context = { country: snapshot.country, appUrl: this.appUrl };
-      bytes = encoding === 'json' ? Buffer.from(buildingJsonAt(snapshot, row, context)) : pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
-      this.cache.set(key, bytes);
+    const first = this.bucketOf(key);
+    const { keys, at, len, capacity } = this;
+    for (let j = first; j < first + WAYS; j++) {
+      if (keys[j] !== key) continue;
+      if (this.written <= at[j] + capacity) {
+        this.hits++;
+        const from = at[j] % capacity;
+        out.bytes(this.ring, from, from + len[j]);
+        return;
+      }
+      break;
     }
-    return bytes;
+    this.misses++;
+    const context = { country: snapshot.country, appUrl: this.appUrl };
+    let from: number;
+    let n: number;
+    if (encoding === 'json') {
+      const text = buildingJsonAt(snapshot, row, context);
+      // A UTF-16 code unit takes at most 3 bytes of UTF-8: room for that, the exact length once written.
+      if (3 * text.length > this.largest) return out.text(text);
+      from = this.place(3 * text.length);
+      n = this.ring.write(text, from);
+    } else {
+      const bytes = pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
+      if (bytes.length > this.largest) return out.bytes(bytes);
+      from = this.place(bytes.length);
+      n = bytes.copy(this.ring, from);
+    }
+    this.keep(first, key, n);
+    out.bytes(this.ring, from, from + n);
   }
 
-  /** Bytes the cache holds, as it counts them against its size (each building's bytes plus 64). */
+  /** Bytes the cache holds: the ring once it has gone round (each building's bytes, and the gaps at the ends of laps). */
   get size(): number {
-    return this.cache.calculatedSize;
+    return Math.min(this.written, this.capacity);
+  }
+
+  private bucketOf(key: number): number {
+    const lo = key >>> 0;
+    const hi = (key / 0x100000000) >>> 0;
+    let h = Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b);
+    h ^= h >>> 15;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 13;
+    return (h & this.bucketMask) * WAYS;
+  }
+
+  /** The ring offset where up to n bytes go next: after the last entry, or at the start of the next lap. */
+  private place(n: number): number {
+    const off = this.written % this.capacity;
+    if (off + n <= this.capacity) return off;
+    this.written += this.capacity - off;
+    return 0;
+  }
+
+  /** Records the n bytes just written where `place` said, in the bucket from `first`: a free or stale slot, else the oldest. */
+  private keep(first: number, key: number, n: number): void {
+    const { keys, at, capacity } = this;
+    let slot = first;
+    for (let j = first; j < first + WAYS; j++) {
+      if (keys[j] === -1 || keys[j] === key || this.written > at[j] + capacity) {
+        slot = j;
+        break;
+      }
+      if (at[j] < at[slot]) slot = j;
+    }
+    keys[slot] = key;
+    at[slot] = this.written;
+    this.len[slot] = n;
+    this.written += n;
   }
 }

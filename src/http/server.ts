@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import {
   ApiError, CONTENT_TYPE, buildOpenApi, decodePathSegment, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
   parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
-  registeredBusinessesPage, unitsPage, type Encoding, type LinkContext,
+  registeredBusinessesPage, unitsPage, type Encoding, type LinkContext, type PageItems,
 } from '../api/index.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
 import type { RowRef } from '../query/buildings.ts';
@@ -188,9 +188,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     }
   };
 
-  const pageOf = (rows: readonly RowRef[], encoding: Encoding, toJson: (parts: Buffer[]) => Buffer, toMsgpack: (parts: Buffer[]) => Buffer) => {
-    const parts = rows.map((r) => cache.bytes(r.snapshot, r.row, encoding));
-    return encoding === 'json' ? toJson(parts) : toMsgpack(parts);
+  const pageOf = (rows: readonly RowRef[], encoding: Encoding, toJson: (items: PageItems) => Buffer, toMsgpack: (items: PageItems) => Buffer) => {
+    const items: PageItems = { count: rows.length, write: (i, out) => cache.write(out, rows[i].snapshot, rows[i].row, encoding) };
+    return encoding === 'json' ? toJson(items) : toMsgpack(items);
   };
 
   app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link }) => {
@@ -199,7 +199,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
     return {
       charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding) => pageOf(result.rows, encoding, (parts) => rankedPageJson(parts, info, link), (parts) => rankedPageMsgpack(parts, info, link)),
+      render: (encoding) => pageOf(result.rows, encoding, (items) => rankedPageJson(items, info, link), (items) => rankedPageMsgpack(items, info, link)),
     };
   }));
 

@@ -1,0 +1,110 @@
+// The ring of encoded buildings (src/http/building-cache.ts) against each building encoded afresh.
+import { pack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { BUILDING_FIELDS, ByteWriter, buildingJsonAt, serializeBuilding } from '../src/api/index.ts';
+import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
+import { BuildingCache } from '../src/http/building-cache.ts';
+import { removeDir, syntheticSnapshots } from './http-helpers.ts';
+
+const APP = 'https://app.example';
+let dir: string;
+let snapshot: Snapshot;
+
+beforeAll(async () => {
+  dir = await syntheticSnapshots(3000, 11);
+  snapshot = Catalog.open(join(dir, 'snapshots')).view().snapshots[0];
+});
+
+afterAll(() => {
+  if (dir) removeDir(dir);
+});
+
+function expected(row: number, encoding: 'json' | 'msgpack'): Buffer {
+  const context = { country: snapshot.country, appUrl: APP };
+  return encoding === 'json' ? Buffer.from(buildingJsonAt(snapshot, row, context))
+    : pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
+}
+
+/** xorshift32: the same pages on every run. */
+function random(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 0x100000000;
+  };
+}
+
+describe('BuildingCache', () => {
+  it('writes every building as encoded afresh, over many laps of a small ring, pages of 100 in both encodings', () => {
+    // 3,000 buildings are ~6 MB in the two encodings: a 256 KiB ring goes round dozens of times.
+    const cache = new BuildingCache(APP, 256 * 1024);
+    const next = random(5);
+    const out = new ByteWriter(1024);
+    let lookups = 0;
+    for (let page = 0; page < 300; page++) {
+      const encoding = page % 3 === 0 ? 'msgpack' : 'json';
+      // Rows from a window that slides and repeats, so that some pages hit what the last ones wrote.
+      const start = Math.floor(next() * 400) + (page % 50) * 50;
+      const rows = Array.from({ length: 100 }, () => Math.min(snapshot.rows - 1, start + Math.floor(next() * 150)));
+      out.reset();
+      const want: Buffer[] = [];
+      for (const row of rows) {
+        cache.write(out, snapshot, row, encoding);
+        want.push(expected(row, encoding));
+      }
+      lookups += rows.length;
+      expect(out.take().equals(Buffer.concat(want))).toBe(true);
+    }
+    expect(cache.hits + cache.misses).toBe(lookups);
+    expect(cache.hits).toBeGreaterThan(lookups / 10);
+    expect(cache.misses).toBeGreaterThan(lookups / 10);
+    expect(cache.size).toBe(256 * 1024);
+  });
+
+  it('a building asked for again is a hit until a lap of other buildings has overwritten it', () => {
+    const cache = new BuildingCache(APP, 256 * 1024);
+    const out = new ByteWriter();
+    cache.write(out, snapshot, 7, 'json');
+    cache.write(out, snapshot, 7, 'json');
+    expect([cache.hits, cache.misses]).toEqual([1, 1]);
+    // The same row in the other encoding is another entry.
+    cache.write(out, snapshot, 7, 'msgpack');
+    expect([cache.hits, cache.misses]).toEqual([1, 2]);
+    let written = 0;
+    for (let row = 100; written < 256 * 1024; row++) {
+      cache.write(out, snapshot, row, 'json');
+      written += expected(row, 'json').length;
+    }
+    const misses = cache.misses;
+    cache.write(out, snapshot, 7, 'json');
+    expect(cache.misses).toBe(misses + 1);
+  });
+
+  it('a building too large for its ring is encoded for the page and not kept', () => {
+    // A ring of 8 KiB keeps nothing over 512 bytes: every synthetic building is larger.
+    const cache = new BuildingCache(APP, 8 * 1024);
+    const out = new ByteWriter();
+    for (const row of [3, 3, 3]) cache.write(out, snapshot, row, 'json');
+    expect(out.take().equals(Buffer.concat([3, 3, 3].map((r) => expected(r, 'json'))))).toBe(true);
+    expect([cache.hits, cache.misses, cache.size]).toEqual([0, 3, 0]);
+  });
+});
+
+describe('ByteWriter', () => {
+  it('grows as it is written and hands out a copy of its own', () => {
+    const w = new ByteWriter(4);
+    w.text('{"é":"名"}');
+    w.byte(0x2c);
+    w.bytes(Uint8Array.of(0x61, 0x62, 0x63), 1, 3);
+    w.bytes(Buffer.from('xyz'), 0, 2);
+    const first = w.take();
+    expect(first.toString('utf8')).toBe('{"é":"名"},bcxy');
+    w.reset();
+    w.text('later');
+    expect(first.toString('utf8')).toBe('{"é":"名"},bcxy');
+    expect(w.take().toString()).toBe('later');
+  });
+});
