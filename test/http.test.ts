@@ -215,6 +215,27 @@ describe('GET /buildings', () => {
     expect(packed.body).toEqual(json.body);
   });
 
+  it('pages answered at once, each waiting for its charge, come out whole: no body is written over by the next', async () => {
+    // Every page costs credits, so each waits for the ledger's commit while the others are written.
+    const k = workspaceWithKey(t.ledger, 1_000_000).key;
+    const queries = Array.from({ length: 40 }, (_, i) => [`/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${100 * i}&sort=${i % 2 ? 'height' : 'area'}`, i % 3 ? 'application/json' : 'application/msgpack']);
+    const fetchPage = async ([query, accept]: string[]) => {
+      const res = await fetch(`${t.base}${query}`, { headers: { ...auth(k), Accept: accept } });
+      expect(res.status).toBe(200);
+      return { charged: Number(res.headers.get('X-Credits-Charged')), raw: Buffer.from(await res.arrayBuffer()) };
+    };
+    const together = await Promise.all(queries.map(fetchPage));
+    expect(together.reduce((n, p) => n + p.charged, 0)).toBeGreaterThan(1000);
+    for (let i = 0; i < queries.length; i++) {
+      // Asked again one at a time: free now, and the same bytes.
+      const again = await fetchPage(queries[i]);
+      expect(again.charged).toBe(0);
+      expect(again.raw.equals(together[i].raw)).toBe(true);
+      const doc = (queries[i][1] === 'application/msgpack' ? unpack(together[i].raw) : JSON.parse(together[i].raw.toString('utf8'))) as J;
+      expect(doc.meta.offset).toBe(100 * i);
+    }
+  });
+
   it('a fragment cache far smaller than what is served (EDIFICE_FRAGMENT_CACHE_MB=1) evicts and still answers every page as the default one', async () => {
     // 4,000 buildings in JSON and MessagePack are ~9 MB of fragments: the 1 MiB cache evicts most of them on each pass.
     const small = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'small-cache.db', { EDIFICE_FRAGMENT_CACHE_MB: '1' });

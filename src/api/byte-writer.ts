@@ -1,7 +1,7 @@
 /**
  * A reusable, growing byte buffer that response bodies are assembled in: pieces are copied in
  * as they come (a cached building's bytes, text written as UTF-8 in place), and the body is
- * copied out once at the end, so that assembling a page allocates one buffer, its own.
+ * either copied out once at the end (`take`) or sent from where it is (`view`).
  */
 export class ByteWriter {
   private buf: Buffer;
@@ -40,6 +40,16 @@ export class ByteWriter {
   text(s: string): void {
     this.room(3 * s.length);
     this.length += this.buf.write(s, this.length);
+  }
+
+  /** What was written since the last reset, in place: valid until the next write or reset. */
+  view(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+
+  /** Bytes it holds room for. */
+  get capacity(): number {
+    return this.buf.length;
   }
 
   /** What was written since the last reset, as a buffer of its own. */

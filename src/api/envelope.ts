@@ -132,13 +132,17 @@ function itemsOf(items: readonly (Uint8Array | string)[] | PageItems): PageItems
   };
 }
 
-/** One writer per thread: a body is assembled in it, then copied out (`take`) before anything else runs. */
-const out = new ByteWriter();
+/**
+ * Where a body is assembled when the caller gives no writer: one per thread, and the body is
+ * copied out of it (`take`) before anything else runs. A caller that gives its own writer gets a
+ * view of it (`view`), valid until that writer is written again.
+ */
+const scratch = new ByteWriter();
 const OPEN_DATA = Buffer.from('{"data":[');
 const COMMA = 0x2c;
 
 /** `{"data":[item,item,...]` + tail, as one buffer. */
-function assemble(items: PageItems, tail: string): Buffer {
+function assemble(items: PageItems, tail: string, out = scratch): Buffer {
   out.reset();
   out.bytes(OPEN_DATA);
   for (let i = 0; i < items.count; i++) {
@@ -146,22 +150,22 @@ function assemble(items: PageItems, tail: string): Buffer {
     items.write(i, out);
   }
   out.text(tail);
-  return out.take();
+  return out === scratch ? out.take() : out.view();
 }
 
 /**
  * The ranked page as JSON bytes, from each building's JSON (`buildingJson`, as text or UTF-8
  * bytes); equal to `JSON.stringify(rankedPage(...))` of the same buildings.
  */
-export function rankedPageJson(buildings: readonly (Uint8Array | string)[] | PageItems, info: RankedPageInfo, link: LinkContext): Buffer {
+export function rankedPageJson(buildings: readonly (Uint8Array | string)[] | PageItems, info: RankedPageInfo, link: LinkContext, out?: ByteWriter): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
-  return assemble(itemsOf(buildings), `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`);
+  return assemble(itemsOf(buildings), `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`, out);
 }
 
 const MSGPACK_DATA_KEY = Buffer.from([0xa4, 0x64, 0x61, 0x74, 0x61]); // fixstr "data"
 
 /** A MessagePack map of `entries` whose first entry is "data": [items...], then `tail` (the other entries, encoded). */
-function assembleMsgpack(items: PageItems, entries: number, tail: Uint8Array[]): Buffer {
+function assembleMsgpack(items: PageItems, entries: number, tail: Uint8Array[], out = scratch): Buffer {
   const n = items.count;
   if (n > 0xffff) throw new RangeError(`A page holds at most 65,535 items, got ${n}.`);
   out.reset();
@@ -175,20 +179,20 @@ function assembleMsgpack(items: PageItems, entries: number, tail: Uint8Array[]):
   }
   for (let i = 0; i < n; i++) items.write(i, out);
   for (const t of tail) out.bytes(t);
-  return out.take();
+  return out === scratch ? out.take() : out.view();
 }
 
 /**
  * The ranked page as MessagePack, from each building's MessagePack bytes (`pack(serializeBuilding(...))`);
  * decodes to the same document as `pack(rankedPage(...))`.
  */
-export function rankedPageMsgpack(buildings: readonly Uint8Array[] | PageItems, info: RankedPageInfo, link: LinkContext): Buffer {
+export function rankedPageMsgpack(buildings: readonly Uint8Array[] | PageItems, info: RankedPageInfo, link: LinkContext, out?: ByteWriter): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
-  return assembleMsgpack(itemsOf(buildings), 3, [pack('meta'), pack(rankedMeta(info)), pack('links'), pack({ next })]);
+  return assembleMsgpack(itemsOf(buildings), 3, [pack('meta'), pack(rankedMeta(info)), pack('links'), pack({ next })], out);
 }
 
-export function pointPageMsgpack(buildings: readonly Uint8Array[] | PageItems): Buffer {
-  return assembleMsgpack(itemsOf(buildings), 1, []);
+export function pointPageMsgpack(buildings: readonly Uint8Array[] | PageItems, out?: ByteWriter): Buffer {
+  return assembleMsgpack(itemsOf(buildings), 1, [], out);
 }
 
 /** GET /buildings/at: {data}. */
@@ -196,8 +200,8 @@ export function pointPage<T>(data: T[]): PointPage<T> {
   return { data };
 }
 
-export function pointPageJson(buildings: readonly (Uint8Array | string)[] | PageItems): Buffer {
-  return assemble(itemsOf(buildings), ']}');
+export function pointPageJson(buildings: readonly (Uint8Array | string)[] | PageItems, out?: ByteWriter): Buffer {
+  return assemble(itemsOf(buildings), ']}', out);
 }
 
 function childPage<R, T>(

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import {
   ApiError, CONTENT_TYPE, buildOpenApi, decodePathSegment, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
   parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
-  registeredBusinessesPage, unitsPage, type Encoding, type LinkContext, type PageItems,
+  registeredBusinessesPage, unitsPage, type ByteWriter, type Encoding, type LinkContext, type PageItems,
 } from '../api/index.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
 import type { RowRef } from '../query/buildings.ts';
@@ -25,6 +25,7 @@ import type { Config } from '../config.ts';
 import { fallbackRefusal, uws, uwsImplementation } from './uws.ts';
 import { Metrics } from './metrics.ts';
 import { BuildingCache } from './building-cache.ts';
+import { WriterPool } from './writer-pool.ts';
 import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
 import { addressLimiters, type AddressLimiterTables } from './address-limits.ts';
@@ -60,7 +61,8 @@ export interface RunningServer {
 /** What an authenticated handler found: the document, and the buildings it returns (to charge). */
 interface Answer {
   charge: readonly string[];
-  render(encoding: Encoding): Uint8Array;
+  /** The body; a page of buildings is written into `out` and is a view of it. */
+  render(encoding: Encoding, out: ByteWriter): Uint8Array;
 }
 
 interface Request {
@@ -95,6 +97,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const { config, catalog, ledger, log } = deps;
   const metrics = new Metrics();
   const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
+  const writers = new WriterPool();
   metrics.watchFragmentCache(cache);
   const rankings = new RankingCache(config.rankingCacheMb * 1024 * 1024);
   metrics.watchRankingCache(rankings);
@@ -164,23 +167,29 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       }
       let answer: Answer;
       let body: Uint8Array;
+      const out = writers.take();
       try {
         const view = catalog.view();
         if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No country snapshot is loaded yet; retry shortly.', '', 5);
         answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } });
-        body = answer.render(encoding);
+        body = answer.render(encoding, out);
       } catch (err) {
+        writers.give(out);
         const e = engineError(err);
         if (!(e instanceof ApiError)) throw e;
         return respond(errorReply(e, encoding, credited(headers, 0, ledger.balance(auth.workspaceId))));
       }
       let aborted = false;
       const settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, (result) => {
-        if (aborted) return;
-        if (result instanceof Error) return respond(failure(result, encoding, path, route));
-        if (!result.ok) return respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
-        metrics.credits.inc(result.charged);
-        respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body }, result.charged);
+        // The body is a view of `out`, which goes back to the pool once it is sent: uWS copies what it cannot send at once.
+        if (aborted) return writers.give(out);
+        if (result instanceof Error) respond(failure(result, encoding, path, route));
+        else if (!result.ok) respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
+        else {
+          metrics.credits.inc(result.charged);
+          respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body }, result.charged);
+        }
+        writers.give(out);
       });
       if (!settled) res.onAborted(() => { aborted = true; });
     } catch (err) {
@@ -188,9 +197,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     }
   };
 
-  const pageOf = (rows: readonly RowRef[], encoding: Encoding, toJson: (items: PageItems) => Buffer, toMsgpack: (items: PageItems) => Buffer) => {
-    const items: PageItems = { count: rows.length, write: (i, out) => cache.write(out, rows[i].snapshot, rows[i].row, encoding) };
-    return encoding === 'json' ? toJson(items) : toMsgpack(items);
+  const pageOf = (
+    rows: readonly RowRef[], encoding: Encoding, out: ByteWriter,
+    toJson: (items: PageItems, out: ByteWriter) => Buffer, toMsgpack: (items: PageItems, out: ByteWriter) => Buffer,
+  ) => {
+    const items: PageItems = { count: rows.length, write: (i, w) => cache.write(w, rows[i].snapshot, rows[i].row, encoding) };
+    return encoding === 'json' ? toJson(items, out) : toMsgpack(items, out);
   };
 
   app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link }) => {
@@ -199,7 +211,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
     return {
       charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding) => pageOf(result.rows, encoding, (items) => rankedPageJson(items, info, link), (items) => rankedPageMsgpack(items, info, link)),
+      render: (encoding, out) => pageOf(result.rows, encoding, out, (items, w) => rankedPageJson(items, info, link, w), (items, w) => rankedPageMsgpack(items, info, link, w)),
     };
   }));
 
@@ -208,7 +220,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const { rows } = queryPoint(view, q);
     return {
       charge: rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding) => pageOf(rows, encoding, pointPageJson, pointPageMsgpack),
+      render: (encoding, out) => pageOf(rows, encoding, out, pointPageJson, pointPageMsgpack),
     };
   }));
 
