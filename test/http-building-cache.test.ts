@@ -83,6 +83,32 @@ describe('BuildingCache', () => {
     expect(cache.misses).toBe(misses + 1);
   });
 
+  it('a building asked for again late in its lap is copied to the head and outlives the buildings written after it once', () => {
+    const cache = new BuildingCache(APP, 256 * 1024);
+    const out = new ByteWriter();
+    cache.write(out, snapshot, 7, 'json');
+    // Others until row 7 sits in the oldest quarter of the ring, then 7 again: a hit, renewed.
+    let written = expected(7, 'json').length;
+    let row = 100;
+    for (; written < 0.8 * 256 * 1024; row++) {
+      cache.write(out, snapshot, row, 'json');
+      written += expected(row, 'json').length;
+    }
+    out.reset();
+    cache.write(out, snapshot, 7, 'json');
+    expect(out.take().equals(expected(7, 'json'))).toBe(true);
+    const hits = cache.hits;
+    // Half a lap more: past where it first was, not past where it was copied to.
+    for (const end = written + 0.5 * 256 * 1024; written < end; row++) {
+      cache.write(out, snapshot, row, 'json');
+      written += expected(row, 'json').length;
+    }
+    out.reset();
+    cache.write(out, snapshot, 7, 'json');
+    expect(cache.hits).toBe(hits + 1);
+    expect(out.take().equals(expected(7, 'json'))).toBe(true);
+  });
+
   it('a building too large for its ring is encoded for the page and not kept', () => {
     // A ring of 8 KiB keeps nothing over 512 bytes: every synthetic building is larger.
     const cache = new BuildingCache(APP, 8 * 1024);

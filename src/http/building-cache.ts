@@ -7,11 +7,13 @@
  * is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256 MiB: on the bench mix, 1M
  * buildings, 64 MiB left 0.46 ms of encoding a request and 256 MiB 0.26 ms; 1 GiB 0.24).
  *
- * The bytes sit in one ring per thread, written in turn and overwritten a lap later (first in,
- * first out), and are found through a table of typed arrays: no object per building, so nothing
- * for the garbage collector. An LRU of one Buffer per building (until the twelfth session)
- * turned its 256 MiB over every few seconds under load, each evicted Buffer garbage of the old
- * generation: the workers ran a full collection about once a second (5-25 ms pauses, `--trace-gc`).
+ * The bytes sit in one ring per thread, written in turn and overwritten a lap later, and are
+ * found through a table of typed arrays: no object per building, so nothing for the garbage
+ * collector. A building asked for again in the oldest quarter of the ring is copied to its head,
+ * so that what is asked for often stays, as in an LRU. The LRU of one Buffer per building it
+ * replaced (twelfth session) turned its 256 MiB over every few seconds under load, each evicted
+ * Buffer garbage of the old generation: the workers ran a full collection about once a second
+ * (5-25 ms pauses, `--trace-gc`).
  * A building is copied into the page being written (ByteWriter) as soon as it is found or
  * encoded, so no later write to the ring can reach bytes a page still needs.
  *
@@ -26,6 +28,8 @@ import type { Snapshot } from '../catalog/catalog.ts';
 const ROW_SPACE = 2 ** 24;
 /** Slots a key may sit in (one bucket); the oldest entry of a full bucket gives way. */
 const WAYS = 4;
+/** A building found after this share of a lap is copied to the head (the oldest quarter of the ring). */
+const RENEW_AFTER = 0.75;
 /** One slot per this many bytes of ring: a building's JSON is ~1-2 KB, so ~2-4 slots per building held. */
 const BYTES_PER_SLOT = 512;
 
@@ -68,7 +72,16 @@ export class BuildingCache {
       if (keys[j] !== key) continue;
       if (this.written <= at[j] + capacity) {
         this.hits++;
-        const from = at[j] % capacity;
+        let from = at[j] % capacity;
+        if (this.written - at[j] > capacity * RENEW_AFTER) {
+          // Asked for again late in its lap: copied to the head for another lap, as an LRU would keep it.
+          const n = len[j];
+          const to = this.place(n);
+          this.ring.copy(this.ring, to, from, from + n); // regions may overlap: copy moves as memmove does
+          at[j] = this.written;
+          this.written += n;
+          from = to;
+        }
         out.bytes(this.ring, from, from + len[j]);
         return;
       }
