@@ -3,6 +3,7 @@
  * snapshot written by the real generator. Every response is checked against the OpenAPI
  * document the server serves; answers are checked against the query engine called directly.
  */
+import { connect, type Socket } from 'node:net';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -233,6 +234,53 @@ describe('GET /buildings', () => {
       expect(again.raw.equals(together[i].raw)).toBe(true);
       const doc = (queries[i][1] === 'application/msgpack' ? unpack(together[i].raw) : JSON.parse(together[i].raw.toString('utf8'))) as J;
       expect(doc.meta.offset).toBe(100 * i);
+    }
+  });
+
+  it('pages answered to clients that read nothing yet arrive whole once they do: uWS keeps its own copy of what it could not send', async () => {
+    // 120 connections, each asking for a page of 100 buildings (~16 MB in all) and reading
+    // nothing until every page has been answered: what the sockets' buffers cannot hold waits
+    // in uWS, while the server's writers go on to the next pages.
+    const k = workspaceWithKey(t.ledger, 1_000_000).key;
+    const paths: string[] = [];
+    for (const sort of ['area', 'height', 'volume']) {
+      for (let offset = 0; offset < snapshot.rows; offset += 100) paths.push(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${offset}&sort=${sort}`);
+    }
+    const answered = async () => {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      return Number(/^edifice_http_requests_total\{route="\/buildings",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    const before = await answered();
+    const clients = await Promise.all(paths.map((path) => new Promise<{ socket: Socket; chunks: Buffer[] }>((resolve) => {
+      const socket = connect(t.server.port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.pause();
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      socket.once('connect', () => {
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${k}\r\n\r\n`);
+        resolve({ socket, chunks });
+      });
+    })));
+    for (let i = 0; i < 200 && (await answered()) < before + paths.length; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await answered()).toBe(before + paths.length);
+    for (const c of clients) c.socket.resume();
+    // Read until each response is whole (Content-Length), for at most 20 s.
+    const body = (chunks: Buffer[]): Buffer | null => {
+      const all = Buffer.concat(chunks);
+      const headEnd = all.indexOf('\r\n\r\n');
+      if (headEnd < 0) return null;
+      const length = Number(/content-length: (\d+)/i.exec(all.subarray(0, headEnd).toString('latin1'))?.[1]);
+      return all.length >= headEnd + 4 + length ? all.subarray(headEnd + 4, headEnd + 4 + length) : null;
+    };
+    const deadline = Date.now() + 20_000;
+    while (clients.some((c) => body(c.chunks) === null) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const c of clients) c.socket.destroy();
+    const bodies = clients.map((c) => body(c.chunks));
+    expect(bodies.reduce((n, b) => n + (b?.length ?? 0), 0)).toBeGreaterThan(12 * 1024 * 1024);
+    for (let i = 0; i < paths.length; i++) {
+      const again = await fetch(`${t.url}${paths[i]}`, { headers: auth(k) });
+      expect(again.headers.get('X-Credits-Charged')).toBe('0');
+      expect(Buffer.from(await again.arrayBuffer()).equals(bodies[i]!)).toBe(true);
     }
   });
 
