@@ -251,7 +251,7 @@ export class Credits {
     try {
       done = this.exclusive(() => this.chargeTx.immediate(checked, now));
     } catch (err) {
-      // Rolled back: so are its openings in memory, or, if the table was rebuilt meanwhile, all of it.
+      // Rolled back: so are its openings in memory, or, if the table grew meanwhile, all of it.
       if (this.index !== null && !this.index.rollback()) this.index = null;
       throw err;
     }

@@ -12,7 +12,7 @@
  * number + 1 (0: empty) and the UUID's four 32-bit words, and the opening's time in ms. Only the
  * latest opening of a building counts (a building is free while now − latest < 365 days).
  * Catalog ids are lowercase UUIDs; any other string (tests, hand-written pages) goes to a Map.
- * Openings older than the 365 days are dropped whenever the table is rebuilt to grow.
+ * Openings older than the 365 days are dropped as the table grows.
  *
  * Growing is spread out: the full table stays readable beside a new one twice its size, and its
  * slots move over a few at each opening added and a chunk after each transaction. Rebuilt at
@@ -93,18 +93,18 @@ export class OpenedIndex {
   /**
    * Between `begin` and `commit`/`rollback`: what each change replaced (table slot and its time
    * before; non-UUID ids in their own list), so that a transaction that fails leaves the table
-   * as it was without reading the file again. A rebuild meanwhile moves every slot: then the
+   * as it was without reading the file again. Growing meanwhile moves every slot: then the
    * changes cannot be undone, and `rollback` says so.
    */
   private tracking = false;
-  private rebuiltMeanwhile = false;
+  private grewMeanwhile = false;
   private undoSlots = new Int32Array(256);
   private undoAt = new Float64Array(256);
   private noted = 0;
   private readonly undoOthers: [string, number | undefined][] = [];
   private undoLastRowId = 0;
 
-  /** Openings held (the latest per workspace and building, expired ones until the next rebuild). */
+  /** Openings held (the latest per workspace and building, expired ones until the table next grows). */
   get size(): number {
     return this.used + this.leftUsed + this.others.size;
   }
@@ -129,7 +129,7 @@ export class OpenedIndex {
 
   /**
    * Records an opening at `at` (kept if later than the one known). `since`: openings at or before
-   * it are no longer needed (now − 365 days), so a rebuild may drop them.
+   * it are no longer needed (now − 365 days), so growing may drop them.
    */
   add(workspaceId: string, buildingId: string, at: number, since: number): void {
     let w = this.workspaces.get(workspaceId);
@@ -156,7 +156,7 @@ export class OpenedIndex {
   /** From here, every change is noted until `commit` (kept) or `rollback` (undone). */
   begin(): void {
     this.tracking = true;
-    this.rebuiltMeanwhile = false;
+    this.grewMeanwhile = false;
     this.noted = 0;
     this.undoOthers.length = 0;
     this.undoLastRowId = this.lastRowId;
@@ -168,11 +168,11 @@ export class OpenedIndex {
     if (this.leftKeys !== null) this.move(MOVE_PER_COMMIT);
   }
 
-  /** Undoes every change since `begin`; false when a rebuild came between (the table must be dropped). */
+  /** Undoes every change since `begin`; false when the table grew meanwhile (it must be dropped). */
   rollback(): boolean {
     if (!this.tracking) return true;
     this.tracking = false;
-    if (this.rebuiltMeanwhile) return false;
+    if (this.grewMeanwhile) return false;
     for (let i = this.noted - 1; i >= 0; i--) this.at[this.undoSlots[i]] = this.undoAt[i];
     for (let i = this.undoOthers.length - 1; i >= 0; i--) {
       const [key, at] = this.undoOthers[i];
@@ -187,8 +187,8 @@ export class OpenedIndex {
   /** Room for `n` openings without growing (before reading a file's worth of them). */
   reserve(n: number): void {
     if (n > this.at.length * MAX_LOAD) {
-      if (this.leftKeys !== null) this.move(Infinity);
-      this.rebuild(Number.NEGATIVE_INFINITY, n);
+      this.grow(Number.NEGATIVE_INFINITY, n);
+      this.move(Infinity);
     }
   }
 
@@ -199,13 +199,13 @@ export class OpenedIndex {
 
   /**
    * Starts moving to a table where the openings held (expired ones too: counting the live ones
-   * would read the whole table) fill 40%; one still being left is finished first.
+   * would read the whole table), or `room`, fill 40%; one still being left is finished first.
    */
-  private grow(since: number): void {
+  private grow(since: number, room = 0): void {
     if (this.leftKeys !== null) this.move(Infinity);
-    if (this.tracking) this.rebuiltMeanwhile = true;
+    if (this.tracking) this.grewMeanwhile = true;
     let capacity = this.at.length;
-    while (capacity * 0.4 < this.used + 1) capacity *= 2;
+    while (capacity * 0.4 < Math.max(this.used + 1, room)) capacity *= 2;
     this.leftKeys = this.keys;
     this.leftAt = this.at;
     this.leftUsed = this.used;
@@ -281,32 +281,5 @@ export class OpenedIndex {
     }
     this.undoSlots[this.noted] = slot;
     this.undoAt[this.noted++] = before;
-  }
-
-  /** Re-inserts the openings later than `since` into a table they (or `room`) fill to at most 40%. */
-  private rebuild(since: number, room = 0): void {
-    const tracking = this.tracking;
-    if (tracking) this.rebuiltMeanwhile = true;
-    this.tracking = false; // the moves of a rebuild are not changes
-    const oldKeys = this.keys;
-    const oldAt = this.at;
-    let live = 0;
-    for (let slot = 0; slot < oldAt.length; slot++) if (oldKeys[slot * WORDS] !== 0 && oldAt[slot] > since) live++;
-    live = Math.max(live, room);
-    let capacity = MIN_CAPACITY;
-    while (capacity * 0.4 < live + 1) capacity *= 2; // a full table of live openings doubles
-    this.keys = new Uint32Array(capacity * WORDS);
-    this.at = new Float64Array(capacity);
-    this.used = 0;
-    for (let slot = 0; slot < oldAt.length; slot++) {
-      const k = slot * WORDS;
-      if (oldKeys[k] === 0 || !(oldAt[slot] > since)) continue;
-      uuid[0] = oldKeys[k + 1];
-      uuid[1] = oldKeys[k + 2];
-      uuid[2] = oldKeys[k + 3];
-      uuid[3] = oldKeys[k + 4];
-      this.put(oldKeys[k], oldAt[slot]);
-    }
-    this.tracking = tracking;
   }
 }
