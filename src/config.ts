@@ -43,7 +43,8 @@ export interface Config {
   workers: number;
   /**
    * The most encoded buildings each serving thread keeps (BuildingCache), in MiB. Each worker has
-   * its own cache, so resident memory can grow by a little more than this per worker.
+   * its own cache, so resident memory can grow by a little more than this per worker. At most
+   * 4,096: the cache is one Buffer, and Node's largest is 4 GiB.
    */
   fragmentCacheMb: number;
   /** The most paging-walk rankings each serving thread keeps (RankingCache), in MiB; 0 keeps none. */
@@ -98,7 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     perKeyPerMinute: int(env, 'EDIFICE_KEY_PER_MINUTE', 60, 1, 1_000_000_000),
     dailyQuota: int(env, 'EDIFICE_DAILY_QUOTA', 5_000, 1, 1_000_000_000),
     workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
-    fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 65_536),
+    fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 4_096),
     rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
   };
 }

@@ -36,6 +36,7 @@ describe('config: the rest of the environment', () => {
     expect(loadConfig({ EDIFICE_REPORT_PRICE: '7' }).reportPriceMinor).toBe(700);
     expect(loadConfig({ EDIFICE_WORKERS: '0' }).workers).toBe(0);
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '1' }).fragmentCacheMb).toBe(1);
+    expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '4096' }).fragmentCacheMb).toBe(4096);
     expect(loadConfig({ EDIFICE_RANKING_CACHE_MB: '0' }).rankingCacheMb).toBe(0);
     expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
     expect(loadConfig({ EDIFICE_BASE_URL: 'https://api.example.com/v1/' }).baseUrl).toBe('https://api.example.com/v1');
@@ -56,6 +57,7 @@ describe('config: the rest of the environment', () => {
       [{ EDIFICE_WORKERS: '-1' }, /EDIFICE_WORKERS/],
       [{ EDIFICE_FRAGMENT_CACHE_MB: '0' }, /EDIFICE_FRAGMENT_CACHE_MB/],
       [{ EDIFICE_FRAGMENT_CACHE_MB: '1.5' }, /EDIFICE_FRAGMENT_CACHE_MB/],
+      [{ EDIFICE_FRAGMENT_CACHE_MB: '4097' }, /EDIFICE_FRAGMENT_CACHE_MB/],
       [{ EDIFICE_RANKING_CACHE_MB: '-1' }, /EDIFICE_RANKING_CACHE_MB/],
       [{ EDIFICE_RANKING_CACHE_MB: 'lots' }, /EDIFICE_RANKING_CACHE_MB/],
       [{ EDIFICE_TRUSTED_PROXIES: 'all' }, /EDIFICE_TRUSTED_PROXIES/],
