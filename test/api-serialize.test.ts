@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUILDING_FIELDS, buildingJsonAt, serializeBuilding, type BuildingContext } from '../src/api/building.ts';
+import { BUILDING_FIELDS, serializeBuilding, writeBuildingJson, type BuildingContext } from '../src/api/building.ts';
+import { ByteWriter } from '../src/api/byte-writer.ts';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
 import { largestBusiness, serializeBusiness } from '../src/api/business.ts';
@@ -307,7 +308,17 @@ describe('Building (spec 2.1)', () => {
   });
 });
 
-describe('buildingJsonAt writes exactly JSON.stringify(serializeBuilding(record)) from the store', () => {
+describe('writeBuildingJson writes exactly the UTF-8 of JSON.stringify(serializeBuilding(record)) from the store', () => {
+  // A small writer, so that buildings also land across its growth; written after a prefix, as in a page.
+  const writer = new ByteWriter(64);
+  function jsonAt(snapshot: Snapshot, row: number, ctx: BuildingContext): Buffer {
+    writer.reset();
+    writer.ascii('[');
+    writeBuildingJson(writer, snapshot, row, ctx);
+    return writer.take().subarray(1);
+  }
+  const expected = (record: BuildingRecord, ctx: BuildingContext): Buffer => Buffer.from(JSON.stringify(serializeBuilding(record, ctx)));
+
   const NASTY = ['"quoted"', 'back\\slash', 'tab\there', 'new\nline', '\u0000\u001f', '\ud800 lone', 'lone \udfff', '😀 ok', '</script>', '\u2028\u2029'];
   const root = mkdtempSync(join(tmpdir(), 'edifice-json-'));
   let snapshot: Snapshot;
@@ -339,7 +350,9 @@ describe('buildingJsonAt writes exactly JSON.stringify(serializeBuilding(record)
   it('every row: the full and the blank building, 2,000 random ones, text that needs escaping, strings kept as references', () => {
     expect(snapshot.rows).toBe(2 + 2000 + NASTY.length + 1);
     for (let row = 0; row < snapshot.rows; row++) {
-      expect(buildingJsonAt(snapshot, row, CTX)).toBe(JSON.stringify(serializeBuilding(snapshot.record(row), CTX)));
+      const got = jsonAt(snapshot, row, CTX);
+      expect(got.toString()).toBe(JSON.stringify(serializeBuilding(snapshot.record(row), CTX)));
+      expect(got.equals(expected(snapshot.record(row), CTX))).toBe(true);
     }
   });
 
@@ -349,9 +362,10 @@ describe('buildingJsonAt writes exactly JSON.stringify(serializeBuilding(record)
       if (!record.building_id.startsWith('t:esc') && !record.source_id.startsWith('t:esc')) continue;
       for (const text of NASTY) {
         const ctx = { country: text, appUrl: `https://x.example/${text}` };
-        const json = buildingJsonAt(snapshot, row, ctx);
-        expect(json).toBe(JSON.stringify(serializeBuilding(record, ctx)));
-        expect(JSON.parse(json).address).toBe(record.address);
+        const json = jsonAt(snapshot, row, ctx);
+        expect(json.toString()).toBe(JSON.stringify(serializeBuilding(record, ctx)));
+        expect(json.equals(expected(record, ctx))).toBe(true);
+        expect(JSON.parse(json.toString()).address).toBe(record.address);
       }
     }
   });
@@ -367,7 +381,7 @@ describe('buildingJsonAt writes exactly JSON.stringify(serializeBuilding(record)
 
   it('FULL read back from the store is the hand-written Building', () => {
     const row = [...Array(snapshot.rows).keys()].find((r) => snapshot.record(r).source_id === FULL.source_id)!;
-    expect(JSON.parse(buildingJsonAt(snapshot, row, CTX))).toStrictEqual(FULL_EXPECTED);
+    expect(JSON.parse(jsonAt(snapshot, row, CTX).toString())).toStrictEqual(FULL_EXPECTED);
   });
 });
 

@@ -2,7 +2,7 @@
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { BUILDING_FIELDS, ByteWriter, buildingJsonAt, serializeBuilding } from '../src/api/index.ts';
+import { BUILDING_FIELDS, ByteWriter, serializeBuilding } from '../src/api/index.ts';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
 import { BuildingCache } from '../src/http/building-cache.ts';
 import { removeDir, syntheticSnapshots } from './http-helpers.ts';
@@ -22,7 +22,7 @@ afterAll(() => {
 
 function expected(row: number, encoding: 'json' | 'msgpack'): Buffer {
   const context = { country: snapshot.country, appUrl: APP };
-  return encoding === 'json' ? Buffer.from(buildingJsonAt(snapshot, row, context))
+  return encoding === 'json' ? Buffer.from(JSON.stringify(serializeBuilding(snapshot.record(row), context)))
     : pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
 }
 
@@ -132,5 +132,21 @@ describe('ByteWriter', () => {
     w.text('later');
     expect(first.toString('utf8')).toBe('{"é":"名"},bcxy');
     expect(w.take().toString()).toBe('later');
+  });
+
+  it('writes integers as String writes them, and ASCII a byte a character, across its growth', () => {
+    const edges = [0, -0, 1, -1, 9, 10, 11, 99, 100, 101, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 32, 1e15, 1e15 - 1,
+      999_999_999_999_999, 2 ** 53 - 1, -(2 ** 53 - 1), 4_503_599_627_370_496];
+    const next = random(7);
+    const values = [...edges];
+    for (let i = 0; i < 2000; i++) values.push(Math.round((next() - 0.5) * 2 ** (1 + Math.floor(next() * 53))));
+    const w = new ByteWriter(1);
+    let want = '';
+    for (const v of values) {
+      w.integer(v);
+      w.ascii(',');
+      want += String(v) + ',';
+    }
+    expect(w.take().toString('latin1')).toBe(want);
   });
 });

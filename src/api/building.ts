@@ -2,9 +2,9 @@
  * The Building object of spec 2.1: BuildingRecord → snake_case, every field, null for unknown,
  * in the spec's field order. Two equal forms:
  * - `serializeBuilding` builds the object (MessagePack, tests, anything that wants an object);
- * - `buildingJsonAt` writes the same JSON text straight from a snapshot's store, byte for byte
- *   what `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))` gives, without the record
- *   or any intermediate object (a record costs ~25 µs to rebuild, the text from the store 5–12).
+ * - `writeBuildingJson` writes the same JSON's UTF-8 bytes straight from a snapshot's store, byte for
+ *   byte what `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))` encodes to, without
+ *   the record, any intermediate object or the text (a record costs ~25 µs to rebuild).
  *
  * Inner shapes the spec leaves open (documented in the OpenAPI schemas):
  * - height {metres, basis}, floor_area {square_metres, basis, scope}: always objects; basis null when the value is;
@@ -25,6 +25,7 @@ import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
 import { F } from '../catalog/flags.ts';
 import { numberAt, type NumColumn } from '../catalog/numeric.ts';
 import { NULL_CURRENCY, type Snapshot } from '../catalog/snapshot.ts';
+import type { ByteWriter } from './byte-writer.ts';
 import { employeesOf, largestBusiness, turnoverOf, type EmployeesOut, type TurnoverOut } from './business.ts';
 
 export interface BuildingContext {
@@ -187,34 +188,48 @@ export function serializeBuilding(r: BuildingFields, ctx: BuildingContext): Buil
 }
 
 // ---------------------------------------------------------------------------------------------
-// The same object written as JSON text.
+// The same object written as JSON bytes.
 // ---------------------------------------------------------------------------------------------
 
-/** Free text, escaped as JSON.stringify escapes it; the common clean string skips the native call. */
-function str(v: string | null): string {
-  if (v === null) return 'null';
+/**
+ * Free text, escaped as JSON.stringify escapes it. The common string (printable ASCII, nothing
+ * to escape) is written a byte a character; other clean text goes through the native UTF-8
+ * encoder; text to escape is escaped by JSON.stringify itself.
+ */
+function str(w: ByteWriter, v: string | null): void {
+  if (v === null) return w.ascii('null');
+  let ascii = true;
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(v);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return w.text(JSON.stringify(v));
+    if (c >= 0x80) ascii = false;
   }
-  return '"' + v + '"';
+  w.byte(0x22);
+  if (ascii) w.ascii(v);
+  else w.text(v);
+  w.byte(0x22);
 }
 
 /**
- * A value of one of the schema's fixed enums (or a date the loader formatted): known clean,
- * written without a scan. The column store decodes these from its own constant tables.
+ * A value of one of the schema's fixed enums (or a date the loader formatted): known clean
+ * ASCII, written without a scan. The column store decodes these from its own constant tables.
  */
-function e(v: string | null): string {
-  return v === null ? 'null' : '"' + v + '"';
+function e(w: ByteWriter, v: string | null): void {
+  if (v === null) return w.ascii('null');
+  w.byte(0x22);
+  w.ascii(v);
+  w.byte(0x22);
 }
 
-/** A number as JSON writes it; unknown → null. */
-function n(v: number | null): string {
-  return v === null || !Number.isFinite(v) ? 'null' : String(v);
+/** A number as JSON writes it; unknown → null. Integers are written digit by digit, others through String(v). */
+function n(w: ByteWriter, v: number | null): void {
+  if (v === null || !Number.isFinite(v)) w.ascii('null');
+  else if (Number.isSafeInteger(v)) w.integer(v);
+  else w.ascii(String(v));
 }
 
-function b(v: boolean | null): string {
-  return v === null ? 'null' : v ? 'true' : 'false';
+function b(w: ByteWriter, v: boolean | null): void {
+  w.ascii(v === null ? 'null' : v ? 'true' : 'false');
 }
 
 /** Cold columns the Building object shows (the rest of the building is in typed columns). */
@@ -241,14 +256,14 @@ const FLOOD_ZONE_VALUES = valuesOf('flood_zone');
 const SEISMIC_CLASS_VALUES = valuesOf('seismic_risk_class');
 
 /** A hot enum column's value as JSON. */
-function code(codes: Uint8Array, row: number, values: readonly string[]): string {
+function code(w: ByteWriter, codes: Uint8Array, row: number, values: readonly string[]): void {
   const c = codes[row];
-  return c === NULL_CODE_U8 ? 'null' : '"' + values[c] + '"';
+  e(w, c === NULL_CODE_U8 ? null : values[c]);
 }
 
 /** A hot number column's value as JSON. */
-function hot(col: NumColumn, row: number): string {
-  return n(numberAt(col, row));
+function hot(w: ByteWriter, col: NumColumn, row: number): void {
+  n(w, numberAt(col, row));
 }
 
 /** Business index of the row's largest business (`largestBusiness`, over the columns), or -1. */
@@ -277,11 +292,13 @@ function largestAt(s: Snapshot, row: number): number {
 }
 
 /**
- * `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))`, written straight from the
- * store: typed columns read in place, and only the cold columns the object shows decoded
- * (no record, no units, entrances, roof planes or footprint).
+ * Appends to w the UTF-8 bytes of `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))`,
+ * written straight from the store: typed columns read in place, only the cold columns the object
+ * shows decoded (no record, no units, entrances, roof planes or footprint), and no text built on
+ * the way (each piece goes into w as it is read: a building's JSON as one string, encoded to
+ * UTF-8 after, was most of a worker's young garbage under load).
  */
-export function buildingJsonAt(s: Snapshot, row: number, ctx: BuildingContext): string {
+export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: BuildingContext): void {
   let pick = pickers.get(s);
   if (pick === undefined) {
     pick = s.coldPicker(COLD_FIELDS);
@@ -292,85 +309,156 @@ export function buildingJsonAt(s: Snapshot, row: number, ctx: BuildingContext): 
   const num = s.num;
   const enums = s.enums;
   const id = s.buildingId(row);
-  let out = '{"building_id":"' + id
-    + '","address":' + str(r.address)
-    + ',"nearest_road":' + str(r.nearest_road)
-    + ',"address_evidence":' + e(r.address_evidence)
-    + ',"address_corroboration":' + code(enums.address_corroboration, row, CORROBORATION_VALUES)
-    + ',"postal_code":' + str(r.postal_code)
-    + ',"locality":' + str(r.locality)
-    + ',"country":' + str(ctx.country)
-    + ',"latitude":' + n(s.lat[row])
-    + ',"longitude":' + n(s.lon[row])
-    + ',"category":' + code(enums.category, row, CATEGORY_VALUES)
-    + ',"category_evidence":' + e(r.category_evidence)
-    + ',"building_type":' + str(s.buildingTypes[s.buildingType[row]])
-    + ',"roof_shape":' + code(enums.roof_shape, row, ROOF_SHAPE_VALUES)
-    + ',"footprint_area_m2":' + hot(num.footprint_area_m2, row)
-    + ',"height":{"metres":' + hot(num.height_m, row) + ',"basis":' + e(r.height_basis) + '}'
-    + ',"volume_m3":' + hot(num.volume_m3, row)
-    + ',"volume_basis":' + e(r.volume_basis)
-    + ',"floor_area":{"square_metres":' + n(r.floor_area_m2) + ',"basis":' + e(r.floor_area_basis) + ',"scope":' + e(r.floor_area_scope) + '}'
-    + ',"floors":' + hot(num.floors, row)
-    + ',"floors_including_underground":' + n(r.floors_including_underground)
-    + ',"construction_year":' + n(r.construction_year)
-    + ',"completed_by_year":' + n(r.completed_by_year)
-    + ',"dwellings":' + hot(num.dwellings, row)
-    + ',"existing_solar_panels":';
-  if (enums.panels_status[row] === NULL_CODE_U8) out += 'null';
+  w.ascii('{"building_id":');
+  str(w, id);
+  w.ascii(',"address":');
+  str(w, r.address);
+  w.ascii(',"nearest_road":');
+  str(w, r.nearest_road);
+  w.ascii(',"address_evidence":');
+  e(w, r.address_evidence);
+  w.ascii(',"address_corroboration":');
+  code(w, enums.address_corroboration, row, CORROBORATION_VALUES);
+  w.ascii(',"postal_code":');
+  str(w, r.postal_code);
+  w.ascii(',"locality":');
+  str(w, r.locality);
+  w.ascii(',"country":');
+  str(w, ctx.country);
+  w.ascii(',"latitude":');
+  n(w, s.lat[row]);
+  w.ascii(',"longitude":');
+  n(w, s.lon[row]);
+  w.ascii(',"category":');
+  code(w, enums.category, row, CATEGORY_VALUES);
+  w.ascii(',"category_evidence":');
+  e(w, r.category_evidence);
+  w.ascii(',"building_type":');
+  str(w, s.buildingTypes[s.buildingType[row]]);
+  w.ascii(',"roof_shape":');
+  code(w, enums.roof_shape, row, ROOF_SHAPE_VALUES);
+  w.ascii(',"footprint_area_m2":');
+  hot(w, num.footprint_area_m2, row);
+  w.ascii(',"height":{"metres":');
+  hot(w, num.height_m, row);
+  w.ascii(',"basis":');
+  e(w, r.height_basis);
+  w.ascii('},"volume_m3":');
+  hot(w, num.volume_m3, row);
+  w.ascii(',"volume_basis":');
+  e(w, r.volume_basis);
+  w.ascii(',"floor_area":{"square_metres":');
+  n(w, r.floor_area_m2);
+  w.ascii(',"basis":');
+  e(w, r.floor_area_basis);
+  w.ascii(',"scope":');
+  e(w, r.floor_area_scope);
+  w.ascii('},"floors":');
+  hot(w, num.floors, row);
+  w.ascii(',"floors_including_underground":');
+  n(w, r.floors_including_underground);
+  w.ascii(',"construction_year":');
+  n(w, r.construction_year);
+  w.ascii(',"completed_by_year":');
+  n(w, r.completed_by_year);
+  w.ascii(',"dwellings":');
+  hot(w, num.dwellings, row);
+  w.ascii(',"existing_solar_panels":');
+  if (enums.panels_status[row] === NULL_CODE_U8) w.ascii('null');
   else {
-    out += '{"status":' + code(enums.panels_status, row, PANELS_STATUS_VALUES)
-      + ',"photo_date":' + e(r.panels_photo_date)
-      + ',"confidence":' + n(r.panels_confidence)
-      + ',"analysed_on":' + e(r.panels_analysed_on)
-      + ',"photo_resolution_cm":' + n(r.panels_photo_resolution_cm) + '}';
+    w.ascii('{"status":');
+    code(w, enums.panels_status, row, PANELS_STATUS_VALUES);
+    w.ascii(',"photo_date":');
+    e(w, r.panels_photo_date);
+    w.ascii(',"confidence":');
+    n(w, r.panels_confidence);
+    w.ascii(',"analysed_on":');
+    e(w, r.panels_analysed_on);
+    w.ascii(',"photo_resolution_cm":');
+    n(w, r.panels_photo_resolution_cm);
+    w.byte(0x7d);
   }
-  out += ',"solar_presence":' + code(enums.solar_presence, row, SOLAR_PRESENCE_VALUES) + ',"registered_solar":';
+  w.ascii(',"solar_presence":');
+  code(w, enums.solar_presence, row, SOLAR_PRESENCE_VALUES);
+  w.ascii(',"registered_solar":');
   const inst = r.solar_installations;
-  if (inst.length === 0) out += 'null';
+  if (inst.length === 0) w.ascii('null');
   else {
-    out += '{"installed_power_kw":' + n(installedPowerKw(inst)) + ',"installations":[';
+    w.ascii('{"installed_power_kw":');
+    n(w, installedPowerKw(inst));
+    w.ascii(',"installations":[');
     for (let i = 0; i < inst.length; i++) {
       const x = inst[i];
-      out += (i === 0 ? '{"power_kw":' : ',{"power_kw":') + n(x.power_kw)
-        + ',"storage":' + b(x.storage)
-        + ',"register":' + e(x.register)
-        + ',"commissioned_on":' + e(x.commissioned_on) + '}';
+      w.ascii(i === 0 ? '{"power_kw":' : ',{"power_kw":');
+      n(w, x.power_kw);
+      w.ascii(',"storage":');
+      b(w, x.storage);
+      w.ascii(',"register":');
+      e(w, x.register);
+      w.ascii(',"commissioned_on":');
+      e(w, x.commissioned_on);
+      w.byte(0x7d);
     }
-    out += ']}';
+    w.ascii(']}');
   }
-  out += ',"solar_potential":';
-  if (r.solar_potential_basis === null) out += 'null';
+  w.ascii(',"solar_potential":');
+  if (r.solar_potential_basis === null) w.ascii('null');
   else {
-    out += '{"panel_count":' + hot(num.solar_panel_count, row)
-      + ',"capacity_kwp":' + hot(num.solar_capacity_kwp, row)
-      + ',"yearly_energy_kwh":' + hot(num.solar_yearly_energy_kwh, row)
-      + ',"co2_savings_kg_per_year":' + hot(num.solar_co2_savings_kg_per_year, row)
-      + ',"basis":' + e(r.solar_potential_basis) + '}';
+    w.ascii('{"panel_count":');
+    hot(w, num.solar_panel_count, row);
+    w.ascii(',"capacity_kwp":');
+    hot(w, num.solar_capacity_kwp, row);
+    w.ascii(',"yearly_energy_kwh":');
+    hot(w, num.solar_yearly_energy_kwh, row);
+    w.ascii(',"co2_savings_kg_per_year":');
+    hot(w, num.solar_co2_savings_kg_per_year, row);
+    w.ascii(',"basis":');
+    e(w, r.solar_potential_basis);
+    w.byte(0x7d);
   }
   const bz = s.business;
   const largest = largestAt(s, row);
-  out += ',"registered_business_count":' + (bz.offsets[row + 1] - bz.offsets[row]) + ',"registered_business_employees":';
-  if (largest < 0 || bz.employeesMin[largest] === NULL_I32) out += 'null';
+  w.ascii(',"registered_business_count":');
+  w.integer(bz.offsets[row + 1] - bz.offsets[row]);
+  w.ascii(',"registered_business_employees":');
+  if (largest < 0 || bz.employeesMin[largest] === NULL_I32) w.ascii('null');
   else {
     const max = bz.employeesMax[largest];
-    out += '{"min":' + bz.employeesMin[largest] + ',"max":' + (max === NULL_I32 ? 'null' : max) + '}';
+    w.ascii('{"min":');
+    w.integer(bz.employeesMin[largest]);
+    w.ascii(',"max":');
+    if (max === NULL_I32) w.ascii('null');
+    else w.integer(max);
+    w.byte(0x7d);
   }
-  out += ',"registered_business_turnover":';
+  w.ascii(',"registered_business_turnover":');
   const turnover = largest < 0 ? NaN : bz.turnover[largest];
-  if (turnover !== turnover) out += 'null';
+  if (turnover !== turnover) w.ascii('null');
   else {
     const currency = bz.currency[largest];
     const year = bz.year[largest];
-    out += '{"amount":' + n(turnover)
-      + ',"currency":' + (currency === NULL_CURRENCY ? 'null' : str(bz.currencies[currency]))
-      + ',"financial_year":' + (year === NULL_I32 ? 'null' : year) + '}';
+    w.ascii('{"amount":');
+    n(w, turnover);
+    w.ascii(',"currency":');
+    str(w, currency === NULL_CURRENCY ? null : bz.currencies[currency]);
+    w.ascii(',"financial_year":');
+    if (year === NULL_I32) w.ascii('null');
+    else w.integer(year);
+    w.byte(0x7d);
   }
-  return out + ',"flood_zone":' + code(enums.flood_zone, row, FLOOD_ZONE_VALUES)
-    + ',"flood_zone_mapped":' + ((s.flags[row] & F.FLOOD_ZONE_MAPPED) !== 0 ? 'true' : 'false')
-    + ',"flood_zone_source":' + str(r.flood_zone_source)
-    + ',"seismic_design_acceleration_g":' + n(r.seismic_design_acceleration_g)
-    + ',"seismic_risk_class":' + code(enums.seismic_risk_class, row, SEISMIC_CLASS_VALUES)
-    + ',"seismic_risk_assessment_year":' + n(r.seismic_risk_assessment_year)
-    + ',"app_url":' + str(ctx.appUrl).slice(0, -1) + '/buildings/' + id + '"}';
+  w.ascii(',"flood_zone":');
+  code(w, enums.flood_zone, row, FLOOD_ZONE_VALUES);
+  w.ascii((s.flags[row] & F.FLOOD_ZONE_MAPPED) !== 0 ? ',"flood_zone_mapped":true' : ',"flood_zone_mapped":false');
+  w.ascii(',"flood_zone_source":');
+  str(w, r.flood_zone_source);
+  w.ascii(',"seismic_design_acceleration_g":');
+  n(w, r.seismic_design_acceleration_g);
+  w.ascii(',"seismic_risk_class":');
+  code(w, enums.seismic_risk_class, row, SEISMIC_CLASS_VALUES);
+  w.ascii(',"seismic_risk_assessment_year":');
+  n(w, r.seismic_risk_assessment_year);
+  w.ascii(',"app_url":');
+  // The url as one string, escaped as a whole, as JSON.stringify escapes it.
+  str(w, ctx.appUrl + '/buildings/' + id);
+  w.byte(0x7d);
 }

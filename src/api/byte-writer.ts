@@ -36,10 +36,47 @@ export class ByteWriter {
     this.length += end - start;
   }
 
+  /** Writes s, whose characters are all below U+0080 (keys, numbers, enum values), a byte each: no native call, no copy of s. */
+  ascii(s: string): void {
+    const n = s.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.length;
+    for (let i = 0; i < n; i++) buf[at++] = s.charCodeAt(i);
+    this.length = at;
+  }
+
+  /**
+   * Writes the integer v (|v| < 2^53) in decimal, as String(v) and JSON.stringify write it
+   * (-0 as 0), without making the string.
+   */
+  integer(v: number): void {
+    this.room(17);
+    const buf = this.buf;
+    if (v < 0) {
+      buf[this.length++] = 0x2d;
+      v = -v;
+    }
+    let digits = 1;
+    for (let p = 10; p <= v; p *= 10) digits++;
+    let at = this.length + digits;
+    this.length = at;
+    do {
+      const q = Math.floor(v / 10);
+      buf[--at] = 0x30 + (v - 10 * q);
+      v = q;
+    } while (v > 0);
+  }
+
   /** Writes s as UTF-8 (a UTF-16 code unit takes at most 3 bytes). */
   text(s: string): void {
     this.room(3 * s.length);
     this.length += this.buf.write(s, this.length);
+  }
+
+  /** Copies bytes [start, end) of what was written to target at targetStart. */
+  copyTo(target: Buffer, targetStart: number, start: number, end: number): number {
+    return this.buf.copy(target, targetStart, start, end);
   }
 
   /** What was written since the last reset, in place: valid until the next write or reset. */
