@@ -23,7 +23,7 @@ import { buildOpenApi } from '../src/api/openapi.ts';
 import { serializeUnit } from '../src/api/unit.ts';
 import { parseBuildingsQuery, parseUnitsQuery } from '../src/api/validate.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
-import type { BuildingRecord, BusinessRecord, UnitRecord } from '../src/snapshot/schema.ts';
+import { COLUMNS, type BuildingRecord, type BusinessRecord, type ColumnSpec, type UnitRecord } from '../src/snapshot/schema.ts';
 import { randomAttributes } from './reference/fixtures.ts';
 import { Rng } from './reference/random.ts';
 
@@ -377,6 +377,13 @@ describe('writeBuildingJson writes exactly the UTF-8 of JSON.stringify(serialize
       expect(fromFields).toStrictEqual(whole);
       expect(Buffer.compare(pack(fromFields), pack(whole))).toBe(0);
     }
+  });
+
+  it('every enum value of the schema is printable ASCII with nothing to escape (written a byte a character, unescaped)', () => {
+    const values = (spec: ColumnSpec): string[] => [...(spec.values ?? []), ...(spec.children ?? []).flatMap(values)];
+    const all = COLUMNS.flatMap(values);
+    expect(all.length).toBeGreaterThan(50);
+    for (const v of all) expect(v).toMatch(/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/);
   });
 
   it('FULL read back from the store is the hand-written Building', () => {
