@@ -228,8 +228,35 @@ function n(w: ByteWriter, v: number | null): void {
   else w.ascii(String(v));
 }
 
+/** The id of row as a JSON string, as `formatUuid` (catalog/ids.ts) spells it, straight from its four id words. */
+function uuid(w: ByteWriter, words: Uint32Array, row: number): void {
+  const at = 4 * row;
+  const second = words[at + 1];
+  const third = words[at + 2];
+  w.hex(words[at], 8);
+  w.byte(0x2d);
+  w.hex(second >>> 16, 4);
+  w.byte(0x2d);
+  w.hex(second & 0xffff, 4);
+  w.byte(0x2d);
+  w.hex(third >>> 16, 4);
+  w.byte(0x2d);
+  w.hex(third & 0xffff, 4);
+  w.hex(words[at + 3], 8);
+}
+
 function b(w: ByteWriter, v: boolean | null): void {
   w.ascii(v === null ? 'null' : v ? 'true' : 'false');
+}
+
+/** The JSON string of an app url without its closing quote, kept for the one base a server has. */
+let lastBase = '';
+let lastBaseJson = '"';
+let lastBaseAscii = true;
+function rememberBase(appUrl: string): void {
+  lastBase = appUrl;
+  lastBaseJson = JSON.stringify(appUrl).slice(0, -1);
+  lastBaseAscii = /^[\x00-\x7f]*$/.test(lastBaseJson);
 }
 
 /** Cold columns the Building object shows (the rest of the building is in typed columns). */
@@ -308,9 +335,9 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
   const r = cold;
   const num = s.num;
   const enums = s.enums;
-  const id = s.buildingId(row);
-  w.ascii('{"building_id":');
-  str(w, id);
+  w.ascii('{"building_id":"');
+  uuid(w, s.ids, row);
+  w.byte(0x22);
   w.ascii(',"address":');
   str(w, r.address);
   w.ascii(',"nearest_road":');
@@ -458,7 +485,12 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
   w.ascii(',"seismic_risk_assessment_year":');
   n(w, r.seismic_risk_assessment_year);
   w.ascii(',"app_url":');
-  // The url as one string, escaped as a whole, as JSON.stringify escapes it.
-  str(w, ctx.appUrl + '/buildings/' + id);
-  w.byte(0x7d);
+  // JSON.stringify escapes a string a character at a time (a surrogate pair as one), so the
+  // url's escaped base, then the path, equals the whole url escaped.
+  if (ctx.appUrl !== lastBase) rememberBase(ctx.appUrl);
+  if (lastBaseAscii) w.ascii(lastBaseJson);
+  else w.text(lastBaseJson);
+  w.ascii('/buildings/');
+  uuid(w, s.ids, row);
+  w.ascii('"}');
 }
