@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
 import { COLD_COLUMNS } from '../src/catalog/columns.ts';
+import { formatUuid, parseUuid } from '../src/catalog/ids.ts';
 import { findBuilding, listBusinesses, listUnits } from '../src/query/children.ts';
 import { buildingId } from '../src/snapshot/ids.ts';
 import { blankRecord, squareAround } from '../src/snapshot/record.ts';
@@ -204,5 +205,26 @@ describe('children', () => {
     expect(listBusinesses(view, withBusinesses.building_id, 1, 1)).toEqual({ businesses: [withBusinesses.businesses[1]], total: 2 });
     expect(listBusinesses(view, withBusinesses.building_id, 0, 0)).toEqual({ businesses: [], total: 2 });
     expect(listBusinesses(view, buildingId('nobody'), 10, 0)).toBeUndefined();
+  });
+});
+
+describe('building ids as words', () => {
+  it('formatUuid spells back every id parseUuid read, leading zeros and all', () => {
+    const words = new Uint32Array(4);
+    const hex = '0123456789abcdef';
+    let seed = 17;
+    const ids = ['00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '01234567-89ab-cdef-0123-456789abcdef'];
+    for (let n = 0; n < 500; n++) {
+      let id = '';
+      for (let i = 0; i < 36; i++) {
+        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+        id += i === 8 || i === 13 || i === 18 || i === 23 ? '-' : hex[(seed >>> 16) & 15];
+      }
+      ids.push(id);
+    }
+    for (const id of ids) {
+      expect(parseUuid(id, words, 0)).toBe(true);
+      expect(formatUuid(words, 0)).toBe(id);
+    }
   });
 });

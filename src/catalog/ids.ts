@@ -46,20 +46,32 @@ export function parseUuid(id: string, out: Uint32Array, at: number): boolean {
   return parseUuidBytes(scratchBytes, 0, 36, out, at);
 }
 
-const HEX_BYTE: string[] = [];
-for (let i = 0; i < 256; i++) HEX_BYTE.push(i.toString(16).padStart(2, '0'));
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+const uuidScratch = Buffer.alloc(36, 0x2d);
 
-function hexWord(w: number): string {
-  return HEX_BYTE[w >>> 24] + HEX_BYTE[(w >>> 16) & 0xff] + HEX_BYTE[(w >>> 8) & 0xff] + HEX_BYTE[w & 0xff];
+/** Writes the low 4 x digits bits of v as lowercase hex into uuidScratch[at..]. */
+function putHex(v: number, at: number, digits: number): void {
+  for (let i = at + digits - 1; i >= at; i--) {
+    uuidScratch[i] = HEX_DIGITS[v & 15];
+    v >>>= 4;
+  }
 }
 
-/** The id string of words[4*at..4*at+3]. */
+/**
+ * The id string of words[4*at..4*at+3]. Spelled into a scratch buffer and read out as one flat
+ * string: built from pieces, it left ~680 bytes of garbage an id (a page's ids are made for
+ * every charge), against ~60.
+ */
 export function formatUuid(words: Uint32Array, at: number): string {
-  const a = hexWord(words[4 * at]);
-  const b = hexWord(words[4 * at + 1]);
-  const c = hexWord(words[4 * at + 2]);
-  const d = hexWord(words[4 * at + 3]);
-  return `${a}-${b.slice(0, 4)}-${b.slice(4)}-${c.slice(0, 4)}-${c.slice(4)}${d}`;
+  const second = words[4 * at + 1];
+  const third = words[4 * at + 2];
+  putHex(words[4 * at], 0, 8);
+  putHex(second >>> 16, 9, 4);
+  putHex(second & 0xffff, 14, 4);
+  putHex(third >>> 16, 19, 4);
+  putHex(third & 0xffff, 24, 4);
+  putHex(words[4 * at + 3], 28, 8);
+  return uuidScratch.toString('latin1', 0, 36);
 }
 
 /** Sign of id(a) - id(b) in string order. */
