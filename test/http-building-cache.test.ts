@@ -149,17 +149,4 @@ describe('ByteWriter', () => {
     }
     expect(w.take().toString('latin1')).toBe(want);
   });
-
-  it('writes hex digits as toString(16) with leading zeros', () => {
-    const next = random(9);
-    const w = new ByteWriter(1);
-    let want = '';
-    for (const digits of [1, 2, 4, 8]) {
-      for (const v of [0, 1, 9, 10, 15, 16 ** digits - 1, ...Array.from({ length: 200 }, () => Math.floor(next() * 16 ** digits))]) {
-        w.hex(v, digits);
-        want += v.toString(16).padStart(digits, '0');
-      }
-    }
-    expect(w.take().toString('latin1')).toBe(want);
-  });
 });

@@ -228,23 +228,6 @@ function n(w: ByteWriter, v: number | null): void {
   else w.ascii(String(v));
 }
 
-/** The id of row as a JSON string, as `formatUuid` (catalog/ids.ts) spells it, straight from its four id words. */
-function uuid(w: ByteWriter, words: Uint32Array, row: number): void {
-  const at = 4 * row;
-  const second = words[at + 1];
-  const third = words[at + 2];
-  w.hex(words[at], 8);
-  w.byte(0x2d);
-  w.hex(second >>> 16, 4);
-  w.byte(0x2d);
-  w.hex(second & 0xffff, 4);
-  w.byte(0x2d);
-  w.hex(third >>> 16, 4);
-  w.byte(0x2d);
-  w.hex(third & 0xffff, 4);
-  w.hex(words[at + 3], 8);
-}
-
 function b(w: ByteWriter, v: boolean | null): void {
   w.ascii(v === null ? 'null' : v ? 'true' : 'false');
 }
@@ -335,8 +318,10 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
   const r = cold;
   const num = s.num;
   const enums = s.enums;
+  // A building id is a lowercase UUID: nothing to escape.
+  const id = s.buildingId(row);
   w.ascii('{"building_id":"');
-  uuid(w, s.ids, row);
+  w.ascii(id);
   w.byte(0x22);
   w.ascii(',"address":');
   str(w, r.address);
@@ -491,6 +476,6 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
   if (lastBaseAscii) w.ascii(lastBaseJson);
   else w.text(lastBaseJson);
   w.ascii('/buildings/');
-  uuid(w, s.ids, row);
+  w.ascii(id);
   w.ascii('"}');
 }

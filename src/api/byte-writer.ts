@@ -68,19 +68,6 @@ export class ByteWriter {
     } while (v > 0);
   }
 
-  /** Writes the low 4 x `digits` bits of v (unsigned) as that many lowercase hex digits, leading zeros kept. */
-  hex(v: number, digits: number): void {
-    this.room(digits);
-    const buf = this.buf;
-    let at = this.length + digits;
-    this.length = at;
-    for (let i = 0; i < digits; i++) {
-      const d = v & 15;
-      buf[--at] = d < 10 ? 0x30 + d : 0x57 + d;
-      v >>>= 4;
-    }
-  }
-
   /** Writes s as UTF-8 (a UTF-16 code unit takes at most 3 bytes). */
   text(s: string): void {
     this.room(3 * s.length);
