@@ -149,4 +149,29 @@ describe('ByteWriter', () => {
     }
     expect(w.take().toString('latin1')).toBe(want);
   });
+
+  it('writes k / scale of a scaled column (k an Int32, scale 1 to 10^4) as String writes the double', () => {
+    const next = random(11);
+    const w = new ByteWriter(1);
+    let want = '';
+    for (let d = 0; d <= 4; d++) {
+      const scale = 10 ** d;
+      const ks = [0, 1, -1, 5, -5, 9, 10, 11, 99, 100, 101, 1000, 10_000, 10_001, 12_300, -12_300, 32_767, -32_767,
+        2 ** 31 - 1, -(2 ** 31) + 1, 1_000_000_000, -999_999_999];
+      for (let i = 0; i < 3000; i++) ks.push(Math.round((next() - 0.5) * 2 ** (1 + Math.floor(next() * 31))));
+      for (const k of ks) {
+        w.decimal(k, scale);
+        w.ascii(',');
+        want += String(k / scale) + ',';
+      }
+    }
+    expect(w.take().toString('latin1')).toBe(want);
+  });
+
+  it('copies constant pieces whole, across its growth', () => {
+    const pieces = ['{"a":', ',"bb":', '"é"', ''].map((t) => Buffer.from(t));
+    const w = new ByteWriter(1);
+    for (let i = 0; i < 100; i++) w.raw(pieces[i % pieces.length]);
+    expect(w.take().toString()).toBe('{"a":,"bb":"é"'.repeat(25));
+  });
 });

@@ -46,6 +46,14 @@ export class ByteWriter {
     this.length = at;
   }
 
+  /** Copies the whole of b, a constant piece: one TypedArray `set`, no call into C++ as Buffer#copy makes. */
+  raw(b: Uint8Array): void {
+    const n = b.length;
+    this.room(n);
+    this.buf.set(b, this.length);
+    this.length += n;
+  }
+
   /**
    * Writes the integer v (|v| < 2^53) in decimal, as String(v) and JSON.stringify write it
    * (-0 as 0), without making the string.
@@ -66,6 +74,39 @@ export class ByteWriter {
       buf[--at] = 0x30 + (v - 10 * q);
       v = q;
     } while (v > 0);
+  }
+
+  /**
+   * Writes k / scale as String(k / scale) writes that double, for k an integer of Int32 range and
+   * scale 10^d, d ≤ 4 (numeric.ts's scaled columns), without dividing: the decimal k·10^-d has at
+   * most 10 significant digits, so it is the shortest that reads back as that double (any
+   * decimal of 15 digits or fewer does), and at least 10^-4 needs no exponent.
+   */
+  decimal(k: number, scale: number): void {
+    if (k < 0) {
+      this.byte(0x2d);
+      k = -k;
+    }
+    const whole = Math.floor(k / scale);
+    let frac = k - whole * scale;
+    this.integer(whole);
+    if (frac === 0) return;
+    let width = 0;
+    for (let p = scale; p > 1; p /= 10) width++;
+    while (frac % 10 === 0) {
+      frac /= 10;
+      width--;
+    }
+    this.room(width + 1);
+    const buf = this.buf;
+    buf[this.length] = 0x2e;
+    let at = this.length + width + 1;
+    this.length = at;
+    for (let i = 0; i < width; i++) {
+      const q = Math.floor(frac / 10);
+      buf[--at] = 0x30 + (frac - 10 * q);
+      frac = q;
+    }
   }
 
   /** Writes s as UTF-8 (a UTF-16 code unit takes at most 3 bytes). */
