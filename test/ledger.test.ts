@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DAY_MS, GcraLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken } from '../src/ledger/index.ts';
 import { keyChecksum } from '../src/ledger/keys.ts';
+import { parseUtcDay, utcDay, utcMonth } from '../src/ledger/clock.ts';
 import { SCHEMA_VERSION } from '../src/ledger/db.ts';
 
 const dirs: string[] = [];
@@ -553,6 +554,30 @@ describe('usage', () => {
     expect(() => ledger.usage(auth.workspaceId, '2026-03-12', '2026-03-10')).toThrow(/after/);
     expect(() => ledger.usage(auth.workspaceId, '2026-02-30')).toThrow(/YYYY-MM-DD/);
     expect(() => ledger.usage('ws_nope')).toThrow(LedgerError);
+  });
+});
+
+describe('UTC days', () => {
+  it('utcDay, utcMonth and parseUtcDay agree with Date on instants that jump between days, before and after 1970', () => {
+    const edges = [0, -1, 1, DAY_MS - 1, DAY_MS, -DAY_MS, -DAY_MS - 1, Date.UTC(2026, 1, 28, 23, 59, 59, 999), Date.UTC(2028, 1, 29, 12)];
+    let seed = 3;
+    const instants = [...edges];
+    for (let i = 0; i < 3000; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      // Same day as the one before, the next or previous millisecond, or anywhere from 1900 to 2100.
+      const kind = seed % 4;
+      const prev = instants[instants.length - 1];
+      instants.push(kind === 0 ? prev : kind === 1 ? prev + 1 : kind === 2 ? prev - 1 : Date.UTC(1900, 0, 1) + (seed / 2 ** 32) * 200 * 365.25 * DAY_MS);
+    }
+    for (const ms of instants) {
+      const iso = new Date(ms).toISOString();
+      expect(utcDay(ms)).toBe(iso.slice(0, 10));
+      expect(utcMonth(ms)).toBe(iso.slice(0, 7));
+      expect(parseUtcDay(iso.slice(0, 10))).toBe(Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate()));
+      expect(() => parseUtcDay(`${iso.slice(0, 8)}32`)).toThrow(/YYYY-MM-DD/);
+    }
+    expect(() => utcDay(Number.NaN)).toThrow(RangeError);
+    expect(() => parseUtcDay('2026-02-29')).toThrow(/YYYY-MM-DD/);
   });
 });
 

@@ -11,14 +11,24 @@ export const DAY_MS = 24 * 60 * MINUTE_MS;
 
 const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+// Every request reads its day (the quota) and many its month (the plan allowance): the last
+// day's text is kept rather than formatted again through a Date each time.
+let lastDay = NaN;
+let lastDayText = '';
+
 /** `YYYY-MM-DD` of the UTC day holding `ms`. */
 export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay) {
+    lastDayText = new Date(ms).toISOString().slice(0, 10);
+    lastDay = day;
+  }
+  return lastDayText;
 }
 
 /** `YYYY-MM` of the UTC month holding `ms`: the period of a plan allowance. */
 export function utcMonth(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 7);
+  return utcDay(ms).slice(0, 7);
 }
 
 export function startOfUtcDay(ms: number): number {
@@ -38,11 +48,18 @@ export function startOfNextUtcMonth(ms: number): number {
 
 /** Parses `YYYY-MM-DD` to 00:00 UTC of that day; throws a RangeError naming `what` otherwise. */
 export function parseUtcDay(day: string, what = 'day'): number {
+  if (day === lastParsed) return lastParsedMs;
   const m = DAY_RE.exec(day);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
   if (!m || Number.isNaN(ms) || utcDay(ms) !== day) throw new RangeError(`${what} must be a date YYYY-MM-DD, got "${day}".`);
+  lastParsed = day;
+  lastParsedMs = ms;
   return ms;
 }
+
+/** The last day parseUtcDay accepted (the quota parses today's on every request). */
+let lastParsed = '';
+let lastParsedMs = 0;
 
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
