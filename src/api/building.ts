@@ -314,7 +314,6 @@ const K = pieces({
   buildings_path: '/buildings/',
 });
 
-
 /** Cold columns the Building object shows (the rest of the building is in typed columns). */
 const COLD_FIELDS = [
   'address', 'nearest_road', 'address_evidence', 'postal_code', 'locality', 'category_evidence', 'height_basis', 'volume_basis',

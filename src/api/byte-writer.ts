@@ -78,7 +78,7 @@ export class ByteWriter {
 
   /**
    * Writes k / scale as String(k / scale) writes that double, for k an integer of Int32 range and
-   * scale 10^d, d ≤ 4 (numeric.ts's scaled columns), without dividing: the decimal k·10^-d has at
+   * scale 10^d, d ≤ 4 (numeric.ts's scaled columns), from k's digits, not the double's: k·10^-d has at
    * most 10 significant digits, so it is the shortest that reads back as that double (any
    * decimal of 15 digits or fewer does), and at least 10^-4 needs no exponent.
    */
