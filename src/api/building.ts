@@ -23,7 +23,7 @@ import type {
 import { columnSpec } from '../snapshot/schema.ts';
 import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
 import { F } from '../catalog/flags.ts';
-import { NULL_I16, type NumColumn } from '../catalog/numeric.ts';
+import { numberAt, type NumColumn } from '../catalog/numeric.ts';
 import { NULL_CURRENCY, type Snapshot } from '../catalog/snapshot.ts';
 import type { ByteWriter } from './byte-writer.ts';
 import { employeesOf, largestBusiness, turnoverOf, type EmployeesOut, type TurnoverOut } from './business.ts';
@@ -345,19 +345,12 @@ function code(w: ByteWriter, codes: Uint8Array, row: number, values: readonly Ui
   else w.raw(values[c]);
 }
 
-/** A hot number column's value as JSON. */
+/** A hot number column's value as JSON: a scaled column's from its integer (ByteWriter.decimal), not through String. */
 function hot(w: ByteWriter, col: NumColumn, row: number): void {
-  switch (col.kind) {
-    case 'f64': return n(w, col.values[row]);
-    case 'i32': {
-      const k = col.values[row];
-      return k === NULL_I32 ? w.ascii('null') : w.decimal(k, col.scale);
-    }
-    case 'i16': {
-      const k = col.values[row];
-      return k === NULL_I16 ? w.ascii('null') : w.decimal(k, col.scale);
-    }
-  }
+  const v = numberAt(col, row);
+  if (v !== v) w.ascii('null');
+  else if (col.kind === 'f64') n(w, v);
+  else w.decimal(col.values[row], col.scale);
 }
 
 /** Business index of the row's largest business (`largestBusiness`, over the columns), or -1. */
