@@ -441,7 +441,7 @@ export function originToSegment(ax: number, ay: number, bx: number, by: number):
   if (t > 1) t = 1;
   const px = ax + t * dx;
   const py = ay + t * dy;
-  return Math.hypot(px, py);
+  return Math.sqrt(px * px + py * py);
 }
 
 function originToRing(ring: readonly number[]): number {
