@@ -1,7 +1,8 @@
 /**
  * GET /buildings/at: the engine against the brute-force reference on varied outlines
  * (rectangles, concave stars, courtyards with holes, two-part multipolygons, L shapes, exact
- * twins), in two neighbouring countries.
+ * twins), in two neighbouring countries and a third around 0°N 0°E (negative coordinates, and
+ * the Float32 boxes of the index at their finest, where the engine's distance bounds are tightest).
  *
  * Replay: FC_SEED=<n> changes the seeds and the data, FC_PATH replays one counterexample,
  * FC_SHRINK=1 shrinks a failure.
@@ -39,12 +40,14 @@ describe('GET /buildings/at: engine against the brute-force reference', () => {
     for (let i = 0; i < b.length; i += Math.ceil(b.length / 40)) {
       a.push(blankRecord(`diffp-border:${i}`, b[i].longitude, b[i].latitude, { footprint: b[i].footprint }));
     }
+    const c = randomPointCountry({ country: 'PC', seed: seedFor(6000), lon0: -0.02, lon1: 0.02, lat0: -0.02, lat1: 0.02, clusters: 6, perCluster: 120, background: 0, sourcePrefix: 'diffp-pc' });
     await writeCountry(dir, 'PA', a);
     await writeCountry(dir, 'PB', b);
+    await writeCountry(dir, 'PC', c);
     const catalog = e.openCatalog(dir);
     expect(catalog.log.filter((entry) => entry.level !== 'info')).toEqual([]);
     view = catalog.view();
-    expect(view.snapshots.length).toBe(2);
+    expect(view.snapshots.length).toBe(3);
     ref = decodeSnapshotDir(dir);
   });
 
