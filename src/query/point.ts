@@ -107,9 +107,9 @@ function siftDown(i: number, size: number): void {
   order[i] = c;
 }
 
-/** Nearer first, then the smaller building_id. */
-function before(a: PointRow, b: PointRow): boolean {
-  return a.distanceM !== b.distanceM ? a.distanceM < b.distanceM : compareIds(a.snapshot.ids, a.row, b.snapshot.ids, b.row) < 0;
+/** Row `row` of `snapshot` at `distanceM` comes before `b`: nearer, or as near with a smaller building_id. */
+function before(snapshot: Snapshot, row: number, distanceM: number, b: PointRow): boolean {
+  return distanceM !== b.distanceM ? distanceM < b.distanceM : compareIds(snapshot.ids, row, b.snapshot.ids, b.row) < 0;
 }
 
 export function queryPoint(view: CatalogView, q: PointQuery): { rows: PointRow[] } {
@@ -143,15 +143,13 @@ export function queryPoint(view: CatalogView, q: PointQuery): { rows: PointRow[]
     const row = candRow[c];
     const distanceM = snapshot.footprints.distance(row, q.lon, q.lat);
     if (distanceM > q.radiusM) continue;
-    const found: PointRow = { snapshot, row, distanceM };
     if (rows.length === q.limit) {
-      if (!before(found, rows[rows.length - 1])) continue;
+      if (!before(snapshot, row, distanceM, rows[rows.length - 1])) continue;
       rows.pop();
     }
     let at = rows.length;
-    rows.push(found);
-    for (; at > 0 && before(found, rows[at - 1]); at--) rows[at] = rows[at - 1];
-    rows[at] = found;
+    while (at > 0 && before(snapshot, row, distanceM, rows[at - 1])) at--;
+    rows.splice(at, 0, { snapshot, row, distanceM });
   }
   return { rows };
 }
