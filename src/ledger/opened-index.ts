@@ -146,10 +146,12 @@ export class OpenedIndex {
       }
       return;
     }
-    if (this.used + 1 > this.at.length * MAX_LOAD) this.grow(since);
+    const growing = this.used + 1 > this.at.length * MAX_LOAD;
+    if (growing) this.grow(since);
     // Not while a transaction runs: its undo notes the slots it changed, and a move could merge into one.
-    if (this.leftKeys !== null && !this.tracking) this.move(MOVE_PER_ADD);
-    parseUuid(buildingId); // moves use the scratch words
+    const moving = this.leftKeys !== null && !this.tracking;
+    if (moving) this.move(MOVE_PER_ADD);
+    if (growing || moving) parseUuid(buildingId); // moves used the scratch words
     this.put(w + 1, at);
   }
 
