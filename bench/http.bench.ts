@@ -5,7 +5,8 @@
  * 1. The country: a seeded synthetic one (default 1,000,000 buildings), generated once into
  *    `.cache/bench/` and reused (`bench/dataset.ts`), or `--snapshots DIR --bbox W,S,E,N`.
  * 2. Servers, each in its own child process, one at a time:
- *    - edifice-all: `node --import tsx src/main.ts` with EDIFICE_WORKERS=<cores> (all workers);
+ *    - edifice-all: `node <npm start's flags> --import tsx src/main.ts` with EDIFICE_WORKERS=<cores>
+ *                   (all workers);
  *    - edifice-1:   the same with EDIFICE_WORKERS=1;
  *    - node:http:   `bench/http/node-server.ts`, the same validators and engine, objects through
  *                   JSON.stringify, no key, ledger, cache or log (the baseline);
@@ -27,7 +28,7 @@
  * On a 2-core machine the load generator (this process) takes CPU from the server: the table
  * gives both processes' CPU, in cores, beside each figure.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -123,10 +124,14 @@ interface Server {
   keys: string[];
 }
 
+/** Node's flags in `npm start` (package.json), so that Edifice runs here as it does in production. */
+const START_FLAGS: string[] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
+  .scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+
 async function startEdifice(name: string, workerCount: number, nodeFlags: string[] = []): Promise<Server> {
   const ledger = freshLedger(name);
-  log(`${name}: starting (EDIFICE_WORKERS=${workerCount}; loads the snapshot first)`);
-  const child = await startChild(name, [...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
+  log(`${name}: starting (EDIFICE_WORKERS=${workerCount}; node ${[...START_FLAGS, ...nodeFlags].join(' ')}; loads the snapshot first)`);
+  const child = await startChild(name, [...START_FLAGS, ...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
     EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledger.path,
     EDIFICE_WORKERS: String(workerCount), EDIFICE_BASE_URL: '', EDIFICE_LOG_LEVEL: args['log-level'],
     EDIFICE_KEY_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
