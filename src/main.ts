@@ -43,6 +43,11 @@ function demoBbox(catalog: Catalog): string {
 
 async function main(config: Config): Promise<void> {
   const log = pino({ level: process.env.EDIFICE_LOG_LEVEL || 'info' });
+  if (config.workers > 0 && !process.execArgv.includes('--single-threaded-gc')) {
+    // A command-line flag only: V8 aborts when it is set at run time (v8.setFlagsFromString).
+    log.warn('Node runs without --single-threaded-gc, which npm start passes: with a worker per core, V8\'s garbage '
+      + 'collection helper threads compete with the workers for the cores and stretch the slowest responses (README, Operating)');
+  }
   if (!hasSnapshot(config.snapshotsDir)) {
     log.info({ dir: config.snapshotsDir, buildings: config.demoBuildings }, 'no snapshot found: generating the synthetic demo country');
     const written = await writeSyntheticCountry({ seed: DEMO_SEED, buildings: config.demoBuildings, outDir: config.snapshotsDir });
