@@ -250,6 +250,7 @@ print(`data: ${snapshots} (${args.snapshots ? 'given' : `${buildings.toLocaleStr
   + `mix ${formatWeights(results[0].report.mix)} (seed ${mixSeed}); ${durationS} s per run after a ${warmupS} s warm-up; `
   + `peaks over ${connections} connections; Edifice with ${keyCount} keys, log level ${args['log-level']}, ledgers in ${ledgerDir}`);
 print(`edifice-all runs EDIFICE_WORKERS=${workers}, edifice-1 EDIFICE_WORKERS=1; a server without multi-worker serving ignores the variable, and then both are the same single-threaded server.`);
+print(`Edifice runs with npm start's Node flags (${START_FLAGS.length ? START_FLAGS.join(' ') : 'none'}); node:http and uws-hello with Node's defaults.`);
 print('server CPU and client CPU: cores busy during the run (server: every thread of its process; client: this process, the load generator).');
 print();
 print(line(cols));
