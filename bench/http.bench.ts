@@ -124,7 +124,7 @@ interface Server {
   keys: string[];
 }
 
-/** Node's flags in `npm start` (package.json), so that Edifice runs here as it does in production. */
+/** Node's flags in `npm start` (package.json; each one word, `--name` or `--name=value`), so that Edifice runs here as it does in production. */
 const START_FLAGS: string[] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
   .scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
 

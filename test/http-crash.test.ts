@@ -3,8 +3,10 @@
  * killed with SIGKILL in the middle of a load of charged requests from one workspace near the end
  * of its credits, then started again on the same ledger file. Every 200 that reached the client
  * must be charged exactly once (one opening per building it returned), the credits charged must
- * add up, and no grant may be negative. And the server started on uWebSockets.js's JS fallback,
- * which cannot serve it, stops at once with the reason instead of at its first request.
+ * add up, and no grant may be negative. Started the first time without npm start's
+ * `--single-threaded-gc`, it warns; the second time with it, it does not. And the server started
+ * on uWebSockets.js's JS fallback, which cannot serve it, stops at once with the reason instead
+ * of at its first request.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
