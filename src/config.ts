@@ -49,6 +49,8 @@ export interface Config {
   fragmentCacheMb: number;
   /** The most paging-walk rankings each serving thread keeps (RankingCache), in MiB; 0 keeps none. */
   rankingCacheMb: number;
+  /** Made-up requests each serving thread runs through its handlers before listening (warm-up.ts); 0: none. */
+  warmUpRequests: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -101,5 +103,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
     fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 4_096),
     rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
+    warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
   };
 }

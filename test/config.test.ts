@@ -28,6 +28,7 @@ describe('config: the rest of the environment', () => {
     expect(c.workers).toBeGreaterThanOrEqual(1);
     expect(c.fragmentCacheMb).toBe(256);
     expect(c.rankingCacheMb).toBe(32);
+    expect(c.warmUpRequests).toBe(500);
   });
 
   it('reads prices to the cent, worker counts, proxies and the payment provider', () => {
@@ -38,6 +39,8 @@ describe('config: the rest of the environment', () => {
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '1' }).fragmentCacheMb).toBe(1);
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '4096' }).fragmentCacheMb).toBe(4096);
     expect(loadConfig({ EDIFICE_RANKING_CACHE_MB: '0' }).rankingCacheMb).toBe(0);
+    expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '0' }).warmUpRequests).toBe(0);
+    expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '100000' }).warmUpRequests).toBe(100_000);
     expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
     expect(loadConfig({ EDIFICE_BASE_URL: 'https://api.example.com/v1/' }).baseUrl).toBe('https://api.example.com/v1');
     const webhook = loadConfig({ EDIFICE_PAYMENT_PROVIDER: 'webhook', EDIFICE_PAYMENT_WEBHOOK_SECRET: 's'.repeat(16) });
@@ -58,6 +61,9 @@ describe('config: the rest of the environment', () => {
       [{ EDIFICE_FRAGMENT_CACHE_MB: '0' }, /EDIFICE_FRAGMENT_CACHE_MB/],
       [{ EDIFICE_FRAGMENT_CACHE_MB: '1.5' }, /EDIFICE_FRAGMENT_CACHE_MB/],
       [{ EDIFICE_FRAGMENT_CACHE_MB: '4097' }, /EDIFICE_FRAGMENT_CACHE_MB/],
+      [{ EDIFICE_WARMUP_REQUESTS: '-1' }, /EDIFICE_WARMUP_REQUESTS/],
+      [{ EDIFICE_WARMUP_REQUESTS: '100001' }, /EDIFICE_WARMUP_REQUESTS/],
+      [{ EDIFICE_WARMUP_REQUESTS: 'some' }, /EDIFICE_WARMUP_REQUESTS/],
       [{ EDIFICE_RANKING_CACHE_MB: '-1' }, /EDIFICE_RANKING_CACHE_MB/],
       [{ EDIFICE_RANKING_CACHE_MB: 'lots' }, /EDIFICE_RANKING_CACHE_MB/],
       [{ EDIFICE_TRUSTED_PROXIES: 'all' }, /EDIFICE_TRUSTED_PROXIES/],

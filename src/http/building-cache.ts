@@ -107,6 +107,14 @@ export class BuildingCache {
     out.bytes(this.ring, from, from + bytes.length);
   }
 
+  /** Forgets every building (the ring's bytes are left, unreachable) and the counts of hits and misses. */
+  clear(): void {
+    this.keys.fill(-1);
+    this.written = 0;
+    this.hits = 0;
+    this.misses = 0;
+  }
+
   /** Bytes the cache holds: the ring once it has gone round (each building's bytes, and the gaps at the ends of laps). */
   get size(): number {
     return Math.min(this.written, this.capacity);

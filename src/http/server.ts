@@ -33,6 +33,7 @@ import { followRemovals } from './follow-removals.ts';
 import { refuseOtherMethods } from './methods.ts';
 import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
+import { warmUp, type WarmUpRoute } from './warm-up.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -138,12 +139,19 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     return { status: 500, headers: { 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
   };
 
+  /** The authenticated routes' handlers, which the warm-up runs before listening. */
+  const handlers = new Map<WarmUpRoute, Handler>();
+  const authenticated = (route: WarmUpRoute, handler: Handler) => {
+    handlers.set(route, handler);
+    return serve(route, handler);
+  };
+
   /**
    * key → limits → parameters → query → render → charge → respond. A page that costs credits is
    * charged with the others of the same turn of the event loop (group commit) and answered once
    * that has committed: nothing is sent that was not durably charged.
    */
-  const authenticated = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
+  const serve = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
     const t0 = performance.now();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
@@ -295,6 +303,21 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const path = req.getUrl();
     finish(res, 'unknown', method, path, t0, jsonReply(404, { error: { code: 'not_found', message: `No endpoint ${method} ${path}.`, parameter: '' } }));
   });
+
+  // Before the port opens: the first callers after a start would otherwise wait for V8 to compile the hot paths (warm-up.ts).
+  const warmed = warmUp(catalog.view(), config.warmUpRequests, (route, rawQuery, pathParameter, encoding) => {
+    const out = writers.take();
+    try {
+      const view = catalog.view();
+      handlers.get(route)!({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } }).render(encoding, out);
+    } finally {
+      writers.give(out);
+    }
+  });
+  // What callers ask for starts from empty caches, and /metrics counts only their lookups.
+  rankings.clear();
+  cache.clear();
+  if (warmed.requests > 0) (warmed.failed > 0 ? log.warn : log.info).call(log, warmed, 'warmed up before listening');
 
   return new Promise((resolve, reject) => {
     app.listen(config.host, config.port, (socket: us_listen_socket | false) => {

@@ -70,6 +70,13 @@ export class RankingCache {
     return page(view, ranking, q.offset, end);
   }
 
+  /** Forgets every ranking and the counts of hits and misses. */
+  clear(): void {
+    this.cache?.clear();
+    this.hits = 0;
+    this.misses = 0;
+  }
+
   /** Bytes the kept rankings take, as the bound counts them. */
   get size(): number {
     return this.cache?.calculatedSize ?? 0;
