@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger/index.ts';
-import { removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
+import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -22,30 +22,9 @@ let dir = '';
 
 afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  killServerProcesses();
   if (dir) removeDir(dir);
 });
-
-/** Starts `src/main.ts` on a free port (with Node's `flags`); resolves with its base URL once it listens. */
-function startServer(env: NodeJS.ProcessEnv, flags: string[]): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', ...env, EDIFICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on [^\s]+:(\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, base: `http://127.0.0.1:${m[1]}/v1`, output: () => out });
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
-    child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
-  });
-}
 
 interface Received { offset: number; ids: string[]; charged: number }
 
@@ -59,7 +38,7 @@ describe('kill -9 during charged requests', () => {
     setup.close();
 
     // Started as `node --import tsx src/main.ts`, without the flag npm start passes: it says so.
-    const first = await startServer(env, []);
+    const first = await startServerProcess(env, []);
     expect(first.output()).toMatch(/"level":40,.*"msg":"Node runs without --single-threaded-gc, which npm start passes/);
     const headers = { Authorization: `Bearer ${key}` };
     // Pages over the whole country, walking the ranking: each page returns up to 100 buildings,
@@ -95,7 +74,7 @@ describe('kill -9 during charged requests', () => {
 
     // Restart on the same ledger: it opens, reads the openings back, and serves a page the client
     // got before the crash for nothing (every building of it is opened).
-    const second = await startServer({ ...env, EDIFICE_LOG_LEVEL: 'info' }, ['--single-threaded-gc']);
+    const second = await startServerProcess({ ...env, EDIFICE_LOG_LEVEL: 'info' }, ['--single-threaded-gc']);
     expect(second.output()).not.toContain('single-threaded-gc');
     const again = await fetch(`${second.base}/buildings?bbox=${bbox}&limit=100&offset=${received[0].offset}`, { headers });
     expect(again.status).toBe(200);

@@ -3,9 +3,11 @@
  * generator, a real ledger file, the real uWebSockets.js app on 127.0.0.1 (port chosen by the OS),
  * and a validator of live responses against the served OpenAPI document.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Catalog } from '../src/catalog/catalog.ts';
@@ -45,6 +47,39 @@ export async function startTestServer(dir: string, ledgerOptions: LedgerOptions 
       ledger.close();
     },
   };
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const serverProcesses: ChildProcess[] = [];
+
+/**
+ * Starts `src/main.ts` as `npm start` does, in a process of its own on a free port (with Node's
+ * `flags`; EDIFICE_LOG_LEVEL warn unless `env` says otherwise); resolves with its base URL once it listens.
+ */
+export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[]): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', ...env, EDIFICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  serverProcesses.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 60_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on [^\s]+:(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, base: `http://127.0.0.1:${m[1]}/v1`, output: () => out });
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+    child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+  });
+}
+
+/** Kills every server process the tests started that is still running (afterAll). */
+export function killServerProcesses(): void {
+  for (const c of serverProcesses) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
 
 export function removeDir(dir: string): void {

@@ -93,7 +93,7 @@ describe('a server that warms up', () => {
     try {
       const warmed = lines.find((l) => l.msg === 'warmed up before listening');
       expect(warmed).toMatchObject({ level: 30, requests: 250, failed: 0 });
-      expect(warmed!.ms).toBeGreaterThanOrEqual(0);
+      expect(Number.isFinite(warmed!.ms)).toBe(true); // the log says how long the start was held
       expect(lines.some((l) => l.msg === 'request')).toBe(false);
 
       const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();

@@ -285,6 +285,30 @@ describe('openings in the ledger', () => {
     expect(ledger.charge(workspaceId, null, [u2], '/buildings')).toMatchObject({ charged: 1 });
   });
 
+  it('tells, for each building of each page, when the workspace last had it charged (0: not in the 365 days)', () => {
+    const t0 = Date.parse('2026-05-01T00:00:00Z');
+    const clock = { t: t0 };
+    const ledger = ledgerAt(tempPath(), clock);
+    const { workspaceId } = ledger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    const [u1, u2, u3, u4, u5, u6] = Array.from({ length: 6 }, () => randomUUID());
+    expect(ledger.charge(workspaceId, null, [u1], '/buildings')).toMatchObject({ charged: 1, remaining: 4 });
+    clock.t = t0 + DAY_MS;
+    const page = (ids: string[]) => ({ workspaceId, keyId: null, buildingIds: ids, route: '/buildings' });
+    const outcomes = ledger.chargePages([
+      page([u2, u1, u2]), // u2 charged now (a duplicate costs once), u1 opened yesterday
+      page([u1, u3, u4, u5, u6]), // four new buildings, three credits left: refused, nothing opened
+      page([u2]), // opened by the first page of the same commit: free
+    ]);
+    expect(outcomes.map((o) => o.result)).toMatchObject([{ ok: true, charged: 1 }, { ok: false, needed: 4, remaining: 3 }, { ok: true, charged: 0 }]);
+    expect(outcomes.map((o) => o.openedAt)).toEqual([[clock.t, t0, clock.t], [t0, 0, 0, 0, 0], [clock.t]]);
+    // A year after u1's opening (exclusive) it is no longer opened; u2 still is.
+    clock.t = t0 + 365 * DAY_MS;
+    ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // the welcome credits expired long ago
+    const [late] = ledger.chargePages([page([u1, u2])]);
+    expect(late).toEqual({ result: expect.objectContaining({ ok: true, charged: 1 }), openedAt: [clock.t, t0 + DAY_MS] });
+    expect(ledger.audit()).toEqual([]);
+  });
+
   it('a batch that fails leaves no opening behind, in the file or in memory', () => {
     const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
     const ledger = ledgerAt(tempPath(), clock);

@@ -65,11 +65,16 @@ export interface ChargePage {
   route: string;
 }
 
-/** A page charged, with the buildings it opened (committed at `at`). */
+/** A page charged, and what the ledger knows of its buildings once that is committed. */
 export interface ChargeOutcome {
   result: ChargeResult;
-  opened: string[];
-  at: number;
+  /**
+   * For each of the page's buildingIds, in order: when this workspace last had it charged (this
+   * page's charge included) if that was in the last 365 days, else 0. The thread that sent the
+   * page remembers them (`remember`), so that it answers the next page of these buildings
+   * itself: the ones opened before it started, or by another thread, too.
+   */
+  openedAt: number[];
 }
 
 interface GrantRow {
@@ -80,6 +85,15 @@ const toGrant = (r: GrantRow): Grant => ({
   id: r.id, workspaceId: r.workspace_id, kind: r.kind, amount: r.amount, remaining: r.remaining, grantedAt: r.granted_at,
   expiresAt: r.expires_at, period: r.period, plan: r.plan, note: r.note,
 });
+
+/** `byDistinct` (in the order of `distinct`, the distinct ids of `ids`) in the order of `ids`, duplicates repeated. */
+function inPageOrder(ids: readonly string[], distinct: Set<string>, byDistinct: number[]): number[] {
+  if (ids.length === distinct.size) return byDistinct; // no duplicate: the same order
+  const at = new Map<string, number>();
+  let j = 0;
+  for (const id of distinct) at.set(id, byDistinct[j++]);
+  return ids.map((id) => at.get(id)!);
+}
 
 function checkBuildingIds(buildingIds: readonly string[]): Set<string> {
   if (!Array.isArray(buildingIds)) throw new TypeError('buildingIds must be an array of building ids.');
@@ -256,7 +270,7 @@ export class Credits {
       throw err;
     }
     this.index?.commit();
-    return done.map((d) => ({ result: d.result, opened: [...d.opened], at: now }));
+    return done.map((d, i) => ({ result: d.result, openedAt: inPageOrder(checked[i].buildingIds, checked[i].distinct, d.openedAt) }));
   }
 
   /**
@@ -270,10 +284,16 @@ export class Credits {
     return { openings, loadMs: Math.round(performance.now() - started) };
   }
 
-  /** Openings committed elsewhere (another thread's charge) that this process may answer from. */
-  remember(workspaceId: string, opened: readonly string[], at: number): void {
+  /**
+   * Openings committed elsewhere (the ledger thread's answer to a page: ChargeOutcome.openedAt,
+   * 0 for none) that this process may answer from.
+   */
+  remember(workspaceId: string, buildingIds: readonly string[], openedAt: readonly number[]): void {
     if (this.seen.size >= SEEN_MAX) this.seen = new OpenedIndex();
-    for (const id of opened) this.seen.add(workspaceId, id, at, at - KEEP_OPENING_MS);
+    const now = this.now();
+    for (let i = 0; i < buildingIds.length; i++) {
+      if (openedAt[i] > now - FREE_REOPEN_MS) this.seen.add(workspaceId, buildingIds[i], openedAt[i], now - KEEP_OPENING_MS);
+    }
   }
 
   /**
@@ -296,24 +316,37 @@ export class Credits {
     return index;
   }
 
-  /** The ids of `distinct` this workspace has no charged opening of in the 365 days before `now`. */
-  private fresh(index: OpenedIndex, workspaceId: string, distinct: Set<string>, now: number): string[] {
+  /**
+   * The ids of `distinct` this workspace has no charged opening of in the 365 days before `now`;
+   * `openedAt` gets, in the order of `distinct`, the time of each one's opening in those days (0: none).
+   */
+  private fresh(index: OpenedIndex, workspaceId: string, distinct: Set<string>, now: number, openedAt: number[]): string[] {
     const since = now - FREE_REOPEN_MS;
     const fresh: string[] = [];
-    for (const id of distinct) if (!(index.openedAt(workspaceId, id) > since)) fresh.push(id);
+    let j = 0;
+    for (const id of distinct) {
+      const at = index.openedAt(workspaceId, id);
+      if (at > since) openedAt[j++] = at;
+      else {
+        openedAt[j++] = 0;
+        fresh.push(id);
+      }
+    }
     return fresh;
   }
 
-  private chargeInTransaction(index: OpenedIndex, workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number): { result: ChargeResult; opened: readonly string[] } {
+  /** Charges one page inside chargeTx; openedAt in the order of `distinct` (ChargeOutcome). */
+  private chargeInTransaction(index: OpenedIndex, workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number): { result: ChargeResult; openedAt: number[] } {
     this.ensurePlanGrant(workspaceId, now);
-    const fresh = this.fresh(index, workspaceId, distinct, now);
+    const openedAt = new Array<number>(distinct.size);
+    const fresh = this.fresh(index, workspaceId, distinct, now, openedAt);
     const needed = fresh.length;
     const spendable = this.selectSpendable.all(workspaceId, now);
     let available = 0;
     for (const g of spendable) available += g.remaining;
-    if (needed === 0) return { result: { ok: true, charged: 0, remaining: available, chargeId: null }, opened: [] };
+    if (needed === 0) return { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt };
     if (available < needed) {
-      return { opened: [], result: {
+      return { openedAt, result: {
         ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
         message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
           `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
@@ -332,7 +365,8 @@ export class Credits {
     // Ours are the file's last rows (the write lock is held); a rollback undoes them here too.
     for (const id of fresh) index.add(workspaceId, id, now, now - KEEP_OPENING_MS);
     index.lastRowId = Number(lastInsertRowid);
-    return { result: { ok: true, charged: needed, remaining: available - needed, chargeId }, opened: fresh };
+    for (let j = 0; j < openedAt.length; j++) if (openedAt[j] === 0) openedAt[j] = now;
+    return { result: { ok: true, charged: needed, remaining: available - needed, chargeId }, openedAt };
   }
 
   usage(workspaceId: string, fromDay: string, toDay: string): CreditUsage[] {

@@ -383,7 +383,7 @@ export class Ledger implements RequestLedger {
     if (this.remoteCharges) {
       this.remoteCharges(pages).then((outcomes) => {
         for (let i = 0; i < batch.length; i++) {
-          this.credits.remember(pages[i].workspaceId, outcomes[i].opened, outcomes[i].at);
+          this.credits.remember(pages[i].workspaceId, pages[i].buildingIds, outcomes[i].openedAt);
           batch[i].done(outcomes[i].result);
         }
       }, fail);
