@@ -237,6 +237,18 @@ describe('API keys', () => {
 });
 
 describe('credits', () => {
+  it('refuse a page whose building ids are not 1 to 128 characters each, opened or not, and write nothing', () => {
+    const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const { workspaceId, keyId } = workspace(ledger);
+    expect(ledger.charge(workspaceId, keyId, ['a', 'b'], '/buildings')).toMatchObject({ charged: 2, remaining: 3 });
+    // A bad id after ones already opened (the free answer's path) or after a new one (the charge's).
+    for (const page of [['a', ''], ['a', 'b', 'x'.repeat(129)], ['c', 7], ['a', null], 'a']) {
+      expect(() => ledger.charge(workspaceId, keyId, page as string[], '/buildings')).toThrow(TypeError);
+    }
+    expect(ledger.charge(workspaceId, keyId, ['a', 'b', 'x'.repeat(128)], '/buildings')).toMatchObject({ ok: true, charged: 1, remaining: 2 });
+    expectSound(ledger, workspaceId, clock.t);
+  });
+
   it('charge one credit per new distinct building; a building opened within 365 days is free', () => {
     const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
     const { workspaceId, keyId } = workspace(ledger);

@@ -95,16 +95,18 @@ function inPageOrder(ids: readonly string[], distinct: Set<string>, byDistinct: 
   return ids.map((id) => at.get(id)!);
 }
 
-function checkBuildingIds(buildingIds: readonly string[]): Set<string> {
+function checkBuildingIdList(buildingIds: readonly string[]): void {
   if (!Array.isArray(buildingIds)) throw new TypeError('buildingIds must be an array of building ids.');
-  const distinct = new Set<string>();
   for (const id of buildingIds) {
     if (typeof id !== 'string' || id.length === 0 || id.length > 128) {
       throw new TypeError(`A building id is a string of 1 to 128 characters, got ${JSON.stringify(id)}.`);
     }
-    distinct.add(id);
   }
-  return distinct;
+}
+
+function checkBuildingIds(buildingIds: readonly string[]): Set<string> {
+  checkBuildingIdList(buildingIds);
+  return new Set(buildingIds);
 }
 
 export class Credits {
@@ -238,12 +240,14 @@ export class Credits {
    * `chargeAll`, which looks in the file under the write lock, once.
    */
   free(workspaceId: string, buildingIds: readonly string[], route: string): ChargeResult | null {
-    const distinct = checkBuildingIds(buildingIds);
+    // No Set of the distinct ids, as a charge makes: a repeated id is only looked up twice. On
+    // every page a worker answers, the Set cost ~8 µs a 100 buildings, and its garbage.
+    checkBuildingIdList(buildingIds);
     if (typeof route !== 'string' || route.length === 0 || route.length > 200) {
       throw new TypeError('route is a string of 1 to 200 characters.');
     }
     const since = this.now() - FREE_REOPEN_MS;
-    for (const id of distinct) {
+    for (const id of buildingIds) {
       const at = Math.max(this.seen.openedAt(workspaceId, id), this.index?.openedAt(workspaceId, id) ?? 0);
       if (at <= since) return null;
     }
