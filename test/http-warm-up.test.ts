@@ -61,6 +61,23 @@ describe('warm-up requests', () => {
     // Centred on buildings: the bboxes find some; the ids are the snapshot's own.
     expect(matched).toBeGreaterThan(0);
     for (const id of ids) expect(s.findRow(id)).toBeGreaterThanOrEqual(0);
+    // Every bbox size meets every sort and both encodings (a region answered in JSON, say), and
+    // every route is written in both encodings.
+    const combos = new Set<string>();
+    for (const m of made) {
+      if (m.route !== '/buildings') {
+        combos.add(`${m.route} ${m.encoding}`);
+        continue;
+      }
+      const q = parseBuildingsQuery(m.rawQuery);
+      const side = Math.round((q.bbox.maxLat - q.bbox.minLat) * 1000) / 1000;
+      combos.add(`${side} ${q.sort}`).add(`${side} ${m.encoding}`);
+    }
+    const sides = [0.002, 0.015, 0.15, 1];
+    for (const side of sides) {
+      for (const key of [...['volume', 'area', 'height', 'registered_business_employees'], 'json', 'msgpack']) expect(combos).toContain(`${side} ${key}`);
+    }
+    for (const route of routes) if (route !== '/buildings') for (const e of ['json', 'msgpack']) expect(combos).toContain(`${route} ${e}`);
     // The same requests every time (a start is reproducible).
     expect(madeUp(400)).toEqual(made);
   });

@@ -305,10 +305,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   });
 
   // Before the port opens: the first callers after a start would otherwise wait for V8 to compile the hot paths (warm-up.ts).
-  const warmed = warmUp(catalog.view(), config.warmUpRequests, (route, rawQuery, pathParameter, encoding) => {
+  const view = catalog.view();
+  const warmed = warmUp(view, config.warmUpRequests, (route, rawQuery, pathParameter, encoding) => {
     const out = writers.take();
     try {
-      const view = catalog.view();
       handlers.get(route)!({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } }).render(encoding, out);
     } finally {
       writers.give(out);

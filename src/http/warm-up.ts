@@ -35,13 +35,22 @@ export interface WarmUpReport {
   firstError?: string;
 }
 
-/** Sides of GET /buildings bboxes in degrees, in turn: streets, neighbourhoods, cities, a region. */
+/**
+ * Sides of GET /buildings bboxes in degrees, in turn: streets, neighbourhoods, cities, a region.
+ * The n-th such request takes side n, sort n / 8, filter n / 32 and, for every fourth run of 64,
+ * MessagePack (`pick`): each side meets every sort, filter and encoding. Turning them all at one
+ * pace would pair the region with one filter and one encoding for good.
+ */
 const SIDES = [0.002, 0.002, 0.002, 0.015, 0.015, 0.15, 0.15, 1];
 const SORTS = ['volume', 'area', 'height', 'registered_business_employees'];
 /** Filters in turn (none half the time): a range, an enum list, a flag, two at once. */
 const FILTERS = ['', 'min_floors=2', '', `category=${CATEGORY[0]},${CATEGORY[2]}`, '', 'has_solar_potential=true', '', `roof_shape=${ROOF_SHAPE[0]}&min_height_m=5`];
 
+const ENCODINGS: readonly Encoding[] = ['json', 'json', 'json', 'msgpack'];
+
 const round6 = (v: number) => Math.round(v * 1e6) / 1e6;
+/** The entry of `list` for request i, moving on every `pace` requests. */
+const pick = <T>(list: readonly T[], i: number, pace: number): T => list[Math.floor(i / pace) % list.length];
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 /**
@@ -55,12 +64,14 @@ export function warmUp(view: CatalogView, requests: number, rehearse: Rehearse):
   if (snapshots.length === 0 || requests <= 0) return report;
   // A stride through the rows: prime to any row count that matters, so the centres spread over the country.
   const stride = 7_919;
+  let pages = 0;
   for (let i = 0; i < requests; i++) {
     const s = snapshots[i % snapshots.length];
     const row = (i * stride + 13) % s.rows;
     const lon = s.lon[row];
     const lat = s.lat[row];
-    const encoding: Encoding = i % 8 === 7 ? 'msgpack' : 'json';
+    // The other routes: every fourth run of ten requests (each holds their turns) in MessagePack.
+    let encoding: Encoding = pick(ENCODINGS, i, 10);
     let route: WarmUpRoute;
     let rawQuery = '';
     let pathParameter = '';
@@ -69,14 +80,16 @@ export function warmUp(view: CatalogView, requests: number, rehearse: Rehearse):
       route = '/buildings/at';
       rawQuery = `lon=${round6(lon)}&lat=${round6(lat)}&radius_m=${[10, 25, 60][turn]}`;
     } else if (turn === 9) {
-      route = i % 20 === 9 ? '/buildings/{building_id}/units' : '/buildings/{building_id}/registered-businesses';
+      route = pick(['/buildings/{building_id}/units', '/buildings/{building_id}/registered-businesses'] as const, i, 40);
       pathParameter = s.buildingId(row);
     } else {
       route = '/buildings';
-      const half = SIDES[i % SIDES.length] / 2;
+      const n = pages++;
+      encoding = pick(ENCODINGS, n, 64);
+      const half = pick(SIDES, n, 1) / 2;
       const bbox = [clamp(lon - half, -180, 180), clamp(lat - half, -90, 90), clamp(lon + half, -180, 180), clamp(lat + half, -90, 90)].map(round6);
-      const filter = FILTERS[i % FILTERS.length];
-      rawQuery = `bbox=${bbox.join(',')}&sort=${SORTS[i % SORTS.length]}&limit=${i % 3 === 0 ? 100 : 25}`
+      const filter = pick(FILTERS, n, 32);
+      rawQuery = `bbox=${bbox.join(',')}&sort=${pick(SORTS, n, 8)}&limit=${i % 3 === 0 ? 100 : 25}`
         + (i % 7 === 0 ? '&offset=100' : '') + (filter ? `&${filter}` : '');
     }
     report.requests++;
