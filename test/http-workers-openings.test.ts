@@ -1,6 +1,7 @@
 /**
- * A worker thread answers a free page itself once it has heard that its buildings are opened,
- * whoever opened them: the server before a restart too (ChargeOutcome.openedAt). The server runs
+ * A worker thread answers a free page itself when it knows its buildings to be opened, whoever
+ * opened them: it reads the latest openings of the file as it starts (Ledger.recallOpenings), and
+ * hears of later ones from the ledger thread's answers (ChargeOutcome.openedAt). The server runs
  * as `npm start` runs it (`src/main.ts`, one worker), is stopped and started again on the same
  * ledger file. The proof: with the file's write lock held by another connection, a page that must
  * go to the ledger thread cannot be answered (it waits out the busy timeout, then 503), and one
@@ -25,43 +26,60 @@ async function get(base: string, path: string, key: string): Promise<{ status: n
   return { status: res.status, charged: res.headers.get('X-Credits-Charged'), ids: (body.data ?? []).map((b) => b.building_id) };
 }
 
-describe('a worker learns which buildings are opened from the ledger thread', () => {
-  it('after a restart, a page opened before it is answered by the worker once the ledger thread has told it', { timeout: 120_000 }, async () => {
+/** Runs `fn` while another connection holds the ledger file's write lock. */
+async function withFileLocked<T>(ledgerPath: string, fn: () => Promise<T>): Promise<T> {
+  const db = new Database(ledgerPath);
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    return await fn();
+  } finally {
+    db.exec('ROLLBACK');
+    db.close();
+  }
+}
+
+describe('a worker knows which buildings are opened', () => {
+  it('from the file as it starts, and from the ledger thread for what is opened later', { timeout: 120_000 }, async () => {
     dir = await syntheticSnapshots(2000, 9);
     const ledgerPath = join(dir, 'ledger.db');
     const env = { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '1', EDIFICE_WARMUP_REQUESTS: '0' };
     const setup = Ledger.open(ledgerPath);
-    const { key } = workspaceWithKey(setup, 1_000);
+    const { key, workspaceId } = workspaceWithKey(setup, 1_000);
+    const { key: otherKey } = workspaceWithKey(setup, 1_000, 'other');
     setup.close();
     const page = '/buildings?bbox=9.4,47.0,9.7,47.3&limit=30&sort=area';
-    const other = '/buildings?bbox=9.4,47.0,9.7,47.3&limit=30&offset=30&sort=area';
+    const next = '/buildings?bbox=9.4,47.0,9.7,47.3&limit=30&offset=30&sort=area';
+    const later = '/buildings?bbox=9.4,47.0,9.7,47.3&limit=30&offset=60&sort=area';
 
     const before = await startServerProcess(env, ['--single-threaded-gc']);
     const first = await get(before.base, page, key);
     expect([first.status, first.charged, first.ids.length]).toEqual([200, '30', 30]);
-    expect((await get(before.base, other, key)).charged).toBe('30');
+    const second = await get(before.base, next, key);
+    expect([second.status, second.charged, second.ids.length]).toEqual([200, '30', 30]);
     before.child.kill('SIGTERM');
     await new Promise((resolve) => before.child.once('exit', resolve));
 
-    // The restarted worker has heard of no opening: its first answer comes from the ledger thread.
+    // Restarted, the worker has read both pages' openings: it answers them without the ledger
+    // thread, while a page never opened needs it and is not answered without it.
     const after = await startServerProcess(env, ['--single-threaded-gc']);
-    const again = await get(after.base, page, key);
-    expect([again.status, again.charged, again.ids]).toEqual([200, '0', first.ids]);
-    const db = new Database(ledgerPath);
-    db.exec('BEGIN IMMEDIATE');
-    let known, unknown;
-    try {
-      known = await get(after.base, page, key);
-      unknown = await get(after.base, other, key);
-    } finally {
-      db.exec('ROLLBACK');
-      db.close();
-    }
-    // Told by that answer, the worker needs no ledger for the same page...
+    const [known, alsoKnown, unknown] = await withFileLocked(ledgerPath, async () =>
+      [await get(after.base, page, key), await get(after.base, next, key), await get(after.base, later, key)]);
     expect([known.status, known.charged, known.ids]).toEqual([200, '0', first.ids]);
-    // ...while a page it has not heard of still does, and is not answered without it.
+    expect([alsoKnown.status, alsoKnown.charged, alsoKnown.ids]).toEqual([200, '0', second.ids]);
     expect(unknown.status).toBe(503);
-    expect((await get(after.base, other, key)).charged).toBe('0');
+
+    // Opened after the worker started, by another connection to the file: the worker hears of it
+    // from the ledger thread's answer to that page, and then answers it itself.
+    const byOther = await get(after.base, later, otherKey);
+    expect([byOther.status, byOther.charged, byOther.ids.length]).toEqual([200, '30', 30]);
+    const elsewhere = Ledger.open(ledgerPath);
+    expect(elsewhere.charge(workspaceId, null, byOther.ids, '/buildings')).toMatchObject({ ok: true, charged: 30 });
+    elsewhere.close();
+    expect(await withFileLocked(ledgerPath, () => get(after.base, later, key))).toMatchObject({ status: 503 });
+    const told = await get(after.base, later, key);
+    expect([told.status, told.charged, told.ids]).toEqual([200, '0', byOther.ids]);
+    const knownNow = await withFileLocked(ledgerPath, () => get(after.base, later, key));
+    expect([knownNow.status, knownNow.charged, knownNow.ids]).toEqual([200, '0', byOther.ids]);
     after.child.kill('SIGTERM');
     await new Promise((resolve) => after.child.once('exit', resolve));
 

@@ -309,6 +309,51 @@ describe('openings in the ledger', () => {
     expect(ledger.audit()).toEqual([]);
   });
 
+  it('a connection that does not charge recalls the latest openings of the last 365 days and answers their pages itself', async () => {
+    const t0 = Date.parse('2026-05-01T00:00:00Z');
+    const clock = { t: t0 };
+    const path = tempPath();
+    const charger = ledgerAt(path, clock);
+    const { workspaceId } = charger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    const { workspaceId: otherId } = charger.createWorkspace('Other', { createdBy: 'bo@other.test' });
+    charger.grantCredits(workspaceId, 100, { kind: 'bought' });
+    charger.grantCredits(otherId, 100, { kind: 'bought' });
+    const ids = Array.from({ length: 6 }, () => randomUUID());
+    const [old, a, b, c, d, e] = ids;
+    expect(charger.charge(workspaceId, null, [old], '/buildings')).toMatchObject({ charged: 1 });
+    clock.t = t0 + 30 * DAY_MS;
+    expect(charger.charge(workspaceId, null, [a, b], '/buildings')).toMatchObject({ charged: 2 });
+    expect(charger.charge(workspaceId, null, [c, d], '/buildings')).toMatchObject({ charged: 2 });
+    expect(charger.charge(otherId, null, [e], '/buildings')).toMatchObject({ charged: 1 });
+    clock.t = t0 + YEAR + DAY_MS; // `old` expired a day ago; a to e opened 335 days ago
+
+    // Pages that reach `remoteCharges` are the ones this connection could not answer itself.
+    const sent: string[][] = [];
+    const worker = Ledger.open(path, {
+      now: () => clock.t,
+      remoteCharges: (pages) => {
+        for (const p of pages) sent.push([...p.buildingIds]);
+        return new Promise(() => {});
+      },
+    });
+    open.push(worker);
+    const answeredHere = (workspace: string, page: string[]): boolean => worker.chargeSoon(workspace, null, page, '/buildings', () => {});
+    // Before recalling, it knows nothing.
+    expect(answeredHere(workspaceId, [a])).toBe(false);
+    // The latest 3 rows of the file: d, c (of workspaceId) and e (of the other workspace).
+    expect(worker.recallOpenings(3)).toMatchObject({ openings: 3 });
+    expect(answeredHere(workspaceId, [c, d, c])).toBe(true);
+    expect(answeredHere(otherId, [e])).toBe(true);
+    expect(answeredHere(workspaceId, [e])).toBe(false); // another workspace's opening
+    expect(answeredHere(workspaceId, [c, b])).toBe(false); // b is older than the 3 rows
+    // All of them: `old` has expired and is not held.
+    expect(worker.recallOpenings()).toMatchObject({ openings: 5 });
+    expect(answeredHere(workspaceId, [a, b, c, d])).toBe(true);
+    expect(answeredHere(workspaceId, [old])).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve)); // the pages not answered go out in one batch
+    expect(sent).toEqual([[a], [e], [c, b], [old]]);
+  });
+
   it('a batch that fails leaves no opening behind, in the file or in memory', () => {
     const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
     const ledger = ledgerAt(tempPath(), clock);

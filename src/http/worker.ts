@@ -75,6 +75,12 @@ const ledger = Ledger.open(data.config.ledgerPath, {
   }),
 });
 process.on('exit', () => ledger.close());
+// Before listening: a worker that knows no opening sends every page to the ledger thread.
+try {
+  log.info(ledger.recallOpenings(), 'the latest openings read into memory');
+} catch (err) {
+  log.warn({ err }, 'could not read the latest openings; pages go to the ledger thread until it tells of them');
+}
 
 let asked = 0;
 const waiting = new Map<number, (text: string) => void>();

@@ -34,6 +34,11 @@ const KEEP_OPENING_MS = FREE_REOPEN_MS + DAY_MS;
 export const MAX_GRANT = 1_000_000_000;
 /** Openings a process that does not charge keeps in mind (a table of at most 2^20 slots, 28 MiB). */
 const SEEN_MAX = 400_000;
+/**
+ * The latest openings such a process reads from the file as it starts (`recallOpenings`): half
+ * of SEEN_MAX, so that the memory does not start again at the first openings it hears of.
+ */
+export const RECALL_MAX = SEEN_MAX / 2;
 
 export type GrantKind = 'welcome' | 'plan' | 'bought' | 'manual';
 
@@ -286,6 +291,28 @@ export class Credits {
     const started = performance.now();
     const openings = this.catchUp(this.now()).size;
     return { openings, loadMs: Math.round(performance.now() - started) };
+  }
+
+  /**
+   * For a process that does not charge (a worker thread, whose pages go to the ledger thread):
+   * the file's latest `max` openings of the last 365 days, kept as if heard of (`remember`), so
+   * that from its first request it answers pages of buildings opened before it started without
+   * the ledger thread. Without them, a restarted server sent every page to the ledger thread
+   * until its answers taught the workers: in the first second under 1,500 requests/s, free
+   * pages at a p50 of 3.6–7.8 ms instead of ~0.2.
+   */
+  recallOpenings(max = RECALL_MAX): { openings: number; loadMs: number } {
+    const started = performance.now();
+    const now = this.now();
+    const last = this.selectOpeningsCount.get()!.n;
+    const seen = new OpenedIndex();
+    seen.reserve(Math.min(last, max));
+    // Rows are never deleted and ids are given in commit order: the latest max rows are the ids past last - max.
+    for (const [, workspaceId, buildingId, at] of this.selectOpeningsAfter.iterate(Math.max(0, last - max))) {
+      if (at > now - FREE_REOPEN_MS) seen.add(workspaceId, buildingId, at, now - KEEP_OPENING_MS);
+    }
+    this.seen = seen;
+    return { openings: seen.size, loadMs: Math.round(performance.now() - started) };
   }
 
   /**

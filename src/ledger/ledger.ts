@@ -403,6 +403,11 @@ export class Ledger implements RequestLedger {
     return this.guard(() => this.credits.chargeAll(pages));
   }
 
+  /** For a connection that does not charge (`remoteCharges`): the latest openings, read before the first page. */
+  recallOpenings(max?: number): { openings: number; loadMs: number } {
+    return this.guard(() => this.credits.recallOpenings(max));
+  }
+
   /** For the connection that will charge: the openings read into memory before the first page. */
   loadOpenings(): { openings: number; loadMs: number } {
     return this.guard(() => this.credits.loadOpenings());
