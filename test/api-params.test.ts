@@ -406,6 +406,9 @@ describe('good values parse to the exact query', () => {
     expect(parseBuildingsQuery('bbox=-130.8,10.1,-127.8,13.1').bbox).toEqual({ minLon: -130.8, minLat: 10.1, maxLon: -127.8, maxLat: 13.1 });
     expect(expectRefused(() => parseBuildingsQuery('bbox=-130.8,10,-127.799999,11'), 'bbox').message)
       .toBe('bbox: each side may span at most 3 degrees; this one spans 3.000001 degrees of longitude');
+    // Past 3 by less than a millionth: the message shows by how much, not a rounded 3.
+    expect(expectRefused(() => parseBuildingsQuery('bbox=20,40,23.0000001,43'), 'bbox').message)
+      .toBe('bbox: each side may span at most 3 degrees; this one spans 3.0000001 degrees of longitude');
   });
 
   it('bbox: messages a person understands', () => {
@@ -531,6 +534,49 @@ describe('unknown parameters (rule 1)', () => {
 
   it('are reported before a problem of a known parameter further on', () => {
     expectRefused(() => parseBuildingsQuery('nope=1&bbox=1,2'), 'nope');
+  });
+});
+
+describe('the query string\'s encoding', () => {
+  it('refuses a broken percent-escape, bytes that are not UTF-8 and control characters, naming the parameter', () => {
+    const name = (v: string) => () => parseBuildingsQuery(`${BBOX}&registered_business_name=${v}`);
+    for (const bad of ['%zz', 'ab%', 'ab%4', '%ED%A0%80', '%C0%AE', '%FF', '%E2%82']) {
+      expect(expectRefused(name(bad), 'registered_business_name').message).toContain('not valid percent-encoding');
+    }
+    for (const bad of ['a%00b', '%0A', '%1F', '%7F', 'a\tb']) {
+      expect(expectRefused(name(bad), 'registered_business_name').message).toContain('control character');
+    }
+    expectRefused(() => parseBuildingsQuery(`bbox=9.47%2C47.04,9.64,47%.27`), 'bbox');
+    expectRefused(() => parsePointQuery('lat=47.1&lon=9.5&limit=%31%'), 'limit');
+    // In a name: the parameter is the name as sent.
+    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_%zzfloors=2`), 'min_%zzfloors').message)
+      .toBe('min_%zzfloors: a parameter name that is not valid percent-encoding (each % must be followed by two hex digits, and the bytes must form UTF-8)');
+    expectRefused(() => parseBuildingsQuery(`${BBOX}&a%00=1`), 'a\u0000');
+  });
+
+  it('decodes as URLSearchParams does whatever it accepts: + is a space, escapes are UTF-8, & and = may be escaped', () => {
+    const names = ['ACME GmbH', 'Bäckerei & Co', 'a=b', '50%', 'x+y', '😀 é', 'a,b'];
+    for (const text of names) {
+      for (const encoded of [encodeURIComponent(text), new URLSearchParams({ v: text }).toString().slice(2)]) {
+        const raw = `${BBOX}&registered_business_name=${encoded}`;
+        const expected = new URLSearchParams(raw).get('registered_business_name');
+        expect(expected).toBe(text);
+        expect(parseBuildingsQuery(raw).registeredBusinessName).toBe(text);
+      }
+    }
+    // Empty pairs are no parameters; a leading ? is the query's own.
+    expect(parseBuildingsQuery(`?&&${BBOX}&&limit=5&`).limit).toBe(5);
+    expect(parseBuildingsQuery(`${BBOX.replace('bbox', 'b%62ox')}&l%69mit=7`).limit).toBe(7);
+  });
+
+  it('reads a second ? as part of the first name, not as the start of the query', () => {
+    expectRefused(() => parseBuildingsQuery(`??${BBOX}`), '?bbox');
+  });
+
+  it('does not echo a huge unknown name back', () => {
+    const long = 'a'.repeat(100_000);
+    const err = expectRefused(() => parseBuildingsQuery(`${BBOX}&${long}=1`), `${'a'.repeat(64)}…`);
+    expect(JSON.stringify(err.toBody()).length).toBeLessThan(400);
   });
 });
 

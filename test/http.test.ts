@@ -72,19 +72,28 @@ describe('the machine-readable description', () => {
 });
 
 describe('authentication (401, 403)', () => {
-  const refused = async (headers: Record<string, string>, message: RegExp, status = 401, code = 'unauthorized') => {
+  // The challenge of RFC 6750 section 3: none asked for, a header that is not one bearer token, a token refused.
+  const challenges = { missing: 'Bearer', request: 'Bearer error="invalid_request"', token: 'Bearer error="invalid_token"' };
+  const refused = async (headers: Record<string, string>, message: RegExp, status = 401, code = 'unauthorized', challenge = challenges.token) => {
     const r = await get('/buildings', `/buildings?bbox=${bbox}`, headers);
     expect(r.status).toBe(status);
     expect(r.body.error.code).toBe(code);
     expect(r.body.error.message).toMatch(message);
     // Without a valid key there is no workspace whose limits and credits could be told.
     if (status === 401) expect(r.headers.get('X-Credits-Charged')).toBeNull();
+    expect(r.headers.get('WWW-Authenticate')).toBe(status === 401 ? challenge : null);
     return r;
   };
+  const notBearer = /holds no API key in the form Bearer <API_KEY>/;
 
-  it('no Authorization header', () => refused({}, /Missing API key/));
-  it('a key in a cookie is ignored', () => refused({ Cookie: `api_key=${key}` }, /Missing API key/));
-  it('another scheme is ignored', () => refused({ Authorization: `Basic ${Buffer.from(`x:${key}`).toString('base64')}` }, /Missing API key/));
+  it('no Authorization header', () => refused({}, /Missing API key/, 401, 'unauthorized', challenges.missing));
+  it('a key in a cookie is ignored', () => refused({ Cookie: `api_key=${key}` }, /Missing API key/, 401, 'unauthorized', challenges.missing));
+  it('another scheme is not a key', () => refused({ Authorization: `Basic ${Buffer.from(`x:${key}`).toString('base64')}` }, notBearer, 401, 'unauthorized', challenges.request));
+  it('a header that is not one bearer token says so', async () => {
+    for (const value of [key, `Token ${key}`, 'Bearer', `Bearer ${key} x`, `Bearer ${key}, Bearer ${key}`]) {
+      await refused({ Authorization: value }, notBearer, 401, 'unauthorized', challenges.request);
+    }
+  });
   it('a malformed key', () => refused(auth('edf_nope'), /Malformed/));
   it('a key with a broken checksum', () => refused(auth(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A')), /Malformed|Unknown/));
   it('a well-formed key of another ledger', () => {
@@ -431,6 +440,15 @@ describe('every parameter refuses a bad value with 400 invalid_parameter naming 
       expect(r.status).toBe(400);
       expect(r.body.error).toMatchObject({ code: 'invalid_parameter', parameter: 'colour' });
     });
+    it(`${OPERATIONS[op].path} refuses a value that is not percent-encoded UTF-8, or holds a control character`, async () => {
+      const base = op === 'listBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
+      for (const value of ['%zz', '%ED%A0%80', '1%00']) {
+        const r = await get(OPERATIONS[op].path, `${pathOf(op, snapshot.buildingId(0))}?${base}limit=${value}`, auth());
+        expect(r.status, value).toBe(400);
+        expect(r.body.error, value).toMatchObject({ code: 'invalid_parameter', parameter: 'limit' });
+        expect(r.headers.get('X-Credits-Charged')).toBe('0');
+      }
+    });
   }
 });
 
@@ -536,6 +554,12 @@ describe('operator endpoints', () => {
   it('an unknown path is 404 not_found', async () => {
     const r = await fetch(`${t.base}/nothing-here`);
     expect(r.status).toBe(404);
-    expect(((await r.json()) as J).error.code).toBe('not_found');
+    expect(((await r.json()) as J).error).toEqual({ code: 'not_found', message: 'No endpoint GET /v1/nothing-here.', parameter: '' });
+    // A huge path is not echoed back whole.
+    const long = await fetch(`${t.base}/${'a'.repeat(20_000)}`);
+    expect(long.status).toBe(404);
+    const text = await long.text();
+    expect(text.length).toBeLessThan(400);
+    expect((JSON.parse(text) as J).error.message).toBe(`No endpoint GET /v1/${'a'.repeat(196)}….`);
   });
 });

@@ -382,6 +382,16 @@ describe('country requests', () => {
     expect(t.ledger.countryRequests().length).toBe(before);
   });
 
+  it('takes no query parameter: one is refused as on every GET, and nothing is stored', async () => {
+    const before = t.ledger.countryRequests().length;
+    for (const [query, parameter] of [['foo=1', 'foo'], ['country=PT', 'country'], ['%zz=1', '%zz']]) {
+      const r = await call(t, 'POST', '/public/country-requests', `/public/country-requests?${query}`,
+        { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ country: 'PT' }) });
+      expect([r.status, r.body.error.code, r.body.error.parameter], query).toEqual([400, 'invalid_parameter', parameter]);
+    }
+    expect(t.ledger.countryRequests().length).toBe(before);
+  });
+
   it('takes 20 an hour from one visitor; the 21st is 429 rate_limited with Retry-After', async () => {
     for (let i = 0; i < 20; i++) expect((await post('/public/country-requests', { country: 'FR' })).status).toBe(201);
     const r = await post('/public/country-requests', { country: 'FR' });

@@ -35,9 +35,41 @@ const NUMBER = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 10 });
 
+/** A name or value cut short, so that a huge input is not echoed back. */
+const cut = (text: string): string => (text.length > 64 ? `${text.slice(0, 64)}…` : text);
+
 /** A value as it appears in a message: quoted, and cut short so a huge input is not echoed back. */
 function show(value: string): string {
-  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+  return JSON.stringify(cut(value));
+}
+
+/** C0 controls and DEL: no parameter's value holds one (a NUL would reach a name search as is). */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * One name or value of the query string, `+` read as a space and percent-decoded as UTF-8 (as
+ * URLSearchParams does), except that what it would let through is refused: a `%` not followed by
+ * two hex digits (URLSearchParams keeps it as text: `name=%zz` searched for "%zz"), bytes that are
+ * not UTF-8 (it puts U+FFFD in their place), and control characters. `name`: the parameter whose
+ * value this is, null for a name.
+ */
+function decodeQueryPart(raw: string, name: string | null): string {
+  let text = raw;
+  if (text.indexOf('+') >= 0) text = text.replace(/\+/g, ' ');
+  if (text.indexOf('%') >= 0) {
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      const what = 'not valid percent-encoding (each % must be followed by two hex digits, and the bytes must form UTF-8)';
+      if (name === null) throw invalid(cut(raw), `a parameter name that is ${what}`);
+      throw invalid(name, `${show(raw)} is ${what}`);
+    }
+  }
+  if (CONTROL.test(text)) {
+    if (name === null) throw invalid(cut(text), 'a parameter name holding a control character (U+0000 to U+001F, U+007F)');
+    throw invalid(name, `${show(text)} holds a control character (U+0000 to U+001F, U+007F)`);
+  }
+  return text;
 }
 
 function rangeText(p: ParamSpec): string {
@@ -135,7 +167,7 @@ function parseBBox(p: ParamSpec, text: string): BBox {
   if (minLat > maxLat) throw invalid(p.name, `minLat ${parts[1]} is greater than maxLat ${parts[3]}`);
   for (const [span, axis] of [[maxLon - minLon, 'longitude'], [maxLat - minLat, 'latitude']] as const) {
     if (span > MAX_BBOX_SIDE_WITH_ROUNDING) {
-      throw invalid(p.name, `each side may span at most ${MAX_BBOX_SIDE_DEG} degrees; this one spans ${fmt.format(Number(span.toFixed(6)))} degrees of ${axis}`);
+      throw invalid(p.name, `each side may span at most ${MAX_BBOX_SIDE_DEG} degrees; this one spans ${fmt.format(Number(span.toPrecision(12)))} degrees of ${axis}`);
     }
   }
   return { minLon, minLat, maxLon, maxLat };
@@ -223,14 +255,27 @@ export function parseParameters(
 
   // Names and repetitions, in the order of the query string.
   const texts = new Map<string, string[]>();
-  for (const [name, value] of new URLSearchParams(raw)) {
+  for (let at = 0; at <= raw.length;) {
+    let end = raw.indexOf('&', at);
+    if (end < 0) end = raw.length;
+    if (end === at) { // `&&`, or a query ending in `&`: no pair
+      at = end + 1;
+      continue;
+    }
+    const eq = raw.indexOf('=', at);
+    const split = eq >= 0 && eq < end ? eq : end;
+    const rawName = raw.slice(at, split);
+    at = end + 1;
+    const name = decodeQueryPart(rawName, null);
+    const rawValue = split === end ? '' : raw.slice(split + 1, end);
     const p = plan.query.get(name);
     if (!p) {
-      if (name === '') throw ApiError.invalidParameter('', `a parameter without a name (=${show(value)}) is not a parameter of ${operationLabel(operation)}`);
+      if (name === '') throw ApiError.invalidParameter('', `a parameter without a name (=${show(rawValue)}) is not a parameter of ${operationLabel(operation)}`);
       const hint = didYouMean(name, plan.queryNames);
-      const label = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-      throw ApiError.invalidParameter(name, `${label}: not a parameter of ${operationLabel(operation)}${hint || ' (its parameters are listed in /v1/openapi.json)'}`);
+      const label = cut(name);
+      throw ApiError.invalidParameter(label, `${label}: not a parameter of ${operationLabel(operation)}${hint || ' (its parameters are listed in /v1/openapi.json)'}`);
     }
+    const value = decodeQueryPart(rawValue, name);
     if (value === '') throw invalid(name, 'empty value; give a value or leave the parameter out');
     const seen = texts.get(name);
     if (seen && !p.list) throw invalid(name, 'given more than once; it takes one value');

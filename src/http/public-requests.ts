@@ -91,6 +91,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
       const headers: Record<string, string> = { 'content-type': req.getHeader('content-type') };
       for (const name of headerNames) headers[name] = req.getHeader(name);
       const client = clientOf(ctx, res, req);
+      const rawQuery = req.getQuery() ?? '';
       const declared = Number(req.getHeader('content-length') || '0');
       if (declared > MAX_BODY_BYTES) {
         // Refused before reading: a client should not have to upload what is refused anyway.
@@ -103,11 +104,12 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
           finish(ctx, res, route, 'POST', url, t0, refusal(ctx, tooLarge(), route, url));
           return;
         }
-        res.cork(() => run(route, 'POST', url, t0, res, checks, { client, rawQuery: '', path: {}, headers, body: result.body }, handler));
+        res.cork(() => run(route, 'POST', url, t0, res, checks, { client, rawQuery, path: {}, headers, body: result.body }, handler));
       });
     };
 
   app.post(`${base}/public/country-requests`, post('/public/country-requests', [], [limiters.public, limiters.countryRequests], (r) => {
+    parseParameters('createCountryRequest', r.rawQuery); // it takes none: an unknown one is refused, as on every GET
     const body = parseBody('createCountryRequest', r.headers['content-type'], r.body!);
     const country = body.country as string;
     const covered = ctx.catalog.view().snapshots.find((s) => s.country === country);
@@ -121,6 +123,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
   }));
 
   app.post(`${base}/removal-requests`, post('/removal-requests', [], [limiters.removalRequests], (r) => {
+    parseParameters('createRemovalRequest', r.rawQuery);
     const body = parseBody('createRemovalRequest', r.headers['content-type'], r.body!);
     const buildingId = body.buildingId as string;
     const businessId = (body.businessId as string | undefined) ?? null;
@@ -153,6 +156,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
   }));
 
   app.post(`${base}/reports`, post('/reports', [], [limiters.reportOrders], (r) => {
+    parseParameters('createReportOrder', r.rawQuery);
     const body = parseBody('createReportOrder', r.headers['content-type'], r.body!);
     const { snapshot, row } = building(ctx, body.buildingId as string);
     const context = { country: snapshot.country, snapshotDate: snapshot.date };

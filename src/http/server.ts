@@ -75,6 +75,9 @@ interface Request {
 
 type Handler = (req: Request) => Answer;
 
+/** A 401 whose Authorization header was sent but holds no single bearer token (RFC 6750: invalid_request). */
+const NOT_BEARER = 'The Authorization header holds no API key in the form Bearer <API_KEY> (one key; Basic and other schemes are not accepted).';
+
 function bearer(header: string): string | undefined {
   // RFC 7235: the scheme is case-insensitive; anything else (cookies, Basic, no scheme) is no key.
   const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
@@ -157,12 +160,19 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const rawQuery = req.getQuery() ?? '';
     const pathParameter = route.includes('{') ? req.getParameter(0) ?? '' : '';
     const encoding = negotiateEncoding(req.getHeader('accept') || undefined);
-    const token = bearer(req.getHeader('authorization'));
+    const authorization = req.getHeader('authorization');
+    const token = bearer(authorization);
     let keyPrefix: string | undefined;
     const respond = (reply: Reply, charged = 0) => finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
     try {
+      if (token === undefined && authorization !== '') {
+        return respond(errorReply(new ApiError('unauthorized', NOT_BEARER), encoding, { 'WWW-Authenticate': 'Bearer error="invalid_request"' }));
+      }
       const auth = ledger.authenticate(token);
-      if (!auth.ok && auth.status === 401) return respond(errorReply(new ApiError(auth.code, auth.message), encoding));
+      if (!auth.ok && auth.status === 401) {
+        const challenge = token === undefined ? 'Bearer' : 'Bearer error="invalid_token"';
+        return respond(errorReply(new ApiError(auth.code, auth.message), encoding, { 'WWW-Authenticate': challenge }));
+      }
       keyPrefix = auth.keyPrefix;
       if (!auth.ok) {
         // A suspended workspace: refused before its limits count the request, but with their headers.
@@ -301,7 +311,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const t0 = performance.now();
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
-    finish(res, 'unknown', method, path, t0, jsonReply(404, { error: { code: 'not_found', message: `No endpoint ${method} ${path}.`, parameter: '' } }));
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path; // not a huge path echoed back
+    finish(res, 'unknown', method, path, t0, jsonReply(404, { error: { code: 'not_found', message: `No endpoint ${method} ${shown}.`, parameter: '' } }));
   });
 
   // Before the port opens: the first callers after a start would otherwise wait for V8 to compile the hot paths (warm-up.ts).
