@@ -351,6 +351,10 @@ describe('country requests', () => {
     // Quotes, braces and a field's name inside a string are text, not a second field.
     const tricky = await post('/public/country-requests', '{"comment": "a \\"country\\": \\"ES\\", {[", "country": "PT"}');
     expect([tricky.status, tricky.body.country]).toEqual([201, 'PT']);
+    // A pair of surrogate escapes is one character, kept as sent.
+    const paired = await post('/public/country-requests', '{"country": "PT", "comment": "Lisboa \\ud83d\\ude00"}');
+    expect(paired.status).toBe(201);
+    expect(t.ledger.countryRequests()[0]).toMatchObject({ id: paired.body.id, comment: 'Lisboa 😀' });
   });
 
   it('refuses each bad body with the field named, in the authenticated error format, and stores nothing', async () => {
@@ -365,6 +369,7 @@ describe('country requests', () => {
       [{ country: 'PT', email: 'not an email' }, 'email', /email address/],
       [{ country: 'PT', comment: 'x'.repeat(1001) }, 'comment', /at most 1000 characters/],
       [{ country: 'PT', comment: 'bell\u0007' }, 'comment', /control characters/],
+      ['{"country": "PT", "comment": "half \\ud800 a pair"}', 'comment', /lone surrogate/],
       [{ country: 'PT', contry: 'PT' }, 'contry', /not a field/],
       [['PT'], 'body', /JSON object/],
       ['{"country": "PT", "email": "a@b.pt", "country": "ES"}', 'country', /given more than once/],

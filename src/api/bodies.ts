@@ -6,7 +6,7 @@
  * A body is a JSON object (Content-Type application/json, at most MAX_BODY_BYTES); unknown
  * fields, a field of the wrong type, out of its range or pattern are refused with 400
  * invalid_parameter naming the field; a body that is not JSON names `body`. Strings may not
- * hold control characters other than tab and line breaks.
+ * hold control characters other than tab and line breaks, nor lone surrogates.
  */
 import { ApiError } from './errors.ts';
 import { isCountryCode } from './iso3166.ts';
@@ -128,6 +128,8 @@ function show(value: string): string {
 }
 
 // Tab, line feed and carriage return are allowed: a reason or comment may have lines.
+/** With the u flag, a pair is one code point: only a surrogate alone matches. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 function parseField(f: BodyField, value: unknown): unknown {
@@ -142,6 +144,8 @@ function parseField(f: BodyField, value: unknown): unknown {
     return value;
   }
   if (CONTROL.test(value)) throw invalid(f.name, 'must not hold control characters');
+  // A \ud800 escape alone is valid JSON but no character: stored, it would come back as U+FFFD.
+  if (LONE_SURROGATE.test(value)) throw invalid(f.name, 'must not hold a lone surrogate (a \\uD800-\\uDFFF escape that is not half of a pair)');
   const length = [...value].length;
   if (f.minLength !== undefined && length < f.minLength) throw invalid(f.name, `must have at least ${f.minLength} characters; got ${length}`);
   if (f.maxLength !== undefined && length > f.maxLength) throw invalid(f.name, `must have at most ${f.maxLength} characters; got ${length}`);
