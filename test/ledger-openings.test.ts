@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DAY_MS, Ledger } from '../src/ledger/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/ledger/db.ts';
 import { OpenedIndex } from '../src/ledger/opened-index.ts';
+import { SEEN_MAX } from '../src/ledger/credits.ts';
 
 const dirs: string[] = [];
 const open: Ledger[] = [];
@@ -352,6 +353,47 @@ describe('openings in the ledger', () => {
     expect(answeredHere(workspaceId, [old])).toBe(false);
     await new Promise((resolve) => setImmediate(resolve)); // the pages not answered go out in one batch
     expect(sent).toEqual([[a], [e], [c, b], [old]]);
+  });
+
+  it('a connection that does not charge keeps what it heard of in two generations: full, the older is dropped, not all', async () => {
+    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
+    const path = tempPath();
+    const setup = ledgerAt(path, clock);
+    const { workspaceId } = setup.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    // The charging thread's answers: every building of every page opened just now.
+    let sent = 0;
+    const worker = Ledger.open(path, {
+      now: () => clock.t,
+      remoteCharges: async (pages) => {
+        sent += pages.length;
+        return pages.map((p) => ({ result: { ok: true, charged: p.buildingIds.length, remaining: 0, chargeId: 1 }, openedAt: p.buildingIds.map(() => clock.t) }));
+      },
+    });
+    open.push(worker);
+    const answeredHere = (ids: string[]): boolean => worker.chargeSoon(workspaceId, null, ids, '/buildings', () => {});
+    const tell = async (ids: string[]): Promise<void> => {
+      for (let i = 0; i < ids.length; i += 1000) expect(answeredHere(ids.slice(i, i + 1000))).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve)); // the batch goes out, its outcomes come back
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    const first = Array.from({ length: SEEN_MAX }, () => randomUUID());
+    const second = Array.from({ length: SEEN_MAX }, () => randomUUID());
+    const third = Array.from({ length: 1000 }, () => randomUUID());
+    await tell(first);
+    expect(answeredHere(first.slice(0, 100))).toBe(true);
+    // Full: the next opening heard of starts a new generation, and the first is still asked.
+    await tell(second);
+    expect(answeredHere(first.slice(0, 100))).toBe(true);
+    expect(answeredHere(first.slice(-100))).toBe(true);
+    expect(answeredHere(second.slice(-100))).toBe(true);
+    // Full again: the first generation is dropped; its buildings go to the charging thread again.
+    await tell(third);
+    const before = sent;
+    expect(answeredHere(first.slice(0, 100))).toBe(false);
+    expect(answeredHere(second.slice(0, 100))).toBe(true);
+    expect(answeredHere(third)).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toBe(before + 1);
   });
 
   it('a batch that fails leaves no opening behind, in the file or in memory', () => {
