@@ -351,6 +351,9 @@ describe('country requests', () => {
     // Quotes, braces and a field's name inside a string are text, not a second field.
     const tricky = await post('/public/country-requests', '{"comment": "a \\"country\\": \\"ES\\", {[", "country": "PT"}');
     expect([tricky.status, tricky.body.country]).toEqual([201, 'PT']);
+    for (const type of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'Application/JSON; charset=utf8']) {
+      expect((await post('/public/country-requests', { country: 'RO' }, { 'Content-Type': type })).status, type).toBe(201);
+    }
     // A pair of surrogate escapes is one character, kept as sent.
     const paired = await post('/public/country-requests', '{"country": "PT", "comment": "Lisboa \\ud83d\\ude00"}');
     expect(paired.status).toBe(201);
@@ -382,6 +385,13 @@ describe('country requests', () => {
     }
     const form = await call(t, 'POST', '/public/country-requests', '/public/country-requests', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'country=PT' });
     expect([form.status, form.body.error.code, form.body.error.parameter]).toEqual([415, 'unsupported_media_type', 'Content-Type']);
+    for (const type of ['application/json; charset=latin1', 'application/json;charset="ISO-8859-1"', 'application/json; charset=utf-16']) {
+      const r = await post('/public/country-requests', { country: 'PT' }, { 'Content-Type': type });
+      expect([r.status, r.body.error.code, r.body.error.parameter], type).toEqual([415, 'unsupported_media_type', 'Content-Type']);
+      expect(r.body.error.message, type).toMatch(/a JSON body is UTF-8/);
+    }
+    const longField = await post('/public/country-requests', { country: 'PT', ['x'.repeat(5000)]: 1 });
+    expect([longField.status, longField.body.error.parameter]).toEqual([400, `${'x'.repeat(64)}…`]);
     const big = await post('/public/country-requests', { country: 'PT', comment: 'x'.repeat(17_000) });
     expect([big.status, big.body.error.code, big.body.error.parameter]).toEqual([413, 'payload_too_large', 'body']);
     expect(t.ledger.countryRequests().length).toBe(before);

@@ -160,9 +160,18 @@ function parseField(f: BodyField, value: unknown): unknown {
  * Returns the parsed body keyed by the table's `key`s (absent optional fields left out).
  */
 export function parseBody(operation: OperationId, contentType: string | undefined, raw: Uint8Array): Record<string, unknown> {
-  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const [media, ...params] = (contentType ?? '').split(';');
+  const type = media.trim().toLowerCase();
   if (type !== 'application/json') {
-    throw new ApiError('unsupported_media_type', `Content-Type: ${operationLabel(operation)} takes a JSON body; send Content-Type: application/json${type ? `, not ${type}` : ''}.`, 'Content-Type');
+    throw new ApiError('unsupported_media_type', `Content-Type: ${operationLabel(operation)} takes a JSON body; send Content-Type: application/json${type ? `, not ${show(type)}` : ''}.`, 'Content-Type');
+  }
+  // JSON is UTF-8 (RFC 8259): a body said to be in another charset would be read wrong, not refused.
+  for (const param of params) {
+    const [name, value = ''] = param.split('=', 2).map((x) => x.trim());
+    const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (name.toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
+      throw new ApiError('unsupported_media_type', `Content-Type: a JSON body is UTF-8; send charset=utf-8 or no charset, not ${show(value)}.`, 'Content-Type');
+    }
   }
   if (raw.byteLength > MAX_BODY_BYTES) throw tooLarge();
   let doc: unknown;
@@ -182,7 +191,7 @@ export function parseBody(operation: OperationId, contentType: string | undefine
   for (const name of Object.keys(given)) {
     if (!names.includes(name)) {
       const label = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-      throw ApiError.invalidParameter(name, `${label}: not a field of ${operationLabel(operation)}${didYouMean(name, names) || ` (its fields are ${names.join(', ')})`}`);
+      throw ApiError.invalidParameter(label, `${label}: not a field of ${operationLabel(operation)}${didYouMean(name, names) || ` (its fields are ${names.join(', ')})`}`);
     }
   }
   const out: Record<string, unknown> = {};
