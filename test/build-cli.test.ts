@@ -1,12 +1,12 @@
 /**
  * tools/build-snapshot.ts as a child process: exit codes, messages and the bad-row report for
- * broken inputs. 0 = built (bad rows counted), 1 = unreadable input or a bad row under
- * --strict, 2 = wrong options.
+ * broken inputs. 0 = built (bad rows counted), 1 = unreadable input, no building or a bad row
+ * under --strict, 2 = wrong options or an unusable --out, 143 = interrupted by SIGTERM.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot } from '../src/snapshot/reader.ts';
@@ -161,6 +161,90 @@ describe.concurrent('build-snapshot CLI', () => {
       expect(run.stderr).toMatch(/Usage: npm run build:snapshot/);
     });
     expect((await cli('--help')).status).toBe(0);
+  });
+
+  it('refuses a date that is no day of the calendar, before 2000 or after tomorrow, and an --out naming another snapshot', async () => {
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const dayAfter = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+    const cases: [string[], RegExp][] = [
+      [['--date', '2013-02-31'], /--date 2013-02-31 is not a day of the calendar/],
+      [['--date', '2013-13-01'], /is not a day of the calendar/],
+      [['--date', '9999-12-31'], /a snapshot's date is from 2000-01-01 to tomorrow/],
+      [['--date', dayAfter], /to tomorrow/],
+      [['--date', '1999-12-31'], /from 2000-01-01/],
+      [['--date', '2013-08-03', '--out', join(dir, 'o', 'RO', '2013-08-03.arrow')], /names another snapshot than --country LI --date 2013-08-03/],
+      [['--date', '2013-08-03', '--out', join(dir, 'o', 'LI', '2020-01-01.arrow')], /names another snapshot/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => cli('--country', 'LI', '--buildings', good, '--out', join(dir, 'dates'), ...args)));
+    runs.forEach((run, i) => {
+      expect(run.status, cases[i][0].join(' ')).toBe(2);
+      expect(run.stderr).toMatch(cases[i][1]);
+    });
+    expect(existsSync(join(dir, 'dates')) || existsSync(join(dir, 'o'))).toBe(false);
+    // Tomorrow is allowed (a build dated in another time zone), and so is a file of any other name.
+    const [ok, free] = await Promise.all([
+      cli('--country', 'LI', '--date', tomorrow, '--buildings', good, '--out', join(dir, 'dates')),
+      cli('--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--out', join(dir, 'any-name.arrow')),
+    ]);
+    expect([ok.status, free.status]).toEqual([0, 0]);
+    expect(existsSync(join(dir, 'dates', 'LI', `${tomorrow}.arrow`))).toBe(true);
+  });
+
+  it('refuses an --out it cannot write in one line, and an input without a building writes nothing', async () => {
+    const file = join(dir, 'a-file.txt');
+    writeFileSync(file, 'x');
+    const folder = join(dir, 'out-folder', 'LI', '2013-08-03.arrow');
+    mkdirSync(folder, { recursive: true });
+    const empty = join(dir, 'empty.geojson');
+    writeFileSync(empty, '{"type":"FeatureCollection","features":[]}');
+    const snapshots = join(dir, 'kept');
+    const base = ['--country', 'LI', '--date', '2013-08-03'];
+    const [underFile, underProc, atFolder, first] = await Promise.all([
+      cli(...base, '--buildings', good, '--out', file),
+      cli(...base, '--buildings', good, '--out', '/proc/edifice-no/snapshots'),
+      cli(...base, '--buildings', good, '--out', join(dir, 'out-folder')),
+      cli(...base, '--buildings', good, '--out', snapshots),
+    ]);
+    expect([underFile.status, underFile.stderr]).toEqual([2, `build-snapshot: --out: ${file}/LI cannot be a folder: part of that path is a file\n`]);
+    expect(underProc.status).toBe(2);
+    expect(underProc.stderr).toMatch(/^build-snapshot: --out: cannot create the folder \/proc\/edifice-no \(\w+\)\n$/);
+    expect([atFolder.status, atFolder.stderr]).toEqual([2, `build-snapshot: --out: ${folder} is a folder; the snapshot file would go there\n`]);
+    expect(first.status).toBe(0);
+    // Nothing read: the snapshot already there stays, and no file of another date appears.
+    const none = await cli('--country', 'LI', '--date', '2013-08-04', '--buildings', empty, '--out', snapshots);
+    expect(none.status).toBe(1);
+    expect(none.stderr).toBe('build-snapshot: no building in the input (0 features read); nothing written, so the snapshots already there stay as they are\n');
+    expect(readdirSync(join(snapshots, 'LI'))).toEqual(['2013-08-03.arrow']);
+  });
+
+  it('interrupted while osmium runs, kills it and leaves no temporary file behind', async () => {
+    const out = join(dir, 'interrupted');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/build-snapshot.ts', '--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--out', out], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // osmium, a child of the build, and the folder it exports into.
+    let osmium: { pid: number; folder: string } | null = null;
+    for (let i = 0; i < 600 && osmium === null; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          if (parent === child.pid && args[0] === 'osmium') osmium = { pid: Number(pid), folder: dirname(args[args.indexOf('-o') + 1]) };
+        } catch { /* a process that ended meanwhile */ }
+      }
+    }
+    expect(osmium).not.toBeNull();
+    expect(existsSync(osmium!.folder)).toBe(true);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(stderr).toMatch(/build-snapshot: interrupted \(SIGTERM\); its temporary files are removed/);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(existsSync(`/proc/${osmium!.pid}`) && !readFileSync(`/proc/${osmium!.pid}/stat`, 'utf8').includes(') Z ')).toBe(false);
+    expect(existsSync(osmium!.folder)).toBe(false);
+    expect(existsSync(out) ? readdirSync(out, { recursive: true }) : []).toEqual([]);
   });
 
   it('builds Liechtenstein from the PBF itself into <out>/LI/<date>.arrow', async () => {

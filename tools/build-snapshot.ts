@@ -7,12 +7,14 @@
  *   npm run build:snapshot -- --country RO --date 2026-11-21 --buildings ro.geojsonseq \
  *     --seismic expertiza-bucuresti.csv --seismic expertiza-iasi.csv --out snapshots/
  *
- * Exit status: 0 built; 1 input unreadable, or a bad row under --strict; 2 wrong options.
+ * Exit status: 0 built; 1 input unreadable or without a building, or a bad row under --strict; 2 wrong
+ * options or an unusable --out; 130 / 143 interrupted (SIGINT / SIGTERM), temporary files removed.
  * Progress goes to stderr, the summary to stdout.
  */
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { rmdirSync, rmSync } from 'node:fs';
+import { access, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import type { BuildResult, Progress } from '../src/build/builder.ts';
@@ -78,9 +80,8 @@ function parseCli(argv: string[]): Cli | null {
   }
   if (values.help) return null;
   if (!values.country || !/^[A-Z]{2}$/.test(values.country)) throw new UsageError('--country needs a two-letter uppercase code, e.g. --country LI');
-  if (!values.date || !/^\d{4}-\d{2}-\d{2}$/.test(values.date) || Number.isNaN(Date.parse(values.date))) {
-    throw new UsageError('--date needs a date YYYY-MM-DD, e.g. --date 2013-08-03');
-  }
+  if (!values.date || !/^\d{4}-\d{2}-\d{2}$/.test(values.date)) throw new UsageError('--date needs a date YYYY-MM-DD, e.g. --date 2013-08-03');
+  checkDate(values.date);
   if (!values.pbf === !values.buildings) throw new UsageError('give exactly one of --pbf and --buildings');
   const lists = values.seismic ?? [];
   const specs = values['seismic-columns'] ?? [];
@@ -94,6 +95,14 @@ function parseCli(argv: string[]): Cli | null {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  // The server reads the country and the date from a snapshot's path too, and refuses a file whose metadata disagrees.
+  if (values.out.endsWith('.arrow')) {
+    const day = /^(\d{4}-\d{2}-\d{2})\.arrow$/.exec(basename(values.out))?.[1];
+    const country = /^[A-Z]{2}$/.exec(basename(dirname(resolve(values.out))))?.[0];
+    if ((day !== undefined && day !== values.date) || (country !== undefined && country !== values.country)) {
+      throw new UsageError(`--out ${values.out} names another snapshot than --country ${values.country} --date ${values.date} (the server would refuse it): give <folder>/${values.country}/${values.date}.arrow, or the folder alone`);
+    }
+  }
   const out = values.out.endsWith('.arrow') ? values.out : join(values.out, values.country, `${values.date}.arrow`);
   return {
     country: values.country,
@@ -106,6 +115,67 @@ function parseCli(argv: string[]): Cli | null {
     strict: values.strict,
     out,
   };
+}
+
+/**
+ * A real calendar day from 2000 to tomorrow (UTC). The server serves a country's latest date:
+ * a typo such as 2062 for 2026 would shadow every later build, and Date.parse rolls 02-31 over
+ * to March.
+ */
+function checkDate(date: string): void {
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date) throw new UsageError(`--date ${date} is not a day of the calendar`);
+  const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  if (date < '2000-01-01' || date > tomorrow) {
+    throw new UsageError(`--date ${date}: a snapshot's date is from 2000-01-01 to tomorrow (${tomorrow}); the server serves each country's latest`);
+  }
+}
+
+/**
+ * Creates the folder of `file` one level at a time: Node 20's recursive mkdir never settles on
+ * some paths (under /proc), and its errors name a level the user did not type.
+ */
+async function makeOutFolder(file: string): Promise<string[]> {
+  const missing: string[] = [];
+  let dir = dirname(resolve(file));
+  for (;;) {
+    try {
+      if (!(await stat(dir)).isDirectory()) throw new UsageError(`--out: ${dir} is not a folder`);
+      break;
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      const parent = dirname(dir);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR') throw new UsageError(`--out: ${dir} cannot be a folder: part of that path is a file`);
+      if (code !== 'ENOENT' || parent === dir) throw new UsageError(`--out: cannot use ${dir} (${code})`);
+      missing.unshift(dir);
+      dir = parent;
+    }
+  }
+  for (const d of missing) {
+    try {
+      await mkdir(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new UsageError(`--out: cannot create the folder ${d} (${(err as NodeJS.ErrnoException).code})`);
+    }
+  }
+  try {
+    if ((await stat(file)).isDirectory()) throw new UsageError(`--out: ${file} is a folder; the snapshot file would go there`);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+  }
+  return missing;
+}
+
+/** Removes the folders makeOutFolder created, deepest first, where a failed build left them empty. */
+function removeEmptyFolders(created: readonly string[]): void {
+  for (const d of [...created].reverse()) {
+    try {
+      rmdirSync(d);
+    } catch {
+      return; // not empty: something else was put there
+    }
+  }
 }
 
 /** The first input that cannot be opened, or null: a typo fails in the first second, not after a long read. */
@@ -182,14 +252,41 @@ async function main(): Promise<number> {
     process.stderr.write(`build-snapshot: ${missing}: no such file\n`);
     return 1;
   }
+  let created: string[];
+  try {
+    created = await makeOutFolder(cli.out);
+  } catch (err) {
+    process.stderr.write(`build-snapshot: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const status = await build(cli, created);
+  if (status !== 0) removeEmptyFolders(created);
+  return status;
+}
+
+async function build(cli: Cli, created: readonly string[]): Promise<number> {
   const bar = progressBar();
   let tmp: string | null = null;
+  // Interrupted, nothing is left behind: osmium killed, its export and the half-written file removed.
+  const abort = new AbortController();
+  const out = cli.out;
+  const interrupted = (signal: NodeJS.Signals): void => {
+    abort.abort();
+    bar.stop();
+    rmSync(join(dirname(out), `.${basename(out)}.${process.pid}.tmp`), { force: true }); // the writer's temporary file
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    removeEmptyFolders(created);
+    process.stderr.write(`build-snapshot: interrupted (${signal}); its temporary files are removed\n`);
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     let buildings = cli.buildings!;
     if (cli.pbf) {
       tmp = await mkdtemp(join(tmpdir(), 'edifice-build-'));
       bar.update({ phase: 'osmium export', done: 0, total: 1 });
-      buildings = await exportPbf(cli.pbf, tmp);
+      buildings = await exportPbf(cli.pbf, tmp, abort.signal);
     }
     // Loaded after the options are checked: the writer pulls in apache-arrow, a second of startup.
     const { buildSnapshot } = await import('../src/build/builder.ts');
@@ -213,6 +310,9 @@ async function main(): Promise<number> {
       process.stderr.write(`build-snapshot: stopped at the first bad row (--strict): ${err.message}\n`);
     } else if (err instanceof GeoJsonInputError || err instanceof SeismicInputError || err instanceof OsmiumError || err instanceof RangeError) {
       process.stderr.write(`build-snapshot: ${err.message}\n`);
+    } else if (typeof (err as NodeJS.ErrnoException).code === 'string' && (err as NodeJS.ErrnoException).syscall !== undefined) {
+      // A system error (a full disk, a folder removed meanwhile): its message names the file.
+      process.stderr.write(`build-snapshot: ${(err as Error).message}\n`);
     } else {
       process.stderr.write(`build-snapshot: failed: ${(err as Error).stack ?? err}\n`);
     }

@@ -328,6 +328,10 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // The writer holds the record now; the pending copy would double the memory.
     (buildings as (PendingBuilding | null)[])[i] = null;
   }
+  // A snapshot of no building would be served in place of the country's last good one.
+  if (writer.count === 0) {
+    throw new RangeError(`no building in the input (${counts.features} features read); nothing written, so the snapshots already there stay as they are`);
+  }
   progress({ phase: 'write', done: 0, total: 1 });
   const written = await writer.finish(options.out);
   progress({ phase: 'write', done: 1, total: 1 });

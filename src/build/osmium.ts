@@ -26,7 +26,7 @@ export class OsmiumError extends Error {
 }
 
 /** Runs `osmium export` on `pbf` into `dir` and returns the GeoJSON Sequence's path. */
-export async function exportPbf(pbf: string, dir: string): Promise<string> {
+export async function exportPbf(pbf: string, dir: string, signal?: AbortSignal): Promise<string> {
   try {
     await access(pbf);
   } catch {
@@ -38,10 +38,12 @@ export async function exportPbf(pbf: string, dir: string): Promise<string> {
   await writeFile(config, JSON.stringify(OSMIUM_EXPORT_CONFIG));
   const args = ['export', pbf, '-c', config, '-f', 'geojsonseq', '-o', out, '--overwrite', '--no-progress'];
   await new Promise<void>((resolve, reject) => {
-    const child = spawn('osmium', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    // Aborted (the build interrupted), osmium is killed rather than left running alone.
+    const child = spawn('osmium', args, { stdio: ['ignore', 'ignore', 'pipe'], signal });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s; });
     child.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.name === 'AbortError') return reject(new OsmiumError(`osmium export ${pbf} interrupted`));
       reject(new OsmiumError(err.code === 'ENOENT' ? 'osmium is not installed (Debian: apt-get install osmium-tool)' : `cannot run osmium: ${err.message}`));
     });
     child.on('close', (code) => {
