@@ -1,8 +1,9 @@
 /** The admin CLI (tools/admin.ts) run as a child process over a real ledger file. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger/index.ts';
@@ -150,6 +151,45 @@ describe('admin CLI', () => {
     expect(await ok('create-key', '--help')).toMatch(/--member/);
   });
 
+  it('opens only a ledger file: not memory, not another SQLite file (left untouched), not a newer schema', { timeout: 300_000 }, async () => {
+    const dir = dirname(ledgerPath());
+    const foreign = join(dir, 'photos.db');
+    const db = new Database(foreign);
+    db.exec('CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)');
+    db.close();
+    const empty = join(dir, 'empty.db');
+    writeFileSync(empty, '');
+    const png = join(dir, 'picture.db');
+    writeFileSync(png, Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'));
+    const newer = join(dir, 'newer.db');
+    const n = new Database(newer);
+    n.pragma('user_version = 99');
+    n.exec('CREATE TABLE workspaces (id TEXT)');
+    n.close();
+    const cases: [string[], number, RegExp][] = [
+      [['list-workspaces', '--ledger', ':memory:'], 2, /--ledger must name a file, got ":memory:"/],
+      [['create-workspace', '--name', 'Ghost', '--member', 'g@b.test', '--ledger', ''], 2, /--ledger must name a file, got ""/],
+      [['list-workspaces', '--ledger', foreign], 1, /photos\.db is a SQLite file of something else, not an Edifice ledger; it is left as it is/],
+      [['create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', foreign], 1, /something else, not an Edifice ledger/],
+      [['list-workspaces', '--ledger', empty], 1, /empty\.db is an empty file, not a ledger/],
+      [['list-workspaces', '--ledger', png], 1, /picture\.db is not a ledger: SQLite cannot read it \(SQLITE_NOTADB\)/],
+      [['list-workspaces', '--ledger', dir], 1, /is a folder, not a ledger file/],
+      [['list-workspaces', '--ledger', newer], 1, /newer\.db is a ledger of a newer schema \(99\) than this program reads/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = await admin(...args);
+      expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }, args.join(' ')).toEqual({ code, stderr: expect.stringMatching(message), stdout: '' });
+      expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /); // one line, no stack
+    }
+    const after = new Database(foreign, { readonly: true });
+    expect(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual(['photos']);
+    expect(after.pragma('user_version', { simple: true })).toBe(0);
+    after.close();
+    // An empty file may become a ledger, by create-workspace only.
+    expect(await ok('create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', empty)).toMatch(/workspace ws_/);
+    expect(await ok('list-workspaces', '--ledger', empty)).toMatch(/X/);
+  });
+
   it('refuses bad arguments with a clear message and a non-zero exit', { timeout: 300_000 }, async () => {
     const path = ledgerPath();
     const L = ['--ledger', path];
@@ -185,6 +225,10 @@ describe('admin CLI', () => {
       [['revoke-key', 'short', ...L], 2, /key id/],
       [['revoke-key', 'AAAAAAAAAAAA', ...L], 1, /No API key AAAAAAAAAAAA/],
       [['usage', workspaceId, '--from', '2026-13-01', ...L], 1, /fromDay must be a date/],
+      // A time without its zone would be read in this machine's; a day that is not one rolls over.
+      [['buy', workspaceId, '5', '--expires', '2099-01-01T00:00:00', ...L], 2, /an ISO time with its zone/],
+      [['buy', workspaceId, '5', '--expires', '2099-02-31T00:00:00Z', ...L], 2, /an ISO time with its zone/],
+      [['buy', workspaceId, '5', '--expires', '2099-02-31', ...L], 2, /"2099-02-31" is not a date/],
     ];
     for (const [args, code, message] of more) {
       const r = await admin(...args);

@@ -4,7 +4,7 @@
  * planar area, the solar rule of spec 2.1), not with the generator's helpers.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -361,10 +361,23 @@ describe('npm run synth', () => {
   });
 
   it('refuses bad options with a message and a non-zero exit', async () => {
-    for (const args of [['--buildings', '10000001'], ['--seed', 'x'], ['--nope']]) {
+    for (const args of [['--buildings', '10000001'], ['--seed', 'x'], ['--nope'], ['--bounds', ',44,26,48'], ['--bounds', '20,44,26,48,'], ['--out', ' ']]) {
       const r = await synth(args);
-      expect(r.code).toBe(2);
+      expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^synth: /);
     }
+  });
+
+  it('says in one line why it cannot write where --out points', async () => {
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    const [underFile, underProc] = await Promise.all([
+      synth(['--buildings', '1000', '--out', file]),
+      synth(['--buildings', '1000', '--out', '/proc/edifice-synth-test']),
+    ]);
+    expect([underFile.code, underFile.stderr.split('\n').filter((l) => l.startsWith('synth: ENOTDIR'))]).toEqual([1, [`synth: ENOTDIR: not a directory, mkdir '${file}/XA'`]]);
+    expect(underProc.code).toBe(1);
+    expect(underProc.stderr).toMatch(/^synth: ENOENT: no such file or directory, mkdir '\/proc\/edifice-synth-test'$/m);
+    expect(underProc.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -3,13 +3,15 @@
  * the server (WAL: safe while the server runs); changes to keys, members and suspensions reach a
  * running server within its key cache TTL (2 s); an approved removal within its poll interval (1 s).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import {
   Ledger, LedgerError, LedgerUnavailableError, PLANS, REMOVAL_STATUSES, type CountryDemand, type CountryRequest, type KeyInfo,
   type RemovalRequest, type RemovalStatus, type ReportOrder, type UsageDay,
 } from '../src/ledger/index.ts';
+import { SCHEMA_VERSION } from '../src/ledger/db.ts';
 
 class UsageError extends Error {}
 
@@ -34,17 +36,65 @@ const GLOBAL: Options = {
 
 const iso = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z'));
 
-/** `YYYY-MM-DD` means "through that UTC day" (expires at 00:00 UTC the day after); else an ISO time. */
+/**
+ * The ledger file a command may open: a file (an in-memory ledger would vanish with the command),
+ * that is an Edifice ledger of this program's schema or older. Only a command that `creates`
+ * may start one, in a file that does not exist or is empty: Ledger.open would otherwise turn
+ * any SQLite file it is pointed at into a ledger.
+ */
+function checkLedgerFile(path: string, creates: boolean): void {
+  if (path === '' || path === ':memory:' || path.startsWith('file:')) {
+    throw new UsageError(`--ledger must name a file, got "${path}": a ledger in memory would be lost when the command ends.`);
+  }
+  if (!existsSync(path)) {
+    if (creates) return;
+    throw new LedgerError('not_found', `No ledger at ${path}. Create it with create-workspace, or pass --ledger <file>.`);
+  }
+  if (statSync(path).isDirectory()) throw new LedgerError('not_found', `${path} is a folder, not a ledger file.`);
+  if (statSync(path).size === 0) {
+    if (creates) return;
+    throw new LedgerError('not_found', `${path} is an empty file, not a ledger. Create one with create-workspace.`);
+  }
+  let version: number;
+  let tables: number;
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      version = db.pragma('user_version', { simple: true }) as number;
+      tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    throw new LedgerError('not_found', `${path} is not a ledger: SQLite cannot read it (${(err as { code?: string }).code ?? (err as Error).message}).`);
+  }
+  if (version === 0 && tables > 0) throw new LedgerError('not_found', `${path} is a SQLite file of something else, not an Edifice ledger; it is left as it is.`);
+  if (version === 0 && !creates) throw new LedgerError('not_found', `${path} holds no ledger yet. Create one with create-workspace.`);
+  if (version > SCHEMA_VERSION) {
+    throw new LedgerError('not_found', `${path} is a ledger of a newer schema (${version}) than this program reads (${SCHEMA_VERSION}); upgrade the program.`);
+  }
+}
+
+/** A real calendar day YYYY-MM-DD (Date.parse rolls 02-31 over to March). */
+const isDay = (text: string): boolean => {
+  const ms = Date.parse(`${text}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === text;
+};
+
+/** `YYYY-MM-DD` means "through that UTC day" (expires at 00:00 UTC the day after); else an ISO time with its zone. */
 function parseExpiry(text: string | undefined): number | null {
   if (text === undefined) return null;
   let ms: number;
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
-    ms = Date.parse(`${text}T00:00:00Z`);
-    if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw new UsageError(`--expires: "${text}" is not a date.`);
-    ms += 86_400_000;
+    if (!isDay(text)) throw new UsageError(`--expires: "${text}" is not a date.`);
+    ms = Date.parse(`${text}T00:00:00Z`) + 86_400_000;
   } else {
-    ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : NaN;
-    if (Number.isNaN(ms)) throw new UsageError(`--expires takes a date YYYY-MM-DD (valid through that UTC day) or an ISO time, got "${text}".`);
+    // With its zone: without one, JavaScript reads the time in this machine's zone.
+    const time = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+    ms = time !== null && isDay(time[1]) ? Date.parse(text) : NaN;
+    if (Number.isNaN(ms)) {
+      throw new UsageError(`--expires takes a date YYYY-MM-DD (valid through that UTC day) or an ISO time with its zone (2027-01-31T18:00:00Z, or +01:00), got "${text}".`);
+    }
   }
   // Said in the option's terms; the ledger refuses it too, in milliseconds since the epoch.
   if (ms <= Date.now()) throw new RangeError(`--expires ${text} has passed (it ends ${iso(ms)}); give a time in the future.`);
@@ -299,9 +349,7 @@ export function main(argv: string[]): number {
         `, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}.`);
     }
     const path = (values.ledger as string | undefined) ?? loadConfig().ledgerPath;
-    if (!command.creates && path !== ':memory:' && !existsSync(path)) {
-      throw new LedgerError('not_found', `No ledger at ${path}. Create it with create-workspace, or pass --ledger <file>.`);
-    }
+    checkLedgerFile(path, command.creates === true);
     ledger = Ledger.open(path);
     const result = command.run(ledger, positionals, values as Values);
     process.stdout.write((values.json ? JSON.stringify(result, null, 2) : command.text(result)) + '\n');
@@ -311,8 +359,10 @@ export function main(argv: string[]): number {
       process.stderr.write(`error: ${err.message}\nUsage: npm run admin -- ${name} ${command.summary}\n`);
       return 2;
     }
-    if (err instanceof LedgerError || err instanceof LedgerUnavailableError || err instanceof RangeError || err instanceof TypeError) {
-      process.stderr.write(`error: ${err.message}\n`);
+    // A system error (a folder it cannot create, a disk full) names its path in its message.
+    const system = typeof (err as NodeJS.ErrnoException).syscall === 'string';
+    if (err instanceof LedgerError || err instanceof LedgerUnavailableError || err instanceof RangeError || err instanceof TypeError || system) {
+      process.stderr.write(`error: ${(err as Error).message}\n`);
       return 1;
     }
     throw err;

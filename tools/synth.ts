@@ -33,9 +33,10 @@ function integer(name: string, raw: string): number {
 }
 
 function bounds(raw: string): Bounds {
-  const parts = raw.split(',').map((s) => Number(s.trim()));
-  if (parts.length !== 4 || parts.some((v) => !Number.isFinite(v))) fail(`--bounds must be four numbers minLon,minLat,maxLon,maxLat, got "${raw}".`);
-  return parts as unknown as Bounds;
+  const texts = raw.split(',').map((s) => s.trim());
+  // Each a decimal: Number('') is 0, so ",44,26,48" would read as a minLon of 0.
+  if (texts.length !== 4 || texts.some((t) => !/^-?\d+(\.\d+)?$/.test(t))) fail(`--bounds must be four numbers minLon,minLat,maxLon,maxLat, got "${raw}".`);
+  return texts.map(Number) as unknown as Bounds;
 }
 
 let values;
@@ -60,6 +61,7 @@ if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
+if (values.out.trim() === '') fail('--out must name a folder.');
 
 let options: Parameters<typeof writeSyntheticCountry>[0];
 try {
@@ -120,5 +122,8 @@ try {
   process.stdout.write(lines.map(([k, v]) => `${k.padEnd(15)} ${v}`).join('\n') + '\n');
 } catch (err) {
   if (barOpen && !writing) bar.stop();
-  throw err;
+  // A system error (an --out that is a file, a full disk) names its path: one line, not a stack.
+  if (typeof (err as NodeJS.ErrnoException).syscall !== 'string') throw err;
+  process.stderr.write(`synth: ${(err as Error).message}\n`);
+  process.exitCode = 1;
 }

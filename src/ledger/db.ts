@@ -14,9 +14,9 @@
  * transaction that re-reads the version first, so two processes opening a fresh file at the
  * same time apply each step once.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { makeFolder } from '../folders.ts';
 
 export type Db = Database.Database;
 
@@ -32,7 +32,7 @@ export function isMemoryPath(path: string): boolean {
 }
 
 export function openDatabase(path: string, options: OpenDbOptions): Db {
-  if (!isMemoryPath(path)) mkdirSync(dirname(path), { recursive: true });
+  if (!isMemoryPath(path)) makeFolder(dirname(path));
   const db = new Database(path, { timeout: options.busyTimeoutMs });
   try {
     db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);

@@ -4,12 +4,13 @@
  * written beside its destination and renamed into place, so a crash never leaves half a snapshot.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
 import { once } from 'node:events';
 import { Field, RecordBatch, RecordBatchFileWriter, Schema, Struct, makeData, type Data } from 'apache-arrow';
 import { COLUMNS, METADATA_KEYS, SCHEMA_VERSION, type BuildingRecord, type SnapshotSource } from './schema.ts';
 import { GEOARROW_METADATA, makeAccumulator, type Accumulator } from './columns.ts';
+import { makeFolder } from '../folders.ts';
 import { snapshotChecksum } from './checksum.ts';
 import { hilbertOrder } from './hilbert.ts';
 
@@ -111,7 +112,7 @@ export class SnapshotWriter {
     ]);
     const schema = new Schema(fields, metadata);
 
-    await mkdir(dirname(path), { recursive: true });
+    makeFolder(dirname(path));
     const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
     try {
       const out = createWriteStream(tmp);
