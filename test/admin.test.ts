@@ -224,7 +224,10 @@ describe('admin CLI', () => {
       [['create-key', workspaceId, '--member', 'who@b.test', ...L], 1, /No member/],
       [['revoke-key', 'short', ...L], 2, /key id/],
       [['revoke-key', 'AAAAAAAAAAAA', ...L], 1, /No API key AAAAAAAAAAAA/],
-      [['usage', workspaceId, '--from', '2026-13-01', ...L], 1, /fromDay must be a date/],
+      [['usage', workspaceId, '--from', '2026-13-01', ...L], 1, /--from must be a date/],
+      [['usage', workspaceId, '--from', '2026-02-01', '--to', '2026-01-01', ...L], 1, /--from 2026-02-01 is after --to 2026-01-01/],
+      [['create-key', 'ws_nope', '--member', 'a@b.test', ...L], 1, /No workspace ws_nope/],
+      [['grant', workspaceId, '99999999999', ...L], 2, /from 1 to 1,000,000,000/],
       // A time without its zone would be read in this machine's; a day that is not one rolls over.
       [['buy', workspaceId, '5', '--expires', '2099-01-01T00:00:00', ...L], 2, /an ISO time with its zone/],
       [['buy', workspaceId, '5', '--expires', '2099-02-31T00:00:00Z', ...L], 2, /an ISO time with its zone/],

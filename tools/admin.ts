@@ -102,7 +102,7 @@ function parseExpiry(text: string | undefined): number | null {
 }
 
 function parseCredits(text: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(text.replace(/_/g, ''))) throw new UsageError(`credits must be a whole number of at least 1, got "${text}".`);
+  if (!/^[1-9]\d{0,9}$/.test(text.replace(/_/g, ''))) throw new UsageError(`credits must be a whole number from 1 to 1,000,000,000, got "${text}".`);
   return Number(text.replace(/_/g, ''));
 }
 
@@ -229,7 +229,15 @@ const COMMANDS: Record<string, Command> = {
   usage: {
     args: ['workspace'], options: { from: { type: 'string' }, to: { type: 'string' } },
     summary: '<workspace> [--from YYYY-MM-DD] [--to YYYY-MM-DD]   requests and credits per UTC day (default: last 30 days)',
-    run: (ledger, [ws], v) => ledger.usage(ws, v.from as string | undefined, v.to as string | undefined),
+    run: (ledger, [ws], v) => {
+      try {
+        return ledger.usage(ws, v.from as string | undefined, v.to as string | undefined);
+      } catch (err) {
+        // The ledger names its arguments; here they are options.
+        if (err instanceof RangeError) throw new RangeError(err.message.replace(/\bfromDay\b/g, '--from').replace(/\btoDay\b/g, '--to'));
+        throw err;
+      }
+    },
     text: (days: UsageDay[]) => {
       const sum = (k: 'requests' | 'credits') => days.reduce((s, d) => s + d[k], 0);
       return table([

@@ -541,7 +541,10 @@ export class Ledger implements RequestLedger {
 
   /** A new key for a current member (id or email). The plaintext `key` is shown once: here. */
   createKey(workspaceId: string, member: string, options: { expiresAt?: number | null; name?: string | null } = {}): { key: string; keyId: string; prefix: string } {
-    return this.write(() => this.keys.create(this.workspaces.member(workspaceId, member), options));
+    return this.write(() => {
+      this.workspaces.get(workspaceId); // "No workspace ..." rather than "no member of" a workspace that does not exist
+      return this.keys.create(this.workspaces.member(workspaceId, member), options);
+    });
   }
 
   /** The workspace's keys, never their secrets. */
