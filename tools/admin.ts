@@ -11,6 +11,7 @@ import {
   Ledger, LedgerError, LedgerUnavailableError, PLANS, REMOVAL_STATUSES, type CountryDemand, type CountryRequest, type KeyInfo,
   type RemovalRequest, type RemovalStatus, type ReportOrder, type UsageDay,
 } from '../src/ledger/index.ts';
+import { parseUtcDay } from '../src/ledger/clock.ts';
 import { SCHEMA_VERSION } from '../src/ledger/db.ts';
 
 class UsageError extends Error {}
@@ -77,8 +78,12 @@ function checkLedgerFile(path: string, creates: boolean): void {
 
 /** A real calendar day YYYY-MM-DD (Date.parse rolls 02-31 over to March). */
 const isDay = (text: string): boolean => {
-  const ms = Date.parse(`${text}T00:00:00Z`);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === text;
+  try {
+    parseUtcDay(text);
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 /** `YYYY-MM-DD` means "through that UTC day" (expires at 00:00 UTC the day after); else an ISO time with its zone. */

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import type { BuildResult, Progress } from '../src/build/builder.ts';
 import { BadRowError } from '../src/build/bad-rows.ts';
+import { parseUtcDay } from '../src/ledger/clock.ts';
 import { GeoJsonInputError } from '../src/build/geojsonseq.ts';
 import { exportPbf, OsmiumError } from '../src/build/osmium.ts';
 import { parseSeismicColumns, SEISMIC_PRESETS, SeismicInputError, type SeismicColumns } from '../src/build/seismic.ts';
@@ -123,8 +124,11 @@ function parseCli(argv: string[]): Cli | null {
  * to March.
  */
 function checkDate(date: string): void {
-  const ms = Date.parse(`${date}T00:00:00Z`);
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date) throw new UsageError(`--date ${date} is not a day of the calendar`);
+  try {
+    parseUtcDay(date);
+  } catch {
+    throw new UsageError(`--date ${date} is not a day of the calendar`);
+  }
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
   if (date < '2000-01-01' || date > tomorrow) {
     throw new UsageError(`--date ${date}: a snapshot's date is from 2000-01-01 to tomorrow (${tomorrow}); the server serves each country's latest`);
