@@ -129,7 +129,7 @@ describe.concurrent('build-snapshot CLI', () => {
 
   it('refuses a seismic list whose columns the mapping names but the file lacks, and counts short rows', async () => {
     const list = join(dir, 'expertiza-test.csv');
-    writeFileSync(list, 'Lat,Lng,Risk Category,Year Built\n44.43,26.10,RS1,1935\n44.44,26.11\n');
+    writeFileSync(list, 'Lat,Lng,Risk Category,Year Built\n47.14005,9.5201,RS1,1935\n44.44,26.11\n');
     const base = ['--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', list];
     const [preset, auto, mapped] = await Promise.all([
       cli(...base, '--out', join(dir, 'ro1.arrow'), '--seismic-columns', 'county'),
@@ -142,6 +142,15 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(auto.stderr).toMatch(/no built-in column layout matches its header/);
     expect(mapped.status).toBe(0);
     expect(mapped.stdout).toMatch(/missing_fields: 1\n\s+e\.g\. expertiza-test\.csv:3: 2 fields, the mapped columns need 4/);
+    expect(mapped.stdout).toMatch(/seismic rows 1\/1/);
+    // A list of another area joins nothing: refused, nothing written.
+    const elsewhere = join(dir, 'expertiza-elsewhere.csv');
+    writeFileSync(elsewhere, 'Lat,Lng,Risk Category,Year Built\n44.43,26.10,RS1,1935\n44.44,26.11,RS2,1940\n');
+    const wrong = await cli('--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', elsewhere, '--out', join(dir, 'ro4.arrow'),
+      '--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}');
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toMatch(/expertiza-elsewhere\.csv: none of its 2 rows lies within \d+ m of a building .*; nothing written/);
+    expect(existsSync(join(dir, 'ro4.arrow'))).toBe(false);
   });
 
   it('refuses wrong options with exit status 2 and the usage', async () => {

@@ -305,6 +305,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   for (const list of options.seismic ?? []) {
     const total = (await stat(list.path).catch(() => ({ size: 0 }))).size;
     let done = 0;
+    const [rowsBefore, joinedBefore] = [counts.seismic_rows, counts.seismic_joined];
     for await (const row of readSeismicList(list.path, list.columns, log, (n) => { done += n; })) {
       counts.seismic_rows++;
       const i = index.containingOrNearest(row.lon, row.lat, seismicMaxM);
@@ -315,6 +316,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
       counts.seismic_joined++;
       if (laterAssessment(row, buildings[i].seismic)) buildings[i].seismic = row;
       if (counts.seismic_rows % PROGRESS_EVERY === 0) progress({ phase: `join ${basename(list.path)}`, done, total });
+    }
+    // A list none of whose rows lies on a building is the wrong one (another area, coordinates
+    // mapped wrong): built anyway, the snapshot would replace one that had its risk classes.
+    const rows = counts.seismic_rows - rowsBefore;
+    if (rows > 0 && counts.seismic_joined === joinedBefore) {
+      throw new RangeError(`${list.path}: none of its ${rows} rows lies within ${seismicMaxM} m of a building (a list of another area, or latitude and longitude mapped wrong?); nothing written`);
     }
   }
 
