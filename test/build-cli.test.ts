@@ -3,7 +3,7 @@
  * broken inputs. 0 = built (bad rows counted), 1 = unreadable input, no building or a bad row
  * under --strict, 2 = wrong options or an unusable --out, 143 = interrupted by SIGTERM.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -228,7 +228,11 @@ describe.concurrent('build-snapshot CLI', () => {
 
   it('interrupted while osmium runs, kills it and leaves no temporary file behind', async () => {
     const out = join(dir, 'interrupted');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/build-snapshot.ts', '--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--out', out], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+    // A named pipe nobody writes to: osmium waits on it for as long as the test needs (a real
+    // extract of this size is read in a fraction of a second, faster than the test can look).
+    const pbf = join(dir, 'waiting.osm.pbf');
+    execFileSync('mkfifo', [pbf]);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/build-snapshot.ts', '--country', 'LI', '--date', '2013-08-03', '--pbf', pbf, '--out', out], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
