@@ -174,12 +174,13 @@ describe.concurrent('build-snapshot CLI', () => {
 
   it('refuses a date that is no day of the calendar, before 2000 or after tomorrow, and an --out naming another snapshot', async () => {
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const dayAfter = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+    // Three days ahead, not two: a run across midnight UTC would move the tool's tomorrow by one.
+    const later = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);
     const cases: [string[], RegExp][] = [
       [['--date', '2013-02-31'], /--date 2013-02-31 is not a day of the calendar/],
       [['--date', '2013-13-01'], /is not a day of the calendar/],
       [['--date', '9999-12-31'], /a snapshot's date is from 2000-01-01 to tomorrow/],
-      [['--date', dayAfter], /to tomorrow/],
+      [['--date', later], /to tomorrow/],
       [['--date', '1999-12-31'], /from 2000-01-01/],
       [['--date', '2013-08-03', '--out', join(dir, 'o', 'RO', '2013-08-03.arrow')], /names another snapshot than --country LI --date 2013-08-03/],
       [['--date', '2013-08-03', '--out', join(dir, 'o', 'LI', '2020-01-01.arrow')], /names another snapshot/],
