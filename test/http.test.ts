@@ -551,6 +551,20 @@ describe('operator endpoints', () => {
     expect(metrics).toContain(`edifice_snapshot_buildings{country="${snapshot.country}",date="${snapshot.date}"} ${snapshot.rows}`);
   });
 
+  it('the documents without a key answer HEAD with their headers and no body; another method is 405', async () => {
+    for (const url of [`${t.base}/openapi.json`, `${t.url}/healthz`, `${t.url}/readyz`]) {
+      const [get, head] = [await fetch(url), await fetch(url, { method: 'HEAD' })];
+      const body = Buffer.from(await get.arrayBuffer());
+      expect([head.status, await head.text()], url).toEqual([200, '']);
+      // The length the body would have (RFC 9110 9.3.2), not 0.
+      expect(head.headers.get('content-length'), url).toBe(String(body.length));
+      expect(head.headers.get('content-type'), url).toBe(get.headers.get('content-type'));
+      const post = await fetch(url, { method: 'POST' });
+      expect([post.status, post.headers.get('allow')], url).toEqual([405, 'GET, HEAD']);
+    }
+    expect((await fetch(`${t.url}/metrics`, { method: 'HEAD' })).headers.get('allow')).toBe('GET');
+  });
+
   it('an unknown path is 404 not_found', async () => {
     const r = await fetch(`${t.base}/nothing-here`);
     expect(r.status).toBe(404);

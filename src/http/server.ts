@@ -256,16 +256,22 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     return { charge: [q.buildingId], render: (encoding) => encode(registeredBusinessesPage(page.businesses, page.total, q, link), encoding) };
   }));
 
-  app.get(`${base}/openapi.json`, (res, req) => {
+  // The keyless documents answer HEAD as GET without the body (RFC 9110 9.3.2), as the public pages do.
+  const getAndHead = (pattern: string, answer: (res: HttpResponse, req: HttpRequest, method: 'GET' | 'HEAD') => void): void => {
+    app.get(pattern, (res, req) => answer(res, req, 'GET'));
+    app.head(pattern, (res, req) => answer(res, req, 'HEAD'));
+  };
+
+  getAndHead(`${base}/openapi.json`, (res, req, method) => {
     const t0 = performance.now();
-    finish(res, '/openapi.json', 'GET', req.getUrl(), t0, { status: 200, headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'public, max-age=300' }, body: openapi });
+    finish(res, '/openapi.json', method, req.getUrl(), t0, { status: 200, headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'public, max-age=300' }, body: openapi });
   });
 
-  app.get('/healthz', (res, req) => {
-    finish(res, '/healthz', 'GET', req.getUrl(), performance.now(), jsonReply(200, { status: 'alive' }));
+  getAndHead('/healthz', (res, req, method) => {
+    finish(res, '/healthz', method, req.getUrl(), performance.now(), jsonReply(200, { status: 'alive' }));
   });
 
-  app.get('/readyz', (res, req) => {
+  getAndHead('/readyz', (res, req, method) => {
     const t0 = performance.now();
     const snapshots = catalog.report();
     let ledgerOpen = true;
@@ -275,7 +281,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       ledgerOpen = false;
     }
     const ready = snapshots.length > 0 && ledgerOpen;
-    finish(res, '/readyz', 'GET', req.getUrl(), t0, jsonReply(ready ? 200 : 503,
+    finish(res, '/readyz', method, req.getUrl(), t0, jsonReply(ready ? 200 : 503,
       { status: ready ? 'ready' : 'unavailable', ledger: ledgerOpen ? 'open' : 'unreachable', snapshots: snapshots.map((s) => ({ country: s.country, date: s.date, buildings: s.buildings })) },
       ready ? {} : { 'Retry-After': '5' }));
   });
@@ -300,8 +306,11 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
     [`${base}/buildings/:building_id/registered-businesses`, '/buildings/{building_id}/registered-businesses'],
-    [`${base}/openapi.json`, '/openapi.json'], ['/healthz', '/healthz'], ['/readyz', '/readyz'], ['/metrics', '/metrics'],
+    ['/metrics', '/metrics'],
   ] as const) refuseOtherMethods(app, ctx, pattern, route, ['GET'], false);
+  for (const [pattern, route] of [[`${base}/openapi.json`, '/openapi.json'], ['/healthz', '/healthz'], ['/readyz', '/readyz']] as const) {
+    refuseOtherMethods(app, ctx, pattern, route, ['GET', 'HEAD'], false);
+  }
 
   app.any(`${base}/public/*`, (res, req) => {
     finish(res, 'unknown', req.getMethod().toUpperCase(), req.getUrl(), performance.now(), publicErrorReply(new ApiError('not_found', 'No such page.')));
