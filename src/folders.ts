@@ -7,14 +7,18 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-export function makeFolder(dir: string): void {
+/** Creates `dir` and its missing parents; returns the folders it created, outermost first. */
+export function makeFolder(dir: string): string[] {
   const missing: string[] = [];
   for (let d = dir; !existsSync(d) && dirname(d) !== d; d = dirname(d)) missing.unshift(d);
+  const created: string[] = [];
   for (const d of missing) {
     try {
       mkdirSync(d);
+      created.push(d);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // made meanwhile by another process: fine
     }
   }
+  return created;
 }

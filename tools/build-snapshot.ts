@@ -11,14 +11,15 @@
  * options or an unusable --out; 130 / 143 interrupted (SIGINT / SIGTERM), temporary files removed.
  * Progress goes to stderr, the summary to stdout.
  */
-import { rmdirSync, rmSync } from 'node:fs';
-import { access, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { existsSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import type { BuildResult, Progress } from '../src/build/builder.ts';
 import { BadRowError } from '../src/build/bad-rows.ts';
+import { makeFolder } from '../src/folders.ts';
 import { parseUtcDay } from '../src/ledger/clock.ts';
 import { GeoJsonInputError } from '../src/build/geojsonseq.ts';
 import { exportPbf, OsmiumError } from '../src/build/osmium.ts';
@@ -135,40 +136,21 @@ function checkDate(date: string): void {
   }
 }
 
-/**
- * Creates the folder of `file` one level at a time: Node 20's recursive mkdir never settles on
- * some paths (under /proc), and its errors name a level the user did not type.
- */
-async function makeOutFolder(file: string): Promise<string[]> {
-  const missing: string[] = [];
-  let dir = dirname(resolve(file));
-  for (;;) {
-    try {
-      if (!(await stat(dir)).isDirectory()) throw new UsageError(`--out: ${dir} is not a folder`);
-      break;
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      const parent = dirname(dir);
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR') throw new UsageError(`--out: ${dir} cannot be a folder: part of that path is a file`);
-      if (code !== 'ENOENT' || parent === dir) throw new UsageError(`--out: cannot use ${dir} (${code})`);
-      missing.unshift(dir);
-      dir = parent;
-    }
-  }
-  for (const d of missing) {
-    try {
-      await mkdir(d);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new UsageError(`--out: cannot create the folder ${d} (${(err as NodeJS.ErrnoException).code})`);
-    }
-  }
+/** Creates the folder of `file` (src/folders.ts: not Node's recursive mkdir, which hangs on some paths); returns what it created. */
+function makeOutFolder(file: string): string[] {
+  let created: string[];
   try {
-    if ((await stat(file)).isDirectory()) throw new UsageError(`--out: ${file} is a folder; the snapshot file would go there`);
+    created = makeFolder(dirname(resolve(file)));
   } catch (err) {
-    if (err instanceof UsageError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOTDIR') throw new UsageError(`--out: ${e.path} cannot be a folder: part of that path is a file`);
+    throw new UsageError(`--out: cannot create the folder ${e.path ?? dirname(resolve(file))} (${e.code ?? e.message})`);
   }
-  return missing;
+  if (existsSync(file) && statSync(file).isDirectory()) {
+    removeEmptyFolders(created);
+    throw new UsageError(`--out: ${file} is a folder; the snapshot file would go there`);
+  }
+  return created;
 }
 
 /** Removes the folders makeOutFolder created, deepest first, where a failed build left them empty. */
@@ -258,7 +240,7 @@ async function main(): Promise<number> {
   }
   let created: string[];
   try {
-    created = await makeOutFolder(cli.out);
+    created = makeOutFolder(cli.out);
   } catch (err) {
     process.stderr.write(`build-snapshot: ${(err as Error).message}\n`);
     return 2;
