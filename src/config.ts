@@ -70,6 +70,11 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
   return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
 }
 
+/** The ledger file alone: the admin CLI reads nothing else, so a bad setting of the server does not stop it. */
+export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.EDIFICE_LEDGER || './data/ledger.db';
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'EDIFICE_PORT', 8080, 0, 65535);
   const basePath = env.EDIFICE_BASE_PATH ?? '/v1';
@@ -86,7 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     basePath,
     snapshotsDir: env.EDIFICE_SNAPSHOTS || './snapshots',
-    ledgerPath: env.EDIFICE_LEDGER || './data/ledger.db',
+    ledgerPath: ledgerPath(env),
     baseUrl: env.EDIFICE_BASE_URL ? env.EDIFICE_BASE_URL.replace(/\/$/, '') : null,
     appUrl: env.EDIFICE_APP_URL || 'https://app.edifice.example',
     countriesUrl: env.EDIFICE_COUNTRIES_URL || 'https://edifice.example/countries',

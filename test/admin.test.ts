@@ -1,6 +1,6 @@
 /** The admin CLI (tools/admin.ts) run as a child process over a real ledger file. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,8 +23,14 @@ function ledgerPath(): string {
  * blocked in spawnSync through forty runs could starve vitest's own messages past their 60 s.
  */
 function admin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return adminWith({}, ...args);
+}
+
+/** admin() with these environment variables set. */
+function adminWith(vars: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   delete env.EDIFICE_LEDGER;
+  Object.assign(env, vars);
   const child = spawn(process.execPath, ['--import', 'tsx', 'tools/admin.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -238,5 +244,96 @@ describe('admin CLI', () => {
       expect({ code: r.code, stderr: r.stderr }, args.join(' ')).toMatchObject({ code, stderr: expect.stringMatching(message) });
       expect(r.stdout, args.join(' ')).toBe('');
     }
+  });
+
+  it('takes --ledger and --json before the command as well as after it, and refuses an option given twice', { timeout: 300_000 }, async () => {
+    const path = ledgerPath();
+    const other = ledgerPath();
+    expect(await ok('--ledger', path, 'create-workspace', '--name', 'Before', '--member', 'a@b.test')).toMatch(/workspace ws_/);
+    expect(JSON.parse(await ok('--json', '--ledger', path, 'list-workspaces'))).toMatchObject([{ name: 'Before' }]);
+    expect(JSON.parse(await ok(`--ledger=${path}`, 'list-workspaces', '--json'))).toMatchObject([{ name: 'Before' }]);
+    // A switch given twice says the same thing twice.
+    expect(JSON.parse(await ok('--json', 'list-workspaces', '--ledger', path, '--json'))).toHaveLength(1);
+    expect(await ok('--ledger', path, '--help')).toMatch(/create-workspace/);
+    const cases: [string[], RegExp][] = [
+      [['list-workspaces', '--ledger', path, '--ledger', other], /^error: --ledger given twice \(".*ledger\.db", then ".*ledger\.db"\): give it once\n/],
+      [['--ledger', path, 'list-workspaces', '--ledger', other], /--ledger given twice/],
+      [['create-workspace', '--name', 'A', '--name', 'B', '--member', 'a@b.test', '--ledger', other], /--name given twice \("A", then "B"\)/],
+      [['--name', 'A', 'create-workspace', '--member', 'a@b.test', '--ledger', other], /--name comes before the command: only --ledger, --json and --help may; give the command's own options after it/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await admin(...args);
+      expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }, args.join(' ')).toEqual({ code: 2, stderr: expect.stringMatching(message), stdout: '' });
+    }
+    expect(existsSync(other)).toBe(false);
+  });
+
+  it('reads only EDIFICE_LEDGER of the environment: a bad setting of the server does not stop it', { timeout: 300_000 }, async () => {
+    const path = ledgerPath();
+    await ok('create-workspace', '--name', 'Env', '--member', 'a@b.test', '--ledger', path);
+    const bad = { EDIFICE_PORT: 'abc', EDIFICE_WORKERS: '-1', EDIFICE_REPORT_CURRENCY: 'euro' };
+    for (const [vars, args] of [[bad, ['list-workspaces', '--ledger', path]], [{ ...bad, EDIFICE_LEDGER: path }, ['list-workspaces']]] as const) {
+      const r = await adminWith(vars, ...args);
+      expect(r, JSON.stringify(vars)).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/Env/) });
+    }
+  });
+
+  it('with --json, prints an error as one JSON object on stderr, with the exit code of the text form', { timeout: 300_000 }, async () => {
+    const path = ledgerPath();
+    const workspaceId = /workspace (ws_\w+)/.exec(await ok('create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', path))![1];
+    const cases: [string[], number, string, RegExp][] = [
+      [[], 2, 'usage', /^no command given/],
+      [['frobnicate'], 2, 'usage', /^unknown command "frobnicate"/],
+      [['show', '--ledger', path], 2, 'usage', /^show takes <workspace>, got none/],
+      [['buy', workspaceId, '5', '--bogus', '--ledger', path], 2, 'usage', /Unknown option '--bogus'/],
+      [['list-workspaces', '--ledger', path, '--ledger', path], 2, 'usage', /--ledger given twice/],
+      [['show', 'ws_nope', '--ledger', path], 1, 'not_found', /^No workspace ws_nope/],
+      [['add-member', workspaceId, '--email', 'a@b.test', '--ledger', path], 1, 'conflict', /already a member/],
+      [['buy', workspaceId, '5', '--expires', '2001-01-01', '--ledger', path], 1, 'invalid', /^--expires 2001-01-01 has passed/],
+    ];
+    for (const [args, code, errorCode, message] of cases) {
+      const text = await admin(...args);
+      const r = await admin(...args, '--json');
+      expect({ code: r.code, stdout: r.stdout, lines: r.stderr.split('\n') }, args.join(' ')).toMatchObject({ code: text.code, stdout: '', lines: [expect.any(String), ''] });
+      expect(r.code, args.join(' ')).toBe(code);
+      expect(JSON.parse(r.stderr), args.join(' ')).toEqual({ error: { code: errorCode, message: expect.stringMatching(message) } });
+      expect(text.stderr, args.join(' ')).toMatch(/^error: /);
+    }
+  });
+
+  it('escapes control characters of user text, so that each record of a text table stays on one line', { timeout: 300_000 }, async () => {
+    const path = ledgerPath();
+    const L = ['--ledger', path];
+    const created = await ok('create-workspace', '--name', 'Line\nBreak\tCo', '--member', 'a@b.test', ...L);
+    const workspaceId = /workspace (ws_\w+)/.exec(created)![1];
+    await ok('create-key', workspaceId, '--member', 'a@b.test', '--name', 'ci\rkey', ...L);
+    await ok('grant', workspaceId, '5', '--note', 'first\nsecond', ...L);
+    await ok('suspend', workspaceId, '--reason', 'unpaid\n\x1b[31mnow', ...L);
+    const request = withLedger(path, (l) => {
+      l.addCountryRequest({ country: 'PT', email: 'a@b.pt', comment: 'Porto\x1b[2J', client: '192.0.2.1' });
+      return l.addRemovalRequest({
+        buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', country: 'RO', businessName: 'Alpha\nSRL', reason: 'Moved\nout', contact: 'o@x.ro\r\nBcc: y@x.ro',
+        client: '192.0.2.4', businessId: 'biz\n1', registrationNumber: null,
+      });
+    });
+    const tables: [string[], number, string[]][] = [
+      [['list-workspaces'], 2, ['Line\\nBreak\\tCo']],
+      [['list-keys', workspaceId], 2, ['ci\\rkey']],
+      [['country-requests', '--list'], 2, ['Porto\\x1b[2J']],
+      [['removals'], 2, ['biz\\n1', 'Alpha\\nSRL', 'o@x.ro\\r\\nBcc: y@x.ro', 'Moved out']],
+    ];
+    for (const [args, lines, shown] of tables) {
+      const out = await ok(...args, ...L);
+      expect(out.split('\n'), args.join(' ')).toHaveLength(lines + 1);
+      for (const s of shown) expect(out, args.join(' ')).toContain(s);
+    }
+    const show = await ok('show', workspaceId, ...L);
+    expect(show).toContain(`workspace ${workspaceId}  Line\\nBreak\\tCo\n`);
+    expect(show).toContain('suspended since');
+    expect(show).toContain('(unpaid\\n\\x1b[31mnow)\n');
+    expect(show).toMatch(/manual +5 +5 .* first\\nsecond\n/);
+    expect(await ok('approve-removal', request.id, ...L)).toBe(`removal ${request.id} approved: Alpha\\nSRL (biz\\n1) is hidden from every response\n`);
+    // JSON carries the text as it is.
+    expect((await json('removals', ...L))[0]).toMatchObject({ businessName: 'Alpha\nSRL', contact: 'o@x.ro\r\nBcc: y@x.ro' });
   });
 });

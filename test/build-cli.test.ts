@@ -4,7 +4,7 @@
  * under --strict, 2 = wrong options or an unusable --out, 143 = interrupted by SIGTERM.
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -153,6 +153,24 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(existsSync(join(dir, 'ro4.arrow'))).toBe(false);
   });
 
+  it('says a seismic list must be comma-separated when semicolons or tabs separate its header', async () => {
+    const semicolons = join(dir, 'expertiza-semicolons.csv');
+    writeFileSync(semicolons, 'Lat;Lng;Risk Category;Year Built\n47,14005;9,5201;RS1;1935\n');
+    const tabs = join(dir, 'expertiza-tabs.csv');
+    writeFileSync(tabs, 'lat\tlng\trisk_category\n47.14005\t9.5201\tRS1\n');
+    const base = ['--country', 'RO', '--date', '2024-01-31', '--buildings', good];
+    const [auto, tab, mapped] = await Promise.all([
+      cli(...base, '--seismic', semicolons, '--out', join(dir, 'sep1.arrow')),
+      cli(...base, '--seismic', tabs, '--out', join(dir, 'sep2.arrow')),
+      cli(...base, '--seismic', semicolons, '--out', join(dir, 'sep3.arrow'), '--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category"}'),
+    ]);
+    const message = (path: string, separator: string) =>
+      `build-snapshot: ${path}: its header is separated by ${separator}, not commas: a seismic list must be comma-separated\n`;
+    expect([auto.status, auto.stderr]).toEqual([1, message(semicolons, 'semicolons (;)')]);
+    expect([tab.status, tab.stderr]).toEqual([1, message(tabs, 'tabs')]);
+    expect([mapped.status, mapped.stderr]).toEqual([1, message(semicolons, 'semicolons (;)')]);
+  });
+
   it('refuses wrong options with exit status 2 and the usage', async () => {
     const cases: [string[], RegExp][] = [
       [['--buildings', good], /--country needs a two-letter uppercase code/],
@@ -162,6 +180,9 @@ describe.concurrent('build-snapshot CLI', () => {
       [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--colour', 'red'], /Unknown option '--colour'/],
       [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--seismic', good, '--seismic-columns', '{"lat":"a","lon":"b","clas":"c"}'], /unknown field "clas"/],
       [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--seismic', good, '--seismic-columns', 'bucharest'], /unknown seismic column preset "bucharest"/],
+      // The last of a repeated option would win without a word (--seismic repeats, as meant: test/build-seismic.test.ts).
+      [['--country', 'RO', '--country', 'LI', '--date', '2013-08-03', '--buildings', good], /--country given twice \("RO", then "LI"\): give it once/],
+      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--out', join(dir, 'twice-a'), '--out', join(dir, 'twice-b')], /--out given twice/],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(...args)));
     runs.forEach((run, i) => {
@@ -185,7 +206,7 @@ describe.concurrent('build-snapshot CLI', () => {
       [['--date', '2013-08-03', '--out', join(dir, 'o', 'RO', '2013-08-03.arrow')], /names another snapshot than --country LI --date 2013-08-03/],
       [['--date', '2013-08-03', '--out', join(dir, 'o', 'LI', '2020-01-01.arrow')], /names another snapshot/],
     ];
-    const runs = await Promise.all(cases.map(([args]) => cli('--country', 'LI', '--buildings', good, '--out', join(dir, 'dates'), ...args)));
+    const runs = await Promise.all(cases.map(([args]) => cli('--country', 'LI', '--buildings', good, ...(args.includes('--out') ? [] : ['--out', join(dir, 'dates')]), ...args)));
     runs.forEach((run, i) => {
       expect(run.status, cases[i][0].join(' ')).toBe(2);
       expect(run.stderr).toMatch(cases[i][1]);
@@ -259,6 +280,23 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(existsSync(`/proc/${osmium!.pid}`) && !readFileSync(`/proc/${osmium!.pid}/stat`, 'utf8').includes(') Z ')).toBe(false);
     expect(existsSync(osmium!.folder)).toBe(false);
     expect(existsSync(out) ? readdirSync(out, { recursive: true }) : []).toEqual([]);
+  });
+
+  it('reads a PBF extract whatever its name, and refuses a --pbf that is no PBF by what it holds', async () => {
+    // osmium tells formats by the name's suffix; this one has none it knows.
+    const renamed = join(dir, 'liechtenstein.extract');
+    copyFileSync(PBF, renamed);
+    const text = join(dir, 'extract.dat');
+    writeFileSync(text, 'lat,lng\n47.14,9.52\n');
+    const [read, refused] = await Promise.all([
+      cli('--country', 'LI', '--date', '2013-08-03', '--pbf', renamed, '--out', join(dir, 'renamed.arrow')),
+      cli('--country', 'LI', '--date', '2013-08-03', '--pbf', text, '--out', join(dir, 'text.arrow')),
+    ]);
+    expect(read.status, read.stderr).toBe(0);
+    expect(read.stdout).toMatch(/rows\s+3723 buildings/);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(`build-snapshot: ${text}: not an OSM PBF file: its name does not end in .pbf, and it does not start with a PBF header block (OSMHeader)\n`);
+    expect(existsSync(join(dir, 'text.arrow'))).toBe(false);
   });
 
   it('builds Liechtenstein from the PBF itself into <out>/LI/<date>.arrow', async () => {

@@ -222,6 +222,9 @@ describe('loadtest command line', () => {
     const b = await cli(['--keys', 'k', '--url', 'http://192.0.2.1:8080/v1']);
     expect(b.code).toBe(2);
     expect(b.stderr).toMatch(/not a loopback address/);
+    // Given twice, the last value would win without a word.
+    const c = await cli(['--keys', 'k', '--rate', '50', '--requests', '1', '--rate', '5000', '--url', 'http://127.0.0.1:9/v1']);
+    expect([c.code, c.stdout, c.stderr]).toEqual([2, '', 'loadtest: --rate given twice ("50", then "5000"): give it once\n']);
   });
 });
 

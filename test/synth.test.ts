@@ -366,6 +366,9 @@ describe('npm run synth', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^synth: /);
     }
+    // Given twice, the last value would win without a word.
+    const twice = await synth(['--seed', '1', '--buildings', '1000', '--seed', '2', '--help']);
+    expect([twice.code, twice.stdout, twice.stderr.split('\n')[0]]).toEqual([2, '', 'synth: --seed given twice ("1", then "2"): give it once']);
   });
 
   it('says in one line why it cannot write where --out points', async () => {

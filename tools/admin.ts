@@ -5,14 +5,15 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { loadConfig } from '../src/config.ts';
+import type { ParseArgsConfig } from 'node:util';
+import { ledgerPath } from '../src/config.ts';
 import {
   Ledger, LedgerError, LedgerUnavailableError, PLANS, REMOVAL_STATUSES, type CountryDemand, type CountryRequest, type KeyInfo,
   type RemovalRequest, type RemovalStatus, type ReportOrder, type UsageDay,
 } from '../src/ledger/index.ts';
 import { parseUtcDay } from '../src/ledger/clock.ts';
 import { SCHEMA_VERSION } from '../src/ledger/db.ts';
+import { parseArgsOnce } from './args.ts';
 
 class UsageError extends Error {}
 
@@ -111,7 +112,13 @@ function parseCredits(text: string): number {
   return Number(text.replace(/_/g, ''));
 }
 
-function table(rows: string[][]): string {
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** `text` with its control characters escaped (a newline as \n): text from users must not break a line of the output. */
+const printable = (text: string): string => text.replace(/\p{Cc}/gu, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
+function table(cells: string[][]): string {
+  const rows = cells.map((r) => r.map(printable));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
@@ -142,9 +149,9 @@ const COMMANDS: Record<string, Command> = {
     args: ['workspace'], summary: '<workspace>   plan, balance, members and grants',
     run: (ledger, [ws]) => ledger.workspace(ws),
     text: (w: ReturnType<Ledger['workspace']>) => [
-      `workspace ${w.id}  ${w.name}`,
+      `workspace ${w.id}  ${printable(w.name)}`,
       `plan      ${w.plan ?? 'none'}`,
-      `status    ${w.suspendedAt === null ? 'active' : `suspended since ${iso(w.suspendedAt)}${w.suspendedReason ? ` (${w.suspendedReason})` : ''}`}`,
+      `status    ${w.suspendedAt === null ? 'active' : `suspended since ${iso(w.suspendedAt)}${w.suspendedReason ? ` (${printable(w.suspendedReason)})` : ''}`}`,
       `balance   ${w.balance} credits usable now`,
       '',
       table([['MEMBER', 'EMAIL', 'JOINED', 'LEFT'], ...w.members.map((m) => [m.id, m.email, iso(m.joinedAt), iso(m.leftAt)])]),
@@ -288,7 +295,7 @@ const COMMANDS: Record<string, Command> = {
     args: ['request'], options: { note: { type: 'string' } },
     summary: '<request> [--note <text>]   the business disappears from every response within a second',
     run: (ledger, [id], v) => ledger.decideRemoval(id, 'approved', (v.note as string | undefined) ?? null),
-    text: (q: RemovalRequest) => `removal ${q.id} approved: ${q.businessName} (${q.businessId ?? q.registrationNumber}) is hidden from every response`,
+    text: (q: RemovalRequest) => `removal ${q.id} approved: ${printable(q.businessName)} (${printable(q.businessId ?? q.registrationNumber!)}) is hidden from every response`,
   },
   'reject-removal': {
     args: ['request'], options: { note: { type: 'string' } },
@@ -319,36 +326,54 @@ const COMMANDS: Record<string, Command> = {
 function help(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
   return [
-    'Usage: npm run admin -- <command> [arguments] [--ledger <file>] [--json]',
+    'Usage: npm run admin -- [--ledger <file>] [--json] <command> [arguments]',
     '',
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary.replace(/^ +/, '')}`),
     '',
-    '--ledger defaults to $EDIFICE_LEDGER, else ./data/ledger.db. --json prints JSON.',
+    '--ledger and --json go before or after the command; a command\'s own options after it.',
+    '--ledger defaults to $EDIFICE_LEDGER, else ./data/ledger.db. --json prints JSON, and an error as JSON on stderr.',
     'Dates: YYYY-MM-DD means valid through that UTC day; an ISO time (2026-12-31T12:00:00Z) is exact.',
   ].join('\n');
 }
 
+/** Where the command is in `argv`: after the global options given before it (argv.length when there is none). */
+function commandIndex(argv: readonly string[]): number {
+  let i = 0;
+  while (i < argv.length) {
+    const [, name, inline] = /^--([^=]+)(=)?/.exec(argv[i]) ?? [];
+    const option = argv[i] === '-h' ? GLOBAL.help : name !== undefined && Object.hasOwn(GLOBAL, name) ? GLOBAL[name] : undefined;
+    if (!option) return i;
+    i += option.type === 'string' && inline === undefined ? 2 : 1;
+  }
+  return argv.length;
+}
+
 export function main(argv: string[]): number {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    if (name === undefined) {
-      process.stderr.write(`error: no command given.\n\n${help()}\n`);
-      return 2;
-    }
+  const at = commandIndex(argv);
+  const name = argv[at] as string | undefined;
+  const rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
+  // Looked for before the options are parsed: a command line refused is reported in the form asked for too.
+  const json = rest.includes('--json');
+  const fail = (status: number, code: string, message: string, usage = ''): number => {
+    process.stderr.write(json ? `${JSON.stringify({ error: { code, message } })}\n` : `error: ${message}\n${usage}`);
+    return status;
+  };
+  if (name === undefined || name === 'help') {
+    if (name === undefined && !rest.includes('--help') && !rest.includes('-h')) return fail(2, 'usage', 'no command given.', `\n${help()}\n`);
     process.stdout.write(help() + '\n');
     return 0;
   }
-  const command = COMMANDS[name];
-  if (!command) {
-    process.stderr.write(`error: unknown command "${name}".\n\n${help()}\n`);
-    return 2;
+  if (name.startsWith('-')) {
+    return fail(2, 'usage', `${name} comes before the command: only --ledger, --json and --help may; give the command's own options after it.`, `\n${help()}\n`);
   }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) return fail(2, 'usage', `unknown command "${name}".`, `\n${help()}\n`);
   let ledger: Ledger | undefined;
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args: rest, options: { ...GLOBAL, ...command.options }, allowPositionals: true, strict: true });
+      parsed = parseArgsOnce({ args: rest, options: { ...GLOBAL, ...command.options }, allowPositionals: true, strict: true });
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
@@ -361,23 +386,18 @@ export function main(argv: string[]): number {
       throw new UsageError(`${name} takes ${command.args.length === 0 ? 'no arguments' : command.args.map((a) => `<${a}>`).join(' ')}` +
         `, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}.`);
     }
-    const path = (values.ledger as string | undefined) ?? loadConfig().ledgerPath;
+    const path = (values.ledger as string | undefined) ?? ledgerPath();
     checkLedgerFile(path, command.creates === true);
     ledger = Ledger.open(path);
     const result = command.run(ledger, positionals, values as Values);
-    process.stdout.write((values.json ? JSON.stringify(result, null, 2) : command.text(result)) + '\n');
+    process.stdout.write((json ? JSON.stringify(result, null, 2) : command.text(result)) + '\n');
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`error: ${err.message}\nUsage: npm run admin -- ${name} ${command.summary}\n`);
-      return 2;
-    }
+    if (err instanceof UsageError) return fail(2, 'usage', err.message, `Usage: npm run admin -- ${name} ${command.summary}\n`);
+    if (err instanceof LedgerError || err instanceof LedgerUnavailableError) return fail(1, err.code, err.message);
+    if (err instanceof RangeError || err instanceof TypeError) return fail(1, 'invalid', err.message);
     // A system error (a folder it cannot create, a disk full) names its path in its message.
-    const system = typeof (err as NodeJS.ErrnoException).syscall === 'string';
-    if (err instanceof LedgerError || err instanceof LedgerUnavailableError || err instanceof RangeError || err instanceof TypeError || system) {
-      process.stderr.write(`error: ${(err as Error).message}\n`);
-      return 1;
-    }
+    if (typeof (err as NodeJS.ErrnoException).syscall === 'string') return fail(1, 'system', (err as Error).message);
     throw err;
   } finally {
     ledger?.close();

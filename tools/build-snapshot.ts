@@ -15,7 +15,6 @@ import { existsSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import type { BuildResult, Progress } from '../src/build/builder.ts';
 import { BadRowError } from '../src/build/bad-rows.ts';
@@ -24,6 +23,7 @@ import { parseUtcDay } from '../src/ledger/clock.ts';
 import { GeoJsonInputError } from '../src/build/geojsonseq.ts';
 import { exportPbf, OsmiumError } from '../src/build/osmium.ts';
 import { parseSeismicColumns, SEISMIC_PRESETS, SeismicInputError, type SeismicColumns } from '../src/build/seismic.ts';
+import { parseArgsOnce } from './args.ts';
 
 const USAGE = `Usage: npm run build:snapshot -- --country CC --date YYYY-MM-DD (--pbf FILE | --buildings FILE) [options]
 
@@ -59,7 +59,7 @@ interface Cli {
 function parseCli(argv: string[]): Cli | null {
   let values;
   try {
-    ({ values } = parseArgs({
+    ({ values } = parseArgsOnce({
       args: argv,
       strict: true,
       allowPositionals: false,

@@ -9,12 +9,12 @@
  * (default 20,44,26,48). Progress goes to stderr, the summary to stdout. Millions of buildings
  * need a larger heap than Node's default: NODE_OPTIONS=--max-old-space-size=8192.
  */
-import { parseArgs } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import cliProgress from 'cli-progress';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
 import { DEFAULT_COUNTRY, DEFAULT_DATE, resolveOptions } from '../src/synth/options.ts';
 import type { Bounds } from '../src/synth/bounds.ts';
+import { parseArgsOnce } from './args.ts';
 
 const USAGE = 'usage: npm run synth -- [--seed N] [--buildings N] [--country CC] [--date YYYY-MM-DD] [--out DIR] [--bounds minLon,minLat,maxLon,maxLat]';
 /** V8 heap the snapshot writer holds per million buildings (~460 MB measured at 5M), with room to spare. */
@@ -41,7 +41,7 @@ function bounds(raw: string): Bounds {
 
 let values;
 try {
-  ({ values } = parseArgs({
+  ({ values } = parseArgsOnce({
     strict: true,
     allowPositionals: false,
     options: {

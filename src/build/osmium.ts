@@ -3,8 +3,8 @@
  * stable source id of each exported feature.
  */
 import { spawn } from 'node:child_process';
-import { access, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { access, open, symlink, writeFile } from 'node:fs/promises';
+import { basename, join, resolve as absolute } from 'node:path';
 import type { Feature } from './geojsonseq.ts';
 
 /**
@@ -25,6 +25,24 @@ export class OsmiumError extends Error {
   }
 }
 
+/** Whether `path` starts as a PBF file does: a 4-byte big-endian length, then a BlobHeader of type "OSMHeader". */
+async function startsLikePbf(path: string): Promise<boolean> {
+  const head = Buffer.alloc(15);
+  let bytes: number;
+  try {
+    const file = await open(path, 'r');
+    try {
+      ({ bytesRead: bytes } = await file.read(head, 0, head.length, 0));
+    } finally {
+      await file.close();
+    }
+  } catch (err) {
+    throw new OsmiumError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  // The BlobHeader's first field (tag 0x0a) is its type, a string of 9 bytes; the format caps its length at 64 KiB.
+  return bytes === head.length && head.readUInt32BE(0) <= 64 * 1024 && head[4] === 0x0a && head[5] === 9 && head.toString('latin1', 6) === 'OSMHeader';
+}
+
 /** Runs `osmium export` on `pbf` into `dir` and returns the GeoJSON Sequence's path. */
 export async function exportPbf(pbf: string, dir: string, signal?: AbortSignal): Promise<string> {
   try {
@@ -32,11 +50,21 @@ export async function exportPbf(pbf: string, dir: string, signal?: AbortSignal):
   } catch {
     throw new OsmiumError(`${pbf}: no such file`);
   }
+  // osmium tells the format by the name's suffix, and its export fails on another name even with
+  // -F pbf ("Could not detect file format", osmium-tool 1.15): a PBF so named is given through a link.
+  let input = pbf;
+  if (!pbf.endsWith('.pbf')) {
+    if (!(await startsLikePbf(pbf))) {
+      throw new OsmiumError(`${pbf}: not an OSM PBF file: its name does not end in .pbf, and it does not start with a PBF header block (OSMHeader)`);
+    }
+    input = join(dir, `${basename(pbf)}.osm.pbf`);
+    await symlink(absolute(pbf), input);
+  }
   const config = join(dir, 'osmium-export.json');
   // Named after the extract, so bad-row messages point at something the user recognises.
   const out = join(dir, `${basename(pbf).replace(/(\.osm)?\.pbf$/, '')}.geojsonseq`);
   await writeFile(config, JSON.stringify(OSMIUM_EXPORT_CONFIG));
-  const args = ['export', pbf, '-c', config, '-f', 'geojsonseq', '-o', out, '--overwrite', '--no-progress'];
+  const args = ['export', input, '-c', config, '-f', 'geojsonseq', '-o', out, '--overwrite', '--no-progress'];
   await new Promise<void>((resolve, reject) => {
     // Aborted (the build interrupted), osmium is killed rather than left running alone.
     const child = spawn('osmium', args, { stdio: ['ignore', 'ignore', 'pipe'], signal });

@@ -94,6 +94,11 @@ export function parseSeismicColumns(spec: string): SeismicColumns | 'auto' {
 
 /** Column index of each mapped field in `header`, or -1 for a field the mapping leaves out. */
 function resolve(path: string, header: string[], columns: SeismicColumns | 'auto'): Record<SeismicField, number> {
+  // A list saved with another separator reads as one column, which no layout or mapping could match.
+  const separator = header.length === 1 ? [';', '\t'].find((c) => header[0].includes(c)) : undefined;
+  if (separator !== undefined) {
+    throw new SeismicInputError(`${path}: its header is separated by ${separator === ';' ? 'semicolons (;)' : 'tabs'}, not commas: a seismic list must be comma-separated`);
+  }
   const names = header.map((h) => h.trim());
   const has = (m: SeismicColumns): boolean => Object.values(m).every((c) => names.includes(c));
   let mapping: SeismicColumns;

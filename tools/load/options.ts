@@ -4,8 +4,8 @@
  * anything is sent. Every refusal is a `UsageError` (exit code 2) naming the option.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { closest } from '../../src/api/suggest.ts';
+import { parseArgsOnce } from '../args.ts';
 import { parseBBox } from './discover.ts';
 import { DEFAULT_WEIGHTS, formatWeights, parseWeights } from './mix.ts';
 import type { LoadOptions } from './run.ts';
@@ -95,7 +95,7 @@ function readKeys(values: { keys?: string; 'keys-file'?: string }): string[] {
 export function parseCli(argv: readonly string[]): Cli {
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }));
+    ({ values } = parseArgsOnce({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }));
   } catch (err) {
     const e = err as { code?: string; message: string };
     const m = /'(-{1,2}[^']*)'/.exec(e.message);
