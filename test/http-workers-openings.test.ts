@@ -1,11 +1,12 @@
 /**
- * A worker thread answers a free page itself when it knows its buildings to be opened, whoever
- * opened them: it reads the latest openings of the file as it starts (Ledger.recallOpenings), and
- * hears of later ones from the ledger thread's answers (ChargeOutcome.openedAt). The server runs
- * as `npm start` runs it (`src/main.ts`, one worker), is stopped and started again on the same
- * ledger file. The proof: with the file's write lock held by another connection, a page that must
- * go to the ledger thread cannot be answered (it waits out the busy timeout, then 503), and one
- * the worker knows to be free is.
+ * A worker thread answers a free page itself when its buildings are in the openings the server's
+ * threads share, whoever opened them: the ledger thread puts there the latest openings of the file
+ * as it starts (Ledger.loadOpenings), and then what it commits and what it finds opened in the
+ * pages it is sent (ChargeOutcome.openedAt). The server runs as `npm start` runs it (`src/main.ts`,
+ * two workers: either may take a request), is stopped and started again on the same ledger file.
+ * The proof: with the file's write lock held by another connection, a page that must go to the
+ * ledger thread cannot be answered (it waits out the busy timeout, then 503), and one the workers
+ * know to be free is.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -39,10 +40,10 @@ async function withFileLocked<T>(ledgerPath: string, fn: () => Promise<T>): Prom
 }
 
 describe('a worker knows which buildings are opened', () => {
-  it('from the file as it starts, and from the ledger thread for what is opened later', { timeout: 120_000 }, async () => {
+  it('from the file as the server starts, and from the ledger thread for what is opened later', { timeout: 120_000 }, async () => {
     dir = await syntheticSnapshots(2000, 9);
     const ledgerPath = join(dir, 'ledger.db');
-    const env = { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '1', EDIFICE_WARMUP_REQUESTS: '0' };
+    const env = { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '2', EDIFICE_WARMUP_REQUESTS: '0' };
     const setup = Ledger.open(ledgerPath);
     const { key, workspaceId } = workspaceWithKey(setup, 1_000);
     const { key: otherKey } = workspaceWithKey(setup, 1_000, 'other');
@@ -59,8 +60,8 @@ describe('a worker knows which buildings are opened', () => {
     before.child.kill('SIGTERM');
     await new Promise((resolve) => before.child.once('exit', resolve));
 
-    // Restarted, the worker has read both pages' openings: it answers them without the ledger
-    // thread, while a page never opened needs it and is not answered without it.
+    // Restarted, the ledger thread has shared both pages' openings: a worker answers them without
+    // it, while a page never opened needs it and is not answered without it.
     const after = await startServerProcess(env, ['--single-threaded-gc']);
     const [known, alsoKnown, unknown] = await withFileLocked(ledgerPath, async () =>
       [await get(after.base, page, key), await get(after.base, next, key), await get(after.base, later, key)]);
@@ -68,8 +69,8 @@ describe('a worker knows which buildings are opened', () => {
     expect([alsoKnown.status, alsoKnown.charged, alsoKnown.ids]).toEqual([200, '0', second.ids]);
     expect(unknown.status).toBe(503);
 
-    // Opened after the worker started, by another connection to the file: the worker hears of it
-    // from the ledger thread's answer to that page, and then answers it itself.
+    // Opened after the server started, by another connection to the file: the ledger thread finds
+    // it in the file when sent that page, shares it, and then the workers answer it themselves.
     const byOther = await get(after.base, later, otherKey);
     expect([byOther.status, byOther.charged, byOther.ids.length]).toEqual([200, '30', 30]);
     const elsewhere = Ledger.open(ledgerPath);

@@ -12,7 +12,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DAY_MS, Ledger } from '../src/ledger/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/ledger/db.ts';
 import { OpenedIndex } from '../src/ledger/opened-index.ts';
-import { SEEN_MAX } from '../src/ledger/credits.ts';
 
 const dirs: string[] = [];
 const open: Ledger[] = [];
@@ -310,90 +309,67 @@ describe('openings in the ledger', () => {
     expect(ledger.audit()).toEqual([]);
   });
 
-  it('a connection that does not charge recalls the latest openings of the last 365 days and answers their pages itself', async () => {
+  it('connections of one server share openings: what the charging one commits or reads at start, the others answer themselves', async () => {
     const t0 = Date.parse('2026-05-01T00:00:00Z');
     const clock = { t: t0 };
     const path = tempPath();
-    const charger = ledgerAt(path, clock);
-    const { workspaceId } = charger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
-    const { workspaceId: otherId } = charger.createWorkspace('Other', { createdBy: 'bo@other.test' });
-    charger.grantCredits(workspaceId, 100, { kind: 'bought' });
-    charger.grantCredits(otherId, 100, { kind: 'bought' });
-    const ids = Array.from({ length: 6 }, () => randomUUID());
-    const [old, a, b, c, d, e] = ids;
-    expect(charger.charge(workspaceId, null, [old], '/buildings')).toMatchObject({ charged: 1 });
+    // Another process's connection: what it charges reaches the server only through the file.
+    const elsewhere = ledgerAt(path, clock);
+    const { workspaceId } = elsewhere.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    const { workspaceId: otherId } = elsewhere.createWorkspace('Other', { createdBy: 'bo@other.test' });
+    elsewhere.grantCredits(workspaceId, 100, { kind: 'bought' });
+    elsewhere.grantCredits(otherId, 100, { kind: 'bought' });
+    const [old, a, b, c, d, e, f, g] = Array.from({ length: 8 }, () => randomUUID());
+    expect(elsewhere.charge(workspaceId, null, [old, 'not-a-uuid'], '/buildings')).toMatchObject({ charged: 2 });
     clock.t = t0 + 30 * DAY_MS;
-    expect(charger.charge(workspaceId, null, [a, b], '/buildings')).toMatchObject({ charged: 2 });
-    expect(charger.charge(workspaceId, null, [c, d], '/buildings')).toMatchObject({ charged: 2 });
-    expect(charger.charge(otherId, null, [e], '/buildings')).toMatchObject({ charged: 1 });
+    expect(elsewhere.charge(workspaceId, null, [a, b], '/buildings')).toMatchObject({ charged: 2 });
+    expect(elsewhere.charge(workspaceId, null, [c, d], '/buildings')).toMatchObject({ charged: 2 });
+    expect(elsewhere.charge(otherId, null, [e], '/buildings')).toMatchObject({ charged: 1 });
     clock.t = t0 + YEAR + DAY_MS; // `old` expired a day ago; a to e opened 335 days ago
 
-    // Pages that reach `remoteCharges` are the ones this connection could not answer itself.
+    // The server: the main thread's Ledger makes the table, the ledger thread's charges, a worker's
+    // answers. Pages that reach `remoteCharges` are the ones the worker could not answer itself.
+    const main = ledgerAt(path, clock);
+    const shared = { writeLock: main.writeLockBuffer, openingsTable: main.openingsTable };
+    const charging = Ledger.open(path, { now: () => clock.t, ...shared });
+    open.push(charging);
     const sent: string[][] = [];
     const worker = Ledger.open(path, {
-      now: () => clock.t,
-      remoteCharges: (pages) => {
+      now: () => clock.t, ...shared,
+      remoteCharges: async (pages) => {
         for (const p of pages) sent.push([...p.buildingIds]);
-        return new Promise(() => {});
+        return charging.chargePages(pages);
       },
     });
     open.push(worker);
     const answeredHere = (workspace: string, page: string[]): boolean => worker.chargeSoon(workspace, null, page, '/buildings', () => {});
-    // Before recalling, it knows nothing.
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    // Before the charging connection has read the file, the worker knows nothing.
     expect(answeredHere(workspaceId, [a])).toBe(false);
-    // The latest 3 rows of the file: d, c (of workspaceId) and e (of the other workspace).
-    expect(worker.recallOpenings(3)).toMatchObject({ openings: 3 });
+    await turn();
+    expect(sent).toEqual([[a]]);
+    // Its answer to that page put a's opening in the table.
+    expect(answeredHere(workspaceId, [a])).toBe(true);
+    // Read at start: the latest 3 rows of the file are d, c (of workspaceId) and e (of the other).
+    expect(charging.loadOpenings(3)).toMatchObject({ shared: 3 });
     expect(answeredHere(workspaceId, [c, d, c])).toBe(true);
     expect(answeredHere(otherId, [e])).toBe(true);
     expect(answeredHere(workspaceId, [e])).toBe(false); // another workspace's opening
     expect(answeredHere(workspaceId, [c, b])).toBe(false); // b is older than the 3 rows
-    // All of them: `old` has expired and is not held.
-    expect(worker.recallOpenings()).toMatchObject({ openings: 5 });
+    // All of them: `old` has expired and is not shared, nor is an id the table cannot hold.
+    expect(charging.loadOpenings()).toMatchObject({ shared: 5 });
     expect(answeredHere(workspaceId, [a, b, c, d])).toBe(true);
     expect(answeredHere(workspaceId, [old])).toBe(false);
-    await new Promise((resolve) => setImmediate(resolve)); // the pages not answered go out in one batch
-    expect(sent).toEqual([[a], [e], [c, b], [old]]);
-  });
-
-  it('a connection that does not charge keeps what it heard of in two generations: full, the older is dropped, not all', async () => {
-    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
-    const path = tempPath();
-    const setup = ledgerAt(path, clock);
-    const { workspaceId } = setup.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
-    // The charging thread's answers: every building of every page opened just now.
-    let sent = 0;
-    const worker = Ledger.open(path, {
-      now: () => clock.t,
-      remoteCharges: async (pages) => {
-        sent += pages.length;
-        return pages.map((p) => ({ result: { ok: true, charged: p.buildingIds.length, remaining: 0, chargeId: 1 }, openedAt: p.buildingIds.map(() => clock.t) }));
-      },
-    });
-    open.push(worker);
-    const answeredHere = (ids: string[]): boolean => worker.chargeSoon(workspaceId, null, ids, '/buildings', () => {});
-    const tell = async (ids: string[]): Promise<void> => {
-      for (let i = 0; i < ids.length; i += 1000) expect(answeredHere(ids.slice(i, i + 1000))).toBe(false);
-      await new Promise((resolve) => setImmediate(resolve)); // the batch goes out, its outcomes come back
-      await new Promise((resolve) => setImmediate(resolve));
-    };
-    const first = Array.from({ length: SEEN_MAX }, () => randomUUID());
-    const second = Array.from({ length: SEEN_MAX }, () => randomUUID());
-    const third = Array.from({ length: 1000 }, () => randomUUID());
-    await tell(first);
-    expect(answeredHere(first.slice(0, 100))).toBe(true);
-    // Full: the next opening heard of starts a new generation, and the first is still asked.
-    await tell(second);
-    expect(answeredHere(first.slice(0, 100))).toBe(true);
-    expect(answeredHere(first.slice(-100))).toBe(true);
-    expect(answeredHere(second.slice(-100))).toBe(true);
-    // Full again: the first generation is dropped; its buildings go to the charging thread again.
-    await tell(third);
-    const before = sent;
-    expect(answeredHere(first.slice(0, 100))).toBe(false);
-    expect(answeredHere(second.slice(0, 100))).toBe(true);
-    expect(answeredHere(third)).toBe(true);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(sent).toBe(before + 1);
+    // Committed by the charging connection (another worker's page): known to this worker at once.
+    expect(charging.chargePages([{ workspaceId, keyId: null, buildingIds: [f, g], route: '/buildings' }])[0].result).toMatchObject({ charged: 2 });
+    expect(answeredHere(workspaceId, [f, g, a])).toBe(true);
+    expect(answeredHere(workspaceId, ['not-a-uuid'])).toBe(false);
+    await turn();
+    expect(sent).toEqual([[a], [e], [c, b], [old], ['not-a-uuid']]);
+    // Of the 100 bought, 4 before (the first 2 came from the welcome grant, expired since); then
+    // e (the other workspace's), old and not-a-uuid (expired), f and g.
+    expect(main.balance(workspaceId)).toBe(100 - 4 - 5);
+    expect(main.audit()).toEqual([]);
   });
 
   it('a batch that fails leaves no opening behind, in the file or in memory', () => {

@@ -16,13 +16,14 @@ export interface LedgerThreadData {
   keyLimiterTable: SharedArrayBuffer;
   writeLock: SharedArrayBuffer;
   quotaTable: SharedArrayBuffer;
+  openingsTable: SharedArrayBuffer;
 }
 
 /** On a worker's port: pages to charge, and their outcomes (or why none came). */
 export type ChargeRequest = { type: 'charge'; id: number; pages: ChargePage[] };
 export type ChargeReply = { type: 'charged'; id: number; outcomes: ChargeOutcome[] } | { type: 'failed'; id: number; unavailable: boolean; message: string };
 
-/** From the ledger thread once it can charge: the openings it read, and how long that took. */
+/** From the ledger thread once it can charge: the openings it read, those it shared, and how long that took. */
 export type LedgerThreadReady = ReturnType<Ledger['loadOpenings']>;
 
 /** To the ledger thread from the pool: a new worker's port. */
@@ -31,9 +32,10 @@ export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'clos
 const data = workerData as LedgerThreadData;
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
-  writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
+  writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
 });
-// Before 'ready', so that no worker's first page waits for them.
+// Before 'ready', so that no worker's first page waits for them, nor goes to this thread for
+// buildings opened before the server started.
 const ready: LedgerThreadReady = ledger.loadOpenings();
 
 let queue: { port: MessagePort; request: ChargeRequest }[] = [];

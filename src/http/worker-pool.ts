@@ -9,10 +9,11 @@
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
  * - Exact limits: the per-key and per-address GCRA tables and the daily quota's counters are
  *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file).
- * - Exact credits: workers read the ledger file themselves (keys, balances, openings) and hand
- *   the pages that cost credits to one ledger thread (ledger-thread.ts), which commits those of
- *   every worker together (group commit) while the workers go on serving; a worker answers a
- *   page once its charge has committed. Writers queue on one shared lock (ledger/write-lock.ts)
+ * - Exact credits: workers read the ledger file themselves (keys, balances) and hand the pages
+ *   that cost credits to one ledger thread (ledger-thread.ts), which commits those of every
+ *   worker together (group commit) while the workers go on serving; a worker answers a page once
+ *   its charge has committed. The ledger thread writes what it commits into a table of openings
+ *   in shared memory (ledger/shared-openings.ts), from which every worker answers free pages. Writers queue on one shared lock (ledger/write-lock.ts)
  *   rather than in SQLite's sleeping busy handler.
  * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
  */
@@ -111,13 +112,14 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
   const startLedgerThread = (): Promise<void> => new Promise((resolve, reject) => {
     const data: LedgerThreadData = {
       entry: LEDGER_ENTRY, config, keyLimiterTable: ledger.keyLimiterTable, writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable,
+      openingsTable: ledger.openingsTable,
     };
     const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
     let started = false;
     t.once('message', (ready: LedgerThreadReady) => {
       started = true;
       ledgerThread = t;
-      log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory)');
+      log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory, the latest shared with the workers)');
       resolve();
     });
     t.on('error', (err) => {
@@ -141,7 +143,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     const port = ledgerPort();
     const data: WorkerData = {
       entry: ENTRY, config, published: published(catalog.view(), true), keyLimiterTable: ledger.keyLimiterTable,
-      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, ledgerPort: port, limiterTables,
+      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, openingsTable: ledger.openingsTable, ledgerPort: port, limiterTables,
       logLevel: options.log.level,
     };
     const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });

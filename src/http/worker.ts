@@ -19,6 +19,7 @@ export interface WorkerData {
   keyLimiterTable: SharedArrayBuffer;
   writeLock: SharedArrayBuffer;
   quotaTable: SharedArrayBuffer;
+  openingsTable: SharedArrayBuffer;
   /** To the ledger thread, which commits charges. */
   ledgerPort: MessagePort;
   limiterTables: AddressLimiterTables;
@@ -67,7 +68,7 @@ useLedgerPort(data.ledgerPort);
 
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
-  writeLock: data.writeLock, quotaTable: data.quotaTable, persistQuota: false,
+  writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
   remoteCharges: (pages: ChargePage[]) => new Promise((resolve, reject) => {
     const id = ++charges;
     awaiting.set(id, { resolve, reject });
@@ -75,12 +76,6 @@ const ledger = Ledger.open(data.config.ledgerPath, {
   }),
 });
 process.on('exit', () => ledger.close());
-// Before listening: a worker that knows no opening sends every page to the ledger thread.
-try {
-  log.info(ledger.recallOpenings(), 'the latest openings read into memory');
-} catch (err) {
-  log.warn({ err }, 'could not read the latest openings; pages go to the ledger thread until it tells of them');
-}
 
 let asked = 0;
 const waiting = new Map<number, (text: string) => void>();

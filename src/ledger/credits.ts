@@ -19,6 +19,7 @@ import { DAY_MS, type Clock, startOfNextUtcMonth, utcDay, utcMonth } from './clo
 import type { Db } from './db.ts';
 import { LedgerError } from './errors.ts';
 import { OpenedIndex } from './opened-index.ts';
+import { SharedOpenings } from './shared-openings.ts';
 import { planAllowance } from './workspaces.ts';
 
 export const WELCOME_CREDITS = 5;
@@ -32,13 +33,8 @@ export const FREE_REOPEN_MS = 365 * DAY_MS;
 const KEEP_OPENING_MS = FREE_REOPEN_MS + DAY_MS;
 /** The largest single grant, so that sums stay exact integers. */
 export const MAX_GRANT = 1_000_000_000;
-/**
- * Openings a process that does not charge keeps in one generation of its memory: just under
- * what a table of 2^19 slots (14 MiB) holds before it grows. It keeps two (`remember`).
- */
-export const SEEN_MAX = 360_000;
-/** The latest openings such a process reads from the file as it starts (`recallOpenings`). */
-export const RECALL_MAX = 200_000;
+/** The latest openings of the file the charging connection puts in the shared table as it starts (`loadOpenings`). */
+export const SHARE_LATEST_MAX = 200_000;
 
 export type GrantKind = 'welcome' | 'plan' | 'bought' | 'manual';
 
@@ -75,9 +71,8 @@ export interface ChargeOutcome {
   result: ChargeResult;
   /**
    * For each of the page's buildingIds, in order: when this workspace last had it charged (this
-   * page's charge included) if that was in the last 365 days, else 0. The thread that sent the
-   * page remembers them (`remember`), so that it answers the next page of these buildings
-   * itself: the ones opened before it started, or by another thread, too.
+   * page's charge included) if that was in the last 365 days, else 0. The shared openings get
+   * them too, so that every worker answers the next page of these buildings itself.
    */
   openedAt: number[];
 }
@@ -132,20 +127,11 @@ export class Credits {
   private readonly selectUsage;
   private readonly chargeTx;
   /**
-   * Charged openings this process has heard of (another thread's charges, `remember`). Openings
-   * are never deleted, so a building known opened at t stays free until t + 365 days whatever
-   * other connections write: a page of such buildings is answered without asking SQLite. Only
-   * what was committed to the file is kept. Past SEEN_MAX, the table becomes `seenBefore` (the
-   * one before it is dropped) and a new one starts: a building forgotten costs a trip to the
-   * charging thread, not a wrong answer.
+   * The openings shared by the threads of a server (shared-openings.ts): the connection that
+   * charges writes each commit's into it, the others answer free pages from it. Null in a
+   * process of one thread, which charges itself and reads its own `index`.
    */
-  private seen = new OpenedIndex();
-  /**
-   * The generation before `seen`, still asked. With one table started again from empty when full,
-   * a worker under 4,000 requests/s on the bench country (which fills it in seconds) sent a third
-   * of its free point lookups to the charging thread; keeping the one before, a sixth.
-   */
-  private seenBefore: OpenedIndex | null = null;
+  private shared: SharedOpenings | null;
   /**
    * Every opening in the file, read on the first charge and kept in step under the write lock
    * (see `catchUp`); a transaction that fails undoes its openings here too. Null until the
@@ -154,7 +140,8 @@ export class Credits {
   private index: OpenedIndex | null = null;
 
   /** `exclusive` runs a write holding the server's write lock (write-lock.ts). */
-  constructor(private readonly db: Db, private readonly now: Clock, private readonly exclusive: <T>(fn: () => T) => T = (fn) => fn()) {
+  constructor(private readonly db: Db, private readonly now: Clock, private readonly exclusive: <T>(fn: () => T) => T = (fn) => fn(), shared: SharedOpenings | null = null) {
+    this.shared = shared;
     this.selectPlan = db.prepare<[string], { plan: string | null }>('SELECT plan FROM workspaces WHERE id = ?');
     this.selectPlanGrant = db.prepare<[string, string], { id: number }>(
       "SELECT id FROM grants WHERE workspace_id = ? AND kind = 'plan' AND period = ?");
@@ -260,11 +247,11 @@ export class Credits {
       throw new TypeError('route is a string of 1 to 200 characters.');
     }
     const since = this.now() - FREE_REOPEN_MS;
-    // Any one opening in the 365 days will do: the next table is asked only when one has none.
+    const shared = this.shared;
+    const index = this.index;
     for (const id of buildingIds) {
-      if (this.seen.openedAt(workspaceId, id) > since) continue;
-      if (this.seenBefore !== null && this.seenBefore.openedAt(workspaceId, id) > since) continue;
-      if (this.index !== null && this.index.openedAt(workspaceId, id) > since) continue;
+      if (shared !== null && shared.openedAt(workspaceId, id) > since) continue;
+      if (index !== null && index.openedAt(workspaceId, id) > since) continue;
       return null;
     }
     return { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null };
@@ -283,7 +270,12 @@ export class Credits {
     });
     let done;
     try {
-      done = this.exclusive(() => this.chargeTx.immediate(checked, now));
+      done = this.exclusive(() => {
+        const outcomes = this.chargeTx.immediate(checked, now);
+        // Committed: the other threads may answer from these now. Under the lock: one writer.
+        if (this.shared !== null) this.share(checked, outcomes, now);
+        return outcomes;
+      });
     } catch (err) {
       // Rolled back: so are its openings in memory, or, if the table grew meanwhile, all of it.
       if (this.index !== null && !this.index.rollback()) this.index = null;
@@ -298,47 +290,57 @@ export class Credits {
    * otherwise wait for them (~2.5 s a million on the bench machine). Says how many are held and
    * how long reading them took, for the start-up log.
    */
-  loadOpenings(): { openings: number; loadMs: number } {
+  loadOpenings(shareMax = SHARE_LATEST_MAX): { openings: number; shared: number; loadMs: number } {
     const started = performance.now();
     const openings = this.catchUp(this.now()).size;
-    return { openings, loadMs: Math.round(performance.now() - started) };
+    const shared = this.shareLatestOpenings(shareMax);
+    return { openings, shared, loadMs: Math.round(performance.now() - started) };
   }
 
   /**
-   * For a process that does not charge (a worker thread, whose pages go to the ledger thread):
-   * the file's latest `max` openings of the last 365 days, kept as if heard of (`remember`), so
-   * that from its first request it answers pages of buildings opened before it started without
-   * the ledger thread. Without them, a restarted server sent every page to the ledger thread
-   * until its answers taught the workers: in the first second under 1,500 requests/s, free
-   * pages at a p50 of 3.6–7.8 ms instead of ~0.2.
+   * The shared openings of the server's threads, made on first use (a process of one thread has
+   * none): from then on, this connection's charges are written into it as they commit.
    */
-  recallOpenings(max = RECALL_MAX): { openings: number; loadMs: number } {
-    const started = performance.now();
-    const now = this.now();
-    const last = this.selectOpeningsCount.get()!.n;
-    const seen = new OpenedIndex();
-    seen.reserve(Math.min(last, max));
-    // Rows are never deleted and ids are given in commit order: the latest max rows are the ids past last - max.
-    for (const [, workspaceId, buildingId, at] of this.selectOpeningsAfter.iterate(Math.max(0, last - max))) {
-      if (at > now - FREE_REOPEN_MS) seen.add(workspaceId, buildingId, at, now - KEEP_OPENING_MS);
-    }
-    this.seen = seen;
-    this.seenBefore = null;
-    return { openings: seen.size, loadMs: Math.round(performance.now() - started) };
+  sharedOpenings(): SharedOpenings {
+    this.shared ??= new SharedOpenings();
+    return this.shared;
   }
 
   /**
-   * Openings committed elsewhere (the ledger thread's answer to a page: ChargeOutcome.openedAt,
-   * 0 for none) that this process may answer from.
+   * Puts the file's latest `max` openings of the last 365 days in the shared table, for the
+   * connection that charges, before the workers' first page: without them, a restarted server
+   * sent every page to the ledger thread until its answers filled the table (in the first second
+   * under 1,500 requests/s, free pages at a p50 of 3.6–7.8 ms instead of ~0.2).
    */
-  remember(workspaceId: string, buildingIds: readonly string[], openedAt: readonly number[]): void {
-    if (this.seen.size >= SEEN_MAX) {
-      this.seenBefore = this.seen;
-      this.seen = new OpenedIndex();
-    }
+  shareLatestOpenings(max = SHARE_LATEST_MAX): number {
+    const shared = this.shared;
+    if (shared === null) return 0;
     const now = this.now();
-    for (let i = 0; i < buildingIds.length; i++) {
-      if (openedAt[i] > now - FREE_REOPEN_MS) this.seen.add(workspaceId, buildingIds[i], openedAt[i], now - KEEP_OPENING_MS);
+    return this.exclusive(() => {
+      const last = this.selectOpeningsCount.get()!.n;
+      let n = 0;
+      // Rows are never deleted and ids are given in commit order: the latest max rows are the ids past last - max.
+      for (const [, workspaceId, buildingId, at] of this.selectOpeningsAfter.iterate(Math.max(0, last - max))) {
+        if (at > now - FREE_REOPEN_MS) {
+          shared.add(workspaceId, buildingId, at);
+          n++;
+        }
+      }
+      return n;
+    });
+  }
+
+  /** Each page's buildings opened in the 365 days (ChargeOutcome.openedAt) into the shared table. */
+  private share(pages: readonly { workspaceId: string; distinct: Set<string> }[], outcomes: readonly { openedAt: number[] }[], now: number): void {
+    const shared = this.shared!;
+    const since = now - FREE_REOPEN_MS;
+    for (let i = 0; i < pages.length; i++) {
+      const openedAt = outcomes[i].openedAt;
+      let j = 0;
+      for (const id of pages[i].distinct) {
+        const at = openedAt[j++];
+        if (at > since) shared.add(pages[i].workspaceId, id, at);
+      }
     }
   }
 

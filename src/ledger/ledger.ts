@@ -23,6 +23,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, DAY_MS, MINUTE_MS, parseUtcDay, startOfNextUtcDay, utcDay } from './clock.ts';
 import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type Grant } from './credits.ts';
+import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
 import { asUnavailable, LedgerError } from './errors.ts';
@@ -65,6 +66,11 @@ export interface LedgerOptions {
   /** The daily quota's counters shared with the Ledgers of the server's other threads (`quotaTable` of the first one). */
   quotaTable?: SharedArrayBuffer;
   /**
+   * The openings shared with the Ledgers of the server's other threads (`openingsTable` of the
+   * first one): the one that charges writes what it commits, the others answer free pages from it.
+   */
+  openingsTable?: SharedArrayBuffer;
+  /**
    * Whether this Ledger writes the shared quota counters to the file (every 250 ms and at close).
    * Default true; the worker threads of a server leave it to one thread.
    */
@@ -77,7 +83,7 @@ export interface LedgerOptions {
   remoteCharges?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
 }
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'persistQuota', 'remoteCharges'];
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges'];
 
 export type AuthResult =
   | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
@@ -145,15 +151,16 @@ export class Ledger implements RequestLedger {
 
   private constructor(
     db: Db, quotaDb: Db,
-    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'remoteCharges'>>
-      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'remoteCharges'>,
+    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges'>>
+      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges'>,
   ) {
     this.db = db;
     this.quotaDb = quotaDb;
     this.now = options.now;
     this.workspaces = new Workspaces(db, this.now);
     this.keys = new Keys(db, this.now);
-    this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn));
+    const shared = options.openingsTable === undefined ? null : new SharedOpenings(undefined, options.openingsTable);
+    this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn), shared);
     this.lock = new WriteLock(options.writeLock);
     this.remoteCharges = options.remoteCharges ?? null;
     this.quota = new DailyQuota(quotaDb, options.dailyQuota, new SharedQuota(undefined, options.quotaTable), this.lock);
@@ -196,11 +203,15 @@ export class Ledger implements RequestLedger {
       keyLimiterTable: options.keyLimiterTable,
       writeLock: options.writeLock,
       quotaTable: options.quotaTable,
+      openingsTable: options.openingsTable,
       persistQuota: options.persistQuota ?? true,
       remoteCharges: options.remoteCharges,
     };
     if (options.keyLimiterTable !== undefined && !(options.keyLimiterTable instanceof SharedArrayBuffer)) {
       throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
+    }
+    if (options.openingsTable !== undefined && !(options.openingsTable instanceof SharedArrayBuffer)) {
+      throw new TypeError('Ledger option openingsTable must be the SharedArrayBuffer of another Ledger (openingsTable).');
     }
     const busyTimeoutMs = positive('busyTimeoutMs', 5_000);
     let db: Db | undefined;
@@ -238,6 +249,11 @@ export class Ledger implements RequestLedger {
   /** The daily quota's shared counters, to give to the Ledgers of other threads. */
   get quotaTable(): SharedArrayBuffer {
     return this.quota.table;
+  }
+
+  /** The shared openings, to give to the Ledgers of other threads (made on first use: 72 MiB). */
+  get openingsTable(): SharedArrayBuffer {
+    return this.credits.sharedOpenings().buffer;
   }
 
   /** Writes the quota counts the file does not have yet (done every 250 ms and at close by the owner). */
@@ -382,10 +398,7 @@ export class Ledger implements RequestLedger {
     };
     if (this.remoteCharges) {
       this.remoteCharges(pages).then((outcomes) => {
-        for (let i = 0; i < batch.length; i++) {
-          this.credits.remember(pages[i].workspaceId, pages[i].buildingIds, outcomes[i].openedAt);
-          batch[i].done(outcomes[i].result);
-        }
+        for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
       }, fail);
       return;
     }
@@ -403,14 +416,12 @@ export class Ledger implements RequestLedger {
     return this.guard(() => this.credits.chargeAll(pages));
   }
 
-  /** For a connection that does not charge (`remoteCharges`): the latest openings, read before the first page. */
-  recallOpenings(max?: number): { openings: number; loadMs: number } {
-    return this.guard(() => this.credits.recallOpenings(max));
-  }
-
-  /** For the connection that will charge: the openings read into memory before the first page. */
-  loadOpenings(): { openings: number; loadMs: number } {
-    return this.guard(() => this.credits.loadOpenings());
+  /**
+   * For the connection that will charge: the openings read into memory before the first page,
+   * and the latest of them put in the shared table (`openingsTable`) for the other threads.
+   */
+  loadOpenings(shareMax?: number): { openings: number; shared: number; loadMs: number } {
+    return this.guard(() => this.credits.loadOpenings(shareMax));
   }
 
   /** Credits usable now (materialises this month's plan allowance on first need). */

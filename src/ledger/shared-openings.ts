@@ -1,0 +1,197 @@
+/**
+ * The latest openings, in shared memory: written by the one connection of a server that charges
+ * (the ledger thread, after each commit), read by every worker thread, so that a worker answers
+ * a free page itself whoever's worker opened its buildings. Each worker used to keep its own
+ * memory, learnt from the ledger thread's answers to its own pages: a building opened through
+ * the other worker, or forgotten when that memory filled, cost a round trip to the ledger thread.
+ *
+ * What a reader may get wrong, and what it may not: an answer of 0 (not known) only sends the page
+ * to the ledger thread, which looks in the file; an opening that was never committed would make
+ * a page free that should be charged. So a reader may miss an opening being written, but never
+ * sees one that was not written.
+ *
+ * Layout: two open-addressing tables (linear probing) of `slots` slots each, over one
+ * SharedArrayBuffer; a slot is nine 32-bit words: its generation's tag, the workspace id packed
+ * (3 words: `ws_` and 14 base62 digits, newId's form), the building UUID (4 words) and the
+ * opening's time in whole seconds, rounded down (an opening read as up to a second earlier
+ * expires up to a second sooner: the page goes to the ledger thread, never free by mistake). Ids
+ * of any other form are not kept here. New openings go into the current table; when it is 70%
+ * full the other one becomes current and is emptied by raising its generation: slots of an
+ * earlier generation read as empty, so nothing is cleared and no thread waits. The latest
+ * openings are kept, and at least one table's worth of them.
+ *
+ * Concurrency: one writer at a time (callers hold the server's write lock), any number of
+ * readers, no lock. Every access to the tables is an Atomics operation, so all of them fall in
+ * one order (sequential consistency): a reader takes a table's generation, reads a slot tagged
+ * with it, then reads the generation again; a slot being rewritten for a newer generation was
+ * rewritten after the generation was raised, so a reader that saw any of the new words sees the
+ * new generation too, and drops what it read.
+ */
+
+/** Slots of each of the two tables: 2 × 36 MiB, ~1.47 million openings in all (~734,000 a table). */
+export const SHARED_OPENINGS_SLOTS = 1 << 20;
+const WORDS = 9; // tag, workspace (3), building (4), seconds
+const MAX_LOAD = 0.7;
+/** Header words: the current table, then each table's generation and slots used. */
+const CURRENT = 0;
+const GENERATION = 1;
+const USED = 3;
+const HEADER_WORDS = 8;
+
+const key = new Uint32Array(7);
+
+function base62Digit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 90) return c - 55;
+  if (c >= 97 && c <= 122) return c - 61;
+  return -1;
+}
+
+/**
+ * `ws_` and 14 base62 digits into key[0..2] (5, 5 and 4 digits: each below 62^5 < 2^32), and a
+ * lowercase UUID into key[3..6]; false when either has another form.
+ */
+function parseKey(workspaceId: string, buildingId: string): boolean {
+  if (workspaceId.length !== 17 || workspaceId.charCodeAt(0) !== 119 || workspaceId.charCodeAt(1) !== 115 || workspaceId.charCodeAt(2) !== 95) return false;
+  for (let w = 0, i = 3; w < 3; w++) {
+    let value = 0;
+    for (const end = w < 2 ? i + 5 : i + 4; i < end; i++) {
+      const d = base62Digit(workspaceId.charCodeAt(i));
+      if (d < 0) return false;
+      value = value * 62 + d;
+    }
+    key[w] = value;
+  }
+  if (buildingId.length !== 36) return false;
+  let word = 3;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i < 36; i++) {
+    const c = buildingId.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 45) return false; // '-'
+      continue;
+    }
+    let d: number;
+    if (c >= 48 && c <= 57) d = c - 48;
+    else if (c >= 97 && c <= 102) d = c - 87;
+    else return false;
+    value = (value << 4) | d;
+    if (++digits === 8) {
+      key[word++] = value;
+      value = 0;
+      digits = 0;
+    }
+  }
+  return true;
+}
+
+function hash(): number {
+  let h = 0x9e3779b1;
+  for (let i = 0; i < 7; i++) {
+    h = Math.imul(h ^ key[i], 0x85ebca6b);
+    h ^= h >>> 13;
+  }
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+export class SharedOpenings {
+  readonly buffer: SharedArrayBuffer;
+  private readonly header: Uint32Array;
+  private readonly words: Uint32Array;
+  private readonly slots: number;
+
+  /** A new table of `slots` slots each (a power of two), or the one in `buffer` (`buffer` of another). */
+  constructor(slots = SHARED_OPENINGS_SLOTS, buffer?: SharedArrayBuffer) {
+    if (buffer !== undefined) slots = (buffer.byteLength / 4 - HEADER_WORDS) / (2 * WORDS);
+    if (!Number.isInteger(slots) || slots < 16 || (slots & (slots - 1)) !== 0) {
+      throw new RangeError(buffer ? 'Not the buffer of a SharedOpenings.' : `A shared openings table has a power of two slots, at least 16; got ${slots}.`);
+    }
+    this.slots = slots;
+    this.buffer = buffer ?? new SharedArrayBuffer((HEADER_WORDS + 2 * slots * WORDS) * 4);
+    this.header = new Uint32Array(this.buffer, 0, HEADER_WORDS);
+    this.words = new Uint32Array(this.buffer, HEADER_WORDS * 4);
+    if (buffer === undefined) {
+      // Generation 0 would match the tag of a slot never written.
+      Atomics.store(this.header, GENERATION, 1);
+      Atomics.store(this.header, GENERATION + 1, 1);
+    }
+  }
+
+  /** When this workspace last opened this building (ms, rounded down to the second) as far as the table knows, or 0. */
+  openedAt(workspaceId: string, buildingId: string): number {
+    if (!parseKey(workspaceId, buildingId)) return 0;
+    const h = hash();
+    const a = this.find(0, h);
+    const b = this.find(1, h);
+    return (a > b ? a : b) * 1000;
+  }
+
+  /**
+   * Records that this workspace opened this building at `at` (ms), if later than the time known.
+   * One writer at a time: the caller holds the server's write lock.
+   */
+  add(workspaceId: string, buildingId: string, at: number): void {
+    const seconds = Math.floor(at / 1000);
+    if (!(seconds > 0 && seconds < 2 ** 32) || !parseKey(workspaceId, buildingId)) return;
+    const h = hash();
+    const words = this.words;
+    const mask = this.slots - 1;
+    for (;;) {
+      const table = Atomics.load(this.header, CURRENT);
+      const generation = Atomics.load(this.header, GENERATION + table);
+      const base = table * this.slots * WORDS;
+      for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+        const s = base + slot * WORDS;
+        if (Atomics.load(words, s) === generation) {
+          if (this.matches(s)) {
+            if (seconds > Atomics.load(words, s + 8)) Atomics.store(words, s + 8, seconds);
+            return;
+          }
+          continue;
+        }
+        const used = Atomics.load(this.header, USED + table);
+        if (used + 1 > this.slots * MAX_LOAD) break; // full: the other table takes over
+        for (let i = 0; i < 7; i++) Atomics.store(words, s + 1 + i, key[i]);
+        Atomics.store(words, s + 8, seconds);
+        Atomics.store(words, s, generation); // last: readers see the slot whole or not at all
+        Atomics.store(this.header, USED + table, used + 1);
+        return;
+      }
+      this.turnOver();
+    }
+  }
+
+  /** The other table becomes current, empty: its generation goes up, so its slots read as free. */
+  private turnOver(): void {
+    const next = 1 - Atomics.load(this.header, CURRENT);
+    Atomics.store(this.header, USED + next, 0);
+    Atomics.add(this.header, GENERATION + next, 1);
+    Atomics.store(this.header, CURRENT, next);
+  }
+
+  /** The seconds of `key` in `table`, or 0; 0 too when the table turned over while it was read. */
+  private find(table: number, h: number): number {
+    const words = this.words;
+    const mask = this.slots - 1;
+    const generation = Atomics.load(this.header, GENERATION + table);
+    const base = table * this.slots * WORDS;
+    // At most 70% of a table is of one generation, so a probe ends; the bound guards against a
+    // table turned over (and refilled) while it was probed.
+    for (let slot = h & mask, n = 0; n < this.slots; slot = (slot + 1) & mask, n++) {
+      const s = base + slot * WORDS;
+      if (Atomics.load(words, s) !== generation) return 0;
+      if (!this.matches(s)) continue;
+      const seconds = Atomics.load(words, s + 8);
+      return Atomics.load(this.header, GENERATION + table) === generation ? seconds : 0;
+    }
+    return 0;
+  }
+
+  private matches(s: number): boolean {
+    const words = this.words;
+    for (let i = 0; i < 7; i++) if (Atomics.load(words, s + 1 + i) !== key[i]) return false;
+    return true;
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The openings shared by a server's threads (shared-openings.ts): against a plain Map, through the
+ * turning over of its two tables, and read by another thread while it is written.
+ */
+import { randomUUID } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../src/ledger/ids.ts';
+import { SharedOpenings } from '../src/ledger/shared-openings.ts';
+import { openingKey, T0 } from './workers/openings-keys.ts';
+
+const BOOT = new URL('../src/http/thread-boot.mjs', import.meta.url);
+const READER = new URL('./workers/openings-reader.ts', import.meta.url).href;
+
+/** A seeded generator, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+const at = (seconds: number): number => seconds * 1000;
+
+describe('SharedOpenings', () => {
+  it('answers as a Map of the latest opening per workspace and building, rounded down to the second', () => {
+    const rand = random(11);
+    const workspaces = Array.from({ length: 20 }, () => newId('ws'));
+    const buildings = Array.from({ length: 400 }, () => randomUUID());
+    const table = new SharedOpenings(8192);
+    const expected = new Map<string, number>();
+    for (let n = 0; n < 5000; n++) {
+      const w = workspaces[Math.floor(rand() * workspaces.length)];
+      const b = buildings[Math.floor(rand() * buildings.length)];
+      const ms = 1_700_000_000_000 + Math.floor(rand() * 400 * 86_400_000);
+      table.add(w, b, ms);
+      const k = `${w} ${b}`;
+      expected.set(k, Math.max(expected.get(k) ?? 0, Math.floor(ms / 1000) * 1000));
+    }
+    expect(expected.size).toBeLessThan(8192 * 0.7); // one table's worth: nothing turned over
+    for (const w of workspaces) {
+      for (const b of buildings) expect(table.openedAt(w, b)).toBe(expected.get(`${w} ${b}`) ?? 0);
+    }
+    // Another thread's view of the same buffer answers the same.
+    const other = new SharedOpenings(undefined, table.buffer);
+    for (const [k, v] of expected) expect(other.openedAt(...(k.split(' ') as [string, string]))).toBe(v);
+  });
+
+  it('keeps only ids of the forms it packs exactly, and times it can hold', () => {
+    const table = new SharedOpenings(64);
+    const w = newId('ws');
+    const b = randomUUID();
+    table.add('ws_short', b, at(T0));
+    table.add(`${w}x`, b, at(T0));
+    table.add('wx_' + w.slice(3), b, at(T0));
+    table.add(w.slice(0, 16) + '-', b, at(T0));
+    table.add(w, b.toUpperCase(), at(T0));
+    table.add(w, `${b.slice(0, 35)}g`, at(T0));
+    table.add(w, 'b-1', at(T0));
+    table.add(w, b, 999); // before the first second
+    table.add(w, b, at(2 ** 32)); // past what 32 bits of seconds hold
+    table.add(w, b, Number.NaN);
+    for (const [x, y] of [['ws_short', b], [w, b.toUpperCase()], [w, 'b-1'], [w, b]]) expect(table.openedAt(x, y)).toBe(0);
+    table.add(w, b, at(T0) + 999);
+    expect(table.openedAt(w, b)).toBe(at(T0));
+    table.add(w, b, at(T0) - 5000); // earlier: the later time stays
+    expect(table.openedAt(w, b)).toBe(at(T0));
+  });
+
+  it('refuses a table size that is not a power of two and a buffer that is not a table', () => {
+    expect(() => new SharedOpenings(1000)).toThrow(RangeError);
+    expect(() => new SharedOpenings(8)).toThrow(RangeError);
+    expect(() => new SharedOpenings(undefined, new SharedArrayBuffer(1000))).toThrow(/Not the buffer/);
+  });
+
+  it('turns over when a table is 70% full: the latest two tables\' openings are kept, the oldest forgotten', () => {
+    const table = new SharedOpenings(1024); // 716 openings a table
+    const batch = (n: number, second: number): [string, string, number][] =>
+      Array.from({ length: n }, (_, i) => [newId('ws'), randomUUID(), at(second + i)]);
+    const first = batch(716, T0);
+    const second = batch(716, T0 + 1000);
+    const third = batch(10, T0 + 2000);
+    const known = (list: [string, string, number][]): number => list.filter(([w, b, t]) => table.openedAt(w, b) === t).length;
+    for (const [w, b, t] of first) table.add(w, b, t);
+    expect(known(first)).toBe(716);
+    // The 717th goes into the other table; the first stays readable.
+    for (const [w, b, t] of second) table.add(w, b, t);
+    expect([known(first), known(second)]).toEqual([716, 716]);
+    // An opening of the first table made again goes into the current one, and so outlives its table.
+    const [w0, b0] = first[0];
+    table.add(w0, b0, at(T0 + 5000));
+    // The second is full too: the next turns the first table over, emptied.
+    for (const [w, b, t] of third) table.add(w, b, t);
+    expect([known(first), known(second), known(third)]).toEqual([0, 716, 10]);
+    expect(table.openedAt(w0, b0)).toBe(at(T0 + 5000));
+  });
+
+  it('a thread reading while another writes and turns the tables over never sees an opening that was not written', { timeout: 60_000 }, async () => {
+    const table = new SharedOpenings(16); // 11 openings a table: turned over every 11 adds
+    const control = new SharedArrayBuffer(8);
+    const state = new Int32Array(control);
+    const reader = new Worker(BOOT, { workerData: { entry: READER, buffer: table.buffer, control } });
+    const report = new Promise<{ found: number; wrong: number; crossed: number; firstWrong: string[] }>((resolve, reject) => {
+      reader.once('message', () => reader.once('message', resolve));
+      reader.once('error', reject);
+    });
+    await new Promise<void>((resolve, reject) => {
+      reader.once('message', () => resolve());
+      reader.once('error', reject);
+    });
+    const keys = Array.from({ length: 300_000 }, (_, i) => openingKey(i));
+    const end = performance.now() + 1500;
+    let i = 0;
+    while (performance.now() < end) {
+      for (let n = 0; n < 1000; n++, i++) {
+        const [w, b] = keys[i % keys.length];
+        if (i >= keys.length) break;
+        table.add(w, b, at(T0 + i));
+        Atomics.store(state, 0, i + 1);
+      }
+      if (i >= keys.length) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    Atomics.store(state, 1, 1);
+    const seen = await report;
+    await reader.terminate();
+    expect(seen.firstWrong).toEqual([]);
+    expect([seen.wrong, seen.crossed]).toEqual([0, 0]);
+    expect(seen.found).toBeGreaterThan(0); // it did read openings as they were written
+  });
+});
