@@ -47,20 +47,27 @@ function base62Digit(c: number): number {
   return -1;
 }
 
+/** The workspace whose id key[0..2] hold ('' for none): a page's ids are all of one workspace. */
+let keyWorkspace = '';
+
 /**
  * `ws_` and 14 base62 digits into key[0..2] (5, 5 and 4 digits: each below 62^5 < 2^32), and a
  * lowercase UUID into key[3..6]; false when either has another form.
  */
 function parseKey(workspaceId: string, buildingId: string): boolean {
-  if (workspaceId.length !== 17 || workspaceId.charCodeAt(0) !== 119 || workspaceId.charCodeAt(1) !== 115 || workspaceId.charCodeAt(2) !== 95) return false;
-  for (let w = 0, i = 3; w < 3; w++) {
-    let value = 0;
-    for (const end = w < 2 ? i + 5 : i + 4; i < end; i++) {
-      const d = base62Digit(workspaceId.charCodeAt(i));
-      if (d < 0) return false;
-      value = value * 62 + d;
+  if (workspaceId !== keyWorkspace) {
+    keyWorkspace = '';
+    if (workspaceId.length !== 17 || workspaceId.charCodeAt(0) !== 119 || workspaceId.charCodeAt(1) !== 115 || workspaceId.charCodeAt(2) !== 95) return false;
+    for (let w = 0, i = 3; w < 3; w++) {
+      let value = 0;
+      for (const end = w < 2 ? i + 5 : i + 4; i < end; i++) {
+        const d = base62Digit(workspaceId.charCodeAt(i));
+        if (d < 0) return false;
+        value = value * 62 + d;
+      }
+      key[w] = value;
     }
-    key[w] = value;
+    keyWorkspace = workspaceId;
   }
   if (buildingId.length !== 36) return false;
   let word = 3;
@@ -119,13 +126,18 @@ export class SharedOpenings {
     }
   }
 
-  /** When this workspace last opened this building (ms, rounded down to the second) as far as the table knows, or 0. */
+  /**
+   * When this workspace last opened this building (ms, rounded down to the second) as far as the
+   * table knows, or 0. The current table is asked first: the times added for a building only go
+   * up (the ledger's latest), so one held there is the later; with a clock stepped back it may
+   * not be, and an earlier opening only sends a page to the ledger thread sooner.
+   */
   openedAt(workspaceId: string, buildingId: string): number {
     if (!parseKey(workspaceId, buildingId)) return 0;
     const h = hash();
-    const a = this.find(0, h);
-    const b = this.find(1, h);
-    return (a > b ? a : b) * 1000;
+    const current = Atomics.load(this.header, CURRENT);
+    const seconds = this.find(current, h);
+    return (seconds > 0 ? seconds : this.find(1 - current, h)) * 1000;
   }
 
   /**
