@@ -372,6 +372,55 @@ describe('openings in the ledger', () => {
     expect(main.audit()).toEqual([]);
   });
 
+  it('the charging connection answers a page of openings it holds without a transaction, and shares them again', async () => {
+    const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
+    const path = tempPath();
+    const main = ledgerAt(path, clock);
+    const { workspaceId } = main.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    main.grantCredits(workspaceId, 100, { kind: 'bought' });
+    const [a, b, c] = Array.from({ length: 3 }, () => randomUUID());
+    const page = (ids: string[]) => ({ workspaceId, keyId: null, buildingIds: ids, route: '/buildings' });
+    const shared = { writeLock: main.writeLockBuffer, openingsTable: main.openingsTable };
+    const charging = Ledger.open(path, { now: () => clock.t, ...shared });
+    open.push(charging);
+    expect(charging.knownFree(page([a]))).toBeNull(); // nothing read yet
+    // Opened through a connection of another process: in the file, not in the shared table.
+    expect(ledgerAt(path, clock).charge(workspaceId, null, [a, b], '/buildings')).toMatchObject({ charged: 2 });
+    expect(charging.loadOpenings(0)).toMatchObject({ openings: 2, shared: 0 });
+    const sent: string[][] = [];
+    const worker = Ledger.open(path, {
+      now: () => clock.t, ...shared,
+      remoteCharges: async (pages) => {
+        for (const p of pages) sent.push([...p.buildingIds]);
+        return pages.map((p) => charging.knownFree(p) ?? charging.chargePages([p])[0]);
+      },
+    });
+    open.push(worker);
+    const answeredHere = (ids: string[]): boolean => worker.chargeSoon(workspaceId, null, ids, '/buildings', () => {});
+    expect(answeredHere([a, b])).toBe(false);
+    // Answered with the file's write lock held by another connection: no transaction was needed.
+    const db = new Database(path);
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(charging.knownFree(page([b, a, b]))).toEqual({ result: { ok: true, charged: 0, remaining: 103, chargeId: null }, openedAt: [clock.t, clock.t, clock.t] });
+    } finally {
+      db.exec('ROLLBACK');
+      db.close();
+    }
+    expect(sent).toEqual([[a, b]]);
+    // Shared again on the way: the worker answers the page itself now.
+    expect(answeredHere([b, a])).toBe(true);
+    // A building not opened, or opened more than 365 days ago, needs the transaction.
+    expect(charging.knownFree(page([a, c]))).toBeNull();
+    clock.t += YEAR;
+    expect(charging.knownFree(page([a]))).toBeNull();
+    expect(charging.chargePages([page([a])])[0].result).toMatchObject({ ok: true, charged: 1 });
+    expect(charging.knownFree(page([a]))).toMatchObject({ result: { charged: 0 } });
+    expect(() => charging.knownFree(page([''])) ).toThrow(TypeError);
+    expect(main.audit()).toEqual([]);
+  });
+
   it('a batch that fails leaves no opening behind, in the file or in memory', () => {
     const clock = { t: Date.parse('2026-05-01T00:00:00Z') };
     const ledger = ledgerAt(tempPath(), clock);

@@ -38,13 +38,14 @@ const ledger = Ledger.open(data.config.ledgerPath, {
 // buildings opened before the server started.
 const ready: LedgerThreadReady = ledger.loadOpenings();
 
-let queue: { port: MessagePort; request: ChargeRequest }[] = [];
+/** Requests waiting for the next commit, with the outcomes of their pages already known (null: to charge). */
+let queue: { port: MessagePort; request: ChargeRequest; known: (ChargeOutcome | null)[] }[] = [];
 const ports = new Set<MessagePort>();
 
 function commit(): void {
   const batch = queue;
   queue = [];
-  const pages = batch.flatMap((b) => b.request.pages);
+  const pages = batch.flatMap((b) => b.request.pages.filter((_, i) => b.known[i] === null));
   let outcomes: ChargeOutcome[];
   try {
     outcomes = ledger.chargePages(pages);
@@ -56,17 +57,33 @@ function commit(): void {
   }
   let at = 0;
   for (const b of batch) {
-    const n = b.request.pages.length;
-    b.port.postMessage({ type: 'charged', id: b.request.id, outcomes: outcomes.slice(at, at + n) } satisfies ChargeReply);
-    at += n;
+    b.port.postMessage({ type: 'charged', id: b.request.id, outcomes: b.known.map((o) => o ?? outcomes[at++]) } satisfies ChargeReply);
+  }
+}
+
+/**
+ * A page whose buildings this thread knows to be opened costs nothing and needs no commit: it is
+ * answered at once rather than after the next transaction and its fsync (a worker sends one when
+ * its shared table has forgotten those openings, or does not hold ids of their form).
+ */
+function knownFree(page: ChargePage): ChargeOutcome | null {
+  try {
+    return ledger.knownFree(page);
+  } catch {
+    return null; // the transaction says what is wrong with it
   }
 }
 
 function listen(port: MessagePort): void {
   ports.add(port);
   port.on('message', (request: ChargeRequest) => {
+    const known = request.pages.map(knownFree);
+    if (known.every((o) => o !== null)) {
+      port.postMessage({ type: 'charged', id: request.id, outcomes: known as ChargeOutcome[] } satisfies ChargeReply);
+      return;
+    }
     if (queue.length === 0) setImmediate(commit);
-    queue.push({ port, request });
+    queue.push({ port, request, known });
   });
   port.on('close', () => ports.delete(port));
 }

@@ -258,6 +258,32 @@ export class Credits {
   }
 
   /**
+   * For the connection that charges: the outcome of a page every building of which it knows to be
+   * opened in the 365 days (its index holds only what was committed), with no transaction, and
+   * their openings shared again (a worker asked because its table had forgotten them). Null
+   * otherwise, and before the first charge has read the file: the page goes to `chargeAll`.
+   */
+  knownFree(page: ChargePage): ChargeOutcome | null {
+    const index = this.index;
+    if (index === null) return null;
+    const { workspaceId, buildingIds } = page;
+    checkBuildingIdList(buildingIds);
+    const since = this.now() - FREE_REOPEN_MS;
+    const openedAt = new Array<number>(buildingIds.length);
+    for (let i = 0; i < buildingIds.length; i++) {
+      openedAt[i] = index.openedAt(workspaceId, buildingIds[i]);
+      if (!(openedAt[i] > since)) return null;
+    }
+    const shared = this.shared;
+    if (shared !== null) {
+      this.exclusive(() => {
+        for (let i = 0; i < buildingIds.length; i++) shared.add(workspaceId, buildingIds[i], openedAt[i]);
+      });
+    }
+    return { result: { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null }, openedAt };
+  }
+
+  /**
    * Charges several pages in one transaction, in order: each is all or nothing on its own (a page
    * the credits left cannot cover writes nothing and gets 402), and one commit (one fsync) makes
    * them all durable together. A failure rolls every one of them back.

@@ -411,6 +411,15 @@ export class Ledger implements RequestLedger {
     for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
   };
 
+  /**
+   * For the connection that charges pages sent by other threads: the outcome of a page that costs
+   * nothing by what this connection already holds in memory, without a transaction; null when
+   * the page must go to `chargePages`.
+   */
+  knownFree(page: ChargePage): ChargeOutcome | null {
+    return this.guard(() => this.credits.knownFree(page));
+  }
+
   /** Charges pages sent by other threads' Ledgers (`remoteCharges`), in one transaction. */
   chargePages(pages: readonly ChargePage[]): ChargeOutcome[] {
     return this.guard(() => this.credits.chargeAll(pages));
