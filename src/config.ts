@@ -49,6 +49,11 @@ export interface Config {
   fragmentCacheMb: number;
   /** The most paging-walk rankings each serving thread keeps (RankingCache), in MiB; 0 keeps none. */
   rankingCacheMb: number;
+  /**
+   * The table of the latest openings the worker threads share (ledger/shared-openings.ts), in
+   * MiB: the largest it can be within this (36 bytes a slot, 70% of them used at most).
+   */
+  sharedOpeningsMb: number;
   /** Made-up requests each serving thread runs through its handlers before listening (warm-up.ts); 0: none. */
   warmUpRequests: number;
 }
@@ -108,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
     fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 4_096),
     rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
+    sharedOpeningsMb: int(env, 'EDIFICE_SHARED_OPENINGS_MB', 144, 1, 65_536),
     warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
   };
 }

@@ -39,6 +39,7 @@ describe('config: the rest of the environment', () => {
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '1' }).fragmentCacheMb).toBe(1);
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '4096' }).fragmentCacheMb).toBe(4096);
     expect(loadConfig({ EDIFICE_RANKING_CACHE_MB: '0' }).rankingCacheMb).toBe(0);
+    expect([loadConfig({}).sharedOpeningsMb, loadConfig({ EDIFICE_SHARED_OPENINGS_MB: '1' }).sharedOpeningsMb]).toEqual([144, 1]);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '0' }).warmUpRequests).toBe(0);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '100000' }).warmUpRequests).toBe(100_000);
     expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
@@ -65,6 +66,8 @@ describe('config: the rest of the environment', () => {
       [{ EDIFICE_WARMUP_REQUESTS: '100001' }, /EDIFICE_WARMUP_REQUESTS/],
       [{ EDIFICE_WARMUP_REQUESTS: 'some' }, /EDIFICE_WARMUP_REQUESTS/],
       [{ EDIFICE_RANKING_CACHE_MB: '-1' }, /EDIFICE_RANKING_CACHE_MB/],
+      [{ EDIFICE_SHARED_OPENINGS_MB: '0' }, /EDIFICE_SHARED_OPENINGS_MB must be an integer from 1 to 65536/],
+      [{ EDIFICE_SHARED_OPENINGS_MB: '1.5' }, /EDIFICE_SHARED_OPENINGS_MB/],
       [{ EDIFICE_RANKING_CACHE_MB: 'lots' }, /EDIFICE_RANKING_CACHE_MB/],
       [{ EDIFICE_TRUSTED_PROXIES: 'all' }, /EDIFICE_TRUSTED_PROXIES/],
       [{ EDIFICE_REMOVALS_POLL_MS: '1' }, /EDIFICE_REMOVALS_POLL_MS/],

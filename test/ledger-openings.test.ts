@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DAY_MS, Ledger } from '../src/ledger/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/ledger/db.ts';
 import { OpenedIndex } from '../src/ledger/opened-index.ts';
+import { SharedOpenings } from '../src/ledger/shared-openings.ts';
 
 const dirs: string[] = [];
 const open: Ledger[] = [];
@@ -327,10 +328,11 @@ describe('openings in the ledger', () => {
     expect(elsewhere.charge(otherId, null, [e], '/buildings')).toMatchObject({ charged: 1 });
     clock.t = t0 + YEAR + DAY_MS; // `old` expired a day ago; a to e opened 335 days ago
 
-    // The server: the main thread's Ledger makes the table, the ledger thread's charges, a worker's
-    // answers. Pages that reach `remoteCharges` are the ones the worker could not answer itself.
+    // The server: the main thread's Ledger, the ledger thread's, which charges, and a worker's, which
+    // answers; the table is the pool's. Pages that reach `remoteCharges` are the ones the worker
+    // could not answer itself.
     const main = ledgerAt(path, clock);
-    const shared = { writeLock: main.writeLockBuffer, openingsTable: main.openingsTable };
+    const shared = { writeLock: main.writeLockBuffer, openingsTable: new SharedOpenings(1024).buffer };
     const charging = Ledger.open(path, { now: () => clock.t, ...shared });
     open.push(charging);
     const sent: string[][] = [];
@@ -380,7 +382,7 @@ describe('openings in the ledger', () => {
     main.grantCredits(workspaceId, 100, { kind: 'bought' });
     const [a, b, c] = Array.from({ length: 3 }, () => randomUUID());
     const page = (ids: string[]) => ({ workspaceId, keyId: null, buildingIds: ids, route: '/buildings' });
-    const shared = { writeLock: main.writeLockBuffer, openingsTable: main.openingsTable };
+    const shared = { writeLock: main.writeLockBuffer, openingsTable: new SharedOpenings(1024).buffer };
     const charging = Ledger.open(path, { now: () => clock.t, ...shared });
     open.push(charging);
     expect(charging.knownFree(page([a]))).toBeNull(); // nothing read yet

@@ -45,7 +45,7 @@ describe('SharedOpenings', () => {
       for (const b of buildings) expect(table.openedAt(w, b)).toBe(expected.get(`${w} ${b}`) ?? 0);
     }
     // Another thread's view of the same buffer answers the same.
-    const other = new SharedOpenings(undefined, table.buffer);
+    const other = new SharedOpenings(table.buffer);
     for (const [k, v] of expected) expect(other.openedAt(...(k.split(' ') as [string, string]))).toBe(v);
   });
 
@@ -73,7 +73,12 @@ describe('SharedOpenings', () => {
   it('refuses a table size that is not a power of two and a buffer that is not a table', () => {
     expect(() => new SharedOpenings(1000)).toThrow(RangeError);
     expect(() => new SharedOpenings(8)).toThrow(RangeError);
-    expect(() => new SharedOpenings(undefined, new SharedArrayBuffer(1000))).toThrow(/Not the buffer/);
+    expect(() => new SharedOpenings(new SharedArrayBuffer(1000))).toThrow(/Not the buffer/);
+    // The most that fits in a size given in bytes: two tables of 36 bytes a slot.
+    expect(SharedOpenings.slotsWithin(144 * 2 ** 20)).toBe(2 ** 21);
+    expect(SharedOpenings.slotsWithin(144 * 2 ** 20 - 1)).toBe(2 ** 20);
+    expect(SharedOpenings.slotsWithin(1)).toBe(16);
+    expect(new SharedOpenings(2 ** 21).capacity).toBe(2 * 1_468_006);
   });
 
   it('turns over when a table is 70% full: the latest two tables\' openings are kept, the oldest forgotten', () => {

@@ -26,6 +26,7 @@ import type { PublishedView } from '../catalog/replica.ts';
 import { toTransfer } from '../catalog/transfer.ts';
 import type { Config } from '../config.ts';
 import type { Ledger } from '../ledger/index.ts';
+import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import type { LedgerThreadData, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
@@ -68,6 +69,8 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
   if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
   const config = { ...options.config, port: options.config.port === 0 ? await freePort(options.config.host) : options.config.port };
   const limiterTables = addressLimiterTables(addressLimiters());
+  const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
+  log.info({ mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity }, 'a table of the latest openings shared by the workers');
   const workers = new Set<Worker>();
   let closing = false;
   let implementation = '';
@@ -112,7 +115,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
   const startLedgerThread = (): Promise<void> => new Promise((resolve, reject) => {
     const data: LedgerThreadData = {
       entry: LEDGER_ENTRY, config, keyLimiterTable: ledger.keyLimiterTable, writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable,
-      openingsTable: ledger.openingsTable,
+      openingsTable: openings.buffer,
     };
     const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
     let started = false;
@@ -143,7 +146,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     const port = ledgerPort();
     const data: WorkerData = {
       entry: ENTRY, config, published: published(catalog.view(), true), keyLimiterTable: ledger.keyLimiterTable,
-      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, openingsTable: ledger.openingsTable, ledgerPort: port, limiterTables,
+      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, openingsTable: openings.buffer, ledgerPort: port, limiterTables,
       logLevel: options.log.level,
     };
     const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });

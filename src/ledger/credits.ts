@@ -131,7 +131,7 @@ export class Credits {
    * charges writes each commit's into it, the others answer free pages from it. Null in a
    * process of one thread, which charges itself and reads its own `index`.
    */
-  private shared: SharedOpenings | null;
+  private readonly shared: SharedOpenings | null;
   /**
    * Every opening in the file, read on the first charge and kept in step under the write lock
    * (see `catchUp`); a transaction that fails undoes its openings here too. Null until the
@@ -321,15 +321,6 @@ export class Credits {
     const openings = this.catchUp(this.now()).size;
     const shared = this.shareLatestOpenings(shareMax);
     return { openings, shared, loadMs: Math.round(performance.now() - started) };
-  }
-
-  /**
-   * The shared openings of the server's threads, made on first use (a process of one thread has
-   * none): from then on, this connection's charges are written into it as they commit.
-   */
-  sharedOpenings(): SharedOpenings {
-    this.shared ??= new SharedOpenings();
-    return this.shared;
   }
 
   /**

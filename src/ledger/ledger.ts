@@ -66,8 +66,8 @@ export interface LedgerOptions {
   /** The daily quota's counters shared with the Ledgers of the server's other threads (`quotaTable` of the first one). */
   quotaTable?: SharedArrayBuffer;
   /**
-   * The openings shared with the Ledgers of the server's other threads (`openingsTable` of the
-   * first one): the one that charges writes what it commits, the others answer free pages from it.
+   * The openings shared by the Ledgers of the server's threads (the `buffer` of a SharedOpenings):
+   * the one that charges writes what it commits, the others answer free pages from it.
    */
   openingsTable?: SharedArrayBuffer;
   /**
@@ -159,7 +159,7 @@ export class Ledger implements RequestLedger {
     this.now = options.now;
     this.workspaces = new Workspaces(db, this.now);
     this.keys = new Keys(db, this.now);
-    const shared = options.openingsTable === undefined ? null : new SharedOpenings(undefined, options.openingsTable);
+    const shared = options.openingsTable === undefined ? null : new SharedOpenings(options.openingsTable);
     this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn), shared);
     this.lock = new WriteLock(options.writeLock);
     this.remoteCharges = options.remoteCharges ?? null;
@@ -211,7 +211,7 @@ export class Ledger implements RequestLedger {
       throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
     }
     if (options.openingsTable !== undefined && !(options.openingsTable instanceof SharedArrayBuffer)) {
-      throw new TypeError('Ledger option openingsTable must be the SharedArrayBuffer of another Ledger (openingsTable).');
+      throw new TypeError('Ledger option openingsTable must be the buffer of a SharedOpenings.');
     }
     const busyTimeoutMs = positive('busyTimeoutMs', 5_000);
     let db: Db | undefined;
@@ -251,10 +251,6 @@ export class Ledger implements RequestLedger {
     return this.quota.table;
   }
 
-  /** The shared openings, to give to the Ledgers of other threads (made on first use: 72 MiB). */
-  get openingsTable(): SharedArrayBuffer {
-    return this.credits.sharedOpenings().buffer;
-  }
 
   /** Writes the quota counts the file does not have yet (done every 250 ms and at close by the owner). */
   persistQuota(): void {

@@ -28,8 +28,6 @@
  * new generation too, and drops what it read.
  */
 
-/** Slots of each of the two tables: 2 × 36 MiB, ~1.47 million openings in all (~734,000 a table). */
-export const SHARED_OPENINGS_SLOTS = 1 << 20;
 const WORDS = 9; // tag, workspace (3), building (4), seconds
 const MAX_LOAD = 0.7;
 /** Header words: the current table, then each table's generation and slots used. */
@@ -109,9 +107,17 @@ export class SharedOpenings {
   private readonly words: Uint32Array;
   private readonly slots: number;
 
-  /** A new table of `slots` slots each (a power of two), or the one in `buffer` (`buffer` of another). */
-  constructor(slots = SHARED_OPENINGS_SLOTS, buffer?: SharedArrayBuffer) {
-    if (buffer !== undefined) slots = (buffer.byteLength / 4 - HEADER_WORDS) / (2 * WORDS);
+  /** The slots a table takes for its two tables' to fit in `bytes` (its header of 32 bytes aside): a power of two, at least 16. */
+  static slotsWithin(bytes: number): number {
+    let slots = 16;
+    while (2 * (2 * slots) * WORDS * 4 <= bytes) slots *= 2;
+    return slots;
+  }
+
+  /** A new table of `slots` slots each (a power of two), or another thread's view of the one whose `buffer` is given. */
+  constructor(slotsOrBuffer: number | SharedArrayBuffer) {
+    const buffer = typeof slotsOrBuffer === 'number' ? undefined : slotsOrBuffer;
+    const slots = buffer === undefined ? slotsOrBuffer as number : (buffer.byteLength / 4 - HEADER_WORDS) / (2 * WORDS);
     if (!Number.isInteger(slots) || slots < 16 || (slots & (slots - 1)) !== 0) {
       throw new RangeError(buffer ? 'Not the buffer of a SharedOpenings.' : `A shared openings table has a power of two slots, at least 16; got ${slots}.`);
     }
@@ -124,6 +130,11 @@ export class SharedOpenings {
       Atomics.store(this.header, GENERATION, 1);
       Atomics.store(this.header, GENERATION + 1, 1);
     }
+  }
+
+  /** The most openings held: 70% of each of the two tables. */
+  get capacity(): number {
+    return 2 * Math.floor(this.slots * MAX_LOAD);
   }
 
   /**

@@ -9,7 +9,7 @@ import { SharedOpenings } from '../../src/ledger/shared-openings.ts';
 import { openingKey, T0 } from './openings-keys.ts';
 
 const { buffer, control } = workerData as { buffer: SharedArrayBuffer; control: SharedArrayBuffer };
-const table = new SharedOpenings(undefined, buffer);
+const table = new SharedOpenings(buffer);
 // [0]: keys added so far (the writer counts after each add), [1]: 1 once the writer is done.
 const state = new Int32Array(control);
 let found = 0;
