@@ -347,16 +347,23 @@ export class Credits {
     });
   }
 
-  /** Each page's buildings opened in the 365 days (ChargeOutcome.openedAt) into the shared table. */
-  private share(pages: readonly { workspaceId: string; distinct: Set<string> }[], outcomes: readonly { openedAt: number[] }[], now: number): void {
+  /**
+   * Into the shared table: the openings this commit made, and every opening of a page that cost
+   * nothing (a worker sent it for want of one of them). The earlier openings of a page that was
+   * charged are in the table already unless it forgot them, and adding them all took ~8% of a core
+   * under the bench mix; one forgotten comes back through `knownFree`.
+   */
+  private share(pages: readonly { workspaceId: string; distinct: Set<string> }[], outcomes: readonly { result: ChargeResult; openedAt: number[] }[], now: number): void {
     const shared = this.shared!;
     const since = now - FREE_REOPEN_MS;
     for (let i = 0; i < pages.length; i++) {
-      const openedAt = outcomes[i].openedAt;
+      const { result, openedAt } = outcomes[i];
+      if (!result.ok) continue;
+      const all = result.charged === 0;
       let j = 0;
       for (const id of pages[i].distinct) {
         const at = openedAt[j++];
-        if (at > since) shared.add(pages[i].workspaceId, id, at);
+        if (at > since && (all || at === now)) shared.add(pages[i].workspaceId, id, at);
       }
     }
   }
