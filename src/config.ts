@@ -113,7 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
     fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 4_096),
     rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
-    sharedOpeningsMb: int(env, 'EDIFICE_SHARED_OPENINGS_MB', 144, 1, 65_536),
+    sharedOpeningsMb: int(env, 'EDIFICE_SHARED_OPENINGS_MB', 72, 1, 65_536),
     warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
   };
 }

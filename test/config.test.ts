@@ -39,7 +39,7 @@ describe('config: the rest of the environment', () => {
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '1' }).fragmentCacheMb).toBe(1);
     expect(loadConfig({ EDIFICE_FRAGMENT_CACHE_MB: '4096' }).fragmentCacheMb).toBe(4096);
     expect(loadConfig({ EDIFICE_RANKING_CACHE_MB: '0' }).rankingCacheMb).toBe(0);
-    expect([loadConfig({}).sharedOpeningsMb, loadConfig({ EDIFICE_SHARED_OPENINGS_MB: '1' }).sharedOpeningsMb]).toEqual([144, 1]);
+    expect([loadConfig({}).sharedOpeningsMb, loadConfig({ EDIFICE_SHARED_OPENINGS_MB: '1' }).sharedOpeningsMb]).toEqual([72, 1]);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '0' }).warmUpRequests).toBe(0);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '100000' }).warmUpRequests).toBe(100_000);
     expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
