@@ -4,7 +4,10 @@
  * arrive in one turn of this thread's event loop, from every worker, are charged in one
  * transaction, one after the other, and one fsync makes them durable (group commit); each
  * worker hears its pages' outcomes and only then answers its clients. Workers never wait on the
- * database themselves: they go on serving while a commit runs here.
+ * database themselves: they go on serving while a commit runs here. What it commits goes into the
+ * openings the workers share (ledger/shared-openings.ts), so that they answer the next pages of
+ * those buildings themselves; a page they could not, whose buildings this thread knows to be
+ * opened, is answered at once, without a commit.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.ts';
