@@ -7,35 +7,25 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../src/ledger/ids.ts';
 import { SharedOpenings } from '../src/ledger/shared-openings.ts';
+import { Rng } from './reference/random.ts';
 import { openingKey, T0 } from './workers/openings-keys.ts';
 
 const BOOT = new URL('../src/http/thread-boot.mjs', import.meta.url);
 const READER = new URL('./workers/openings-reader.ts', import.meta.url).href;
 
-/** A seeded generator, so a failure can be replayed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 const at = (seconds: number): number => seconds * 1000;
 
 describe('SharedOpenings', () => {
   it('answers as a Map of the latest opening per workspace and building, rounded down to the second', () => {
-    const rand = random(11);
+    const rng = new Rng(11);
     const workspaces = Array.from({ length: 20 }, () => newId('ws'));
     const buildings = Array.from({ length: 400 }, () => randomUUID());
     const table = new SharedOpenings(8192);
     const expected = new Map<string, number>();
     for (let n = 0; n < 5000; n++) {
-      const w = workspaces[Math.floor(rand() * workspaces.length)];
-      const b = buildings[Math.floor(rand() * buildings.length)];
-      const ms = 1_700_000_000_000 + Math.floor(rand() * 400 * 86_400_000);
+      const w = rng.pick(workspaces);
+      const b = rng.pick(buildings);
+      const ms = 1_700_000_000_000 + rng.int(0, 400 * 86_400_000);
       table.add(w, b, ms);
       const k = `${w} ${b}`;
       expected.set(k, Math.max(expected.get(k) ?? 0, Math.floor(ms / 1000) * 1000));

@@ -20,6 +20,8 @@
  * the server) for ~150 ms, and one of 6 million for ~0.5 s.
  */
 
+import { uuidWords } from './uuid-words.ts';
+
 const WORDS = 5; // workspace + 1, then the UUID's words
 const MIN_CAPACITY = 1 << 12;
 const MAX_LOAD = 0.7;
@@ -29,31 +31,8 @@ const MOVE_PER_COMMIT = 4096;
 
 const uuid = new Uint32Array(4);
 
-/** Lowercase UUID (8-4-4-4-12 hex) into `uuid`'s four big-endian words; false for anything else. */
-function parseUuid(id: string): boolean {
-  if (id.length !== 36) return false;
-  let word = 0;
-  let value = 0;
-  let digits = 0;
-  for (let i = 0; i < 36; i++) {
-    const c = id.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 45) return false; // '-'
-      continue;
-    }
-    let d: number;
-    if (c >= 48 && c <= 57) d = c - 48;
-    else if (c >= 97 && c <= 102) d = c - 87;
-    else return false;
-    value = (value << 4) | d;
-    if (++digits === 8) {
-      uuid[word++] = value;
-      value = 0;
-      digits = 0;
-    }
-  }
-  return true;
-}
+/** Lowercase UUID into `uuid`'s four words; false for anything else. */
+const parseUuid = (id: string): boolean => uuidWords(id, uuid, 0);
 
 function hash(workspace: number): number {
   let h = Math.imul(workspace, 0x9e3779b1) ^ uuid[0];

@@ -28,6 +28,8 @@
  * new generation too, and drops what it read.
  */
 
+import { uuidWords } from './uuid-words.ts';
+
 const WORDS = 9; // tag, workspace (3), building (4), seconds
 const MAX_LOAD = 0.7;
 /** Header words: the current table, then each table's generation and slots used. */
@@ -67,28 +69,7 @@ function parseKey(workspaceId: string, buildingId: string): boolean {
     }
     keyWorkspace = workspaceId;
   }
-  if (buildingId.length !== 36) return false;
-  let word = 3;
-  let value = 0;
-  let digits = 0;
-  for (let i = 0; i < 36; i++) {
-    const c = buildingId.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 45) return false; // '-'
-      continue;
-    }
-    let d: number;
-    if (c >= 48 && c <= 57) d = c - 48;
-    else if (c >= 97 && c <= 102) d = c - 87;
-    else return false;
-    value = (value << 4) | d;
-    if (++digits === 8) {
-      key[word++] = value;
-      value = 0;
-      digits = 0;
-    }
-  }
-  return true;
+  return uuidWords(buildingId, key, 3);
 }
 
 function hash(): number {
