@@ -8,17 +8,26 @@
  * ledger thread cannot be answered (it waits out the busy timeout, then 503), and one the workers
  * know to be free is.
  */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import type { ChargeReply, LedgerThreadData } from '../src/http/ledger-thread.ts';
 import { Ledger } from '../src/ledger/index.ts';
+import { SharedOpenings } from '../src/ledger/shared-openings.ts';
 import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
 
 let dir = '';
+const dirs: string[] = [];
 
 afterAll(() => {
   killServerProcesses();
   if (dir) removeDir(dir);
+  dirs.forEach(removeDir);
 });
 
 async function get(base: string, path: string, key: string): Promise<{ status: number; charged: string | null; ids: string[] }> {
@@ -87,5 +96,60 @@ describe('a worker knows which buildings are opened', () => {
     const check = Ledger.open(ledgerPath);
     expect(check.audit()).toEqual([]);
     check.close();
+  });
+
+  it('the ledger thread answers the pages it knows free at once, and a message mixing them with pages to charge in page order', { timeout: 60_000 }, async () => {
+    const d = mkdtempSync(join(tmpdir(), 'edifice-ledger-thread-'));
+    dirs.push(d);
+    const ledgerPath = join(d, 'ledger.db');
+    const main = Ledger.open(ledgerPath);
+    const { workspaceId } = main.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+    main.grantCredits(workspaceId, 100, { kind: 'bought' });
+    const [a, b, c, e] = Array.from({ length: 4 }, () => randomUUID());
+    expect(main.charge(workspaceId, null, [a, b], '/buildings')).toMatchObject({ charged: 2 });
+    const table = new SharedOpenings(1024);
+    const data: LedgerThreadData = {
+      entry: new URL('../src/http/ledger-thread.ts', import.meta.url).href,
+      config: loadConfig({ EDIFICE_LEDGER: ledgerPath }),
+      keyLimiterTable: main.keyLimiterTable, writeLock: main.writeLockBuffer, quotaTable: main.quotaTable, openingsTable: table.buffer,
+    };
+    const thread = new Worker(new URL('../src/http/thread-boot.mjs', import.meta.url), { workerData: data });
+    try {
+      expect(await new Promise((resolve, reject) => { thread.once('message', resolve); thread.once('error', reject); })).toMatchObject({ openings: 2, shared: 2 });
+      const { port1, port2 } = new MessageChannel();
+      thread.postMessage({ type: 'port', port: port1 }, [port1]);
+      const replies: ChargeReply[] = [];
+      port2.on('message', (m: ChargeReply) => replies.push(m));
+      const page = (ids: string[]) => ({ workspaceId, keyId: null, buildingIds: ids, route: '/buildings' });
+      const until = async (n: number) => { while (replies.length < n) await new Promise((r) => setTimeout(r, 5)); };
+      // With the file's write lock held by another connection, a message of pages known free is
+      // answered: no transaction (one that was would wait out the busy timeout, then fail).
+      const db = new Database(ledgerPath);
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        port2.postMessage({ type: 'charge', id: 1, pages: [page([b]), page([a, b, a])] });
+        await until(1);
+      } finally {
+        db.exec('ROLLBACK');
+        db.close();
+      }
+      expect(replies[0]).toMatchObject({ type: 'charged', id: 1, outcomes: [{ result: { ok: true, charged: 0, remaining: 103 } }, { result: { charged: 0 } }] });
+      // Pages known free and pages to charge in one message: one commit, the outcomes in page order.
+      port2.postMessage({ type: 'charge', id: 2, pages: [page([a]), page([c, a]), page([b, a, b])] });
+      port2.postMessage({ type: 'charge', id: 3, pages: [page([e]), page([a])] });
+      await until(3);
+      const byId = new Map(replies.map((r) => [r.id, r]));
+      const charged = (id: number) => (byId.get(id) as Extract<ChargeReply, { type: 'charged' }>).outcomes.map((o) => o.result.ok && o.result.charged);
+      expect(charged(2)).toEqual([0, 1, 0]);
+      expect(charged(3)).toEqual([1, 0]);
+      // What the commits made is shared; the balance and the file agree.
+      expect([c, e].map((id) => table.openedAt(workspaceId, id) > 0)).toEqual([true, true]);
+      port2.close();
+    } finally {
+      await thread.terminate();
+    }
+    expect(main.balance(workspaceId)).toBe(101); // 5 welcome + 100 bought, less a, b, c and e
+    expect(main.audit()).toEqual([]);
+    main.close();
   });
 });

@@ -419,7 +419,13 @@ describe('openings in the ledger', () => {
     expect(charging.knownFree(page([a]))).toBeNull();
     expect(charging.chargePages([page([a])])[0].result).toMatchObject({ ok: true, charged: 1 });
     expect(charging.knownFree(page([a]))).toMatchObject({ result: { charged: 0 } });
-    expect(() => charging.knownFree(page([''])) ).toThrow(TypeError);
+    expect(() => charging.knownFree(page(['']))).toThrow(TypeError);
+    // A batch that fails shares nothing, and leaves nothing known free.
+    expect(() => charging.chargePages([page([c]), { ...page([c]), workspaceId: 'ws_missing' }])).toThrow(/ws_missing/);
+    expect(new SharedOpenings(shared.openingsTable).openedAt(workspaceId, c)).toBe(0);
+    expect(charging.knownFree(page([c]))).toBeNull();
+    // The table takes one writer at a time: a Ledger sharing it must share the lock as well.
+    expect(() => Ledger.open(path, { openingsTable: shared.openingsTable })).toThrow(/writeLock/);
     expect(main.audit()).toEqual([]);
   });
 

@@ -53,6 +53,15 @@ describe('SharedOpenings', () => {
     table.add(w, b, 999); // before the first second
     table.add(w, b, at(2 ** 32)); // past what 32 bits of seconds hold
     table.add(w, b, Number.NaN);
+    // An id that is not a workspace's, after one that is: not read as the one before.
+    const [w2, b2] = [newId('ws'), randomUUID()];
+    table.add(w2, b2, at(T0));
+    for (const bad of ['', 'ws_bad']) {
+      expect(table.openedAt(bad, b2)).toBe(0);
+      table.add(bad, b, at(T0));
+      expect(table.openedAt(w2, b)).toBe(0);
+    }
+    expect(table.openedAt(w2, b2)).toBe(at(T0));
     for (const [x, y] of [['ws_short', b], [w, b.toUpperCase()], [w, 'b-1'], [w, b]]) expect(table.openedAt(x, y)).toBe(0);
     table.add(w, b, at(T0) + 999);
     expect(table.openedAt(w, b)).toBe(at(T0));

@@ -275,12 +275,12 @@ export class Credits {
       if (!(openedAt[i] > since)) return null;
     }
     const shared = this.shared;
-    if (shared !== null) {
-      this.exclusive(() => {
-        for (let i = 0; i < buildingIds.length; i++) shared.add(workspaceId, buildingIds[i], openedAt[i]);
-      });
-    }
-    return { result: { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null }, openedAt };
+    // Under the lock: one writer of the table, and the month's plan grant, which balance may
+    // create, queues with the other writers of this server rather than in SQLite's busy handler.
+    return this.exclusive(() => {
+      if (shared !== null) for (let i = 0; i < buildingIds.length; i++) shared.add(workspaceId, buildingIds[i], openedAt[i]);
+      return { result: { ok: true, charged: 0, remaining: this.balance(workspaceId), chargeId: null }, openedAt };
+    });
   }
 
   /**
@@ -298,8 +298,16 @@ export class Credits {
     try {
       done = this.exclusive(() => {
         const outcomes = this.chargeTx.immediate(checked, now);
-        // Committed: the other threads may answer from these now. Under the lock: one writer.
-        if (this.shared !== null) this.share(checked, outcomes, now);
+        // Committed (unless called inside an outer transaction, where immediate is a savepoint):
+        // the other threads may answer from these now. Under the lock: one writer. Not sharing
+        // only sends pages to this thread; a failure here must not report committed charges as failed.
+        if (this.shared !== null && !this.db.inTransaction) {
+          try {
+            this.share(checked, outcomes, now);
+          } catch {
+            // nothing to undo: what was written is committed
+          }
+        }
         return outcomes;
       });
     } catch (err) {

@@ -213,6 +213,10 @@ export class Ledger implements RequestLedger {
     if (options.openingsTable !== undefined && !(options.openingsTable instanceof SharedArrayBuffer)) {
       throw new TypeError('Ledger option openingsTable must be the buffer of a SharedOpenings.');
     }
+    if (options.openingsTable !== undefined && options.writeLock === undefined) {
+      // The table takes one writer at a time: the Ledgers that share it must share the lock too.
+      throw new TypeError('Ledger option openingsTable needs the writeLock of the Ledgers it is shared with.');
+    }
     const busyTimeoutMs = positive('busyTimeoutMs', 5_000);
     let db: Db | undefined;
     try {

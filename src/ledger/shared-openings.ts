@@ -47,8 +47,8 @@ function base62Digit(c: number): number {
   return -1;
 }
 
-/** The workspace whose id key[0..2] hold ('' for none): a page's ids are all of one workspace. */
-let keyWorkspace = '';
+/** The workspace whose id key[0..2] hold (null for none): a page's ids are all of one workspace. */
+let keyWorkspace: string | null = null;
 
 /**
  * `ws_` and 14 base62 digits into key[0..2] (5, 5 and 4 digits: each below 62^5 < 2^32), and a
@@ -56,7 +56,7 @@ let keyWorkspace = '';
  */
 function parseKey(workspaceId: string, buildingId: string): boolean {
   if (workspaceId !== keyWorkspace) {
-    keyWorkspace = '';
+    keyWorkspace = null;
     if (workspaceId.length !== 17 || workspaceId.charCodeAt(0) !== 119 || workspaceId.charCodeAt(1) !== 115 || workspaceId.charCodeAt(2) !== 95) return false;
     for (let w = 0, i = 3; w < 3; w++) {
       let value = 0;
