@@ -13,8 +13,9 @@
  *   that cost credits to one ledger thread (ledger-thread.ts), which commits those of every
  *   worker together (group commit) while the workers go on serving; a worker answers a page once
  *   its charge has committed. The ledger thread writes what it commits into a table of openings
- *   in shared memory (ledger/shared-openings.ts), from which every worker answers free pages. Writers queue on one shared lock (ledger/write-lock.ts)
- *   rather than in SQLite's sleeping busy handler.
+ *   in shared memory (ledger/shared-openings.ts), from which every worker answers free pages.
+ *   Writers queue on one shared lock (ledger/write-lock.ts) rather than in SQLite's sleeping
+ *   busy handler.
  * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
  */
 import { createServer } from 'node:net';
