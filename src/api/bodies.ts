@@ -8,7 +8,7 @@
  * invalid_parameter naming the field; a body that is not JSON names `body`. Strings may not
  * hold control characters other than tab and line breaks, nor lone surrogates.
  */
-import { ApiError } from './errors.ts';
+import { ApiError, cut, show } from './errors.ts';
 import { isCountryCode } from './iso3166.ts';
 import { operationLabel, type OperationId } from './operations.ts';
 import { UUID_PATTERN } from './params.ts';
@@ -123,10 +123,6 @@ function invalid(parameter: string, message: string): ApiError {
   return ApiError.invalidParameter(parameter, `${parameter}: ${message}`);
 }
 
-function show(value: string): string {
-  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
-}
-
 // Tab, line feed and carriage return are allowed: a reason or comment may have lines.
 /** With the u flag, a pair is one code point: only a surrogate alone matches. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -190,7 +186,7 @@ export function parseBody(operation: OperationId, contentType: string | undefine
   const given = doc as Record<string, unknown>;
   for (const name of Object.keys(given)) {
     if (!names.includes(name)) {
-      const label = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+      const label = cut(name);
       throw ApiError.invalidParameter(label, `${label}: not a field of ${operationLabel(operation)}${didYouMean(name, names) || ` (its fields are ${names.join(', ')})`}`);
     }
   }

@@ -97,3 +97,9 @@ export function publicErrorStatus(err: ApiError): number {
   const body = publicErrorBody(err);
   return body.error === err.code || err.code === 'method_not_allowed' ? err.status : 400;
 }
+
+/** A client's name or value cut short for a message, so that a huge input is not echoed back. */
+export const cut = (text: string): string => (text.length > 64 ? `${text.slice(0, 64)}…` : text);
+
+/** A client's value as it appears in a message: quoted, and cut short. */
+export const show = (value: string): string => JSON.stringify(cut(value));

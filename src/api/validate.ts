@@ -18,7 +18,7 @@
  * rules 5, 6, 7).
  */
 import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, type BBox, type BuildingsQuery, type PointQuery } from '../query/types.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, cut, show } from './errors.ts';
 import { operationLabel, type OperationId } from './operations.ts';
 import { BBOX_PARTS, parametersOf, rangePairs, type Condition, type ParamSpec } from './params.ts';
 import { didYouMean } from './suggest.ts';
@@ -34,14 +34,6 @@ const INTEGER = /^-?[0-9]+$/;
 const NUMBER = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 10 });
-
-/** A name or value cut short, so that a huge input is not echoed back. */
-const cut = (text: string): string => (text.length > 64 ? `${text.slice(0, 64)}…` : text);
-
-/** A value as it appears in a message: quoted, and cut short so a huge input is not echoed back. */
-function show(value: string): string {
-  return JSON.stringify(cut(value));
-}
 
 /** C0 controls and DEL: no parameter's value holds one (a NUL would reach a name search as is). */
 const CONTROL = /[\u0000-\u001f\u007f]/;
