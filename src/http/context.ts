@@ -24,6 +24,8 @@ export interface HttpContext {
   /** The clock of the per-address limits (ms since the epoch); tests move it. */
   now(): number;
   readonly limiters: AddressLimiters;
+  /** True once the server stops accepting: each response then closes its connection, so keep-alive clients go. */
+  closing(): boolean;
 }
 
 /** Writes the reply, then counts and logs it (one line per request, never a secret). */
@@ -31,7 +33,7 @@ export function finish(
   ctx: HttpContext, res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply,
   extra: Record<string, unknown> = {},
 ): void {
-  send(res, reply, method === 'HEAD');
+  send(res, reply, method === 'HEAD', ctx.closing());
   const seconds = (performance.now() - t0) / 1000;
   ctx.metrics.observe(route, reply.status, seconds);
   ctx.log.info({ method, path, route, status: reply.status, ms: Math.round(seconds * 1e4) / 10, ...extra }, 'request');

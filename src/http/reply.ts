@@ -21,17 +21,19 @@ export interface Reply {
 /**
  * Writes `reply`. To a HEAD request (`head`), the same status and headers with the length the body
  * would have, and no body (RFC 9110 9.3.2): a client reads no body after a HEAD response, so body
- * bytes would be taken for the start of the next response on the connection.
+ * bytes would be taken for the start of the next response on the connection. With `closeConnection`
+ * the connection ends after a response with a body (uWebSockets.js then sends `Connection: close`).
  */
-export function send(res: HttpResponse, reply: Reply, head = false): void {
+export function send(res: HttpResponse, reply: Reply, head = false, closeConnection = false): void {
   res.cork(() => {
     res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
     for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
     if (head) {
-      // endWithoutBody(length) aborts the process (uWebSockets issue #1855); without an argument it writes no length.
+      // endWithoutBody(length) aborts the process (uWebSockets issue #1855), and so does any other
+      // argument list than none (so a HEAD does not close its connection): it writes no length.
       res.writeHeader('Content-Length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
       res.endWithoutBody();
-    } else res.end(reply.body);
+    } else res.end(reply.body, closeConnection);
   });
 }
 

@@ -56,7 +56,10 @@ export interface RunningServer {
   port: number;
   implementation: 'native' | 'js-fallback';
   metrics: Metrics;
+  /** Stops accepting connections; each later response closes its connection (keep-alive clients go). */
   close(): void;
+  /** Ends every open connection now, answered or not (the end of a stop's grace). */
+  closeConnections(): void;
 }
 
 /** What an authenticated handler found: the document, and the buildings it returns (to charge). */
@@ -109,6 +112,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.
   let baseUrl = config.baseUrl ?? '';
   let openapi = Buffer.alloc(0);
+  let closing = false;
   const app: TemplatedApp = uws.App();
 
   const publishSnapshots = () => {
@@ -124,6 +128,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   const ctx: HttpContext = {
     config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now, limiters: addressLimiters(deps.limiterTables),
+    closing: () => closing,
   };
   const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>
     finishReply(ctx, res, route, method, path, t0, reply, extra);
@@ -353,9 +358,13 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         implementation: uwsImplementation,
         metrics,
         close: () => {
+          if (closing) return;
+          closing = true;
           stopFollowing();
           uws.us_listen_socket_close(socket);
         },
+        // App.close() is in the native module but missing from the package's typings.
+        closeConnections: () => (app as TemplatedApp & { close(): void }).close(),
       });
     });
   });

@@ -26,7 +26,7 @@ import type { Catalog, CatalogView } from '../catalog/catalog.ts';
 import type { PublishedView } from '../catalog/replica.ts';
 import { toTransfer } from '../catalog/transfer.ts';
 import type { Config } from '../config.ts';
-import type { Ledger } from '../ledger/index.ts';
+import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import type { LedgerThreadData, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
@@ -51,6 +51,17 @@ export interface WorkerPool {
   workers: number;
   /** Stops accepting, waits up to `graceMs` for open connections to finish, then ends the threads. */
   close(graceMs?: number): Promise<void>;
+}
+
+/** Whether `done` settles within `ms`. */
+async function within(done: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => { timer = setTimeout(resolve, ms, false); });
+  try {
+    return await Promise.race([done.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A port nobody listens on now (for a configured port 0: workers must share a real one). */
@@ -195,16 +206,29 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     workers: options.workers,
     async close(graceMs = 5_000) {
       closing = true;
-      const exits = [...workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
-      for (const w of workers) post(w, { type: 'close' });
-      const timer = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
-      await Promise.race([Promise.all(exits), timer]);
-      await Promise.all([...workers].map((w) => w.terminate()));
+      // Threads are not terminated from outside while they may be inside SQLite: a statement that
+      // then fails (a busy timeout) aborts the whole process, and a thread stopped holding the
+      // write lock would leave it taken. Each is asked to stop and given the time its longest
+      // statement can take (the busy timeout, after waiting for the write lock as long); only a
+      // thread stuck beyond that is terminated.
+      const stuckMs = 2 * BUSY_TIMEOUT_MS + 1_000;
+      const stopping = [...workers];
+      const exits = stopping.map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
+      for (const w of stopping) post(w, { type: 'close', now: false });
+      if (!(await within(Promise.all(exits), graceMs))) {
+        for (const w of workers) post(w, { type: 'close', now: true });
+        if (!(await within(Promise.all(exits), stuckMs))) {
+          log.error({ workers: workers.size, ms: graceMs + stuckMs }, 'worker threads did not stop; terminating them');
+          await Promise.all([...workers].map((w) => w.terminate()));
+        }
+      }
       // The workers are gone: nothing more to charge.
       const ledgerExit = new Promise<void>((resolve) => ledgerThread.once('exit', () => resolve()));
       ledgerThread.postMessage({ type: 'close' } satisfies ToLedgerThread);
-      await Promise.race([ledgerExit, new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
-      await ledgerThread.terminate();
+      if (!(await within(ledgerExit, stuckMs))) {
+        log.error({ ms: stuckMs }, 'the ledger thread did not stop; terminating it');
+        await ledgerThread.terminate();
+      }
     },
   };
 }

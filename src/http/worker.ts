@@ -32,7 +32,8 @@ export type ToWorker =
   | { type: 'metrics'; id: number }
   | { type: 'metrics-text'; id: number; text: string }
   | { type: 'ledger-port'; port: MessagePort }
-  | { type: 'close' };
+  /** Stop accepting (`now` false), then, at the end of the grace, end the connections still open (`now` true). */
+  | { type: 'close'; now: boolean };
 
 export type FromWorker =
   | { type: 'listening'; port: number; implementation: string }
@@ -105,10 +106,16 @@ try {
         useLedgerPort(m.port);
         break;
       case 'close':
-        // Stop accepting; the thread ends once its open connections are gone.
-        server.close();
-        port.close();
-        ledgerPort.unref();
+        // The thread ends once its connections are gone: each closes after its next response, and
+        // those still open at the end of the grace are closed. It is never terminated from
+        // outside while it may be inside SQLite: that aborts the whole process.
+        if (m.now) {
+          server.closeConnections();
+        } else {
+          server.close();
+          port.unref();
+          ledgerPort.unref();
+        }
         break;
     }
   });

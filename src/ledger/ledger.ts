@@ -48,7 +48,7 @@ export interface LedgerOptions {
   keyCacheTtlMs?: number;
   /** Verified keys kept in memory. Default 10,000. */
   keyCacheMax?: number;
-  /** How long a statement waits for another connection's write lock. Default 5,000 ms. */
+  /** How long a statement waits for another connection's write lock. Default BUSY_TIMEOUT_MS. */
   busyTimeoutMs?: number;
   /** Requests a minute per API key. Default 60 (spec 8). */
   perKeyPerMinute?: number;
@@ -82,6 +82,9 @@ export interface LedgerOptions {
    */
   remoteCharges?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
 }
+
+/** How long, by default, a statement waits for another process's write lock on the file (admin CLI). */
+export const BUSY_TIMEOUT_MS = 5_000;
 
 const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges'];
 
@@ -217,7 +220,7 @@ export class Ledger implements RequestLedger {
       // The table takes one writer at a time: the Ledgers that share it must share the lock too.
       throw new TypeError('Ledger option openingsTable needs the writeLock of the Ledgers it is shared with.');
     }
-    const busyTimeoutMs = positive('busyTimeoutMs', 5_000);
+    const busyTimeoutMs = positive('busyTimeoutMs', BUSY_TIMEOUT_MS);
     let db: Db | undefined;
     try {
       db = openDatabase(path, { busyTimeoutMs, synchronous: 'FULL' });

@@ -1,0 +1,77 @@
+/**
+ * Stopping a server with worker threads (SIGTERM, as an operator or a supervisor does) while a
+ * worker is inside SQLite, waiting for a write lock another process holds on the ledger file. A
+ * thread terminated from outside while in SQLite aborts the whole process when the statement
+ * fails (better-sqlite3 throws into a terminating isolate), and one stopped holding the server's
+ * write lock leaves it taken: the server must instead stop its threads by asking them, and exit 0.
+ * Clients on keep-alive connections are told `Connection: close` once the server is stopping.
+ */
+import { request, Agent } from 'node:http';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../src/ledger/index.ts';
+import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots } from './http-helpers.ts';
+
+let dir = '';
+
+afterAll(() => {
+  killServerProcesses();
+  if (dir) removeDir(dir);
+});
+
+interface Answer { status: number; connection: string | undefined }
+
+function post(agent: Agent, url: string, body: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('SIGTERM while a worker waits for the ledger file\'s lock', () => {
+  it('exits 0 once the wait ends, closing the keep-alive connection instead of serving the next request', { timeout: 120_000 }, async () => {
+    dir = await syntheticSnapshots(1000);
+    const ledgerPath = join(dir, 'ledger.db');
+    Ledger.open(ledgerPath).close();
+    const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '2' }, []);
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
+
+    // Another process (the admin CLI, say) holds the file's write lock from before the request
+    // until the server has exited.
+    const holder = new Database(ledgerPath);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const url = `${server.base}/public/country-requests`;
+      const first = post(agent, url, '{"country":"PT"}');
+      // The worker is now in SQLite's busy handler for the lock's 5 s timeout.
+      await new Promise((r) => setTimeout(r, 500));
+      server.child.kill('SIGTERM');
+      // Answered once the busy timeout ends; the worker, blocked in SQLite, learnt of the stop only after.
+      expect((await first).status).toBe(503);
+      // At once, on the kept-alive connection: served (back into the busy handler, where the pool
+      // used to terminate the worker after its 5 s grace), and the connection closed after it.
+      const outcome = (a: Promise<Answer>) => a.catch((err: NodeJS.ErrnoException) => err.code);
+      const second = await outcome(post(agent, url, '{"country":"PT"}'));
+      const third = await outcome(post(agent, url, '{"country":"PT"}'));
+      const { code, signal } = await exited;
+      expect({ code, signal }, server.output()).toEqual({ code: 0, signal: null });
+      expect(server.output()).not.toMatch(/FATAL|did not stop/);
+      expect(second).toEqual({ status: 503, connection: 'close' });
+      expect(third).toMatch(/^(ECONNREFUSED|ECONNRESET)$/);
+      agent.destroy();
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    // Nothing was written: the request that waited was refused.
+    const db = new Database(ledgerPath, { readonly: true });
+    expect((db.prepare('SELECT count(*) AS n FROM country_requests').get() as { n: number }).n).toBe(0);
+    db.close();
+  });
+});
