@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -406,6 +407,26 @@ describe('credits', () => {
     clock.set('2026-04-15T08:00:00Z');
     expect(ledger.charge(workspaceId, keyId, ids('apr', 3), '/buildings')).toMatchObject({ charged: 3, remaining: 997 });
     expect(ledger.workspace(workspaceId).grants.filter((g) => g.kind === 'plan').map((g) => g.period)).toEqual(['2026-01', '2026-02', '2026-04']);
+    expectSound(ledger, workspaceId, clock.t);
+  });
+
+  it('create the month\'s plan grant again when the batch that created it rolled back', () => {
+    const { ledger, clock, path } = ledgerAt('2026-05-10T12:00:00Z');
+    const { workspaceId } = workspace(ledger, { plan: 'starter' });
+    expect(ledger.balance(workspaceId)).toBe(1005);
+    clock.set('2026-06-02T00:00:00Z');
+    const reader = new Database(path, { readonly: true });
+    const periods = () => (reader.prepare("SELECT period FROM grants WHERE kind = 'plan' ORDER BY id").all() as { period: string }[]).map((g) => g.period);
+    // June's grant is created by the first page and read by the second, inside the transaction
+    // the third page's unknown workspace rolls back.
+    const page = (w: string, id: string) => ({ workspaceId: w, keyId: null, buildingIds: [id], route: '/buildings' });
+    expect(() => ledger.chargePages([page(workspaceId, randomUUID()), page(workspaceId, randomUUID()), page('ws_missing', randomUUID())]))
+      .toThrow(/ws_missing/);
+    expect(periods()).toEqual(['2026-05']);
+    expect(ledger.balance(workspaceId)).toBe(1005); // June's 1000 and the welcome 5
+    expect(periods()).toEqual(['2026-05', '2026-06']);
+    expect(ledger.balance(workspaceId)).toBe(1005); // the second time from memory
+    reader.close();
     expectSound(ledger, workspaceId, clock.t);
   });
 
