@@ -44,7 +44,19 @@ export type FromWorker =
 const data = workerData as WorkerData;
 const port = parentPort!;
 const send = (m: FromWorker): void => port.postMessage(m);
-const log = pino({ level: data.logLevel }).child({ worker: threadId });
+// A request's line goes out with others, in writes of 4 KiB or every 250 ms: written one at a
+// time, each line cost a write handed to libuv's thread pool, ~15 µs of CPU a request (measured:
+// 10,000 lines at 2,000 a second, 340 ms of CPU against 190 batched).
+const logDestination = pino.destination({ dest: 1, minLength: 4096, sync: false });
+setInterval(() => logDestination.flush(), 250).unref();
+process.on('exit', () => {
+  try {
+    logDestination.flushSync();
+  } catch {
+    // A write still in flight: its lines were handed to the kernel's care already, or are lost with the thread.
+  }
+});
+const log = pino({ level: data.logLevel }, logDestination).child({ worker: threadId });
 
 const replica = new CatalogReplica();
 replica.apply(data.published);
