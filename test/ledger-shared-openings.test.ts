@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../src/ledger/ids.ts';
-import { SharedOpenings } from '../src/ledger/shared-openings.ts';
+import { SEGMENTS, SharedOpenings } from '../src/ledger/shared-openings.ts';
 import { Rng } from './reference/random.ts';
 import { openingKey, T0 } from './workers/openings-keys.ts';
 
@@ -73,33 +73,37 @@ describe('SharedOpenings', () => {
     expect(() => new SharedOpenings(1000)).toThrow(RangeError);
     expect(() => new SharedOpenings(8)).toThrow(RangeError);
     expect(() => new SharedOpenings(new SharedArrayBuffer(1000))).toThrow(/Not the buffer/);
-    // The most that fits in a size given in bytes: two tables of 36 bytes a slot.
-    expect(SharedOpenings.slotsWithin(144 * 2 ** 20)).toBe(2 ** 21);
-    expect(SharedOpenings.slotsWithin(144 * 2 ** 20 - 1)).toBe(2 ** 20);
+    // The most that fits in a size given in bytes: SEGMENTS (4) tables of 36 bytes a slot.
+    expect(SEGMENTS).toBe(4);
+    expect(SharedOpenings.slotsWithin(144 * 2 ** 20)).toBe(2 ** 20);
+    expect(SharedOpenings.slotsWithin(144 * 2 ** 20 - 1)).toBe(2 ** 19);
     expect(SharedOpenings.slotsWithin(1)).toBe(16);
-    expect(new SharedOpenings(2 ** 21).capacity).toBe(2 * 1_468_006);
+    expect(new SharedOpenings(2 ** 20).capacity).toBe(4 * 734_003);
+    expect(new SharedOpenings(2 ** 20).buffer.byteLength).toBe(144 * 2 ** 20 + 9 * 4);
   });
 
-  it('turns over when a table is 70% full: the latest two tables\' openings are kept, the oldest forgotten', () => {
+  it('turns over when a table is 70% full: the latest three tables\' openings are kept, the oldest forgotten', () => {
     const table = new SharedOpenings(1024); // 716 openings a table
     const batch = (n: number, second: number): [string, string, number][] =>
       Array.from({ length: n }, (_, i) => [newId('ws'), randomUUID(), at(second + i)]);
-    const first = batch(716, T0);
-    const second = batch(716, T0 + 1000);
-    const third = batch(10, T0 + 2000);
+    const full = Array.from({ length: SEGMENTS }, (_, t) => batch(716, T0 + 1000 * t));
+    const next = batch(10, T0 + 9000);
     const known = (list: [string, string, number][]): number => list.filter(([w, b, t]) => table.openedAt(w, b) === t).length;
-    for (const [w, b, t] of first) table.add(w, b, t);
-    expect(known(first)).toBe(716);
-    // The 717th goes into the other table; the first stays readable.
-    for (const [w, b, t] of second) table.add(w, b, t);
-    expect([known(first), known(second)]).toEqual([716, 716]);
+    // Each 717th goes into the next table; the earlier ones stay readable.
+    for (let t = 0; t < SEGMENTS; t++) {
+      for (const [w, b, at] of full[t]) table.add(w, b, at);
+      expect(full.slice(0, t + 1).map(known)).toEqual(full.slice(0, t + 1).map(() => 716));
+    }
     // An opening of the first table made again goes into the current one, and so outlives its table.
-    const [w0, b0] = first[0];
-    table.add(w0, b0, at(T0 + 5000));
-    // The second is full too: the next turns the first table over, emptied.
-    for (const [w, b, t] of third) table.add(w, b, t);
-    expect([known(first), known(second), known(third)]).toEqual([0, 716, 10]);
-    expect(table.openedAt(w0, b0)).toBe(at(T0 + 5000));
+    const [w0, b0] = full[0][0];
+    table.add(w0, b0, at(T0 + 8000));
+    // The last is full too: the next turns the first (oldest) table over, emptied; only it is forgotten.
+    for (const [w, b, t] of next) table.add(w, b, t);
+    expect([...full.map(known), known(next)]).toEqual([0, 716, 716, 716, 10]);
+    expect(table.openedAt(w0, b0)).toBe(at(T0 + 8000));
+    // Round again: the second table goes next.
+    for (const [w, b, t] of batch(716, T0 + 10_000)) table.add(w, b, t);
+    expect(full.map(known)).toEqual([0, 0, 716, 716]);
   });
 
   it('a thread reading while another writes and turns the tables over never sees an opening that was not written', { timeout: 60_000 }, async () => {
