@@ -222,7 +222,8 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
           await Promise.all([...workers].map((w) => w.terminate()));
         }
       }
-      // The workers are gone: nothing more to charge.
+      // The workers are gone: nothing more to charge. (A thread id of -1: it has ended already.)
+      if (ledgerThread.threadId === -1) return;
       const ledgerExit = new Promise<void>((resolve) => ledgerThread.once('exit', () => resolve()));
       ledgerThread.postMessage({ type: 'close' } satisfies ToLedgerThread);
       if (!(await within(ledgerExit, stuckMs))) {
