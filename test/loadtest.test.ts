@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Connection } from '../tools/load/client.ts';
+import { Connection, IDLE_REUSE_MS } from '../tools/load/client.ts';
 import { parseBBox, probeCells } from '../tools/load/discover.ts';
 import { DEFAULT_WEIGHTS, KINDS, nextPath, parseWeights } from '../tools/load/mix.ts';
 import { parseCli, UsageError } from '../tools/load/options.ts';
@@ -243,6 +243,33 @@ describe('loadtest pieces', () => {
     const cells = probeCells(parseBBox('0,0,20,10'));
     expect(cells).toHaveLength(7 * 4);
     for (const c of cells) expect(c.maxLon - c.minLon).toBeLessThanOrEqual(3);
+  });
+
+  it('opens a new connection for a request after the last one has been idle too long, reuses it before', async () => {
+    let sockets = 0;
+    const server: Server = createServer((_req, res) => res.end('ok'));
+    server.on('connection', () => sockets++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const got: unknown[] = [];
+    const conn = new Connection<number>('127.0.0.1', port, {
+      onResponse: (_c, p, status) => got.push([p, status]),
+      onFailure: (_c, p, code) => got.push([p, code]),
+    }, 100);
+    const ask = (n: number) => new Promise<void>((resolve) => {
+      conn.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n', n, false);
+      const t = setInterval(() => { if (got.length >= n) { clearInterval(t); resolve(); } }, 2);
+    });
+    await ask(1);
+    await ask(2); // at once: the same connection
+    expect(sockets).toBe(1);
+    await new Promise((r) => setTimeout(r, 250));
+    await ask(3); // idle 250 ms, more than the 100 allowed: a new one
+    expect(sockets).toBe(2);
+    conn.close();
+    server.close();
+    expect(got).toEqual([[1, 200], [2, 200], [3, 200]]);
+    expect(IDLE_REUSE_MS).toBeLessThan(10_000); // under uWebSockets.js's idle timeout
   });
 
   it('reads chunked answers, answers that end with the connection, and counts credits', async () => {

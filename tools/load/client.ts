@@ -25,6 +25,13 @@ const CRLF = Buffer.from('\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');
 /** A response head larger than this is a protocol error, not something to buffer forever. */
 const MAX_HEAD = 64 * 1024;
+/**
+ * A connection idle longer than this is closed and a new one opened for the next request, as
+ * HTTP clients do (undici's default keep-alive timeout is 4 s): servers close idle connections
+ * (uWebSockets.js after 10 s), and a request written as the server's close is on its way meets
+ * a reset, which the report would count against the server (4-5 a run of bench:http's fixed rate).
+ */
+export const IDLE_REUSE_MS = 4_000;
 
 const enum State { Idle, Head, Body, ChunkSize, ChunkData, ChunkEnd, Trailer, UntilClose }
 
@@ -45,11 +52,14 @@ export class Connection<T> {
   private wantBody = false;
   private closeAfter = false;
   private parts: Buffer[] = [];
+  /** performance.now() when the last response ended. */
+  private idleSince = 0;
 
   constructor(
     private readonly host: string,
     private readonly port: number,
     private readonly sink: ResponseSink<T>,
+    private readonly idleReuseMs = IDLE_REUSE_MS,
   ) {}
 
   get busy(): boolean {
@@ -59,11 +69,13 @@ export class Connection<T> {
   /** Writes one request (`head` is the whole request head, ending in an empty line). */
   send(head: string, pending: T, wantBody: boolean): void {
     if (this.pending !== null) throw new Error('Connection.send: a request is already in flight on this connection.');
+    const now = performance.now();
+    if (this.socket !== null && now - this.idleSince > this.idleReuseMs) this.drop();
     this.pending = pending;
     this.wantBody = wantBody;
     this.state = State.Head;
     this.carry = null;
-    this.sentAt = performance.now();
+    this.sentAt = now;
     if (this.socket === null || this.socket.destroyed) this.open();
     this.socket!.write(head, 'latin1');
   }
@@ -259,6 +271,7 @@ export class Connection<T> {
     const body = !this.keepBody ? null : parts.length === 1 ? parts[0] : Buffer.concat(parts);
     this.parts = [];
     this.state = State.Idle;
+    this.idleSince = performance.now();
     if (this.closeAfter) this.drop();
     const pending = this.pending;
     if (pending === null) return;
