@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DAY_MS, GcraLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken } from '../src/ledger/index.ts';
 import { keyChecksum } from '../src/ledger/keys.ts';
+import { PLAN_RECHECK_MS } from '../src/ledger/credits.ts';
 import { parseUtcDay, utcDay, utcMonth } from '../src/ledger/clock.ts';
 import { SCHEMA_VERSION } from '../src/ledger/db.ts';
 
@@ -427,6 +428,22 @@ describe('credits', () => {
     expect(periods()).toEqual(['2026-05', '2026-06']);
     expect(ledger.balance(workspaceId)).toBe(1005); // the second time from memory
     reader.close();
+    expectSound(ledger, workspaceId, clock.t);
+  });
+
+  it('apply a plan given by another process (the admin CLI) within PLAN_RECHECK_MS (through the same Ledger: at once, the test below)', () => {
+    const { ledger, clock, path } = ledgerAt('2026-05-10T12:00:00Z');
+    const admin = Ledger.open(path, { now: clock.now });
+    open.push(admin);
+    const { workspaceId } = workspace(ledger);
+    expect(ledger.balance(workspaceId)).toBe(5);
+    admin.setPlan(workspaceId, 'starter');
+    // The serving Ledger read "no plan" a moment ago and takes it as still so, for a while: the
+    // month's grant is not created yet (had the admin's Ledger created it, every balance would count it).
+    clock.add(PLAN_RECHECK_MS - 1);
+    expect(ledger.balance(workspaceId)).toBe(5);
+    clock.add(1);
+    expect(ledger.balance(workspaceId)).toBe(1005);
     expectSound(ledger, workspaceId, clock.t);
   });
 

@@ -53,7 +53,7 @@ process.on('exit', () => {
   try {
     logDestination.flushSync();
   } catch {
-    // A write still in flight: its lines were handed to the kernel's care already, or are lost with the thread.
+    // The destination closed or never opened: nothing can be written there any more.
   }
 });
 const log = pino({ level: data.logLevel }, logDestination).child({ worker: threadId });

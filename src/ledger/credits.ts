@@ -24,8 +24,13 @@ import { planAllowance } from './workspaces.ts';
 
 export const WELCOME_CREDITS = 5;
 export const WELCOME_VALID_MS = 30 * DAY_MS;
-/** Workspaces whose month's plan grant is remembered; past this, the memory starts again. */
-const PLAN_GRANTED_MAX = 100_000;
+/** Workspaces whose plan is remembered (planKnown); past this, the memory starts again. */
+const PLAN_KNOWN_MAX = 100_000;
+/**
+ * How long a workspace read without a plan allowance is taken to stay so: a plan given to it by
+ * another process (the admin CLI) applies within this; one given through this Ledger, at once.
+ */
+export const PLAN_RECHECK_MS = 1_000;
 
 /** A building charged at t is free again until t + 365 days (exclusive). */
 export const FREE_REOPEN_MS = 365 * DAY_MS;
@@ -142,11 +147,12 @@ export class Credits {
    */
   private index: OpenedIndex | null = null;
   /**
-   * Workspaces whose plan grant of a month (the value) is known to be in the file: a page answered
-   * free reads the balance, and this month's grant was two more statements on each (~1.5% of a
-   * worker's time under the bench mix).
+   * What is known of a workspace's plan: its grant of the month `granted` is in the file, or (null)
+   * it had no allowance when read at `at`. A page answered free reads the balance, and the plan
+   * and its grant were one or two more statements on each (~1.5% of a worker's time under the
+   * bench mix, whose workspaces have no plan).
    */
-  private readonly planGranted = new Map<string, string>();
+  private readonly planKnown = new Map<string, { granted: string | null; at: number }>();
 
   /** `exclusive` runs a write holding the server's write lock (write-lock.ts). */
   constructor(private readonly db: Db, private readonly now: Clock, private readonly exclusive: <T>(fn: () => T) => T = (fn) => fn(), shared: SharedOpenings | null = null) {
@@ -214,21 +220,29 @@ export class Credits {
    */
   ensurePlanGrant(workspaceId: string, now: number): void {
     const period = utcMonth(now);
-    if (this.planGranted.get(workspaceId) === period) return;
+    const known = this.planKnown.get(workspaceId);
+    if (known !== undefined && (known.granted === period || (known.granted === null && now >= known.at && now - known.at < PLAN_RECHECK_MS))) return;
     const row = this.selectPlan.get(workspaceId);
     if (!row) throw new LedgerError('not_found', `No workspace ${workspaceId}.`);
     const allowance = planAllowance(row.plan);
-    if (allowance <= 0) return;
-    if (this.selectPlanGrant.get(workspaceId, period)) {
-      // Remembered only once read outside a transaction: committed, so it stays (grants are never
-      // deleted). One read inside could be this transaction's own insert, which may roll back.
-      if (!this.db.inTransaction) {
-        if (this.planGranted.size >= PLAN_GRANTED_MAX) this.planGranted.clear();
-        this.planGranted.set(workspaceId, period);
-      }
-      return;
-    }
+    if (allowance <= 0) return this.rememberPlan(workspaceId, null, now);
+    if (this.selectPlanGrant.get(workspaceId, period)) return this.rememberPlan(workspaceId, period, now);
     this.insertPlanGrant.run(workspaceId, allowance, allowance, now, startOfNextUtcMonth(now), period, row.plan);
+  }
+
+  /** A plan given through this Ledger applies at once. */
+  forgetPlan(workspaceId: string): void {
+    this.planKnown.delete(workspaceId);
+  }
+
+  /**
+   * Only what was read outside a transaction: committed, so a grant stays (grants are never
+   * deleted). One read inside could be this transaction's own insert, which may roll back.
+   */
+  private rememberPlan(workspaceId: string, granted: string | null, now: number): void {
+    if (this.db.inTransaction) return;
+    if (this.planKnown.size >= PLAN_KNOWN_MAX) this.planKnown.clear();
+    this.planKnown.set(workspaceId, { granted, at: now });
   }
 
   /** Credits usable now: Σ remaining over grants with no expiry or expiring after now. */

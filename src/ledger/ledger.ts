@@ -596,6 +596,7 @@ export class Ledger implements RequestLedger {
    */
   setPlan(workspaceId: string, plan: string | null): void {
     this.write(() => this.workspaces.setPlan(workspaceId, plan));
+    this.credits.forgetPlan(workspaceId);
   }
 
   /** Suspends the workspace: its keys answer 403 forbidden until unsuspended. */
