@@ -19,7 +19,9 @@
  *    URLs (walks follow links.next where a server gives one).
  * 4. Per server: a warm-up run (not recorded), then as fast as possible over --connections for
  *    --duration seconds: its peak. Then edifice-all at a fixed rate of 80% of its peak for
- *    --duration seconds: p99 there, latency counted from each request's scheduled time.
+ *    --duration seconds: p99 there, latency counted from each request's scheduled time, and,
+ *    from the server's /metrics, how long the pages sent to the ledger waited for their charge
+ *    (the tail there follows the ledger's slow commits: bench/README.md, twentieth session).
  * 5. --profile: edifice-all once more under `node --cpu-prof`, loaded as fast as possible for
  *    --profile-duration seconds; the top 20 self-time functions of the loaded period.
  * Progress goes to stderr; the report to stdout, whose last line is
@@ -184,8 +186,30 @@ async function peak(name: string, s: Server): Promise<Measured> {
   return measure(name, s, {});
 }
 
+/** The server's histogram of the waits for a page's charge (`edifice_charge_wait_seconds`): count at or under each bound, in seconds. */
+async function chargeWaits(s: Server): Promise<Map<number, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${s.child.port}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  for (const m of text.matchAll(/^edifice_charge_wait_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
+  return buckets;
+}
+
+/** What the pages sent to the ledger waited for their charge between two readings of the histogram. */
+function describeWaits(before: Map<number, number>, after: Map<number, number>): string {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const count = (le: number) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+  const total = count(Infinity);
+  if (total === 0) return 'no page waited for its charge';
+  const within = (q: number) => bounds.find((le) => count(le) >= q * total)!;
+  const ms = (le: number) => (le === Infinity ? 'more' : `${le * 1000} ms`);
+  const over25 = total - count(0.025);
+  return `${total.toLocaleString('en')} pages waited for their charge (the ledger's group commit and fsync, or its word that they are free): `
+    + `p50 within ${ms(within(0.5))}, p99 within ${ms(within(0.99))}; ${over25.toLocaleString('en')} (${((100 * over25) / total).toFixed(2)}%) over 25 ms`;
+}
+
 const results: Measured[] = [];
 let at80: Measured;
+let waitsAt80 = '';
 
 // 2-4. edifice-all first: discovery runs against it.
 {
@@ -195,7 +219,9 @@ let at80: Measured;
   results.push(await peak('edifice-all', s));
   const rate = Math.max(1, Math.round(results[0].report.rps * 0.8));
   log(`edifice-all: fixed rate ${rate}/s (80% of its peak) for ${durationS} s`);
+  const waits0 = await chargeWaits(s);
   at80 = await measure('edifice-all @80%', s, { mode: 'rate', rate, connections: 1024 });
+  waitsAt80 = describeWaits(waits0, await chargeWaits(s));
   await s.child.stop();
 }
 for (const [name, start] of [
@@ -266,6 +292,7 @@ for (const m of [...results, at80!]) {
 const lag = at80!.report.send_lag_ms;
 if (lag) print(`edifice-all @80%: the client's send lag (part of its latency) p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms; `
   + `${at80!.report.queued} requests waited for a free connection`);
+print(`edifice-all @80%: ${waitsAt80} (edifice_charge_wait_seconds)`);
 for (const w of new Set(results.flatMap((m) => m.report.warnings))) print(`warning: ${w}`);
 if (profile) {
   print();

@@ -551,6 +551,24 @@ describe('operator endpoints', () => {
     expect(metrics).toContain(`edifice_snapshot_buildings{country="${snapshot.country}",date="${snapshot.date}"} ${snapshot.rows}`);
   });
 
+  it('metrics time the pages that waited for their charge to commit, not those answered free at once', async () => {
+    const waited = async (): Promise<[number, number]> => {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      return [Number(/^edifice_charge_wait_seconds_count (\d+)$/m.exec(text)![1]), Number(/^edifice_charge_wait_seconds_sum (\S+)$/m.exec(text)![1])];
+    };
+    const k = workspaceWithKey(t.ledger, 1000);
+    const query = `/buildings?bbox=${bbox}&limit=3&sort=area`;
+    const [count0, sum0] = await waited();
+    const first = await get('/buildings', query, auth(k.key));
+    expect(Number(first.headers.get('X-Credits-Charged'))).toBeGreaterThan(0);
+    const [count1, sum1] = await waited();
+    expect(count1).toBe(count0 + 1);
+    expect(sum1).toBeGreaterThan(sum0);
+    const again = await get('/buildings', query, auth(k.key));
+    expect(again.headers.get('X-Credits-Charged')).toBe('0');
+    expect((await waited())[0]).toBe(count1);
+  });
+
   it('the documents without a key answer HEAD with their headers and no body; another method is 405', async () => {
     for (const url of [`${t.base}/openapi.json`, `${t.url}/healthz`, `${t.url}/readyz`]) {
       const [get, head] = [await fetch(url), await fetch(url, { method: 'HEAD' })];

@@ -19,6 +19,16 @@ export class Metrics {
     labelNames: ['route'] as const, registers: [this.registry],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
   });
+  /**
+   * The wait behind the slowest answers under load: a page that may cost credits waits for the
+   * ledger (the tail of that wait follows its slow commits: bench/README.md, twentieth session).
+   */
+  readonly chargeWait = new Histogram({
+    name: 'edifice_charge_wait_seconds',
+    help: 'Time a page waits for its charge: the ledger\'s group commit, its fsync included (with workers, the ledger thread\'s answer, which for a page it knows to be free comes without a commit). Pages answered free at once do not wait.',
+    registers: [this.registry],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  });
   readonly credits = new Counter({
     name: 'edifice_credits_charged_total', help: 'Credits charged to workspaces.', registers: [this.registry],
   });

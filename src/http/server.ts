@@ -203,7 +203,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         return respond(errorReply(e, encoding, credited(headers, 0, ledger.balance(auth.workspaceId))));
       }
       let aborted = false;
+      let waiting = false;
+      const asked = performance.now();
       const settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, (result) => {
+        if (waiting) metrics.chargeWait.observe((performance.now() - asked) / 1000);
         // The body is a view of `out`, which goes back to the pool once it is sent: uWS copies what it cannot send at once.
         if (aborted) return writers.give(out);
         if (result instanceof Error) respond(failure(result, encoding, path, route));
@@ -214,7 +217,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         }
         writers.give(out);
       });
-      if (!settled) res.onAborted(() => { aborted = true; });
+      if (!settled) {
+        waiting = true;
+        res.onAborted(() => { aborted = true; });
+      }
     } catch (err) {
       respond(failure(err, encoding, path, route));
     }
