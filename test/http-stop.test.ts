@@ -49,8 +49,9 @@ describe('SIGTERM while a worker waits for the ledger file\'s lock', () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       const url = `${server.base}/public/country-requests`;
       const first = post(agent, url, '{"country":"PT"}');
-      // The worker is now in SQLite's busy handler for the lock's 5 s timeout.
-      await new Promise((r) => setTimeout(r, 500));
+      // The worker is now in SQLite's busy handler for the lock's 5 s timeout (2 s: time enough
+      // for the request to reach it on a busy machine, 3 s left of the wait).
+      await new Promise((r) => setTimeout(r, 2_000));
       server.child.kill('SIGTERM');
       // Answered once the busy timeout ends; the worker, blocked in SQLite, learnt of the stop only after.
       expect((await first).status).toBe(503);

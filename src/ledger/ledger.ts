@@ -384,14 +384,21 @@ export class Ledger implements RequestLedger {
       done(free);
       return true;
     }
-    if (this.batch.length === 0) setImmediate(this.commitBatch);
     this.batch.push({ page: { workspaceId, keyId, buildingIds, route }, done });
+    // With a ledger thread that has none of this thread's pages, the page goes at once: its commit
+    // runs while this thread finishes its turn. Otherwise pages gather until the turn ends, each
+    // message costing both threads (sent one by one, they lowered the peak by ~4%).
+    if (this.remoteCharges !== undefined && this.remoteInFlight === 0) this.commitBatch();
+    else if (this.batch.length === 1) setImmediate(this.commitBatch);
     return false;
   }
 
   private batch: { page: ChargePage; done: (result: ChargeResult | Error) => void }[] = [];
+  /** Messages of pages sent to the ledger thread and not answered yet. */
+  private remoteInFlight = 0;
 
   private readonly commitBatch = (): void => {
+    if (this.batch.length === 0) return; // sent already, at once
     const batch = this.batch;
     this.batch = [];
     const pages = batch.map((b) => b.page);
@@ -400,9 +407,14 @@ export class Ledger implements RequestLedger {
       for (const b of batch) b.done(e);
     };
     if (this.remoteCharges) {
+      this.remoteInFlight++;
       this.remoteCharges(pages).then((outcomes) => {
+        this.remoteInFlight--;
         for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
-      }, fail);
+      }, (err: unknown) => {
+        this.remoteInFlight--;
+        fail(err);
+      });
       return;
     }
     let outcomes: ChargeOutcome[];
