@@ -376,7 +376,8 @@ export class Ledger implements RequestLedger {
    * of the event loop are charged in one transaction, one after the other, so one fsync makes
    * them all durable; `done` is called once it has committed (or with the LedgerUnavailableError
    * or other error that rolled it back). A page that costs nothing is answered before this returns.
-   * Returns whether `done` was already called.
+   * With `remoteCharges` the pages go to the thread that charges, which groups what reaches it
+   * during a commit. Returns whether `done` was already called.
    */
   chargeSoon(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string, done: (result: ChargeResult | Error) => void): boolean {
     const free = this.guard(() => this.credits.free(workspaceId, buildingIds, route));
