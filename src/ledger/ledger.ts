@@ -389,7 +389,7 @@ export class Ledger implements RequestLedger {
     // With a ledger thread that has none of this thread's pages, the page goes at once: its commit
     // runs while this thread finishes its turn. Otherwise pages gather until the turn ends, each
     // message costing both threads (sent one by one, they lowered the peak by ~4%).
-    if (this.remoteCharges !== undefined && this.remoteInFlight === 0) this.commitBatch();
+    if (this.remoteCharges && this.remoteInFlight === 0) this.commitBatch();
     else if (this.batch.length === 1) setImmediate(this.commitBatch);
     return false;
   }
