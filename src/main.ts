@@ -17,6 +17,8 @@ import { startWorkers } from './http/worker-pool.ts';
 import { writeSyntheticCountry } from './synth/generate.ts';
 
 const DEMO_SEED = 20261121;
+/** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
+const STOP_GRACE_MS = 5_000;
 
 function hasSnapshot(dir: string): boolean {
   if (!existsSync(dir)) return false;
@@ -62,12 +64,15 @@ async function main(config: Config): Promise<void> {
   if (config.workers === 0) {
     // This thread charges: the openings read before the first page, not during it.
     log.info(ledger.loadOpenings(), 'the openings of the last 365 days read into memory');
-    serving = await startServer({ config, catalog, ledger, log });
+    const server = await startServer({ config, catalog, ledger, log });
+    // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
+    // on every later response, the grace for what is in flight, then the rest ended.
+    serving = { port: server.port, implementation: server.implementation, close: () => server.stop(STOP_GRACE_MS) };
   } else {
     // The main thread keeps the catalog and its removals; the workers serve.
     const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
     const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
-    serving = { port: pool.port, implementation: pool.implementation, close: () => { stopFollowing(); return pool.close(); } };
+    serving = { port: pool.port, implementation: pool.implementation, close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); } };
   }
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
   log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },

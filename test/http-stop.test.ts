@@ -1,12 +1,14 @@
 /**
- * Stopping a server with worker threads (SIGTERM, as an operator or a supervisor does) while a
+ * Stopping a server (SIGTERM, as an operator or a supervisor does). With worker threads, while a
  * worker is inside SQLite, waiting for a write lock another process holds on the ledger file. A
  * thread terminated from outside while in SQLite aborts the whole process when the statement
  * fails (better-sqlite3 throws into a terminating isolate), and one stopped holding the server's
  * write lock leaves it taken: the server must instead stop its threads by asking them, and exit 0.
  * Clients on keep-alive connections are told `Connection: close` once the server is stopping.
+ * On the main thread alone (EDIFICE_WORKERS=0) a request still arriving is answered too.
  */
 import { request, Agent } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -55,9 +57,14 @@ describe('SIGTERM while a worker waits for the ledger file\'s lock', () => {
       server.child.kill('SIGTERM');
       // Answered once the busy timeout ends; the worker, blocked in SQLite, learnt of the stop only after.
       expect((await first).status).toBe(503);
-      // At once, on the kept-alive connection: served (back into the busy handler, where the pool
+      // On the kept-alive connection: served (back into the busy handler, where the pool
       // used to terminate the worker after its 5 s grace), and the connection closed after it.
       const outcome = (a: Promise<Answer>) => a.catch((err: NodeJS.ErrnoException) => err.code);
+      // Not in the same turn of the worker's loop as the stop message it has had since the
+      // SIGTERM (queued behind the blocked statement): a request read in that turn may be served
+      // before the message, without Connection: close (seen twice in about twenty runs on a
+      // loaded machine), and the connection is then closed one answer later.
+      await new Promise((r) => setTimeout(r, 200));
       const second = await outcome(post(agent, url, '{"country":"PT"}'));
       const third = await outcome(post(agent, url, '{"country":"PT"}'));
       const { code, signal } = await exited;
@@ -74,5 +81,46 @@ describe('SIGTERM while a worker waits for the ledger file\'s lock', () => {
     const db = new Database(ledgerPath, { readonly: true });
     expect((db.prepare('SELECT count(*) AS n FROM country_requests').get() as { n: number }).n).toBe(0);
     db.close();
+  });
+});
+
+describe('SIGTERM to a server on the main thread alone while a request body is arriving', () => {
+  it('stops accepting, answers the request once its body is in, with Connection: close, and exits 0', { timeout: 120_000 }, async () => {
+    const stopDir = await syntheticSnapshots(500);
+    try {
+      const ledgerPath = join(stopDir, 'ledger.db');
+      const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(stopDir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '0' }, []);
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
+      const { port } = new URL(server.base);
+      const body = '{"country":"PT"}';
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk) => { answer += chunk.toString(); });
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.on('error', () => {});
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.write(`POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      await new Promise((r) => setTimeout(r, 500));
+      server.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 500));
+      // Stopping: a new connection is refused, the one in flight is still served.
+      const refused = await new Promise<string>((resolve) => {
+        const probe = connect(Number(port), '127.0.0.1');
+        probe.once('connect', () => { probe.destroy(); resolve('connected'); });
+        probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+      });
+      socket.write(body.slice(5));
+      await ended;
+      const { code, signal } = await exited;
+      expect({ code, signal }, server.output()).toEqual({ code: 0, signal: null });
+      expect(refused).toBe('ECONNREFUSED');
+      expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+      expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+      const db = new Database(ledgerPath, { readonly: true });
+      expect(db.prepare('SELECT country FROM country_requests').all()).toEqual([{ country: 'PT' }]);
+      db.close();
+    } finally {
+      removeDir(stopDir);
+    }
   });
 });

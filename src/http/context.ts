@@ -26,6 +26,11 @@ export interface HttpContext {
   readonly limiters: AddressLimiters;
   /** True once the server stops accepting: each response then closes its connection, so keep-alive clients go. */
   closing(): boolean;
+  /**
+   * Requests begun and not yet answered: bodies being read, pages waiting for their charge,
+   * /metrics being summed. A stop on the main thread waits for them before ending connections.
+   */
+  readonly inFlight: { count: number };
 }
 
 /** Writes the reply, then counts and logs it (one line per request, never a secret). */

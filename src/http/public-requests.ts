@@ -98,7 +98,9 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
         finish(ctx, res, route, 'POST', url, t0, refusal(ctx, tooLarge(), route, url));
         return;
       }
+      ctx.inFlight.count++;
       const reading = readBody(res, MAX_BODY_BYTES, (result) => {
+        ctx.inFlight.count--;
         if (result.kind === 'aborted' || reading.aborted()) return;
         if (result.kind === 'too_large') {
           finish(ctx, res, route, 'POST', url, t0, refusal(ctx, tooLarge(), route, url));

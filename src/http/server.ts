@@ -60,6 +60,12 @@ export interface RunningServer {
   close(): void;
   /** Ends every open connection now, answered or not (the end of a stop's grace). */
   closeConnections(): void;
+  /**
+   * close(), then waits up to `graceMs` for the requests in flight (bodies being read, pages
+   * waiting for their charge) to be answered, then closeConnections(): the stop of a server on
+   * the main thread, which cannot wait for its event loop to empty as a worker thread does.
+   */
+  stop(graceMs: number): Promise<void>;
 }
 
 /** What an authenticated handler found: the document, and the buildings it returns (to charge). */
@@ -128,8 +134,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   const ctx: HttpContext = {
     config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now, limiters: addressLimiters(deps.limiterTables),
-    closing: () => closing,
+    closing: () => closing, inFlight: { count: 0 },
   };
+  const { inFlight } = ctx;
   const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>
     finishReply(ctx, res, route, method, path, t0, reply, extra);
 
@@ -206,7 +213,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       let waiting = false;
       const asked = performance.now();
       const settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, (result) => {
-        if (waiting) metrics.chargeWait.observe((performance.now() - asked) / 1000);
+        if (waiting) {
+          inFlight.count--;
+          metrics.chargeWait.observe((performance.now() - asked) / 1000);
+        }
         // The body is a view of `out`, which goes back to the pool once it is sent: uWS copies what it cannot send at once.
         if (aborted) return writers.give(out);
         if (result instanceof Error) respond(failure(result, encoding, path, route));
@@ -219,6 +229,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       });
       if (!settled) {
         waiting = true;
+        inFlight.count++;
         res.onAborted(() => { aborted = true; });
       }
     } catch (err) {
@@ -303,7 +314,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     let aborted = false;
     res.onAborted(() => { aborted = true; });
     publishSnapshots();
-    (deps.metricsText ?? ((own: Metrics) => own.registry.metrics()))(metrics).then((text) => {
+    inFlight.count++;
+    (deps.metricsText ?? ((own: Metrics) => own.registry.metrics()))(metrics).finally(() => { inFlight.count--; }).then((text) => {
       if (!aborted) finish(res, '/metrics', 'GET', path, t0, { status: 200, headers: { 'Content-Type': metrics.registry.contentType }, body: text });
     }, (err) => {
       log.error({ err }, 'metrics failed');
@@ -359,18 +371,26 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       const port = uws.us_socket_local_port(socket);
       baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${base}`;
       openapi = Buffer.from(JSON.stringify(buildOpenApi({ baseUrl })));
+      const close = () => {
+        if (closing) return;
+        closing = true;
+        stopFollowing();
+        uws.us_listen_socket_close(socket);
+      };
+      // App.close() is in the native module but missing from the package's typings.
+      const closeConnections = () => (app as TemplatedApp & { close(): void }).close();
       resolve({
         port,
         implementation: uwsImplementation,
         metrics,
-        close: () => {
-          if (closing) return;
-          closing = true;
-          stopFollowing();
-          uws.us_listen_socket_close(socket);
+        close,
+        closeConnections,
+        async stop(graceMs) {
+          close();
+          const until = performance.now() + graceMs;
+          while (inFlight.count > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 10));
+          closeConnections();
         },
-        // App.close() is in the native module but missing from the package's typings.
-        closeConnections: () => (app as TemplatedApp & { close(): void }).close(),
       });
     });
   });
