@@ -30,11 +30,17 @@ afterAll(() => {
   dirs.forEach(removeDir);
 });
 
-async function get(base: string, path: string, key: string): Promise<{ status: number; charged: string | null; ids: string[] }> {
+interface Got { status: number; charged: string | null; ids: string[]; headers: Headers }
+
+async function get(base: string, path: string, key: string): Promise<Got> {
   const res = await fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${key}` } });
   const body = await res.json() as { data?: { building_id: string }[] };
-  return { status: res.status, charged: res.headers.get('X-Credits-Charged'), ids: (body.data ?? []).map((b) => b.building_id) };
+  return { status: res.status, charged: res.headers.get('X-Credits-Charged'), ids: (body.data ?? []).map((b) => b.building_id), headers: res.headers };
 }
+
+/** The headers of spec section 8 an answer carries (Retry-After aside). */
+const limitHeaders = (g: Got) => Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Daily-Quota-Limit',
+  'X-Daily-Quota-Remaining', 'X-Credits-Charged', 'X-Credits-Remaining'].map((h) => [h, g.headers.get(h) !== null]));
 
 /** Runs `fn` while another connection holds the ledger file's write lock. */
 async function withFileLocked<T>(ledgerPath: string, fn: () => Promise<T>): Promise<T> {
@@ -77,6 +83,10 @@ describe('a worker knows which buildings are opened', () => {
     expect([known.status, known.charged, known.ids]).toEqual([200, '0', first.ids]);
     expect([alsoKnown.status, alsoKnown.charged, alsoKnown.ids]).toEqual([200, '0', second.ids]);
     expect(unknown.status).toBe(503);
+    // Refused after its limits counted it: with every header of spec section 8, nothing charged,
+    // the balance as it was (1,000 bought and 5 welcome credits, 60 spent).
+    expect(Object.values(limitHeaders(unknown)).every(Boolean), JSON.stringify(limitHeaders(unknown))).toBe(true);
+    expect([unknown.charged, unknown.headers.get('X-Credits-Remaining'), unknown.headers.get('RateLimit-Limit')]).toEqual(['0', '945', '60']);
 
     // Opened after the server started, by another connection to the file: the ledger thread finds
     // it in the file when sent that page, shares it, and then the workers answer it themselves.

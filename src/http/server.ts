@@ -145,13 +145,23 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const stopFollowing = catalog instanceof Catalog ? followRemovals(ledger, catalog, config.removalsPollMs, log) : () => {};
 
   /** A refusal of the ledger's (503 when it cannot serve now) or of anything unexpected (500, logged). */
-  const failure = (err: unknown, encoding: Encoding, path: string, route: string): Reply => {
+  /** `headers`: those of spec section 8, when the request got as far as its limits. */
+  const failure = (err: unknown, encoding: Encoding, path: string, route: string, headers: Record<string, string> = {}): Reply => {
     const unavailable = asUnavailable(err);
     if (unavailable) {
-      return errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding);
+      return errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding, headers);
     }
     log.error({ err, path, route }, 'unexpected error');
-    return { status: 500, headers: { 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
+    return { status: 500, headers: { ...headers, 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
+  };
+
+  /** The section 8 headers of a page whose charge failed: nothing charged, and the balance if it can be read. */
+  const uncharged = (headers: Record<string, string>, workspaceId: string): Record<string, string> => {
+    try {
+      return credited(headers, 0, ledger.balance(workspaceId));
+    } catch {
+      return { ...headers, 'X-Credits-Charged': '0' };
+    }
   };
 
   /** The authenticated routes' handlers, which the warm-up runs before listening. */
@@ -219,7 +229,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         }
         // The body is a view of `out`, which goes back to the pool once it is sent: uWS copies what it cannot send at once.
         if (aborted) return writers.give(out);
-        if (result instanceof Error) respond(failure(result, encoding, path, route));
+        if (result instanceof Error) respond(failure(result, encoding, path, route, uncharged(headers, auth.workspaceId)));
         else if (!result.ok) respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
         else {
           metrics.credits.inc(result.charged);
