@@ -28,7 +28,11 @@ export function send(res: HttpResponse, reply: Reply, head = false, closeConnect
   res.cork(() => {
     res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
     for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-    if (head) {
+    if (reply.status === 304) {
+      // No body, and no Content-Length: a 304's would have to be the 200's (RFC 9110 8.6), and
+      // uWS's end('') writes 0, which a cache may store as the page's length.
+      res.endWithoutBody();
+    } else if (head) {
       // endWithoutBody(length) aborts the process (uWebSockets issue #1855), and so does any other
       // argument list than none (so a HEAD does not close its connection): it writes no length.
       res.writeHeader('Content-Length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
