@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { DAY_MS, GcraLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken } from '../src/ledger/index.ts';
+import { ABANDONED, DAY_MS, GcraLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken } from '../src/ledger/index.ts';
 import { keyChecksum } from '../src/ledger/keys.ts';
 import { PLAN_RECHECK_MS } from '../src/ledger/credits.ts';
 import { parseUtcDay, utcDay, utcMonth } from '../src/ledger/clock.ts';
@@ -296,6 +296,29 @@ describe('credits', () => {
     ledger.close();
     await new Promise((r) => setImmediate(r));
     expect(failed).toEqual([expect.any(LedgerUnavailableError)]);
+  });
+
+  it('group commit: a page abandoned before the end of its turn is not charged; the others of the turn are', async () => {
+    const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const { workspaceId, keyId } = workspace(ledger);
+    ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
+    const results: unknown[] = [];
+    let gone = false;
+    expect(ledger.chargeSoon(workspaceId, keyId, ids('a', 4), '/buildings', (r) => results.push(['a', r]), () => gone)).toBe(false);
+    expect(ledger.chargeSoon(workspaceId, keyId, ids('b', 3), '/buildings', (r) => results.push(['b', r]), () => false)).toBe(false);
+    gone = true; // later in the same turn, as uWS closes a connection with a request pipelined behind
+    await new Promise((r) => setImmediate(r));
+    expect(results).toEqual([['a', ABANDONED], ['b', { ok: true, charged: 3, remaining: 12, chargeId: 1 }]]);
+    expect(ledger.balance(workspaceId)).toBe(12);
+    // Its buildings were not opened: asked again, they cost their credits.
+    expect(ledger.charge(workspaceId, keyId, ids('a', 4), '/buildings')).toMatchObject({ ok: true, charged: 4, remaining: 8 });
+    // A turn of abandoned pages only writes nothing.
+    const alone: unknown[] = [];
+    ledger.chargeSoon(workspaceId, keyId, ids('c', 2), '/buildings', (r) => alone.push(r), () => true);
+    await new Promise((r) => setImmediate(r));
+    expect(alone).toEqual([ABANDONED]);
+    expect(ledger.balance(workspaceId)).toBe(8);
+    expectSound(ledger, workspaceId, clock.t);
   });
 
   it('count the 365 days from the charged opening: free at 365 d − 1 ms, charged at 365 d and on day 366; free returns do not extend', () => {

@@ -236,7 +236,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
           respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body }, result.charged);
         }
         writers.give(out);
-      });
+      }, () => aborted);
       if (!settled) {
         waiting = true;
         inFlight.count++;

@@ -83,6 +83,9 @@ export interface LedgerOptions {
   remoteCharges?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
 }
 
+/** What `chargeSoon` tells a page that was not charged because its request was abandoned first. */
+export const ABANDONED = new Error('The request was abandoned before its page was charged; nothing was charged.');
+
 /** How long, by default, a statement waits for another process's write lock on the file (admin CLI). */
 export const BUSY_TIMEOUT_MS = 5_000;
 
@@ -378,44 +381,47 @@ export class Ledger implements RequestLedger {
    * or other error that rolled it back). A page that costs nothing is answered before this returns.
    * With `remoteCharges` the pages go to the thread that charges, which groups what reaches it
    * during a commit. Returns whether `done` was already called.
+   *
+   * A page whose `abandoned()` is true when its turn ends is not charged, and `done` gets
+   * ABANDONED: its answer can no longer be sent. uWebSockets.js closes a connection when a
+   * request arrives behind one not yet answered (no pipelining behind an answer that waits), and
+   * it does so while reading them, in the same turn: so a page is sent to be charged only at the
+   * end of the turn, never at once (sent at once to an idle ledger thread, a charged page's p50
+   * was 0.1–0.5 ms lower at 4,500 requests a second; the workspace paid for pages it never got).
    */
-  chargeSoon(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string, done: (result: ChargeResult | Error) => void): boolean {
+  chargeSoon(
+    workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string,
+    done: (result: ChargeResult | Error) => void, abandoned?: () => boolean,
+  ): boolean {
     const free = this.guard(() => this.credits.free(workspaceId, buildingIds, route));
     if (free) {
       done(free);
       return true;
     }
-    this.batch.push({ page: { workspaceId, keyId, buildingIds, route }, done });
-    // With a ledger thread that has none of this thread's pages, the page goes at once: its commit
-    // runs while this thread finishes its turn. Otherwise pages gather until the turn ends, each
-    // message costing both threads (sent one by one, they lowered the peak by ~4%).
-    if (this.remoteCharges && this.remoteInFlight === 0) this.commitBatch();
-    else if (this.batch.length === 1) setImmediate(this.commitBatch);
+    this.batch.push({ page: { workspaceId, keyId, buildingIds, route }, done, abandoned });
+    if (this.batch.length === 1) setImmediate(this.commitBatch);
     return false;
   }
 
-  private batch: { page: ChargePage; done: (result: ChargeResult | Error) => void }[] = [];
-  /** Messages of pages sent to the ledger thread and not answered yet. */
-  private remoteInFlight = 0;
+  private batch: { page: ChargePage; done: (result: ChargeResult | Error) => void; abandoned?: () => boolean }[] = [];
 
   private readonly commitBatch = (): void => {
-    if (this.batch.length === 0) return; // sent already, at once
-    const batch = this.batch;
+    let batch = this.batch;
     this.batch = [];
+    if (batch.some((b) => b.abandoned?.())) {
+      for (const b of batch) if (b.abandoned?.()) b.done(ABANDONED);
+      batch = batch.filter((b) => !b.abandoned?.());
+      if (batch.length === 0) return;
+    }
     const pages = batch.map((b) => b.page);
     const fail = (err: unknown): void => {
       const e = asUnavailable(err) ?? (err instanceof Error ? err : new Error(String(err)));
       for (const b of batch) b.done(e);
     };
     if (this.remoteCharges) {
-      this.remoteInFlight++;
       this.remoteCharges(pages).then((outcomes) => {
-        this.remoteInFlight--;
         for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
-      }, (err: unknown) => {
-        this.remoteInFlight--;
-        fail(err);
-      });
+      }, fail);
       return;
     }
     let outcomes: ChargeOutcome[];
