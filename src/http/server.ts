@@ -229,6 +229,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         }
         // The body is a view of `out`, which goes back to the pool once it is sent: uWS copies what it cannot send at once.
         if (aborted) return writers.give(out);
+        if (waiting) res.resume(); // before the answer: the response is not valid after end()
         if (result instanceof Error) respond(failure(result, encoding, path, route, uncharged(headers, auth.workspaceId)));
         else if (!result.ok) respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
         else {
@@ -241,6 +242,11 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         waiting = true;
         inFlight.count++;
         res.onAborted(() => { aborted = true; });
+        // Nothing more is read from the connection until this answer is written: uWS closes a
+        // connection on a request read behind one not yet answered (no async pipelining), and a
+        // page charged by then would be paid for and never received. A request already read
+        // with this one (written together) makes chargeSoon drop the page instead.
+        res.pause();
       }
     } catch (err) {
       respond(failure(err, encoding, path, route));
