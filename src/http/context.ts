@@ -11,6 +11,7 @@ import type { Ledger } from '../ledger/index.ts';
 import type { AddressLimiters } from './address-limits.ts';
 import { clientAddress } from './client-address.ts';
 import type { Metrics } from './metrics.ts';
+import type { WritePublic } from './public-writes.ts';
 import { send, type Reply } from './reply.ts';
 
 export interface HttpContext {
@@ -31,6 +32,7 @@ export interface HttpContext {
    * /metrics being summed. A stop on the main thread waits for them before ending connections.
    */
   readonly inFlight: { count: number };
+  readonly writePublic: WritePublic;
 }
 
 /** Writes the reply, then counts and logs it (one line per request, never a secret). */

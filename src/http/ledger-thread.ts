@@ -1,6 +1,6 @@
 /**
  * The ledger thread of a server with worker threads (worker-pool.ts): the one place charges are
- * committed. Workers send the pages that cost credits over a MessagePort each; the pages that
+ * committed, and the open operations' writes (country and removal requests, report orders) done. Workers send the pages that cost credits over a MessagePort each; the pages that
  * arrive in one turn of this thread's event loop, from every worker, are charged in one
  * transaction, one after the other, and one fsync makes them durable (group commit); each
  * worker hears its pages' outcomes and only then answers its clients. Workers never wait on the
@@ -12,6 +12,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import { Ledger, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
+import { PUBLIC_WRITES, type PublicWrite } from './public-writes.ts';
 
 export interface LedgerThreadData {
   entry: string;
@@ -22,9 +23,13 @@ export interface LedgerThreadData {
   openingsTable: SharedArrayBuffer;
 }
 
-/** On a worker's port: pages to charge, and their outcomes (or why none came). */
+/** On a worker's port: pages to charge and their outcomes, or a write and its result; or why none came. */
 export type ChargeRequest = { type: 'charge'; id: number; pages: ChargePage[] };
-export type ChargeReply = { type: 'charged'; id: number; outcomes: ChargeOutcome[] } | { type: 'failed'; id: number; unavailable: boolean; message: string };
+export type WriteRequest = { type: 'write'; id: number; op: PublicWrite; args: unknown[] };
+export type ChargeReply =
+  | { type: 'charged'; id: number; outcomes: ChargeOutcome[] }
+  | { type: 'written'; id: number; result: unknown }
+  | { type: 'failed'; id: number; unavailable: boolean; message: string };
 
 /** From the ledger thread once it can charge: the openings it read, those it shared, and how long that took. */
 export type LedgerThreadReady = ReturnType<Ledger['loadOpenings']>;
@@ -53,9 +58,7 @@ function commit(): void {
   try {
     outcomes = ledger.chargePages(pages);
   } catch (err) {
-    const e = err as Error & { code?: string };
-    const reply = (id: number): ChargeReply => ({ type: 'failed', id, unavailable: e.name === 'LedgerUnavailableError', message: e.message });
-    for (const b of batch) b.port.postMessage(reply(b.request.id));
+    for (const b of batch) b.port.postMessage(failed(b.request.id, err));
     return;
   }
   let at = 0;
@@ -77,9 +80,28 @@ function knownFree(page: ChargePage): ChargeOutcome | null {
   }
 }
 
+const failed = (id: number, err: unknown): ChargeReply => {
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { type: 'failed', id, unavailable: e.name === 'LedgerUnavailableError', message: e.message };
+};
+
+/** A write of the open operations, at once: it is its own transaction. */
+function write(port: MessagePort, request: WriteRequest): void {
+  let reply: ChargeReply;
+  try {
+    if (!PUBLIC_WRITES.includes(request.op)) throw new Error(`Unknown write ${String(request.op)}.`);
+    const run = ledger[request.op] as (...args: unknown[]) => unknown;
+    reply = { type: 'written', id: request.id, result: run.apply(ledger, request.args) };
+  } catch (err) {
+    reply = failed(request.id, err);
+  }
+  port.postMessage(reply);
+}
+
 function listen(port: MessagePort): void {
   ports.add(port);
-  port.on('message', (request: ChargeRequest) => {
+  port.on('message', (request: ChargeRequest | WriteRequest) => {
+    if (request.type === 'write') return write(port, request);
     const known = request.pages.map(knownFree);
     if (known.every((o) => o !== null)) {
       port.postMessage({ type: 'charged', id: request.id, outcomes: known as ChargeOutcome[] } satisfies ChargeReply);

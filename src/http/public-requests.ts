@@ -33,7 +33,10 @@ interface Incoming {
   body: Buffer | null;
 }
 
-type Handler = (request: Incoming) => { status: 200 | 201 | 202; doc: unknown };
+interface Answered { status: 200 | 201 | 202; doc: unknown }
+
+/** Reads answer at once; writes, through ctx.writePublic, once the write is done. */
+type Handler = (request: Incoming) => Answered | Promise<Answered>;
 
 function orderDoc(o: ReportOrder): Record<string, unknown> {
   return {
@@ -58,6 +61,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
 
   /** Runs the checks every open operation shares, then the handler; answers in the structured format. */
   const run = (route: string, method: string, path: string, t0: number, res: HttpResponse, checks: readonly GcraLimiter[], request: Incoming, handler: Handler): void => {
+    const answer = (a: Answered): Reply => jsonReply(a.status, a.doc, { 'Cache-Control': 'no-store' });
     let reply: Reply;
     try {
       const now = ctx.now();
@@ -67,8 +71,25 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
           throw new ApiError('rate_limited', `More than ${limiter.limit} requests in ${limiter.periodMs / MINUTE_MS} minutes from this address; retry in ${d.retryAfterS} s.`, '', d.retryAfterS);
         }
       }
-      const { status, doc } = handler(request);
-      reply = jsonReply(status, doc, { 'Cache-Control': 'no-store' });
+      const answered = handler(request);
+      if (answered instanceof Promise) {
+        // Its body is read: this replaces readBody's onAborted. Paused, as a charged page's
+        // connection is (server.ts): a request pipelined behind is read once this is answered.
+        let aborted = false;
+        res.onAborted(() => { aborted = true; });
+        res.pause();
+        ctx.inFlight.count++;
+        answered.then(answer, (err: unknown) => refusal(ctx, err, route, path)).then((later) => {
+          ctx.inFlight.count--;
+          if (aborted) return;
+          res.cork(() => {
+            res.resume();
+            finish(ctx, res, route, method, path, t0, later);
+          });
+        });
+        return;
+      }
+      reply = answer(answered);
     } catch (err) {
       reply = refusal(ctx, err, route, path);
     }
@@ -118,10 +139,9 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     if (covered) {
       throw ApiError.invalidParameter('country', `country: ${country} is already covered (snapshot of ${covered.date}, ${covered.rows.toLocaleString('en-US')} buildings)`);
     }
-    const saved = ctx.ledger.addCountryRequest({
+    return ctx.writePublic('addCountryRequest', {
       country, email: (body.email as string | undefined) ?? null, comment: (body.comment as string | undefined) ?? null, client: r.client,
-    });
-    return { status: 201, doc: { id: saved.id, country: saved.country, status: 'received', created_at: isoTime(saved.createdAt) } };
+    }).then((saved) => ({ status: 201, doc: { id: saved.id, country: saved.country, status: 'received', created_at: isoTime(saved.createdAt) } }));
   }));
 
   app.post(`${base}/removal-requests`, post('/removal-requests', [], [limiters.removalRequests], (r) => {
@@ -144,17 +164,16 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     }
     // Both of the business's identifiers are kept, so the removal still finds it in a later
     // snapshot that knows it by only one of them.
-    const saved = ctx.ledger.addRemovalRequest({
+    return ctx.writePublic('addRemovalRequest', {
       businessId: named.business_id, registrationNumber: named.registration_number, buildingId, country: snapshot.country, businessName: named.name,
       reason: body.reason as string, contact: body.contact as string, client: r.client,
-    });
-    return {
+    }).then((saved) => ({
       status: 202,
       doc: {
         id: saved.id, status: saved.status, building_id: saved.buildingId, business_id: saved.businessId,
         registration_number: saved.registrationNumber, created_at: isoTime(saved.createdAt),
       },
-    };
+    }));
   }));
 
   app.post(`${base}/reports`, post('/reports', [], [limiters.reportOrders], (r) => {
@@ -164,13 +183,13 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     const context = { country: snapshot.country, snapshotDate: snapshot.date };
     const report = freezeReport(snapshot.record(row), snapshot.units(row), context);
     const payment = provider.checkout({ orderAmountMinor: ctx.config.reportPriceMinor, currency: ctx.config.reportCurrency });
-    const { order, token } = ctx.ledger.createReportOrder({
+    return ctx.writePublic('createReportOrder', {
       buildingId: snapshot.buildingId(row), country: snapshot.country, snapshotDate: snapshot.date, email: body.email as string,
       priceMinor: ctx.config.reportPriceMinor, priceCurrency: ctx.config.reportCurrency, provider: provider.name,
       paid: payment.paid, providerReference: payment.reference, report, client: r.client,
-    });
-    const reportUrl = `${ctx.baseUrl()}/reports/${order.id}?token=${token}`;
-    return { status: 201, doc: { ...orderDoc(order), token, report_url: reportUrl } };
+    }).then(({ order, token }) => ({
+      status: 201, doc: { ...orderDoc(order), token, report_url: `${ctx.baseUrl()}/reports/${order.id}?token=${token}` },
+    }));
   }));
 
   app.get(`${base}/reports/:order_id`, get('/reports/{order_id}', ['order_id'], [limiters.reportReads], (r) => {
@@ -197,8 +216,8 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     if (body.currency !== undefined && body.currency !== order.priceCurrency) {
       throw ApiError.invalidParameter('currency', `currency: ${body.currency as string} is not the order's ${order.priceCurrency}`);
     }
-    const paid = ctx.ledger.markReportPaid(order.id, (body.providerReference as string | undefined) ?? null);
-    return { status: 200, doc: orderDoc(paid.order) };
+    return ctx.writePublic('markReportPaid', order.id, (body.providerReference as string | undefined) ?? null)
+      .then((paid) => ({ status: 200, doc: orderDoc(paid.order) }));
   }));
 
   for (const [pattern, route, allow] of [

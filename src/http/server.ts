@@ -28,6 +28,7 @@ import { BuildingCache } from './building-cache.ts';
 import { WriterPool } from './writer-pool.ts';
 import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
+import { writeHere, type WritePublic } from './public-writes.ts';
 import { addressLimiters, type AddressLimiterTables } from './address-limits.ts';
 import { followRemovals } from './follow-removals.ts';
 import { refuseOtherMethods } from './methods.ts';
@@ -50,6 +51,8 @@ export interface ServerDeps {
    * for the sum over every worker.
    */
   metricsText?: (own: Metrics) => Promise<string>;
+  /** The open operations' writes; default: on this thread's ledger (a worker sends them to the ledger thread). */
+  writePublic?: WritePublic;
 }
 
 export interface RunningServer {
@@ -134,7 +137,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   const ctx: HttpContext = {
     config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now, limiters: addressLimiters(deps.limiterTables),
-    closing: () => closing, inFlight: { count: 0 },
+    closing: () => closing, inFlight: { count: 0 }, writePublic: deps.writePublic ?? writeHere(ledger),
   };
   const { inFlight } = ctx;
   const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>

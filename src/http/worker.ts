@@ -8,7 +8,8 @@ import pino from 'pino';
 import { CatalogReplica, type PublishedView } from '../catalog/replica.ts';
 import type { Config } from '../config.ts';
 import { Ledger, LedgerUnavailableError, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
-import type { ChargeReply } from './ledger-thread.ts';
+import type { ChargeReply, ChargeRequest, WriteRequest } from './ledger-thread.ts';
+import type { WritePublic } from './public-writes.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
 import { startServer } from './server.ts';
 
@@ -61,10 +62,15 @@ const log = pino({ level: data.logLevel }, logDestination).child({ worker: threa
 const replica = new CatalogReplica();
 replica.apply(data.published);
 
-// Charges go to the ledger thread; each waits for its outcome there.
+// Charges and the open operations' writes go to the ledger thread; each waits for its answer there.
 let ledgerPort: MessagePort;
-let charges = 0;
-const awaiting = new Map<number, { resolve: (o: ChargeOutcome[]) => void; reject: (e: Error) => void }>();
+let asks = 0;
+/**
+ * Once stopping, the port to the ledger thread keeps the thread alive only while an answer is
+ * awaited there: the connection that waits for it is paused (not read), which does not.
+ */
+let stopping = false;
+const awaiting = new Map<number, { resolve: (o: never) => void; reject: (e: Error) => void }>();
 function useLedgerPort(port: MessagePort): void {
   for (const a of awaiting.values()) a.reject(new LedgerUnavailableError('The ledger thread restarted; retry.'));
   awaiting.clear();
@@ -73,20 +79,27 @@ function useLedgerPort(port: MessagePort): void {
     const a = awaiting.get(m.id);
     if (!a) return;
     awaiting.delete(m.id);
-    if (m.type === 'charged') a.resolve(m.outcomes);
+    if (stopping && awaiting.size === 0) ledgerPort.unref();
+    if (m.type === 'charged') a.resolve(m.outcomes as never);
+    else if (m.type === 'written') a.resolve(m.result as never);
     else a.reject(m.unavailable ? new LedgerUnavailableError(m.message) : new Error(m.message));
   });
 }
 useLedgerPort(data.ledgerPort);
 
+function ask<T>(message: (id: number) => ChargeRequest | WriteRequest): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const id = ++asks;
+    awaiting.set(id, { resolve: resolve as (o: never) => void, reject });
+    ledgerPort.postMessage(message(id));
+  });
+}
+const writePublic: WritePublic = (op, ...args) => ask((id) => ({ type: 'write', id, op, args }));
+
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
   writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
-  remoteCharges: (pages: ChargePage[]) => new Promise((resolve, reject) => {
-    const id = ++charges;
-    awaiting.set(id, { resolve, reject });
-    ledgerPort.postMessage({ type: 'charge', id, pages });
-  }),
+  remoteCharges: (pages: ChargePage[]) => ask<ChargeOutcome[]>((id) => ({ type: 'charge', id, pages })),
 });
 process.on('exit', () => ledger.close());
 
@@ -95,7 +108,7 @@ const waiting = new Map<number, (text: string) => void>();
 
 try {
   const server = await startServer({
-    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables,
+    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic,
     metricsText: () => new Promise((resolve) => {
       const id = ++asked;
       waiting.set(id, resolve);
@@ -126,7 +139,8 @@ try {
         } else {
           server.close();
           port.unref();
-          ledgerPort.unref();
+          stopping = true;
+          if (awaiting.size === 0) ledgerPort.unref();
         }
         break;
     }

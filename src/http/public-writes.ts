@@ -1,0 +1,21 @@
+/**
+ * The writes of the open operations (public-requests.ts): country and removal requests, report
+ * orders and their payment. On a worker thread they go to the ledger thread, the one writer
+ * (worker.ts, ledger-thread.ts), so that the worker goes on serving while a write waits for the
+ * file's write lock (held by a commit, or by another process for up to the busy timeout: a
+ * worker that wrote itself stopped answering everyone for as long). Otherwise the Ledger of
+ * the thread runs them.
+ */
+import type { Ledger } from '../ledger/index.ts';
+
+/** The writes, by the name of their Ledger method. */
+export const PUBLIC_WRITES = ['addCountryRequest', 'addRemovalRequest', 'createReportOrder', 'markReportPaid'] as const;
+export type PublicWrite = (typeof PUBLIC_WRITES)[number];
+
+/** Runs one of the writes with the Ledger method's arguments; resolves with its result. */
+export type WritePublic = <K extends PublicWrite>(op: K, ...args: Parameters<Ledger[K]>) => Promise<ReturnType<Ledger[K]>>;
+
+/** WritePublic on this thread's Ledger. */
+export function writeHere(ledger: Ledger): WritePublic {
+  return (op, ...args) => new Promise((resolve) => resolve((ledger[op] as (...a: typeof args) => ReturnType<Ledger[typeof op]>)(...args)));
+}
