@@ -5,7 +5,8 @@
  * in one write, both are read at once: the workspace must then not pay for the page it never
  * received. Written apart, the second waits unread (the connection paused) until the first is
  * answered: both are answered. Either way the credits taken are exactly those of the answers that
- * arrived. On one thread and with worker threads (whose pages go to the ledger thread).
+ * arrived. On one thread and with worker threads (whose pages go to the ledger thread). The same
+ * for a country request (a write, with workers done by the ledger thread): stored when answered.
  */
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -83,6 +84,27 @@ async function payOnlyForAnswers(port: number, ledger: Ledger, gapMs: number): P
   expect(ledger.audit()).toEqual([]);
 }
 
+/**
+ * A country request with a request pipelined behind it, written together: stored exactly when
+ * answered (a write whose connection uWS closed before it was sent is not made).
+ */
+async function storedOnlyWhenAnswered(port: number, ledger: Ledger): Promise<void> {
+  const body = (c: string) => `{"country":"${c}"}`;
+  for (const country of ['PT', 'ES', 'FR', 'DE']) {
+    const raw = await pipelined(port, [
+      `POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body(country).length}\r\n\r\n${body(country)}`,
+      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+    ], 0);
+    const created = raw.match(/HTTP\/1\.1 201 /g)?.length ?? 0;
+    // A write made regardless would be done by the time a later one is answered (one writer, in order).
+    const later = await fetch(`http://127.0.0.1:${port}/v1/public/country-requests`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body('SE'),
+    });
+    expect(later.status).toBe(201);
+    expect(ledger.countryRequests().filter((r) => r.country === country).length, raw.slice(0, 200)).toBe(created);
+  }
+}
+
 describe('requests pipelined behind a charged page', () => {
   it('on one thread: the workspace pays only for the answers it received', { timeout: 90_000 }, async () => {
     // In a process of its own: in this one, the client's timers would run in the server's turns.
@@ -95,6 +117,7 @@ describe('requests pipelined behind a charged page', () => {
       const port = Number(new URL(server.base).port);
       await payOnlyForAnswers(port, ledger, 0);
       await payOnlyForAnswers(port, ledger, 2);
+      await storedOnlyWhenAnswered(port, ledger);
       server.child.kill('SIGTERM');
     } finally {
       ledger.close();
@@ -111,6 +134,7 @@ describe('requests pipelined behind a charged page', () => {
     try {
       await payOnlyForAnswers(pool.port, ledger, 0);
       await payOnlyForAnswers(pool.port, ledger, 2);
+      await storedOnlyWhenAnswered(pool.port, ledger);
     } finally {
       await pool.close(2_000);
       ledger.close();

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger/index.ts';
-import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots } from './http-helpers.ts';
+import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
 
 let dir = '';
 
@@ -112,6 +112,64 @@ describe('SIGTERM to a server on the main thread alone while a request body is a
       const db = new Database(ledgerPath, { readonly: true });
       expect(db.prepare('SELECT country FROM country_requests').all()).toEqual([{ country: 'PT' }]);
       db.close();
+    } finally {
+      removeDir(stopDir);
+    }
+  });
+});
+
+/** A connection kept open: `send` writes a request and resolves with what arrives until `until` matches it, or the connection ends. */
+function keptOpen(port: number): Promise<{ send(request: string, until?: RegExp): Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let got = '';
+    let waiter: (() => void) | null = null;
+    socket.on('data', (chunk) => { got += chunk.toString('latin1'); waiter?.(); });
+    socket.on('close', () => waiter?.());
+    socket.on('error', () => {});
+    socket.once('error', reject);
+    socket.once('connect', () => resolve({
+      send: (request, until) => new Promise((done) => {
+        got = '';
+        waiter = () => { if (socket.destroyed || (until && until.test(got))) { waiter = null; done(got); } };
+        socket.write(request);
+      }),
+    }));
+  });
+}
+
+describe('SIGTERM to a server with a worker, then a request on a connection opened before', () => {
+  it('answers a charged page and a country request that arrive after the stop, with Connection: close, and exits 0', { timeout: 120_000 }, async () => {
+    const stopDir = await syntheticSnapshots(500, 8);
+    try {
+      const ledgerPath = join(stopDir, 'ledger.db');
+      const setup = Ledger.open(ledgerPath);
+      const { key, workspaceId } = workspaceWithKey(setup, 100);
+      setup.close();
+      const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(stopDir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '1' }, []);
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
+      const port = Number(new URL(server.base).port);
+      const [a, b] = await Promise.all([keptOpen(port), keptOpen(port)]);
+      const health = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+      expect(await a.send(health, /"alive"/)).toMatch(/^HTTP\/1\.1 200 /);
+      expect(await b.send(health, /"alive"/)).toMatch(/^HTTP\/1\.1 200 /);
+      server.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      // Each waits for the ledger thread, its connection paused, in a worker that has stopped listening.
+      const body = '{"country":"PT"}';
+      const [page, posted] = await Promise.all([
+        a.send(`GET /v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=4 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`),
+        b.send(`POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+      ]);
+      const { code, signal } = await exited;
+      expect({ code, signal }, server.output()).toEqual({ code: 0, signal: null });
+      expect(page).toMatch(/^HTTP\/1\.1 200 [^]*\r\nX-Credits-Charged: 4\r\n/i);
+      expect(page).toMatch(/\r\nConnection: close\r\n/i);
+      expect(posted).toMatch(/^HTTP\/1\.1 201 [^]*\r\nConnection: close\r\n/i);
+      const check = Ledger.open(ledgerPath);
+      expect(check.balance(workspaceId)).toBe(105 - 4);
+      expect(check.countryRequests().map((r) => r.country)).toEqual(['PT']);
+      check.close();
     } finally {
       removeDir(stopDir);
     }

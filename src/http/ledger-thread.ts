@@ -11,7 +11,7 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.ts';
-import { Ledger, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
+import { Ledger, LedgerError, type ChargeOutcome, type ChargePage, type LedgerErrorCode } from '../ledger/index.ts';
 import { PUBLIC_WRITES, type PublicWrite } from './public-writes.ts';
 
 export interface LedgerThreadData {
@@ -29,7 +29,8 @@ export type WriteRequest = { type: 'write'; id: number; op: PublicWrite; args: u
 export type ChargeReply =
   | { type: 'charged'; id: number; outcomes: ChargeOutcome[] }
   | { type: 'written'; id: number; result: unknown }
-  | { type: 'failed'; id: number; unavailable: boolean; message: string };
+  /** `code`: a LedgerError's, which the worker gives back as one. */
+  | { type: 'failed'; id: number; unavailable: boolean; message: string; code?: LedgerErrorCode };
 
 /** From the ledger thread once it can charge: the openings it read, those it shared, and how long that took. */
 export type LedgerThreadReady = ReturnType<Ledger['loadOpenings']>;
@@ -82,7 +83,7 @@ function knownFree(page: ChargePage): ChargeOutcome | null {
 
 const failed = (id: number, err: unknown): ChargeReply => {
   const e = err instanceof Error ? err : new Error(String(err));
-  return { type: 'failed', id, unavailable: e.name === 'LedgerUnavailableError', message: e.message };
+  return { type: 'failed', id, unavailable: e.name === 'LedgerUnavailableError', message: e.message, code: e instanceof LedgerError ? e.code : undefined };
 };
 
 /** A write of the open operations, at once: it is its own transaction. */

@@ -14,7 +14,7 @@ import {
 } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 import { asUnavailable } from '../ledger/errors.ts';
-import { GcraLimiter, paymentProvider, verifyWebhook, type ReportOrder } from '../ledger/index.ts';
+import { ABANDONED, GcraLimiter, paymentProvider, verifyWebhook, type ReportOrder } from '../ledger/index.ts';
 import { isoTime } from '../ledger/clock.ts';
 import { findBuilding } from '../query/children.ts';
 import { readBody } from './body.ts';
@@ -31,6 +31,8 @@ interface Incoming {
   path: Record<string, string>;
   headers: Record<string, string>;
   body: Buffer | null;
+  /** The connection closed before the answer: a write not yet sent is not sent (ctx.writePublic). */
+  abandoned(): boolean;
 }
 
 interface Answered { status: 200 | 201 | 202; doc: unknown }
@@ -60,8 +62,15 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
   const provider = paymentProvider(ctx.config.paymentProvider);
 
   /** Runs the checks every open operation shares, then the handler; answers in the structured format. */
-  const run = (route: string, method: string, path: string, t0: number, res: HttpResponse, checks: readonly GcraLimiter[], request: Incoming, handler: Handler): void => {
+  const run = (
+    route: string, method: string, path: string, t0: number, res: HttpResponse, checks: readonly GcraLimiter[],
+    incoming: Omit<Incoming, 'abandoned'>, handler: Handler,
+  ): void => {
     const answer = (a: Answered): Reply => jsonReply(a.status, a.doc, { 'Cache-Control': 'no-store' });
+    // Before the handler, so that a write it starts knows (a POST's body is read: this replaces readBody's).
+    let aborted = false;
+    res.onAborted(() => { aborted = true; });
+    const request: Incoming = { ...incoming, abandoned: () => aborted };
     let reply: Reply;
     try {
       const now = ctx.now();
@@ -73,20 +82,21 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
       }
       const answered = handler(request);
       if (answered instanceof Promise) {
-        // Its body is read: this replaces readBody's onAborted. Paused, as a charged page's
-        // connection is (server.ts): a request pipelined behind is read once this is answered.
-        let aborted = false;
-        res.onAborted(() => { aborted = true; });
+        // Paused, as a charged page's connection is (server.ts): a request pipelined behind is
+        // read once this is answered.
         res.pause();
         ctx.inFlight.count++;
-        answered.then(answer, (err: unknown) => refusal(ctx, err, route, path)).then((later) => {
-          ctx.inFlight.count--;
-          if (aborted) return;
-          res.cork(() => {
-            res.resume();
-            finish(ctx, res, route, method, path, t0, later);
-          });
-        });
+        answered
+          .then(answer, (err: unknown) => (err === ABANDONED ? null : refusal(ctx, err, route, path)))
+          .then((later) => {
+            if (later === null || aborted) return;
+            res.cork(() => {
+              res.resume();
+              finish(ctx, res, route, method, path, t0, later);
+            });
+          })
+          .catch((err: unknown) => ctx.log.error({ err, path, route }, 'answer failed'))
+          .finally(() => { ctx.inFlight.count--; });
         return;
       }
       reply = answer(answered);
@@ -139,7 +149,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     if (covered) {
       throw ApiError.invalidParameter('country', `country: ${country} is already covered (snapshot of ${covered.date}, ${covered.rows.toLocaleString('en-US')} buildings)`);
     }
-    return ctx.writePublic('addCountryRequest', {
+    return ctx.writePublic(r.abandoned, 'addCountryRequest', {
       country, email: (body.email as string | undefined) ?? null, comment: (body.comment as string | undefined) ?? null, client: r.client,
     }).then((saved) => ({ status: 201, doc: { id: saved.id, country: saved.country, status: 'received', created_at: isoTime(saved.createdAt) } }));
   }));
@@ -164,7 +174,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     }
     // Both of the business's identifiers are kept, so the removal still finds it in a later
     // snapshot that knows it by only one of them.
-    return ctx.writePublic('addRemovalRequest', {
+    return ctx.writePublic(r.abandoned, 'addRemovalRequest', {
       businessId: named.business_id, registrationNumber: named.registration_number, buildingId, country: snapshot.country, businessName: named.name,
       reason: body.reason as string, contact: body.contact as string, client: r.client,
     }).then((saved) => ({
@@ -183,7 +193,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     const context = { country: snapshot.country, snapshotDate: snapshot.date };
     const report = freezeReport(snapshot.record(row), snapshot.units(row), context);
     const payment = provider.checkout({ orderAmountMinor: ctx.config.reportPriceMinor, currency: ctx.config.reportCurrency });
-    return ctx.writePublic('createReportOrder', {
+    return ctx.writePublic(r.abandoned, 'createReportOrder', {
       buildingId: snapshot.buildingId(row), country: snapshot.country, snapshotDate: snapshot.date, email: body.email as string,
       priceMinor: ctx.config.reportPriceMinor, priceCurrency: ctx.config.reportCurrency, provider: provider.name,
       paid: payment.paid, providerReference: payment.reference, report, client: r.client,
@@ -216,7 +226,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     if (body.currency !== undefined && body.currency !== order.priceCurrency) {
       throw ApiError.invalidParameter('currency', `currency: ${body.currency as string} is not the order's ${order.priceCurrency}`);
     }
-    return ctx.writePublic('markReportPaid', order.id, (body.providerReference as string | undefined) ?? null)
+    return ctx.writePublic(r.abandoned, 'markReportPaid', order.id, (body.providerReference as string | undefined) ?? null)
       .then((paid) => ({ status: 200, doc: orderDoc(paid.order) }));
   }));
 

@@ -12,10 +12,14 @@ import type { Ledger } from '../ledger/index.ts';
 export const PUBLIC_WRITES = ['addCountryRequest', 'addRemovalRequest', 'createReportOrder', 'markReportPaid'] as const;
 export type PublicWrite = (typeof PUBLIC_WRITES)[number];
 
-/** Runs one of the writes with the Ledger method's arguments; resolves with its result. */
-export type WritePublic = <K extends PublicWrite>(op: K, ...args: Parameters<Ledger[K]>) => Promise<ReturnType<Ledger[K]>>;
+/**
+ * Runs one of the writes with the Ledger method's arguments; resolves with its result. A write
+ * whose request is `abandoned()` (its connection closed) before it is sent rejects with ABANDONED
+ * and writes nothing.
+ */
+export type WritePublic = <K extends PublicWrite>(abandoned: () => boolean, op: K, ...args: Parameters<Ledger[K]>) => Promise<ReturnType<Ledger[K]>>;
 
-/** WritePublic on this thread's Ledger. */
+/** WritePublic on this thread's Ledger, at once (the answer goes out before another request is read). */
 export function writeHere(ledger: Ledger): WritePublic {
-  return (op, ...args) => new Promise((resolve) => resolve((ledger[op] as (...a: typeof args) => ReturnType<Ledger[typeof op]>)(...args)));
+  return (_abandoned, op, ...args) => new Promise((resolve) => resolve((ledger[op] as (...a: typeof args) => ReturnType<Ledger[typeof op]>)(...args)));
 }

@@ -19,7 +19,7 @@ import { RankingCache } from '../query/rankings.ts';
 import { queryPoint } from '../query/point.ts';
 import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
 import { QueryError } from '../query/types.ts';
-import type { Ledger } from '../ledger/index.ts';
+import type { ChargeResult, Ledger } from '../ledger/index.ts';
 import { asUnavailable } from '../ledger/errors.ts';
 import type { Config } from '../config.ts';
 import { fallbackRefusal, uws, uwsImplementation } from './uws.ts';
@@ -225,7 +225,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       let aborted = false;
       let waiting = false;
       const asked = performance.now();
-      const settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, (result) => {
+      let called = false;
+      const charged = (result: ChargeResult | Error): void => {
+        called = true;
         if (waiting) {
           inFlight.count--;
           metrics.chargeWait.observe((performance.now() - asked) / 1000);
@@ -240,7 +242,16 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
           respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body }, result.charged);
         }
         writers.give(out);
-      }, () => aborted);
+      };
+      let settled: boolean;
+      try {
+        settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted);
+      } catch (err) {
+        if (called) throw err; // from answering, not from the ledger
+        // Its free check read the ledger, and could not: nothing charged, and the limits' headers.
+        writers.give(out);
+        return respond(failure(err, encoding, path, route, uncharged(headers, auth.workspaceId)));
+      }
       if (!settled) {
         waiting = true;
         inFlight.count++;

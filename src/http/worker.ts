@@ -7,7 +7,7 @@ import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_
 import pino from 'pino';
 import { CatalogReplica, type PublishedView } from '../catalog/replica.ts';
 import type { Config } from '../config.ts';
-import { Ledger, LedgerUnavailableError, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
+import { ABANDONED, Ledger, LedgerError, LedgerUnavailableError, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
 import type { ChargeReply, ChargeRequest, WriteRequest } from './ledger-thread.ts';
 import type { WritePublic } from './public-writes.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
@@ -67,7 +67,8 @@ let ledgerPort: MessagePort;
 let asks = 0;
 /**
  * Once stopping, the port to the ledger thread keeps the thread alive only while an answer is
- * awaited there: the connection that waits for it is paused (not read), which does not.
+ * awaited there: the connection that waits for it is paused (not read), which does not, and a
+ * thread that ends with a uWS socket still open aborts the process (libuv's loop close check).
  */
 let stopping = false;
 const awaiting = new Map<number, { resolve: (o: never) => void; reject: (e: Error) => void }>();
@@ -82,7 +83,7 @@ function useLedgerPort(port: MessagePort): void {
     if (stopping && awaiting.size === 0) ledgerPort.unref();
     if (m.type === 'charged') a.resolve(m.outcomes as never);
     else if (m.type === 'written') a.resolve(m.result as never);
-    else a.reject(m.unavailable ? new LedgerUnavailableError(m.message) : new Error(m.message));
+    else a.reject(m.unavailable ? new LedgerUnavailableError(m.message) : m.code ? new LedgerError(m.code, m.message) : new Error(m.message));
   });
 }
 useLedgerPort(data.ledgerPort);
@@ -90,11 +91,23 @@ useLedgerPort(data.ledgerPort);
 function ask<T>(message: (id: number) => ChargeRequest | WriteRequest): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const id = ++asks;
+    try {
+      ledgerPort.postMessage(message(id));
+    } catch (err) {
+      reject(err); // not sent (a value that cannot be cloned): nothing to wait for
+      return;
+    }
     awaiting.set(id, { resolve: resolve as (o: never) => void, reject });
-    ledgerPort.postMessage(message(id));
+    // A keep-alive connection may still bring a request after the stop (ledgerPort unreferenced).
+    if (stopping) ledgerPort.ref();
   });
 }
-const writePublic: WritePublic = (op, ...args) => ask((id) => ({ type: 'write', id, op, args }));
+// At the end of the turn, as a charged page: a request abandoned by then (uWS closed its
+// connection on a request pipelined behind it) writes nothing, as nothing would answer it.
+const writePublic: WritePublic = (abandoned, op, ...args) => new Promise((resolve, reject) => setImmediate(() => {
+  if (abandoned()) reject(ABANDONED);
+  else ask<never>((id) => ({ type: 'write', id, op, args })).then(resolve, reject);
+}));
 
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
