@@ -1,6 +1,7 @@
 /**
  * The ledger thread of a server with worker threads (worker-pool.ts): the one place charges are
- * committed, and the open operations' writes (country and removal requests, report orders) done. Workers send the pages that cost credits over a MessagePort each; the pages that
+ * committed, and the open operations' writes (country and removal requests, report orders) done
+ * (public-writes.ts). Workers send the pages that cost credits over a MessagePort each; the pages that
  * arrive in one turn of this thread's event loop, from every worker, are charged in one
  * transaction, one after the other, and one fsync makes them durable (group commit); each
  * worker hears its pages' outcomes and only then answers its clients. Workers never wait on the

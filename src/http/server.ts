@@ -147,8 +147,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // removalsPollMs of each approval; a worker's replica receives them from the main thread.
   const stopFollowing = catalog instanceof Catalog ? followRemovals(ledger, catalog, config.removalsPollMs, log) : () => {};
 
-  /** A refusal of the ledger's (503 when it cannot serve now) or of anything unexpected (500, logged). */
-  /** `headers`: those of spec section 8, when the request got as far as its limits. */
+  /**
+   * A refusal of the ledger's (503 when it cannot serve now) or of anything unexpected (500,
+   * logged); `headers`: those of spec section 8, when the request got as far as its limits.
+   */
   const failure = (err: unknown, encoding: Encoding, path: string, route: string, headers: Record<string, string> = {}): Reply => {
     const unavailable = asUnavailable(err);
     if (unavailable) {
