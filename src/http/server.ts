@@ -160,7 +160,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     return { status: 500, headers: { ...headers, 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
   };
 
-  /** The section 8 headers of a page whose charge failed: nothing charged, and the balance if it can be read. */
+  /**
+   * The section 8 headers of an answer that charges nothing (a refusal, a failed charge): the
+   * balance when it can be read, so a ledger that cannot be read does not replace the refusal.
+   */
   const uncharged = (headers: Record<string, string>, workspaceId: string): Record<string, string> => {
     try {
       return credited(headers, 0, ledger.balance(workspaceId));
@@ -203,12 +206,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       keyPrefix = auth.keyPrefix;
       if (!auth.ok) {
         // A suspended workspace: refused before its limits count the request, but with their headers.
-        return respond(errorReply(new ApiError(auth.code, auth.message), encoding, credited(ledger.limitHeaders(auth), 0, ledger.balance(auth.workspaceId))));
+        return respond(errorReply(new ApiError(auth.code, auth.message), encoding, uncharged(ledger.limitHeaders(auth), auth.workspaceId)));
       }
       const limits = ledger.checkLimits(auth);
       const headers = limits.headers;
       if (!limits.ok) {
-        return respond(errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, credited(headers, 0, ledger.balance(auth.workspaceId))));
+        return respond(errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, uncharged(headers, auth.workspaceId)));
       }
       let answer: Answer;
       let body: Uint8Array;
@@ -222,7 +225,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         writers.give(out);
         const e = engineError(err);
         if (!(e instanceof ApiError)) throw e;
-        return respond(errorReply(e, encoding, credited(headers, 0, ledger.balance(auth.workspaceId))));
+        return respond(errorReply(e, encoding, uncharged(headers, auth.workspaceId)));
       }
       let aborted = false;
       let waiting = false;
