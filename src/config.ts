@@ -54,6 +54,11 @@ export interface Config {
    * MiB: the largest it can be within this (36 bytes a slot, 70% of them used at most).
    */
   sharedOpeningsMb: number;
+  /**
+   * Nice steps the ledger thread runs above the rest of the server (Linux; 0: none), so that a
+   * commit every paid page waits for is not kept waiting for a core by the workers.
+   */
+  ledgerPriority: number;
   /** Made-up requests each serving thread runs through its handlers before listening (warm-up.ts); 0: none. */
   warmUpRequests: number;
 }
@@ -114,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 4_096),
     rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
     sharedOpeningsMb: int(env, 'EDIFICE_SHARED_OPENINGS_MB', 72, 1, 65_536),
+    ledgerPriority: int(env, 'EDIFICE_LEDGER_PRIORITY', 10, 0, 39),
     warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
   };
 }

@@ -29,6 +29,7 @@ describe('config: the rest of the environment', () => {
     expect(c.fragmentCacheMb).toBe(256);
     expect(c.rankingCacheMb).toBe(32);
     expect(c.warmUpRequests).toBe(500);
+    expect(c.ledgerPriority).toBe(10);
   });
 
   it('reads prices to the cent, worker counts, proxies and the payment provider', () => {
@@ -42,6 +43,7 @@ describe('config: the rest of the environment', () => {
     expect([loadConfig({}).sharedOpeningsMb, loadConfig({ EDIFICE_SHARED_OPENINGS_MB: '1' }).sharedOpeningsMb]).toEqual([72, 1]);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '0' }).warmUpRequests).toBe(0);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '100000' }).warmUpRequests).toBe(100_000);
+    expect([loadConfig({ EDIFICE_LEDGER_PRIORITY: '0' }).ledgerPriority, loadConfig({ EDIFICE_LEDGER_PRIORITY: '39' }).ledgerPriority]).toEqual([0, 39]);
     expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
     expect(loadConfig({ EDIFICE_BASE_URL: 'https://api.example.com/v1/' }).baseUrl).toBe('https://api.example.com/v1');
     const webhook = loadConfig({ EDIFICE_PAYMENT_PROVIDER: 'webhook', EDIFICE_PAYMENT_WEBHOOK_SECRET: 's'.repeat(16) });
@@ -70,6 +72,9 @@ describe('config: the rest of the environment', () => {
       [{ EDIFICE_SHARED_OPENINGS_MB: '1.5' }, /EDIFICE_SHARED_OPENINGS_MB/],
       [{ EDIFICE_RANKING_CACHE_MB: 'lots' }, /EDIFICE_RANKING_CACHE_MB/],
       [{ EDIFICE_TRUSTED_PROXIES: 'all' }, /EDIFICE_TRUSTED_PROXIES/],
+      [{ EDIFICE_LEDGER_PRIORITY: '-1' }, /EDIFICE_LEDGER_PRIORITY must be an integer from 0 to 39/],
+      [{ EDIFICE_LEDGER_PRIORITY: '40' }, /EDIFICE_LEDGER_PRIORITY/],
+      [{ EDIFICE_LEDGER_PRIORITY: 'high' }, /EDIFICE_LEDGER_PRIORITY/],
       [{ EDIFICE_REMOVALS_POLL_MS: '1' }, /EDIFICE_REMOVALS_POLL_MS/],
     ];
     for (const [env, message] of bad) expect(() => loadConfig(env), JSON.stringify(env)).toThrow(message);

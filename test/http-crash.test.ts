@@ -80,7 +80,7 @@ describe('kill -9 during charged requests', () => {
     expect(again.status).toBe(200);
     expect(again.headers.get('x-credits-charged')).toBe('0');
     expect(((await again.json()) as { data: { building_id: string }[] }).data.map((b) => b.building_id)).toEqual(received[0].ids);
-    const ready = /"openings":(\d+),"shared":(\d+),"loadMs":\d+,"msg":"ledger thread ready/.exec(second.output());
+    const ready = /"openings":(\d+),"shared":(\d+),"loadMs":\d+,"priority":{[^}]*},"msg":"ledger thread ready/.exec(second.output());
     expect(ready, second.output()).not.toBeNull();
     second.child.kill('SIGTERM');
 

@@ -3,8 +3,11 @@
  * threads, and every change the main thread publishes (a hot swap, an approved removal) reaching
  * every worker. Requests go out on fresh connections, which the kernel spreads over the workers.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
+import { getPriority } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
@@ -21,6 +24,8 @@ let ledger: Ledger;
 let pool: WorkerPool;
 let stopFollowing: () => void;
 let origin: string;
+/** What the pool logged at warn and above. */
+const warnings: string[] = [];
 
 /** GET on a new connection (Connection: close), so that requests land on either worker. */
 function get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
@@ -44,7 +49,7 @@ beforeAll(async () => {
     ...loadConfig({ EDIFICE_KEY_PER_MINUTE: '10', EDIFICE_REMOVALS_POLL_MS: '100' }),
     port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, 'ledger.db'),
   };
-  const log = pino({ level: 'silent' });
+  const log = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(line); } });
   catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
   ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: 10 });
   stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
@@ -122,6 +127,30 @@ describe('worker threads', () => {
     expect(ok).toBeGreaterThanOrEqual(120);
     expect(ok).toBeLessThanOrEqual(120 + Math.ceil(elapsed / 500));
     expect(answers.filter((a) => a.status === 429).every((a) => a.body.error === 'rate_limited')).toBe(true);
+  });
+
+  it('the ledger thread runs ten nice steps above every other thread, or the pool says why not', async () => {
+    // Linux keeps a nice value per thread (/proc/<pid>/task/<tid>/stat, field 19).
+    const nices = readdirSync('/proc/self/task').map((t) => Number(readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
+    const base = getPriority(0);
+    const wanted = Math.max(-20, base - 10);
+    // Whether this process may raise a thread's priority at all, asked of a thread of its own.
+    const permitted = await new Promise<boolean>((resolve, reject) => {
+      const probe = new Worker(`const { parentPort } = require('node:worker_threads'); const os = require('node:os');
+        try { os.setPriority(0, ${wanted}); parentPort.postMessage(true); } catch { parentPort.postMessage(false); }`, { eval: true });
+      probe.once('message', resolve);
+      probe.once('error', reject);
+    });
+    const warned = warnings.filter((l) => l.includes('the ledger thread runs at the priority of the workers'));
+    if (permitted) {
+      expect(nices.filter((n) => n === wanted)).toHaveLength(1);
+      expect(nices.filter((n) => n !== wanted && n !== base)).toEqual([]);
+      expect(warned).toEqual([]);
+    } else {
+      expect(nices.every((n) => n === base)).toBe(true);
+      expect(warned).toHaveLength(1);
+      expect(JSON.parse(warned[0]).reason).toMatch(/^E(ACCES|PERM): raising a priority needs CAP_SYS_NICE/);
+    }
   });
 
   it('a hot swap and an approved removal reach every worker', async () => {

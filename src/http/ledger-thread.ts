@@ -14,6 +14,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import { Ledger, LedgerError, type ChargeOutcome, type ChargePage, type LedgerErrorCode } from '../ledger/index.ts';
 import { PUBLIC_WRITES, type PublicWrite } from './public-writes.ts';
+import { raiseThreadPriority, type ThreadPriority } from './thread-priority.ts';
 
 export interface LedgerThreadData {
   entry: string;
@@ -33,20 +34,21 @@ export type ChargeReply =
   /** `code`: a LedgerError's, which the worker gives back as one. */
   | { type: 'failed'; id: number; unavailable: boolean; message: string; code?: LedgerErrorCode };
 
-/** From the ledger thread once it can charge: the openings it read, those it shared, and how long that took. */
-export type LedgerThreadReady = ReturnType<Ledger['loadOpenings']>;
+/** From the ledger thread once it can charge: the openings it read, those it shared, how long that took, and its priority. */
+export type LedgerThreadReady = ReturnType<Ledger['loadOpenings']> & { priority: ThreadPriority };
 
 /** To the ledger thread from the pool: a new worker's port. */
 export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'close' };
 
 const data = workerData as LedgerThreadData;
+const priority = raiseThreadPriority(data.config.ledgerPriority);
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
   writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
 });
 // Before 'ready', so that no worker's first page waits for them, nor goes to this thread for
 // buildings opened before the server started.
-const ready: LedgerThreadReady = ledger.loadOpenings();
+const ready: LedgerThreadReady = { ...ledger.loadOpenings(), priority };
 
 /** Requests waiting for the next commit, with the outcomes of their pages already known (null: to charge). */
 let queue: { port: MessagePort; request: ChargeRequest; known: (ChargeOutcome | null)[] }[] = [];

@@ -135,6 +135,9 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
       started = true;
       ledgerThread = t;
       log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory, the latest shared with the workers)');
+      if (!ready.priority.raised && config.ledgerPriority > 0) {
+        log.warn(ready.priority, 'the ledger thread runs at the priority of the workers: under load, paid pages wait longer for their charge');
+      }
       resolve();
     });
     t.on('error', (err) => {
