@@ -72,10 +72,23 @@ let asks = 0;
  */
 let stopping = false;
 const awaiting = new Map<number, { resolve: (o: never) => void; reject: (e: Error) => void }>();
-function useLedgerPort(port: MessagePort): void {
-  for (const a of awaiting.values()) a.reject(new LedgerUnavailableError('The ledger thread restarted; retry.'));
+/** False from the ledger thread's end until the pool sends the port of the one it starts instead. */
+let ledgerPortOpen = true;
+function failAwaiting(message: string): void {
+  for (const a of awaiting.values()) a.reject(new LedgerUnavailableError(message));
   awaiting.clear();
+}
+function useLedgerPort(port: MessagePort): void {
+  failAwaiting('The ledger thread restarted; retry.');
   ledgerPort = port;
+  ledgerPortOpen = true;
+  // The ledger thread ended (it failed; during a stop it is not restarted): what waits for it is
+  // answered 503 now, not after a restart, and never left with its connection paused.
+  port.on('close', () => {
+    if (port !== ledgerPort) return;
+    ledgerPortOpen = false;
+    failAwaiting('The ledger thread stopped; retry shortly.');
+  });
   port.on('message', (m: ChargeReply) => {
     const a = awaiting.get(m.id);
     if (!a) return;
@@ -90,6 +103,10 @@ useLedgerPort(data.ledgerPort);
 
 function ask<T>(message: (id: number) => ChargeRequest | WriteRequest): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    if (!ledgerPortOpen) {
+      reject(new LedgerUnavailableError('The ledger thread is starting again; retry shortly.'));
+      return;
+    }
     const id = ++asks;
     try {
       ledgerPort.postMessage(message(id));
