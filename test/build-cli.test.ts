@@ -64,7 +64,7 @@ describe.concurrent('build-snapshot CLI', () => {
     }));
     expect(rows.get('osm:way/1')).toMatchObject({
       category: 'residential_house', category_evidence: 'confirmed', building_type: 'house', floors: 2, floors_including_underground: null,
-      roof_shape: 'gabled', height_m: 7.5, height_basis: 'stated', volume_basis: 'stated', floor_area_basis: 'estimated',
+      roof_shape: 'gabled', height_m: 7.5, height_basis: 'stated', volume_basis: 'estimated', floor_area_basis: 'estimated',
       floor_area_scope: 'gross_above_ground', solar_presence: 'unknown', flood_zone_mapped: false, address: null, address_evidence: 'none',
     });
     const w1 = rows.get('osm:way/1')!;
@@ -151,6 +151,20 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(wrong.status).toBe(1);
     expect(wrong.stderr).toMatch(/expertiza-elsewhere\.csv: none of its 2 rows lies within \d+ m of a building .*; nothing written/);
     expect(existsSync(join(dir, 'ro4.arrow'))).toBe(false);
+    // A list with a header alone, or whose every row is refused, is as wrong: refused, nothing written.
+    const headerOnly = join(dir, 'expertiza-header.csv');
+    writeFileSync(headerOnly, 'Lat,Lng,Risk Category,Year Built\n');
+    const noCoordinates = join(dir, 'expertiza-nocoords.csv');
+    writeFileSync(noCoordinates, 'Lat,Lng,Risk Category,Year Built\n,,RS1,1935\nx,y,RS2,1940\n');
+    const columns = ['--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}'];
+    const [empty, unusable] = await Promise.all([
+      cli('--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', headerOnly, '--out', join(dir, 'ro5.arrow'), ...columns),
+      cli('--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', noCoordinates, '--out', join(dir, 'ro6.arrow'), ...columns),
+    ]);
+    expect([empty.status, unusable.status]).toEqual([1, 1]);
+    expect(empty.stderr).toMatch(/expertiza-header\.csv: no usable row .*; nothing written/);
+    expect(unusable.stderr).toMatch(/expertiza-nocoords\.csv: no usable row .*; nothing written/);
+    expect([existsSync(join(dir, 'ro5.arrow')), existsSync(join(dir, 'ro6.arrow'))]).toEqual([false, false]);
   });
 
   it('says a seismic list must be comma-separated when semicolons or tabs separate its header', async () => {

@@ -319,8 +319,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     }
     // A list none of whose rows lies on a building is the wrong one (another area, coordinates
     // mapped wrong): built anyway, the snapshot would replace one that had its risk classes.
+    // A list with no row that could be read (only a header, every row refused) is as wrong.
     const rows = counts.seismic_rows - rowsBefore;
-    if (rows > 0 && counts.seismic_joined === joinedBefore) {
+    if (rows === 0) {
+      throw new RangeError(`${list.path}: no usable row (a header alone, or every row refused: see the bad rows; columns mapped wrong?); nothing written`);
+    }
+    if (counts.seismic_joined === joinedBefore) {
       throw new RangeError(`${list.path}: none of its ${rows} rows lies within ${seismicMaxM} m of a building (a list of another area, or latitude and longitude mapped wrong?); nothing written`);
     }
   }
@@ -388,7 +392,8 @@ function derive(b: PendingBuilding, roads: RoadIndex, places: PlaceIndex, neares
     height_m: height,
     height_basis: basis,
     volume_m3: height === null ? null : b.area * height,
-    volume_basis: basis,
+    // No record states a volume: footprint times height is modelled, whatever the height's basis (spec 2.3).
+    volume_basis: height === null ? null : 'estimated',
     floor_area_m2: floors === null ? null : b.area * floors,
     floor_area_basis: floors === null ? null : 'estimated',
     floor_area_scope: floors === null ? null : 'gross_above_ground',
