@@ -211,15 +211,18 @@ describe('public place pages', () => {
       const floors = list.filter((b) => b.floors !== null);
       expect(f.medianFloors).toEqual({ value: median(floors.map((b) => b.floors!)), estimate: floors.some((b) => b.floors_is_estimate) });
       const solar = list.filter((b) => b.solar_presence === 'registered' || b.solar_presence === 'detected').length;
-      expect(f.buildingsWithSolar).toEqual(exact(solar));
-      expect(f.shareWithSolar).toEqual(exact(Math.round((solar / list.length) * 1000) / 1000));
+      // Unknown (null), not zero, when no building of the place has a solar record, nor a flood map.
+      const solarKnown = list.some((b) => b.solar_presence !== 'unknown');
+      expect(f.buildingsWithSolar).toEqual(exact(solarKnown ? solar : null));
+      expect(f.shareWithSolar).toEqual(exact(solarKnown ? Math.round((solar / list.length) * 1000) / 1000 : null));
       const potential = list.filter((b) => b.solar_potential_basis !== null);
       expect(f.buildingsWithSolarPotential).toEqual(exact(potential.length));
       expect(f.solarCapacityKwpTotal.value).toBeCloseTo(potential.reduce((s, b) => s + (b.solar_capacity_kwp ?? 0), 0), 1);
       expect(f.buildingsFloodMapped).toEqual(exact(list.filter((b) => b.flood_zone_mapped).length));
-      expect(f.buildingsInFloodZone).toEqual(exact(list.filter((b) => b.flood_zone !== null).length));
-      expect(f.buildingsByFloodZone).toEqual(exact(countBy(FLOOD_ZONE, (b) => b.flood_zone)));
-      expect(f.buildingsOnSeismicList).toEqual(exact(list.filter((b) => b.seismic_risk_class !== null).length));
+      const mapped = list.some((b) => b.flood_zone_mapped);
+      expect(f.buildingsInFloodZone).toEqual(exact(mapped ? list.filter((b) => b.flood_zone !== null).length : null));
+      expect(f.buildingsByFloodZone).toEqual(exact(mapped ? countBy(FLOOD_ZONE, (b) => b.flood_zone) : null));
+      expect(f.buildingsOnSeismicList).toEqual(exact(list.filter((b) => b.seismic_risk_class !== null || b.seismic_risk_assessment_year !== null).length));
       expect(f.buildingsBySeismicRiskClass).toEqual(exact(countBy(SEISMIC_RISK_CLASS, (b) => b.seismic_risk_class)));
       expect(f.buildingsWithHeatingEstimate).toEqual(exact(list.filter((b) => b.annual_heating_demand_kwh !== null).length));
       expect(f.buildingsWithThermalAssessment).toEqual(exact(list.filter((b) => b.thermal_assessment !== null).length));

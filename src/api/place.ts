@@ -37,6 +37,7 @@ const sum = (counts: readonly number[]): number => counts.reduce((a, b) => a + b
 
 export function publicPlace(p: PlaceFacts, context: { country: string; snapshotDate: string }): PublicPlace {
   const solar = p.bySolarPresence[SOLAR_PRESENCE.indexOf('registered')] + p.bySolarPresence[SOLAR_PRESENCE.indexOf('detected')];
+  const solarKnown = p.bySolarPresence[SOLAR_PRESENCE.indexOf('unknown')] < p.buildings;
   const facts: Record<(typeof PLACE_FACTS)[number], Fact<unknown>> = {
     buildings: exact(p.buildings),
     buildingsByCategory: exact(byValue(CATEGORY, p.byCategory)),
@@ -46,15 +47,16 @@ export function publicPlace(p: PlaceFacts, context: { country: string; snapshotD
     constructionYearLatest: { value: nan(p.constructionYear.latest), estimate: p.constructionYear.estimated > 0 },
     medianHeightM: median(p.heightM),
     medianFloors: median(p.floors),
-    buildingsWithSolar: exact(solar),
-    shareWithSolar: exact(Math.round((solar / p.buildings) * 1000) / 1000),
+    // Unknown, not zero (spec 1), when no building of the place has a solar record, nor a flood map.
+    buildingsWithSolar: exact(solarKnown ? solar : null),
+    shareWithSolar: exact(solarKnown ? Math.round((solar / p.buildings) * 1000) / 1000 : null),
     buildingsBySolarPresence: exact(byValue(SOLAR_PRESENCE, p.bySolarPresence)),
     buildingsWithSolarPotential: exact(p.withSolarPotential),
     solarCapacityKwpTotal: { value: Math.round(p.solarCapacityKwp * 100) / 100, estimate: p.withSolarPotential > 0 },
     buildingsFloodMapped: exact(p.floodMapped),
-    buildingsInFloodZone: exact(sum(p.byFloodZone)),
-    buildingsByFloodZone: exact(byValue(FLOOD_ZONE, p.byFloodZone)),
-    buildingsOnSeismicList: exact(sum(p.bySeismicRiskClass)),
+    buildingsInFloodZone: exact(p.floodMapped > 0 ? sum(p.byFloodZone) : null),
+    buildingsByFloodZone: exact(p.floodMapped > 0 ? byValue(FLOOD_ZONE, p.byFloodZone) : null),
+    buildingsOnSeismicList: exact(p.onSeismicList),
     buildingsBySeismicRiskClass: exact(byValue(SEISMIC_RISK_CLASS, p.bySeismicRiskClass)),
     buildingsWithHeatingEstimate: exact(p.withHeatingEstimate),
     buildingsWithThermalAssessment: exact(p.withThermalAssessment),

@@ -35,6 +35,8 @@ export interface PlaceFacts {
   byFloodZone: number[];
   /** Buildings per seismic risk class, in SEISMIC_RISK_CLASS order. */
   bySeismicRiskClass: number[];
+  /** Buildings an official list names: with a risk class, or assessed without one (a list's N/A). */
+  onSeismicList: number;
   withHeatingEstimate: number;
   withThermalAssessment: number;
   districtHeatingAvailable: number;
@@ -50,6 +52,8 @@ export interface PlaceInputs {
   solarPresence: Uint8Array;
   floodZone: Uint8Array;
   seismicRiskClass: Uint8Array;
+  /** NULL_I32 = none. */
+  seismicAssessmentYear: Int32Array;
   flags: Uint32Array;
   /** NULL_I32 = unknown. */
   constructionYear: Int32Array;
@@ -115,7 +119,7 @@ export function buildPlaces(p: PlaceInputs): Places {
     const byFloodZone = new Array<number>(FLOOD_ZONE.length).fill(0);
     const bySeismicRiskClass = new Array<number>(SEISMIC_RISK_CLASS.length).fill(0);
     let withSolarPotential = 0, solarCapacityKwp = 0, floodMapped = 0, withHeatingEstimate = 0, withThermalAssessment = 0;
-    let districtHeatingAvailable = 0, gasNetworkAvailable = 0;
+    let districtHeatingAvailable = 0, gasNetworkAvailable = 0, onSeismicList = 0;
     let yearEstimated = 0, earliest = Infinity, latest = -Infinity;
     for (let i = starts[k]; i < starts[k + 1]; i++) {
       const r = order[i];
@@ -124,6 +128,7 @@ export function buildPlaces(p: PlaceInputs): Places {
       bySolarPresence[p.solarPresence[r]]++;
       if (p.floodZone[r] !== NULL_CODE_U8) byFloodZone[p.floodZone[r]]++;
       if (p.seismicRiskClass[r] !== NULL_CODE_U8) bySeismicRiskClass[p.seismicRiskClass[r]]++;
+      if (p.seismicRiskClass[r] !== NULL_CODE_U8 || p.seismicAssessmentYear[r] !== NULL_I32) onSeismicList++;
       if (f & F.SOLAR_POTENTIAL) {
         withSolarPotential++;
         const kwp = p.solarCapacityKwp[r];
@@ -166,6 +171,7 @@ export function buildPlaces(p: PlaceInputs): Places {
       floodMapped,
       byFloodZone,
       bySeismicRiskClass,
+      onSeismicList,
       withHeatingEstimate,
       withThermalAssessment,
       districtHeatingAvailable,
