@@ -32,7 +32,9 @@ export function raiseThreadPriority(steps: number): ThreadPriority {
   try {
     setPriority(0, wanted);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    // os.setPriority throws a SystemError: its code is ERR_SYSTEM_ERROR, the errno is in info.
+    const e = err as NodeJS.ErrnoException & { info?: { code?: string } };
+    const code = e.info?.code ?? e.code ?? e.message;
     return { nice, raised: false, reason: `${code}: raising a priority needs CAP_SYS_NICE or a RLIMIT_NICE that allows nice ${wanted}` };
   }
   return { nice: getPriority(0), raised: true };
