@@ -38,20 +38,25 @@ describe('place facts', () => {
     expect(facts(p, 'B').buildingsOnSeismicList).toEqual({ value: 1, estimate: false });
   });
 
-  it('give no solar count or share where no building has a solar record, and no flood counts where none is mapped', () => {
+  it('give no solar count, share or capacity where no building has a solar record or estimate, and no flood counts where none is mapped', () => {
     const solar = new Uint8Array(7).fill(SOLAR_PRESENCE.indexOf('unknown'));
     solar[4] = SOLAR_PRESENCE.indexOf('none_seen');
     solar[5] = SOLAR_PRESENCE.indexOf('detected');
     const flags = new Uint32Array(7);
     flags[6] = F.FLOOD_ZONE_MAPPED;
+    flags[5] = F.SOLAR_POTENTIAL;
+    const kwp = new Float64Array(7).fill(NaN);
+    kwp[5] = 4.25;
     const zone = new Uint8Array(7).fill(NULL_CODE_U8);
     zone[6] = FLOOD_ZONE.indexOf('100_year');
-    const p = inputs({ solarPresence: solar, flags, floodZone: zone });
+    const p = inputs({ solarPresence: solar, flags, floodZone: zone, solarCapacityKwp: kwp });
     const a = facts(p, 'A');
     expect([a.buildingsWithSolar.value, a.shareWithSolar.value, a.buildingsInFloodZone.value, a.buildingsByFloodZone.value]).toEqual([null, null, null, null]);
     expect(a.buildingsFloodMapped.value).toBe(0);
+    expect(a.solarCapacityKwpTotal).toEqual({ value: null, estimate: false });
     const b = facts(p, 'B');
     expect([b.buildingsWithSolar.value, b.shareWithSolar.value, b.buildingsInFloodZone.value]).toEqual([1, 0.333, 1]);
     expect((b.buildingsByFloodZone.value as Record<string, number>)['100_year']).toBe(1);
+    expect(b.solarCapacityKwpTotal).toEqual({ value: 4.25, estimate: true });
   });
 });

@@ -217,7 +217,8 @@ describe('public place pages', () => {
       expect(f.shareWithSolar).toEqual(exact(solarKnown ? Math.round((solar / list.length) * 1000) / 1000 : null));
       const potential = list.filter((b) => b.solar_potential_basis !== null);
       expect(f.buildingsWithSolarPotential).toEqual(exact(potential.length));
-      expect(f.solarCapacityKwpTotal.value).toBeCloseTo(potential.reduce((s, b) => s + (b.solar_capacity_kwp ?? 0), 0), 1);
+      if (potential.length === 0) expect(f.solarCapacityKwpTotal).toEqual(exact(null));
+      else expect(f.solarCapacityKwpTotal.value).toBeCloseTo(potential.reduce((s, b) => s + (b.solar_capacity_kwp ?? 0), 0), 1);
       expect(f.buildingsFloodMapped).toEqual(exact(list.filter((b) => b.flood_zone_mapped).length));
       const mapped = list.some((b) => b.flood_zone_mapped);
       expect(f.buildingsInFloodZone).toEqual(exact(mapped ? list.filter((b) => b.flood_zone !== null).length : null));

@@ -47,12 +47,13 @@ export function publicPlace(p: PlaceFacts, context: { country: string; snapshotD
     constructionYearLatest: { value: nan(p.constructionYear.latest), estimate: p.constructionYear.estimated > 0 },
     medianHeightM: median(p.heightM),
     medianFloors: median(p.floors),
-    // Unknown, not zero (spec 1), when no building of the place has a solar record, nor a flood map.
+    // Unknown, not zero (spec 1), where no building of the place has a solar record, a solar
+    // potential estimate, or a flood map.
     buildingsWithSolar: exact(solarKnown ? solar : null),
     shareWithSolar: exact(solarKnown ? Math.round((solar / p.buildings) * 1000) / 1000 : null),
     buildingsBySolarPresence: exact(byValue(SOLAR_PRESENCE, p.bySolarPresence)),
     buildingsWithSolarPotential: exact(p.withSolarPotential),
-    solarCapacityKwpTotal: { value: Math.round(p.solarCapacityKwp * 100) / 100, estimate: p.withSolarPotential > 0 },
+    solarCapacityKwpTotal: p.withSolarPotential > 0 ? { value: Math.round(p.solarCapacityKwp * 100) / 100, estimate: true } : exact(null),
     buildingsFloodMapped: exact(p.floodMapped),
     buildingsInFloodZone: exact(p.floodMapped > 0 ? sum(p.byFloodZone) : null),
     buildingsByFloodZone: exact(p.floodMapped > 0 ? byValue(FLOOD_ZONE, p.byFloodZone) : null),
