@@ -59,4 +59,16 @@ describe('place facts', () => {
     expect((b.buildingsByFloodZone.value as Record<string, number>)['100_year']).toBe(1);
     expect(b.solarCapacityKwpTotal).toEqual({ value: 4.25, estimate: true });
   });
+
+  it('give no district heating or gas network count where neither is known for any building, and count the known ones', () => {
+    const flags = new Uint32Array(7);
+    flags[4] = F.DISTRICT_HEATING_KNOWN; // known: not served
+    flags[5] = F.DISTRICT_HEATING_KNOWN | F.DISTRICT_HEATING | F.GAS_NETWORK_KNOWN;
+    flags[6] = F.DISTRICT_HEATING; // a value bit without its known bit counts for nothing
+    const p = inputs({ flags });
+    const a = facts(p, 'A');
+    expect([a.buildingsWithDistrictHeating, a.buildingsWithGasNetwork]).toEqual([{ value: null, estimate: false }, { value: null, estimate: false }]);
+    const b = facts(p, 'B');
+    expect([b.buildingsWithDistrictHeating, b.buildingsWithGasNetwork]).toEqual([{ value: 1, estimate: false }, { value: 0, estimate: false }]);
+  });
 });

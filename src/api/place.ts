@@ -48,7 +48,7 @@ export function publicPlace(p: PlaceFacts, context: { country: string; snapshotD
     medianHeightM: median(p.heightM),
     medianFloors: median(p.floors),
     // Unknown, not zero (spec 1), where no building of the place has a solar record, a solar
-    // potential estimate, or a flood map.
+    // potential estimate, a flood map, or a known district heating or gas network.
     buildingsWithSolar: exact(solarKnown ? solar : null),
     shareWithSolar: exact(solarKnown ? Math.round((solar / p.buildings) * 1000) / 1000 : null),
     buildingsBySolarPresence: exact(byValue(SOLAR_PRESENCE, p.bySolarPresence)),
@@ -61,8 +61,8 @@ export function publicPlace(p: PlaceFacts, context: { country: string; snapshotD
     buildingsBySeismicRiskClass: exact(byValue(SEISMIC_RISK_CLASS, p.bySeismicRiskClass)),
     buildingsWithHeatingEstimate: exact(p.withHeatingEstimate),
     buildingsWithThermalAssessment: exact(p.withThermalAssessment),
-    buildingsWithDistrictHeating: exact(p.districtHeatingAvailable),
-    buildingsWithGasNetwork: exact(p.gasNetworkAvailable),
+    buildingsWithDistrictHeating: exact(p.districtHeatingKnown > 0 ? p.districtHeatingAvailable : null),
+    buildingsWithGasNetwork: exact(p.gasNetworkKnown > 0 ? p.gasNetworkAvailable : null),
   };
   return { country: context.country, locality: p.locality, snapshotDate: context.snapshotDate, facts };
 }

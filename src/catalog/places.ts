@@ -41,6 +41,9 @@ export interface PlaceFacts {
   withThermalAssessment: number;
   districtHeatingAvailable: number;
   gasNetworkAvailable: number;
+  /** Buildings whose district heating, or gas network, is known either way. */
+  districtHeatingKnown: number;
+  gasNetworkKnown: number;
 }
 
 /** Per-row inputs, in row order; `locality` codes index `names`. */
@@ -119,7 +122,7 @@ export function buildPlaces(p: PlaceInputs): Places {
     const byFloodZone = new Array<number>(FLOOD_ZONE.length).fill(0);
     const bySeismicRiskClass = new Array<number>(SEISMIC_RISK_CLASS.length).fill(0);
     let withSolarPotential = 0, solarCapacityKwp = 0, floodMapped = 0, withHeatingEstimate = 0, withThermalAssessment = 0;
-    let districtHeatingAvailable = 0, gasNetworkAvailable = 0, onSeismicList = 0;
+    let districtHeatingAvailable = 0, gasNetworkAvailable = 0, districtHeatingKnown = 0, gasNetworkKnown = 0, onSeismicList = 0;
     let yearEstimated = 0, earliest = Infinity, latest = -Infinity;
     for (let i = starts[k]; i < starts[k + 1]; i++) {
       const r = order[i];
@@ -137,8 +140,14 @@ export function buildPlaces(p: PlaceInputs): Places {
       if (f & F.FLOOD_ZONE_MAPPED) floodMapped++;
       if (f & F.HEATING_ESTIMATE) withHeatingEstimate++;
       if (f & F.THERMAL_ASSESSMENT) withThermalAssessment++;
-      if ((f & F.DISTRICT_HEATING_KNOWN) && (f & F.DISTRICT_HEATING)) districtHeatingAvailable++;
-      if ((f & F.GAS_NETWORK_KNOWN) && (f & F.GAS_NETWORK)) gasNetworkAvailable++;
+      if (f & F.DISTRICT_HEATING_KNOWN) {
+        districtHeatingKnown++;
+        if (f & F.DISTRICT_HEATING) districtHeatingAvailable++;
+      }
+      if (f & F.GAS_NETWORK_KNOWN) {
+        gasNetworkKnown++;
+        if (f & F.GAS_NETWORK) gasNetworkAvailable++;
+      }
       const y = p.constructionYear[r];
       if (y !== NULL_I32) {
         if (y < earliest) earliest = y;
@@ -176,6 +185,8 @@ export function buildPlaces(p: PlaceInputs): Places {
       withThermalAssessment,
       districtHeatingAvailable,
       gasNetworkAvailable,
+      districtHeatingKnown,
+      gasNetworkKnown,
     });
   }
   return new Places(out);
