@@ -1,6 +1,7 @@
 /**
  * A place's facts from hand-made columns: what a real list gives and the synthetic country does
- * not (a building assessed without a risk class, a place with no solar record or flood map).
+ * not (a building assessed without a risk class, a place with no solar record, solar estimate,
+ * flood map, district heating or gas network known).
  */
 import { describe, expect, it } from 'vitest';
 import { publicPlace } from '../src/api/place.ts';

@@ -35,7 +35,10 @@ export interface PlaceFacts {
   byFloodZone: number[];
   /** Buildings per seismic risk class, in SEISMIC_RISK_CLASS order. */
   bySeismicRiskClass: number[];
-  /** Buildings an official list names: with a risk class, or assessed without one (a list's N/A). */
+  /**
+   * Buildings an official list names with a risk class, or with an assessment year and no class
+   * (a list's N/A). A listed building with neither is not counted: the snapshot keeps nothing of it.
+   */
   onSeismicList: number;
   withHeatingEstimate: number;
   withThermalAssessment: number;
