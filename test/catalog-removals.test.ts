@@ -124,7 +124,7 @@ describe('approved removals in the store', () => {
       expect(after.summaries).toEqual(new NodeSummaries(after.tree, { rows: after.rows, num: after.num, enums: after.enums, flags: after.flags, business: after.business }));
       expect(after.summaries.employeesMax).not.toEqual(before.summaries.employeesMax);
       expect(after.summaries.flagsAll).not.toEqual(before.summaries.flagsAll);
-      for (const name of ['codes', 'codeCounts', 'codeRows', 'min', 'max', 'nulls', 'floorsMax'] as const) expect(after.summaries[name], name).toBe(before.summaries[name]);
+      for (const name of ['codes', 'codeCounts', 'codeRows', 'min', 'max', 'nulls', 'floorsMax', 'roofMax'] as const) expect(after.summaries[name], name).toBe(before.summaries[name]);
       for (const path of [undefined, 'scan'] as const) {
         expect(ask({ hasRegisteredBusiness: true }, path).total).toBe(638);
         expect(ask({ minRegisteredBusinessEmployees: 700 }, path).total).toBe(39); // i = 600..638

@@ -14,9 +14,9 @@ import { numberAt } from '../src/catalog/numeric.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
 import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
 import { CodesProof, NONE, countOf, emptyAmong, verdictOf } from '../src/query/proofs.ts';
-import { compile } from '../src/query/plan.ts';
+import { boundAt, compile } from '../src/query/plan.ts';
 import type { BuildingsQuery } from '../src/query/types.ts';
-import { FLOOR_STEPS, FLOORS_KEYS, ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
+import { FLOOR_STEPS, FLOORS_KEYS, ROOF_KEYS, ceil32, codeBit, floor32 } from '../src/catalog/summaries.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 
 let dir: string;
@@ -115,6 +115,62 @@ describe('node summaries', () => {
       }
     }
     expect(bounded).toBeGreaterThan(0);
+  });
+
+  it('hold the greatest height, volume and area among the rows of each roof shape (rows of unknown shape in none)', () => {
+    const sum = s.summaries;
+    let bounded = 0;
+    let unknownShape = 0;
+    for (let r = 0; r < s.rows; r++) if (s.enums.roof_shape[r] >= ROOF_SHAPE.length) unknownShape++;
+    expect(unknownShape).toBeGreaterThan(0);
+    for (const [node, lo, hi] of nodes()) {
+      for (const name of ROOF_KEYS) {
+        expect(sum.roofMax[name].length).toBe(ROOF_SHAPE.length);
+        ROOF_SHAPE.forEach((_, code) => {
+          let mx = -Infinity;
+          for (let r = lo; r < hi; r++) {
+            const v = numberAt(s.num[name], r);
+            if (s.enums.roof_shape[r] === code && !Number.isNaN(v)) mx = Math.max(mx, v);
+          }
+          expect(outward(sum.roofMax[name][code][node], mx, 'up'), `${name} of roof shape ${code}, node ${node}`).toBe(true);
+          if (sum.roofMax[name][code][node] < sum.max[name][node]) bounded++;
+        });
+      }
+    }
+    expect(bounded).toBeGreaterThan(0);
+  });
+
+  it('bound the sort key under a roof_shape list by the listed shapes, and under max_floors as well by the lower of the two', () => {
+    const lists = [[ROOF_SHAPE[0]], [ROOF_SHAPE[2], ROOF_SHAPE[5]], ROOF_SHAPE.slice(0, 7)];
+    for (const [sort, name] of [['height', 'height_m'], ['volume', 'volume_m3'], ['area', 'footprint_area_m2']] as const) {
+      for (const roofShape of lists) {
+        for (const maxFloors of sort === 'area' ? [undefined] : [undefined, 2]) {
+          const q = { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort, limit: 1, offset: 0, roofShape: [...roofShape], maxFloors } as BuildingsQuery;
+          const bound = compile(s, q)!.bound!;
+          const codes = roofShape.map((shape) => ROOF_SHAPE.indexOf(shape));
+          for (const [node, lo, hi] of nodes()) {
+            // By brute force: the greatest key among the node's rows of a listed shape, among
+            // those of at most maxFloors floors, and among those of both (what can match).
+            let listed = -Infinity;
+            let low = -Infinity;
+            let both = -Infinity;
+            for (let r = lo; r < hi; r++) {
+              const v = numberAt(s.num[name], r);
+              if (Number.isNaN(v)) continue;
+              const shapeOk = codes.includes(s.enums.roof_shape[r]);
+              const floorsOk = maxFloors === undefined || numberAt(s.num.floors, r) <= maxFloors;
+              if (shapeOk) listed = Math.max(listed, v);
+              if (floorsOk) low = Math.max(low, v);
+              if (shapeOk && floorsOk) both = Math.max(both, v);
+            }
+            const b = boundAt(bound, node);
+            expect(b, `${sort} ${roofShape.join('|')} floors <= ${maxFloors}, node ${node}`).toBeGreaterThanOrEqual(both);
+            // The lower of the two summaries (at max_floors 2, a floors step): each one Float32 step up at most.
+            expect(b).toBe(Math.min(ceil32(listed), ceil32(low)));
+          }
+        }
+      }
+    }
   });
 
   it('count the rows of every enum code over the snapshot, and the share a list filter keeps', () => {

@@ -134,7 +134,7 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(capped).toBeGreaterThan(RUNS_LOOSE / 2); // the property really ran past the cap
   });
 
-  it('filters that lower the bound of the sort key: its own max, max_floors under height and volume, a category list under employees', async () => {
+  it('filters that lower the bound of the sort key: its own max, max_floors under height and volume, a roof_shape list under both and area, a category list under employees', async () => {
     const rng = new Rng(seedFor(7150));
     const xa = ref.find((s) => s.country === 'XA')!.buildings;
     const known = (get: (b: RefBuilding) => number | null) => xa.map(get).filter((v): v is number => v !== null);
@@ -157,6 +157,10 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
         else if (sort === 'volume') q.maxVolumeM3 = v;
         else if (sort === 'area') q.maxAreaM2 = v;
       }
+      if (sort !== 'registered_business_employees' && rng.chance(0.5)) {
+        q.roofShape = ROOF_SHAPE.filter(() => rng.chance(0.6));
+        if (q.roofShape.length === 0) q.roofShape = [rng.pick(ROOF_SHAPE)];
+      }
       if (rng.chance(0.3)) q.excludeSolarPresence = [rng.pick(SOLAR_PRESENCE)];
       const all = ranked(q);
       for (const [offset, limit] of [[0, 1], [0, 25], [rng.int(0, 300), 100]]) {
@@ -177,7 +181,18 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       }
       await breathe();
     }
-    expect(pages).toBeGreaterThan(280);
+    // Each roof shape alone and most of them, with and without a floors bound beside (the lower of the two bounds a node).
+    for (const sort of ['height', 'volume', 'area'] as const) {
+      for (const roofShape of [...ROOF_SHAPE.map((shape) => [shape]), ROOF_SHAPE.slice(0, 7), ROOF_SHAPE.slice(3)]) {
+        for (const maxFloors of sort === 'area' ? [undefined] : [undefined, 1, 4]) {
+          const q: RefBuildingsQuery = { bbox: { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 }, sort, offset: 0, limit: 25, roofShape: [...roofShape], maxFloors };
+          checkPage(ranked(q), q);
+          pages++;
+        }
+      }
+      await breathe();
+    }
+    expect(pages).toBeGreaterThan(340);
   });
 
   it('ties at the k-th place: pages ending and starting inside, before and after a run of equal keys', async () => {

@@ -13,6 +13,10 @@
  * - by floors: the greatest height and volume among the rows of at most t floors, for each t
  *   of FLOOR_STEPS, so that under maxFloors a node's best key is that of its low buildings
  *   (every node holds some tall building: without it, sort=height&max_floors=4 reads them all);
+ * - by roof shape: the greatest height, volume and footprint area among the rows of each roof
+ *   shape, so that under a roof_shape list a node's best key is that of its listed shapes (about
+ *   half the buildings have no known shape, and a list refuses them: with the node's maximum,
+ *   sort=height&roof_shape=<7 of 10> read twice the leaves it needed);
  * - business sort keys: the greatest band start of employees (over all rows, and among the rows
  *   of each category: the large employers sit in commercial buildings, so a category filter
  *   works against the sort), and the greatest turnover in
@@ -23,7 +27,7 @@
  * lives on shared memory like the columns.
  */
 import { NULL_I32 } from './arrow.ts';
-import { CATEGORY } from '../snapshot/schema.ts';
+import { CATEGORY, ROOF_SHAPE } from '../snapshot/schema.ts';
 import { HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
 import { NULL_I16, numberAt, type NumColumn } from './numeric.ts';
 import { FANOUT, LEAF_ROWS, type RowTree } from './rowtree.ts';
@@ -34,6 +38,10 @@ export const FLOORS_KEYS = ['height_m', 'volume_m3'] as const;
 export type FloorsKey = (typeof FLOORS_KEYS)[number];
 /** Floors at which those bounds are kept (maxFloors above the last has none). */
 export const FLOOR_STEPS: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20];
+
+/** Sort keys bounded per roof shape under a roof_shape list. */
+export const ROOF_KEYS = ['height_m', 'volume_m3', 'footprint_area_m2'] as const;
+export type RoofKey = (typeof ROOF_KEYS)[number];
 
 /** Currencies whose greatest turnover per node is kept, most stated first. */
 export const SUMMARY_CURRENCIES = 4;
@@ -79,6 +87,8 @@ export class NodeSummaries {
   readonly nulls: Uint32Array;
   /** Per FLOOR_STEPS[i], the greatest value of the node's rows with at most that many floors (-Infinity: none). */
   readonly floorsMax: Readonly<Record<FloorsKey, readonly Float32Array[]>>;
+  /** Per ROOF_SHAPE code, the greatest value of the node's rows of that roof shape (-Infinity: none). */
+  readonly roofMax: Readonly<Record<RoofKey, readonly Float32Array[]>>;
   /** Greatest stated band start of a business of the node's rows (-Infinity: none). */
   readonly employeesMax: Float32Array;
   /** The same per category code (rows of unknown category are in none: a category filter refuses them). */
@@ -122,6 +132,7 @@ export class NodeSummaries {
       this.max = same.max;
       this.nulls = same.nulls;
       this.floorsMax = same.floorsMax;
+      this.roofMax = same.roofMax;
     } else {
       const codes = {} as Record<HotEnum, Uint32Array>;
       const codeRows = {} as Record<HotEnum, Float64Array>;
@@ -219,6 +230,23 @@ export class NodeSummaries {
         floorsMax[name] = perStep.map((m) => roundedUp(tree, m));
       }
       this.floorsMax = floorsMax;
+
+      const roofMax = {} as Record<RoofKey, Float32Array[]>;
+      const roof = s.enums.roof_shape;
+      for (const name of ROOF_KEYS) {
+        const col = s.num[name];
+        // Rows of unknown shape (the null code) are in none: a roof_shape list refuses them.
+        const perCode = ROOF_SHAPE.map(() => new Float64Array(leaves).fill(-Infinity));
+        for (let r = 0; r < n; r++) {
+          const code = roof[r];
+          if (code >= perCode.length) continue;
+          const v = numberAt(col, r);
+          const leaf = (r / LEAF_ROWS) | 0;
+          if (v > perCode[code][leaf]) perCode[code][leaf] = v;
+        }
+        roofMax[name] = perCode.map((m) => roundedUp(tree, m));
+      }
+      this.roofMax = roofMax;
     }
 
     const b = s.business;
@@ -277,6 +305,7 @@ export class NodeSummaries {
     let bytes = this.flagsAny.byteLength + this.flagsAll.byteLength + this.nulls.byteLength + this.employeesMax.byteLength;
     for (const m of this.employeesMaxByCategory) bytes += m.byteLength;
     for (const name of FLOORS_KEYS) for (const m of this.floorsMax[name]) bytes += m.byteLength;
+    for (const name of ROOF_KEYS) for (const m of this.roofMax[name]) bytes += m.byteLength;
     for (const name of HOT_ENUM) bytes += this.codes[name].byteLength + this.codeRows[name].byteLength + this.codeCounts[name].byteLength;
     for (const name of HOT_NUM) bytes += this.min[name].byteLength + this.max[name].byteLength;
     for (const t of this.turnoverMax) bytes += t.byteLength;
