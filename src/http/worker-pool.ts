@@ -35,6 +35,9 @@ import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 const LEDGER_ENTRY = new URL('./ledger-thread.ts', import.meta.url).href;
+/** Waits between attempts to start the ledger thread again after one failed: doubling from the first, at most the last. */
+const RESTART_FIRST_MS = 250;
+const RESTART_MAX_MS = 5_000;
 
 export interface WorkerPoolOptions {
   config: Config;
@@ -147,14 +150,30 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     t.on('exit', (code) => {
       if (closing || !started) return;
       log.error({ code }, 'ledger thread exited; starting another');
-      startLedgerThread().then(() => {
-        for (const w of workers) {
-          const port = ledgerPort();
-          w.postMessage({ type: 'ledger-port', port } satisfies ToWorker, [port]);
-        }
-      }, (err: unknown) => log.error({ err }, 'cannot restart the ledger thread'));
+      restartLedgerThread(RESTART_FIRST_MS);
     });
   });
+  /**
+   * Until a ledger thread starts again, paid pages and writes are answered 503 and /readyz says
+   * unavailable (the workers have no port to it), so it is tried again and again: what stopped it
+   * (the file unreadable a while, the disk full) may pass.
+   */
+  let restartTimer: NodeJS.Timeout | undefined;
+  const restartLedgerThread = (waitMs: number): void => {
+    restartTimer = undefined;
+    startLedgerThread().then(() => {
+      // A stop that began meanwhile found the old thread ended and left this one to us.
+      if (closing) return ledgerThread.postMessage({ type: 'close' } satisfies ToLedgerThread);
+      for (const w of workers) {
+        const port = ledgerPort();
+        w.postMessage({ type: 'ledger-port', port } satisfies ToWorker, [port]);
+      }
+    }, (err: unknown) => {
+      if (closing) return;
+      log.error({ err, retryInMs: waitMs }, 'cannot restart the ledger thread; trying again');
+      restartTimer = setTimeout(() => restartLedgerThread(Math.min(2 * waitMs, RESTART_MAX_MS)), waitMs);
+    });
+  };
   await startLedgerThread();
 
   const spawn = (): Promise<Worker> => new Promise((resolve, reject) => {
@@ -209,6 +228,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     workers: options.workers,
     async close(graceMs = 5_000) {
       closing = true;
+      clearTimeout(restartTimer);
       // Threads are not terminated from outside while they may be inside SQLite: a statement that
       // then fails (a busy timeout) aborts the whole process, and a thread stopped holding the
       // write lock would leave it taken. Each is asked to stop and given the time its longest

@@ -130,6 +130,7 @@ const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
   writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
   remoteCharges: (pages: ChargePage[]) => ask<ChargeOutcome[]>((id) => ({ type: 'charge', id, pages })),
+  remoteReady: () => ledgerPortOpen,
 });
 process.on('exit', () => ledger.close());
 

@@ -26,7 +26,7 @@ import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type G
 import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
-import { asUnavailable, LedgerError } from './errors.ts';
+import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
 import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
 import { GcraLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
@@ -81,6 +81,8 @@ export interface LedgerOptions {
    * every worker together while the workers go on serving.
    */
   remoteCharges?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
+  /** With `remoteCharges`: false while the thread that charges cannot be reached (restarting), and `ping` fails. */
+  remoteReady?: () => boolean;
 }
 
 /** What `chargeSoon` tells a page that was not charged because its request was abandoned first. */
@@ -89,7 +91,7 @@ export const ABANDONED = new Error('The request was abandoned before its page wa
 /** How long, by default, a statement waits for another process's write lock on the file (admin CLI). */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges'];
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges', 'remoteReady'];
 
 export type AuthResult =
   | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
@@ -147,6 +149,7 @@ export class Ledger implements RequestLedger {
   private readonly lock: WriteLock;
   private quotaTimer: NodeJS.Timeout | null = null;
   private readonly remoteCharges: ((pages: ChargePage[]) => Promise<ChargeOutcome[]>) | null;
+  private readonly remoteReady: (() => boolean) | null;
   private readonly countries: CountryRequests;
   private readonly removals: Removals;
   private readonly reports: Reports;
@@ -157,8 +160,8 @@ export class Ledger implements RequestLedger {
 
   private constructor(
     db: Db, quotaDb: Db,
-    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges'>>
-      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges'>,
+    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges' | 'remoteReady'>>
+      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges' | 'remoteReady'>,
   ) {
     this.db = db;
     this.quotaDb = quotaDb;
@@ -169,6 +172,7 @@ export class Ledger implements RequestLedger {
     this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn), shared);
     this.lock = new WriteLock(options.writeLock);
     this.remoteCharges = options.remoteCharges ?? null;
+    this.remoteReady = options.remoteReady ?? null;
     this.quota = new DailyQuota(quotaDb, options.dailyQuota, new SharedQuota(undefined, options.quotaTable), this.lock);
     if (options.persistQuota) {
       this.quotaTimer = setInterval(() => this.persistQuota(), 250);
@@ -212,6 +216,7 @@ export class Ledger implements RequestLedger {
       openingsTable: options.openingsTable,
       persistQuota: options.persistQuota ?? true,
       remoteCharges: options.remoteCharges,
+      remoteReady: options.remoteReady,
     };
     if (options.keyLimiterTable !== undefined && !(options.keyLimiterTable instanceof SharedArrayBuffer)) {
       throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
@@ -237,9 +242,11 @@ export class Ledger implements RequestLedger {
 
   /**
    * Readiness probe: reads the file through both connections; throws LedgerUnavailableError
-   * when the ledger cannot serve (closed, unreadable, locked past the busy timeout).
+   * when the ledger cannot serve (closed, unreadable, locked past the busy timeout, or the
+   * thread that charges not reachable).
    */
   ping(): void {
+    if (this.remoteReady !== null && !this.remoteReady()) throw new LedgerUnavailableError('The ledger thread is not running; it is being started again.', 5);
     this.guard(() => {
       this.db.prepare('SELECT count(*) FROM meta').get();
       if (this.quotaDb !== this.db) this.quotaDb.prepare('SELECT count(*) FROM daily_requests WHERE 0').get();

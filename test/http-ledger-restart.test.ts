@@ -1,0 +1,146 @@
+/**
+ * The ledger thread of a server with worker threads ends (killed here from outside through the
+ * inspector, as an uncaught error would end it) and cannot start again a while (its file is out
+ * of reach): paid pages are answered 503 with Retry-After, /readyz says unavailable, free pages
+ * are still served, and the pool keeps trying; once the file is back, a new thread starts and
+ * paid pages are charged again, exactly.
+ */
+import { mkdirSync, renameSync, rmdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../src/catalog/catalog.ts';
+import { loadConfig } from '../src/config.ts';
+import { startWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
+import { Ledger } from '../src/ledger/index.ts';
+import { removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
+
+let dir: string;
+let ledgerPath: string;
+let ledger: Ledger;
+let pool: WorkerPool;
+let origin: string;
+const logged: string[] = [];
+
+type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: any };
+
+/** GET on a new connection, so that requests land on either worker. */
+function get(path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${origin}${path}`, { headers: { ...headers, Connection: 'close' }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : null });
+      });
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path}: no answer in 10 s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Asks `path` until `until` holds for `times` answers in a row (both workers then agree), at most `ms`. */
+async function settle(path: string, until: (a: Answer) => boolean, times = 8, ms = 15_000): Promise<Answer[]> {
+  const start = Date.now();
+  let run: Answer[] = [];
+  while (Date.now() - start < ms) {
+    const a = await get(path);
+    run = until(a) ? [...run, a] : [];
+    if (run.length >= times) return run;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${path}: not settled within ${ms} ms`);
+}
+
+/** Ends the pool's ledger thread with an uncaught error, from inside it (the inspector reaches the threads of this process). */
+function killLedgerThread(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const session = new Session();
+    session.connect();
+    const timer = setTimeout(() => {
+      session.disconnect();
+      reject(new Error('no thread named edifice-ledger'));
+    }, 5_000);
+    session.on('NodeWorker.attachedToWorker', ({ params }) => {
+      if (!params.workerInfo.title.includes('edifice-ledger')) return;
+      const message = { id: 1, method: 'Runtime.evaluate', params: { expression: 'setTimeout(() => { throw new Error("ended by the test") })' } };
+      session.post('NodeWorker.sendMessageToWorker', { sessionId: params.sessionId, message: JSON.stringify(message) }, () => {
+        clearTimeout(timer);
+        session.disconnect();
+        resolve();
+      });
+    });
+    session.post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+  });
+}
+
+beforeAll(async () => {
+  dir = await syntheticSnapshots(4000, 5, 'LI');
+  ledgerPath = join(dir, 'ledger.db');
+  const config = { ...loadConfig({}), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath };
+  const log = pino({ level: 'warn' }, { write: (line: string) => { logged.push(line); } });
+  const catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
+  ledger = Ledger.open(ledgerPath);
+  pool = await startWorkers({ config, catalog, ledger, log, workers: 2 });
+  origin = `http://127.0.0.1:${pool.port}`;
+});
+
+afterAll(async () => {
+  await pool?.close(2_000);
+  ledger?.close();
+  if (dir) removeDir(dir);
+});
+
+describe('the ledger thread ends and cannot start again a while', () => {
+  it('paid pages 503 and /readyz unavailable while it is down, free pages served; charged exactly once it is back', async () => {
+    const { workspaceId, key } = workspaceWithKey(ledger, 1_000);
+    const auth = { Authorization: `Bearer ${key}` };
+    const page = (offset: number) => `/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=10&offset=${offset}&sort=area`;
+    const first = await get(page(0), auth);
+    expect(first.status).toBe(200);
+    expect(first.headers['x-credits-charged']).toBe('10');
+    await settle('/readyz', (a) => a.status === 200);
+
+    // The file out of reach (a folder where it was): a new ledger thread cannot open it. The
+    // connections open already keep theirs.
+    renameSync(ledgerPath, `${ledgerPath}.away`);
+    mkdirSync(ledgerPath);
+    try {
+      await killLedgerThread();
+      const down = await settle('/readyz', (a) => a.status === 503);
+      for (const a of down) {
+        expect(a.body).toMatchObject({ status: 'unavailable', ledger: 'unreachable' });
+        expect(a.headers['retry-after']).toBe('5');
+      }
+      for (let i = 0; i < 6; i++) {
+        const paid = await get(page(10 + 10 * i), auth);
+        expect(paid.status).toBe(503);
+        expect(paid.body.error.code).toBe('unavailable');
+        expect(Number(paid.headers['retry-after'])).toBeGreaterThan(0);
+        expect(paid.headers['x-credits-charged'] ?? '0').toBe('0');
+      }
+      // A page of buildings already opened costs nothing: the workers answer it from their shared openings.
+      expect((await get(page(0), auth)).status).toBe(200);
+      expect((await get('/v1/public/countries')).status).toBe(200);
+      // The pool tried again, and again (250 ms, then 500, ...).
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(logged.filter((l) => l.includes('cannot restart the ledger thread; trying again')).length).toBeGreaterThanOrEqual(2);
+      expect(ledger.balance(workspaceId)).toBe(1_005 - 10);
+    } finally {
+      rmdirSync(ledgerPath);
+      renameSync(`${ledgerPath}.away`, ledgerPath);
+    }
+
+    await settle('/readyz', (a) => a.status === 200 && a.body.ledger === 'open');
+    const again = await get(page(10), auth);
+    expect(again.status).toBe(200);
+    expect(again.headers['x-credits-charged']).toBe('10');
+    expect(ledger.balance(workspaceId)).toBe(1_005 - 20);
+    expect(ledger.audit()).toEqual([]);
+    expect(logged.some((l) => l.includes('ledger thread exited; starting another'))).toBe(true);
+  });
+});
