@@ -10,6 +10,7 @@
  * through a run (compiled code, where memory landed) moves a ratio too, and an A/A run read the
  * same code at street p99 1.10, interval 1.02-1.19 (bench/README.md).
  */
+import { kthLargest } from '../src/query/floor.ts';
 import { Prng } from '../src/synth/prng.ts';
 
 export interface RatioInterval {
@@ -56,26 +57,6 @@ export function ratioIntervals(
 export function nearestRank(buf: Float64Array, n: number, p: number): number {
   if (n === 0) return NaN;
   const k = Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1));
-  let lo = 0;
-  let hi = n - 1;
-  while (lo < hi) {
-    const pivot = buf[(lo + hi) >>> 1];
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (buf[i] < pivot) i++;
-      while (buf[j] > pivot) j--;
-      if (i <= j) {
-        const t = buf[i];
-        buf[i] = buf[j];
-        buf[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else break;
-  }
-  return buf[k];
+  // The (k+1)-th least is the (n-k)-th greatest.
+  return kthLargest(buf, n, n - k);
 }

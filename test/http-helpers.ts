@@ -4,6 +4,7 @@
  * and a validator of live responses against the served OpenAPI document.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,6 +81,29 @@ export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[]): Pro
 /** Kills every server process the tests started that is still running (afterAll). */
 export function killServerProcesses(): void {
   for (const c of serverProcesses) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+
+export interface JsonAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+/** GET origin + path on a new connection (Connection: close), so that requests to a pool of workers land on either; at most 10 s. */
+export function getFresh(origin: string, path: string, headers: Record<string, string> = {}): Promise<JsonAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${origin}${path}`, { headers: { ...headers, Connection: 'close' }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : null });
+      });
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path}: no answer in 10 s`)));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 export function removeDir(dir: string): void {

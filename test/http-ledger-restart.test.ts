@@ -6,7 +6,6 @@
  * paid pages are charged again, exactly.
  */
 import { mkdirSync, renameSync, rmdirSync } from 'node:fs';
-import { request } from 'node:http';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -15,7 +14,7 @@ import { Catalog } from '../src/catalog/catalog.ts';
 import { loadConfig } from '../src/config.ts';
 import { startWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
 import { Ledger } from '../src/ledger/index.ts';
-import { removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
+import { getFresh, removeDir, syntheticSnapshots, workspaceWithKey, type JsonAnswer } from './http-helpers.ts';
 
 let dir: string;
 let ledgerPath: string;
@@ -24,29 +23,12 @@ let pool: WorkerPool;
 let origin: string;
 const logged: string[] = [];
 
-type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: any };
-
-/** GET on a new connection, so that requests land on either worker. */
-function get(path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${origin}${path}`, { headers: { ...headers, Connection: 'close' }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : null });
-      });
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path}: no answer in 10 s`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (path: string, headers: Record<string, string> = {}): Promise<JsonAnswer> => getFresh(origin, path, headers);
 
 /** Asks `path` until `until` holds for `times` answers in a row (both workers then agree), at most `ms`. */
-async function settle(path: string, until: (a: Answer) => boolean, times = 8, ms = 15_000): Promise<Answer[]> {
+async function settle(path: string, until: (a: JsonAnswer) => boolean, times = 8, ms = 15_000): Promise<JsonAnswer[]> {
   const start = Date.now();
-  let run: Answer[] = [];
+  let run: JsonAnswer[] = [];
   while (Date.now() - start < ms) {
     const a = await get(path);
     run = until(a) ? [...run, a] : [];

@@ -16,7 +16,7 @@ import { followRemovals } from '../src/http/follow-removals.ts';
 import { startWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
 import { Ledger } from '../src/ledger/index.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
-import { removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
+import { getFresh, removeDir, syntheticSnapshots, workspaceWithKey, type JsonAnswer } from './http-helpers.ts';
 
 let dir: string;
 let catalog: Catalog;
@@ -27,21 +27,7 @@ let origin: string;
 /** What the pool logged at warn and above. */
 const warnings: string[] = [];
 
-/** GET on a new connection (Connection: close), so that requests land on either worker. */
-function get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${origin}${path}`, { headers: { ...headers, Connection: 'close' }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : null });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (path: string, headers: Record<string, string> = {}): Promise<JsonAnswer> => getFresh(origin, path, headers);
 
 beforeAll(async () => {
   dir = await syntheticSnapshots(4000, 5, 'LI');
