@@ -233,18 +233,27 @@ export class NodeSummaries {
 
       const roofMax = {} as Record<RoofKey, Float32Array[]>;
       const roof = s.enums.roof_shape;
+      const shapes = ROOF_SHAPE.length;
       for (const name of ROOF_KEYS) {
         const col = s.num[name];
-        // Rows of unknown shape (the null code) are in none: a roof_shape list refuses them.
-        const perCode = ROOF_SHAPE.map(() => new Float64Array(leaves).fill(-Infinity));
+        const nullValue = col.kind === 'f64' ? NaN : col.kind === 'i32' ? NULL_I32 : NULL_I16;
+        const scale = col.kind === 'f64' ? 1 : col.scale;
+        const values: ArrayLike<number> = col.values;
+        // Greatest stored value per leaf and shape, side by side, scaled once at the end (scale > 0
+        // keeps the order). Rows of unknown shape (the null code) are in none: a roof_shape list refuses them.
+        const best = new Float64Array(leaves * shapes).fill(-Infinity);
         for (let r = 0; r < n; r++) {
           const code = roof[r];
-          if (code >= perCode.length) continue;
-          const v = numberAt(col, r);
-          const leaf = (r / LEAF_ROWS) | 0;
-          if (v > perCode[code][leaf]) perCode[code][leaf] = v;
+          const v = values[r];
+          if (code >= shapes || v !== v || v === nullValue) continue;
+          const at = ((r / LEAF_ROWS) | 0) * shapes + code;
+          if (v > best[at]) best[at] = v;
         }
-        roofMax[name] = perCode.map((m) => roundedUp(tree, m));
+        roofMax[name] = ROOF_SHAPE.map((_, code) => {
+          const m = new Float64Array(leaves);
+          for (let leaf = 0; leaf < leaves; leaf++) m[leaf] = best[leaf * shapes + code] / scale;
+          return roundedUp(tree, m);
+        });
       }
       this.roofMax = roofMax;
     }
