@@ -131,6 +131,8 @@ function keptOpen(port: number): Promise<{ send(request: string, until?: RegExp)
     socket.once('connect', () => resolve({
       send: (request, until) => new Promise((done) => {
         got = '';
+        // Closed already (the server went away): nothing more will come, so say so now rather than wait forever.
+        if (socket.destroyed) return done(got);
         waiter = () => { if (socket.destroyed || (until && until.test(got))) { waiter = null; done(got); } };
         socket.write(request);
       }),
