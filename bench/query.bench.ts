@@ -243,8 +243,10 @@ function middleMean(t: number[]): number {
   for (let k = from; k < to; k++) sum += s[k];
   return to > from ? sum / (to - from) : NaN;
 }
+/** The indexes of class `cls`'s queries in the mix. */
+const queriesOf = (cls: string): number[] => queries.map((q, i) => (q.cls === cls ? i : -1)).filter((i) => i >= 0);
 const queryRows = paired.length ? summarise(CLASSES.filter((c) => c.kind === 'buildings').map((spec) => {
-  const idx = queries.map((q, i) => (q.cls === spec.name ? i : -1)).filter((i) => i >= 0);
+  const idx = queriesOf(spec.name);
   const perEngine = new Map<string, Float64Array>();
   for (const engine of paired) {
     const passes = times.get(engine.name)!;
@@ -297,8 +299,7 @@ if (paired.length) {
   print('| class | p50 | p50 interval | p99 | p99 interval |');
   print('|:--|--:|:--|--:|:--|');
   for (const r of buildingClasses) {
-    const idx = queries.map((q, i) => (q.cls === r.cls ? i : -1)).filter((i) => i >= 0);
-    const [i50, i99] = ratioIntervals(times.get(paired[0].name)!, times.get(paired[1].name)!, idx, [50, 99]);
+    const [i50, i99] = ratioIntervals(times.get(paired[0].name)!, times.get(paired[1].name)!, queriesOf(r.cls), [50, 99]);
     const cell = (v: { lo: number; hi: number }) => `${v.lo.toFixed(2)}–${v.hi.toFixed(2)}`;
     print(`| ${r.cls} | ${scanRatio(r, 'p50').toFixed(2)}x | ${cell(i50)} | ${scanRatio(r, 'p99').toFixed(2)}x | ${cell(i99)} |`);
     for (const [p, v] of [['p50', i50], ['p99', i99]] as const) {

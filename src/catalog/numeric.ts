@@ -93,6 +93,19 @@ export function numberAt(col: NumColumn, row: number): number {
   }
 }
 
+/**
+ * The stored codes of a column, for loops that read many rows without numberAt's switch: a
+ * row's code is null when it is NaN or `nullCode`, else its value is code / scale (scale > 0,
+ * so codes keep the values' order).
+ */
+export function storedCodes(col: NumColumn): { codes: ArrayLike<number>; nullCode: number; scale: number } {
+  switch (col.kind) {
+    case 'f64': return { codes: col.values, nullCode: NaN, scale: 1 };
+    case 'i32': return { codes: col.values, nullCode: NULL_I32, scale: col.scale };
+    case 'i16': return { codes: col.values, nullCode: NULL_I16, scale: col.scale };
+  }
+}
+
 const LIMIT = 2 ** 52;
 
 /** Smallest integer k with k / scale >= lo (±Infinity passes through). */

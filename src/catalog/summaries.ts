@@ -29,7 +29,7 @@
 import { NULL_I32 } from './arrow.ts';
 import { CATEGORY, ROOF_SHAPE } from '../snapshot/schema.ts';
 import { HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
-import { NULL_I16, numberAt, type NumColumn } from './numeric.ts';
+import { numberAt, storedCodes, type NumColumn } from './numeric.ts';
 import { FANOUT, LEAF_ROWS, type RowTree } from './rowtree.ts';
 import { sharedF64, sharedU32 } from './shared.ts';
 
@@ -181,12 +181,9 @@ export class NodeSummaries {
       const max = {} as Record<HotNum, Float32Array>;
       const nulls = this.nulls = sharedU32(nodes);
       HOT_NUM.forEach((name, j) => {
-        const col = s.num[name];
         const lo = min[name] = sharedF32(nodes);
         const hi = max[name] = sharedF32(nodes);
-        const nullValue = col.kind === 'f64' ? NaN : col.kind === 'i32' ? NULL_I32 : NULL_I16;
-        const scale = col.kind === 'f64' ? 1 : col.scale;
-        const values: ArrayLike<number> = col.values;
+        const { codes: values, nullCode: nullValue, scale } = storedCodes(s.num[name]);
         for (let leaf = 0; leaf < leaves; leaf++) {
           let mn = Infinity;
           let mx = -Infinity;
@@ -235,10 +232,7 @@ export class NodeSummaries {
       const roof = s.enums.roof_shape;
       const shapes = ROOF_SHAPE.length;
       for (const name of ROOF_KEYS) {
-        const col = s.num[name];
-        const nullValue = col.kind === 'f64' ? NaN : col.kind === 'i32' ? NULL_I32 : NULL_I16;
-        const scale = col.kind === 'f64' ? 1 : col.scale;
-        const values: ArrayLike<number> = col.values;
+        const { codes: values, nullCode: nullValue, scale } = storedCodes(s.num[name]);
         // Greatest stored value per leaf and shape, side by side, scaled once at the end (scale > 0
         // keeps the order). Rows of unknown shape (the null code) are in none: a roof_shape list refuses them.
         const best = new Float64Array(leaves * shapes).fill(-Infinity);
