@@ -11,6 +11,10 @@
  *    - node:http:   `bench/http/node-server.ts`, the same validators and engine, objects through
  *                   JSON.stringify, no key, ledger, cache or log (the baseline);
  *    - uws-hello:   `bench/http/hello-server.ts`, uWebSockets.js answering a fixed small JSON (the ceiling).
+ *    - uws-replay:  `bench/http/replay-server.ts`, uWebSockets.js answering each request with the next
+ *                   of --replay-answers answers edifice-all gave to the mix (recorded one at a time
+ *                   after its runs, `bench/http/record.ts`): the ceiling for Edifice's bytes, with
+ *                   no work behind them.
  *    Each Edifice run gets a fresh ledger with --keys workspaces (one key each, 100,000,000
  *    credits) and raised limits (EDIFICE_KEY_PER_MINUTE, EDIFICE_DAILY_QUOTA), in the
  *    run's temporary folder or under --ledger-dir (e.g. /dev/shm, to see what the ledger's fsyncs
@@ -44,6 +48,7 @@ import { runLoad, type LoadOptions } from '../tools/load/run.ts';
 import { parseTarget } from '../tools/load/target.ts';
 import { ensureSynthetic } from './dataset.ts';
 import { formatProfile } from './http/profile.ts';
+import { recordMix } from './http/record.ts';
 import { ROOT, startChild, type Child } from './http/servers.ts';
 
 const GOAL = { ratioNodeHttp: 3, ratioHello: 0.3, p99At80Ms: 25 };
@@ -66,6 +71,7 @@ const { values: args } = parseArgs({
     bbox: { type: 'string' },
     profile: { type: 'boolean', default: false },
     'profile-duration': { type: 'string', default: '10' },
+    'replay-answers': { type: 'string', default: '4000' },
   },
   strict: true,
 });
@@ -84,6 +90,7 @@ const connections = positive('connections', args.connections!, true, LIMITS.conn
 const keyCount = positive('keys', args.keys!, true, 1000);
 const workers = positive('workers', args.workers!, true, 256);
 const profileS = positive('profile-duration', args['profile-duration']!, false, LIMITS.durationS);
+const replayAnswers = positive('replay-answers', args['replay-answers']!, true, 100_000);
 const weights = parseWeights(args.mix!);
 if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(args['log-level']!)) throw new RangeError(`--log-level must be one of fatal, error, warn, info, debug, got "${args['log-level']}".`);
 if (args.snapshots && !args.bbox) throw new RangeError('--snapshots needs --bbox W,S,E,N (the area the snapshots cover).');
@@ -208,6 +215,8 @@ function describeWaits(before: Map<number, number>, after: Map<number, number>):
 }
 
 const results: Measured[] = [];
+const recording = join(work, 'edifice-answers.v8');
+let recorded = '';
 let at80: Measured;
 let waitsAt80 = '';
 
@@ -222,12 +231,17 @@ let waitsAt80 = '';
   const waits0 = await chargeWaits(s);
   at80 = await measure('edifice-all @80%', s, { mode: 'rate', rate, connections: 1024 });
   waitsAt80 = describeWaits(waits0, await chargeWaits(s));
+  log(`edifice-all: recording its answers to ${replayAnswers} requests of the mix, one at a time, for uws-replay`);
+  const r = await recordMix(parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false), s.keys, discovery!, weights, mixSeed, replayAnswers, recording);
+  recorded = `${r.answers.toLocaleString('en')} answers, ${(r.bytes / r.answers / 1024).toFixed(1)} KiB of body each on average; statuses ${Object.entries(r.statuses).map(([k, n]) => `${k}: ${n}`).join(', ')}`;
+  log(`edifice-all: recorded ${recorded}`);
   await s.child.stop();
 }
 for (const [name, start] of [
   ['edifice-1', () => startEdifice('edifice-1', 1)],
   ['node:http', () => startPlain('node:http', 'bench/http/node-server.ts', [snapshots])],
   ['uws-hello', () => startPlain('uws-hello', 'bench/http/hello-server.ts')],
+  ['uws-replay', () => startPlain('uws-replay', 'bench/http/replay-server.ts', [recording])],
 ] as const) {
   const s = await start();
   results.push(await peak(name, s));
@@ -282,6 +296,10 @@ print();
 print(line(cols));
 print(`|${width.map((w, k) => (k === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
 for (const r of rows) print(line(r));
+print();
+print(`uws-replay answered with edifice-all's recorded answers (${recorded}): the most any server could do on this stack and machine `
+  + `while sending Edifice's bytes for the mix, with no work behind them. It reached ${fmt((100 * rps('uws-replay')) / rps('uws-hello'), 1)}% of uws-hello; `
+  + `edifice-all reached ${fmt((100 * rps('edifice-all')) / rps('uws-replay'), 1)}% of it.`);
 print();
 print('edifice-all per request kind at its peak:');
 for (const [k, s] of Object.entries(results[0].report.kinds)) print(`  ${k.padEnd(8)} ${String(s.count).padStart(8)} requests, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms`);

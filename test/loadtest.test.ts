@@ -4,11 +4,16 @@
  * code, the command line refuses what it must. Short runs bounded by count; no timing is asserted.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deserialize } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordMix, type Recorded } from '../bench/http/record.ts';
 import { Connection, IDLE_REUSE_MS } from '../tools/load/client.ts';
-import { parseBBox, probeCells } from '../tools/load/discover.ts';
+import { discover, parseBBox, probeCells } from '../tools/load/discover.ts';
 import { DEFAULT_WEIGHTS, KINDS, nextPath, parseWeights } from '../tools/load/mix.ts';
 import { parseCli, UsageError } from '../tools/load/options.ts';
 import { formatReport, type LoadReport } from '../tools/load/report.ts';
@@ -183,6 +188,55 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
     child.on('error', reject).on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+describe('bench:http replay of recorded answers', () => {
+  it('records the mix\'s answers whole and replays them in order, byte for byte, whatever is asked', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'edifice-replay-'));
+    const file = join(work, 'answers.v8');
+    const target = parseTarget(srv.base, false);
+    try {
+      const d = await discover(target, [good.key], parseBBox(BBOX));
+      const credits0 = creditsCharged(good.workspaceId);
+      const summary = await recordMix(target, [good.key], d, DEFAULT_WEIGHTS, 5, 40, file);
+      const answers = deserialize(readFileSync(file)) as Recorded[];
+      expect(summary.answers).toBe(40);
+      expect(answers).toHaveLength(40);
+      expect(summary.statuses).toEqual({ 200: 40 });
+      expect(summary.bytes).toBe(answers.reduce((n, a) => n + a.body.length, 0));
+      // Whole answers as the server sent them: its charges are in the recorded headers.
+      const charged = answers.reduce((n, a) => n + Number(a.headers.find(([k]) => k === 'x-credits-charged')?.[1] ?? 0), 0);
+      expect(charged).toBe(creditsCharged(good.workspaceId) - credits0);
+      expect(charged).toBeGreaterThan(0);
+      for (const a of answers) expect(JSON.parse(a.body.toString('utf8'))).toBeTypeOf('object');
+      expect(answers.every((a) => a.headers.every(([k]) => k !== 'content-length' && k !== 'date'))).toBe(true);
+
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bench/http/replay-server.ts', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        const port = await new Promise<number>((resolve, reject) => {
+          let out = '';
+          child.stdout.setEncoding('utf8').on('data', (s: string) => {
+            out += s;
+            const m = /listening (\d+)/.exec(out);
+            if (m) resolve(Number(m[1]));
+          });
+          child.on('exit', (code) => reject(new Error(`replay-server exited with ${code}`)));
+        });
+        // 41 requests of any path: the 40 answers in order, then the first again.
+        for (let i = 0; i <= 40; i++) {
+          const want = answers[i % 40];
+          const res = await fetch(`http://127.0.0.1:${port}/v1/${i % 2 ? 'buildings' : 'anything'}?i=${i}`);
+          expect(res.status).toBe(want.status);
+          expect(Buffer.from(await res.arrayBuffer()).equals(want.body), `answer ${i}`).toBe(true);
+          for (const [k, v] of want.headers) expect(res.headers.get(k), `${k} of answer ${i}`).toBe(v);
+        }
+      } finally {
+        child.kill('SIGTERM');
+      }
+    } finally {
+      removeDir(work);
+    }
+  });
+});
 
 describe('loadtest command line', () => {
   const refused = (args: string[]) => {
