@@ -319,7 +319,8 @@ if (profile) {
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 print();
 print(`goal: edifice-all >= ${GOAL.ratioNodeHttp}x node:http (${fmt(ratioNode, 2)}x: ${verdict(ratioNode >= GOAL.ratioNodeHttp)}), `
-  + `>= ${GOAL.ratioHello * 100}% of uws-hello (${fmt(ratioHello * 100, 1)}%: ${verdict(ratioHello >= GOAL.ratioHello)}), `
+  + `>= ${GOAL.ratioHello * 100}% of uws-hello (${fmt(ratioHello * 100, 1)}%: ${verdict(ratioHello >= GOAL.ratioHello)}; `
+  + `uws-replay, Edifice's answers with no work behind them, ${fmt((100 * rps('uws-replay')) / rps('uws-hello'), 1)}%), `
   + `p99 < ${GOAL.p99At80Ms} ms at 80% of its peak (${fmt(p99At80, 2)} ms: ${verdict(p99At80 < GOAL.p99At80Ms)})`);
 print(`summary: rps=${fmt(rps('edifice-all'), 0)} ratio_node_http=${fmt(ratioNode, 2)} ratio_hello=${fmt(ratioHello, 3)} p99_ms_at_80pct=${fmt(p99At80, 2)}`);
 process.stdout.write(`${out.join('\n')}\n`);
