@@ -50,6 +50,32 @@ async function main(config: Config): Promise<void> {
     log.warn('Node runs without --single-threaded-gc, which npm start passes: with a worker per core, V8\'s garbage '
       + 'collection helper threads compete with the workers for the cores and stretch the slowest responses (README, Operating)');
   }
+
+  // The stop is in place before anything starts: a SIGTERM that came while the server started
+  // (its threads may accept connections before the banner) met the signal's default action and
+  // ended the process at once, answering nothing and closing nothing. One that comes during the
+  // start is kept and acted on once the server is up, so no file or thread is left half done (a
+  // second one ends the process at once, as during a stop).
+  let serving: { port: number; implementation: string; close(): Promise<void> | void } | null = null;
+  let ledger: Ledger | null = null;
+  let stopAsked = false;
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await serving!.close();
+    ledger!.close();
+    process.exit(0);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (serving) void stop();
+    else if (!stopAsked) {
+      stopAsked = true;
+      log.info({ signal }, 'asked to stop while starting: stopping as soon as the server is up');
+    }
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   if (!hasSnapshot(config.snapshotsDir)) {
     log.info({ dir: config.snapshotsDir, buildings: config.demoBuildings }, 'no snapshot found: generating the synthetic demo country');
     const written = await writeSyntheticCountry({ seed: DEMO_SEED, buildings: config.demoBuildings, outDir: config.snapshotsDir });
@@ -57,10 +83,9 @@ async function main(config: Config): Promise<void> {
   }
   const catalog = Catalog.open(config.snapshotsDir, { log: (entry) => log.info(entry, 'catalog') });
   catalog.watchSignal('SIGHUP');
-  const ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
+  ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
   const demo = ledger.ensureDemo(dirname(config.ledgerPath));
 
-  let serving: { port: number; implementation: string; close(): Promise<void> | void };
   if (config.workers === 0) {
     // This thread charges: the openings read before the first page, not during it.
     log.info(ledger.loadOpenings(), 'the openings of the last 365 days read into memory');
@@ -73,6 +98,10 @@ async function main(config: Config): Promise<void> {
     const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
     const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
     serving = { port: pool.port, implementation: pool.implementation, close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); } };
+  }
+  if (stopAsked) {
+    await stop();
+    return;
   }
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
   log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },
@@ -88,17 +117,6 @@ async function main(config: Config): Promise<void> {
     `  curl -s -H 'Authorization: Bearer ${demo.key}' '${url}'`,
     '',
   ].join('\n') + '\n');
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await serving.close();
-    ledger.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
 }
 
 main(loadConfig()).catch((err) => {

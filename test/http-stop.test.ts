@@ -6,13 +6,18 @@
  * isolate), and one stopped holding the server's write lock leaves it taken: the server must
  * instead stop its threads by asking them, and exit 0. Clients on keep-alive connections are told
  * `Connection: close` once the server is stopping. On the main thread alone (EDIFICE_WORKERS=0) a
- * request still arriving is answered too.
+ * request still arriving is answered too. A SIGTERM during the start waits for it to finish.
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { request, Agent } from 'node:http';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../src/catalog/catalog.ts';
 import { Ledger } from '../src/ledger/index.ts';
 import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
 
@@ -174,6 +179,49 @@ describe('SIGTERM to a server with a worker, then a request on a connection open
       check.close();
     } finally {
       removeDir(stopDir);
+    }
+  });
+});
+
+describe('SIGTERM while the server starts', () => {
+  it('finishes starting (the demo country written whole), then stops and exits 0 without listening on', { timeout: 120_000 }, async () => {
+    const startDir = mkdtempSync(join(tmpdir(), 'edifice-stop-start-'));
+    try {
+      const snapshots = join(startDir, 'snapshots');
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+        env: { ...process.env, EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: join(startDir, 'ledger.db'), EDIFICE_PORT: '0', EDIFICE_WORKERS: '1', EDIFICE_LOG_LEVEL: 'info', EDIFICE_DEMO_BUILDINGS: '20000' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      // SIGTERM as soon as the start says it is generating the demo country: seconds before it listens.
+      let sent = false;
+      const signalled = new Promise<void>((resolve) => {
+        const read = (chunk: Buffer) => {
+          out += chunk.toString();
+          // Once: a second SIGTERM ends the process at once, by design.
+          if (!sent && out.includes('generating the synthetic demo country')) {
+            sent = true;
+            child.kill('SIGTERM');
+            resolve();
+          }
+        };
+        child.stdout.on('data', read);
+        child.stderr.on('data', read);
+      });
+      await Promise.race([signalled, exited]);
+      const { code, signal } = await exited;
+      // Before the stop was in place from the start, the signal's default action ended the process.
+      expect({ code, signal }, out).toEqual({ code: 0, signal: null });
+      expect(out).toMatch(/asked to stop while starting/);
+      expect(out).not.toMatch(/Edifice is listening/);
+      // Nothing left half done: the demo country loads whole, the ledger opens.
+      const catalog = Catalog.open(snapshots);
+      expect(catalog.view().snapshots.map((v) => v.rows)).toEqual([20_000]);
+      Ledger.open(join(startDir, 'ledger.db')).close();
+    } finally {
+      removeDir(startDir);
     }
   });
 });
