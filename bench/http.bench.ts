@@ -273,6 +273,7 @@ const byName = new Map(results.map((r) => [r.name, r]));
 const rps = (n: string) => byName.get(n)?.report.rps ?? NaN;
 const ratioNode = rps('edifice-all') / rps('node:http');
 const ratioHello = rps('edifice-all') / rps('uws-hello');
+const replayOfHello = (100 * rps('uws-replay')) / rps('uws-hello');
 const p99At80 = at80!.report.latency_ms.p99;
 const fmt = (v: number, d: number) => (Number.isFinite(v) ? v.toFixed(d) : 'nan');
 const cols = ['server', 'requests/s', 'p50 ms', 'p99 ms', 'vs node:http', 'vs uws-hello', 'non-2xx', 'server CPU', 'client CPU', 'load avg'];
@@ -298,7 +299,7 @@ print(`|${width.map((w, k) => (k === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat
 for (const r of rows) print(line(r));
 print();
 print(`uws-replay answered with edifice-all's recorded answers (${recorded}): the most any server could do on this stack and machine `
-  + `while sending Edifice's bytes for the mix, with no work behind them. It reached ${fmt((100 * rps('uws-replay')) / rps('uws-hello'), 1)}% of uws-hello; `
+  + `while sending Edifice's bytes for the mix, with no work behind them. It reached ${fmt(replayOfHello, 1)}% of uws-hello; `
   + `edifice-all reached ${fmt((100 * rps('edifice-all')) / rps('uws-replay'), 1)}% of it.`);
 print();
 print('edifice-all per request kind at its peak:');
@@ -320,7 +321,7 @@ const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 print();
 print(`goal: edifice-all >= ${GOAL.ratioNodeHttp}x node:http (${fmt(ratioNode, 2)}x: ${verdict(ratioNode >= GOAL.ratioNodeHttp)}), `
   + `>= ${GOAL.ratioHello * 100}% of uws-hello (${fmt(ratioHello * 100, 1)}%: ${verdict(ratioHello >= GOAL.ratioHello)}; `
-  + `uws-replay, Edifice's answers with no work behind them, ${fmt((100 * rps('uws-replay')) / rps('uws-hello'), 1)}%), `
+  + `uws-replay, Edifice's answers with no work behind them, ${fmt(replayOfHello, 1)}%), `
   + `p99 < ${GOAL.p99At80Ms} ms at 80% of its peak (${fmt(p99At80, 2)} ms: ${verdict(p99At80 < GOAL.p99At80Ms)})`);
 print(`summary: rps=${fmt(rps('edifice-all'), 0)} ratio_node_http=${fmt(ratioNode, 2)} ratio_hello=${fmt(ratioHello, 3)} p99_ms_at_80pct=${fmt(p99At80, 2)}`);
 process.stdout.write(`${out.join('\n')}\n`);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { deserialize } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordMix, type Recorded } from '../bench/http/record.ts';
+import { startChild } from '../bench/http/servers.ts';
 import { Connection, IDLE_REUSE_MS } from '../tools/load/client.ts';
 import { discover, parseBBox, probeCells } from '../tools/load/discover.ts';
 import { DEFAULT_WEIGHTS, KINDS, nextPath, parseWeights } from '../tools/load/mix.ts';
@@ -210,27 +211,18 @@ describe('bench:http replay of recorded answers', () => {
       for (const a of answers) expect(JSON.parse(a.body.toString('utf8'))).toBeTypeOf('object');
       expect(answers.every((a) => a.headers.every(([k]) => k !== 'content-length' && k !== 'date'))).toBe(true);
 
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bench/http/replay-server.ts', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const replay = await startChild('uws-replay', ['--import', 'tsx', 'bench/http/replay-server.ts', file], {}, join(work, 'replay.log'), /listening (\d+)/);
       try {
-        const port = await new Promise<number>((resolve, reject) => {
-          let out = '';
-          child.stdout.setEncoding('utf8').on('data', (s: string) => {
-            out += s;
-            const m = /listening (\d+)/.exec(out);
-            if (m) resolve(Number(m[1]));
-          });
-          child.on('exit', (code) => reject(new Error(`replay-server exited with ${code}`)));
-        });
         // 41 requests of any path: the 40 answers in order, then the first again.
         for (let i = 0; i <= 40; i++) {
           const want = answers[i % 40];
-          const res = await fetch(`http://127.0.0.1:${port}/v1/${i % 2 ? 'buildings' : 'anything'}?i=${i}`);
+          const res = await fetch(`http://127.0.0.1:${replay.port}/v1/${i % 2 ? 'buildings' : 'anything'}?i=${i}`);
           expect(res.status).toBe(want.status);
           expect(Buffer.from(await res.arrayBuffer()).equals(want.body), `answer ${i}`).toBe(true);
           for (const [k, v] of want.headers) expect(res.headers.get(k), `${k} of answer ${i}`).toBe(v);
         }
       } finally {
-        child.kill('SIGTERM');
+        await replay.stop();
       }
     } finally {
       removeDir(work);
