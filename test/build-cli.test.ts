@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const PBF = fileURLToPath(new URL('../../shared/data/osm/liechtenstein-2013-08-03.osm.pbf', import.meta.url));
+const PBF = fileURLToPath(new URL('./fixtures/osm/liechtenstein-2013-08-03.osm.pbf', import.meta.url));
 
 /** Runs the CLI; resolves with its exit status and output (the tests run concurrently: each start costs a second). */
 function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {

@@ -1,6 +1,6 @@
 /**
  * Height regimes as the Romanian seismic-risk lists write them. Every form below occurs in
- * ../shared/data/ro-seismic/*.csv; the expected floors are worked out by hand from the rules
+ * test/fixtures/ro-seismic/*.csv; the expected floors are worked out by hand from the rules
  * in src/build/height-regime.ts: P = ground floor, nE = n upper floors, a bare n after P = n
  * upper floors, M/Ma/Mz one floor each, Pod none, S/D/Ds below ground (2S two), a numbered or
  * qualified floor that continues the count one floor, ranges their top, several bodies the tallest.

@@ -1,5 +1,5 @@
 /**
- * The Liechtenstein snapshot built from ../shared/data/osm/liechtenstein-2013-08-03.osm.pbf
+ * The Liechtenstein snapshot built from test/fixtures/osm/liechtenstein-2013-08-03.osm.pbf
  * (osmium export into a temporary folder, then the builder), read back and checked against
  * what osmium itself reports and against values worked out by hand from the file.
  *
@@ -18,7 +18,7 @@ import { buildingId } from '../src/snapshot/ids.ts';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 import type { SnapshotMetadata } from '../src/snapshot/schema.ts';
 
-const PBF = fileURLToPath(new URL('../../shared/data/osm/liechtenstein-2013-08-03.osm.pbf', import.meta.url));
+const PBF = fileURLToPath(new URL('./fixtures/osm/liechtenstein-2013-08-03.osm.pbf', import.meta.url));
 
 // WGS84 radii of curvature, for areas worked out by hand in a local plane.
 const A = 6_378_137;

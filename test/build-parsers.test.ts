@@ -1,6 +1,6 @@
 /**
  * The builder's readers and value parsers on hand-made inputs and on the real files in
- * ../shared/data: CSV (RFC 4180), GeoJSON and GeoJSON Sequence streaming, OSM tag values,
+ * test/fixtures: CSV (RFC 4180), GeoJSON and GeoJSON Sequence streaming, OSM tag values,
  * ellipsoidal area, representative points, address settlement.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { classify, normaliseType, parseHeight, parseLevels, parseStartDate, roof
 import { settleAddress, type AddressRecord } from '../src/build/address-join.ts';
 import { osmSourceId } from '../src/build/osmium.ts';
 
-const DATA = fileURLToPath(new URL('../../shared/data/', import.meta.url));
+const DATA = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const dirs: string[] = [];
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'edifice-build-parsers-'));

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const LISTS = fileURLToPath(new URL('../../shared/data/ro-seismic/', import.meta.url));
+const LISTS = fileURLToPath(new URL('./fixtures/ro-seismic/', import.meta.url));
 
 function cli(args: string[]) {
   return spawnSync(process.execPath, ['--import', 'tsx', 'tools/build-snapshot.ts', ...args], { cwd: REPO, encoding: 'utf8' });

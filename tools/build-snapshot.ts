@@ -2,7 +2,7 @@
  * Builds one country's snapshot from OpenStreetMap and official lists.
  *
  *   npm run build:snapshot -- --country LI --date 2013-08-03 \
- *     --pbf ../shared/data/osm/liechtenstein-2013-08-03.osm.pbf --out snapshots/
+ *     --pbf test/fixtures/osm/liechtenstein-2013-08-03.osm.pbf --out snapshots/
  *
  *   npm run build:snapshot -- --country RO --date 2026-11-21 --buildings ro.geojsonseq \
  *     --seismic expertiza-bucuresti.csv --seismic expertiza-iasi.csv --out snapshots/
