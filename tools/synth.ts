@@ -6,17 +6,18 @@
  * Options: --seed (integer, 0 to 4294967295; default 1), --buildings (1 to 10,000,000;
  * default 20,000), --country (two letters; default XA), --date (YYYY-MM-DD; default
  * 2026-11-21), --out (folder; default snapshots/), --bounds minLon,minLat,maxLon,maxLat
- * (default 20,44,26,48). Progress goes to stderr, the summary to stdout. Millions of buildings
+ * (default 20,44,26,48), --geoparquet (also write `<date>.parquet`, GeoParquet 1.1, beside the file). Progress goes to stderr, the summary to stdout. Millions of buildings
  * need a larger heap than Node's default: NODE_OPTIONS=--max-old-space-size=8192.
  */
 import { getHeapStatistics } from 'node:v8';
 import cliProgress from 'cli-progress';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
+import { writeGeoParquet } from '../src/snapshot/geoparquet.ts';
 import { DEFAULT_COUNTRY, DEFAULT_DATE, resolveOptions } from '../src/synth/options.ts';
 import type { Bounds } from '../src/synth/bounds.ts';
 import { parseArgsOnce } from './args.ts';
 
-const USAGE = 'usage: npm run synth -- [--seed N] [--buildings N] [--country CC] [--date YYYY-MM-DD] [--out DIR] [--bounds minLon,minLat,maxLon,maxLat]';
+const USAGE = 'usage: npm run synth -- [--seed N] [--buildings N] [--country CC] [--date YYYY-MM-DD] [--out DIR] [--bounds minLon,minLat,maxLon,maxLat] [--geoparquet]';
 /** V8 heap the snapshot writer holds per million buildings (~460 MB measured at 5M), with room to spare. */
 const HEAP_MB_PER_MILLION = 600;
 
@@ -51,6 +52,7 @@ try {
       date: { type: 'string', default: DEFAULT_DATE },
       out: { type: 'string', default: 'snapshots' },
       bounds: { type: 'string' },
+      geoparquet: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }));
@@ -119,6 +121,10 @@ try {
     ['peak RSS', `${Math.round(maxRssMb).toLocaleString('en')} MB`],
     ['checksum', result.checksum],
   ];
+  if (values.geoparquet) {
+    const parquet = writeGeoParquet(result.path, result.path.replace(/\.arrow$/, '.parquet'));
+    lines.push(['geoparquet', `${parquet.path} (${parquet.bytes.toLocaleString('en')} bytes)`]);
+  }
   process.stdout.write(lines.map(([k, v]) => `${k.padEnd(15)} ${v}`).join('\n') + '\n');
 } catch (err) {
   if (barOpen && !writing) bar.stop();
