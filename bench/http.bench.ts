@@ -25,7 +25,7 @@
  *    --duration seconds: its peak. Then edifice-all at a fixed rate of 80% of its peak for
  *    --duration seconds: p99 there, latency counted from each request's scheduled time, and,
  *    from the server's /metrics, how long the pages sent to the ledger waited for their charge
- *    (the tail there follows the ledger's slow commits: bench/README.md, twentieth session).
+ *    (the tail there follows the ledger's slow commits: bench/README.md, "What the operating defaults rest on").
  * 5. --profile: edifice-all once more under `node --cpu-prof`, loaded as fast as possible for
  *    --profile-duration seconds; the top 20 self-time functions of the loaded period.
  * Progress goes to stderr; the report to stdout, whose last line is

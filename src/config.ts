@@ -24,6 +24,11 @@ export interface Config {
   trustedProxies: number;
   /** max-age of the Cache-Control of /public answers, in seconds. */
   publicMaxAgeS: number;
+  /**
+   * Building reports: off (the default: orders are refused, for a report gives away what credits
+   * sell), sold at reportPriceMinor, or free by the operator's explicit EDIFICE_REPORTS_FREE=1.
+   */
+  reports: 'off' | 'sold' | 'free';
   /** Price of a building report in minor units (cents) of reportCurrency. */
   reportPriceMinor: number;
   reportCurrency: string;
@@ -96,6 +101,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const secret = env.EDIFICE_PAYMENT_WEBHOOK_SECRET || null;
   if (secret !== null && secret.length < 16) throw new RangeError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
   if (provider === 'webhook' && secret === null) throw new RangeError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
+  const reportPriceMinor = price(env, 'EDIFICE_REPORT_PRICE');
+  const free = env.EDIFICE_REPORTS_FREE || '0';
+  if (free !== '0' && free !== '1') throw new RangeError(`EDIFICE_REPORTS_FREE must be 0 or 1, got "${free}".`);
+  if (free === '1' && reportPriceMinor > 0) throw new RangeError('EDIFICE_REPORTS_FREE=1 gives reports away: leave EDIFICE_REPORT_PRICE unset or 0 with it.');
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
     port,
@@ -108,7 +117,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoBuildings: int(env, 'EDIFICE_DEMO_BUILDINGS', 20_000, 1_000, 10_000_000),
     trustedProxies: int(env, 'EDIFICE_TRUSTED_PROXIES', 0, 0, 10),
     publicMaxAgeS: int(env, 'EDIFICE_PUBLIC_MAX_AGE', 300, 0, 86_400),
-    reportPriceMinor: price(env, 'EDIFICE_REPORT_PRICE'),
+    reports: reportPriceMinor > 0 ? 'sold' : free === '1' ? 'free' : 'off',
+    reportPriceMinor,
     reportCurrency: currency,
     paymentProvider: provider,
     paymentWebhookSecret: secret,

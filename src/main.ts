@@ -107,6 +107,9 @@ async function main(config: Config): Promise<void> {
   log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },
     `listening (uWebSockets.js ${serving.implementation}, ${threads})`);
 
+  if (config.reports === 'off') log.info('building reports are off: POST /reports answers 404 until EDIFICE_REPORT_PRICE is set (or EDIFICE_REPORTS_FREE=1)');
+  if (config.reports === 'free') log.info('building reports are free (EDIFICE_REPORTS_FREE=1): anyone may order one without paying');
+
   const url = `http://127.0.0.1:${serving.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
   process.stdout.write([
     '',

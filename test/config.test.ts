@@ -50,6 +50,16 @@ describe('config: the rest of the environment', () => {
     expect([webhook.paymentProvider, webhook.paymentWebhookSecret]).toEqual(['webhook', 's'.repeat(16)]);
   });
 
+  it('building reports are off until a price is set, or free only when asked for', () => {
+    expect(loadConfig({}).reports).toBe('off');
+    expect(loadConfig({ EDIFICE_REPORT_PRICE: '0' }).reports).toBe('off');
+    expect(loadConfig({ EDIFICE_REPORTS_FREE: '0' }).reports).toBe('off');
+    expect(loadConfig({ EDIFICE_REPORT_PRICE: '9.90' }).reports).toBe('sold');
+    expect(loadConfig({ EDIFICE_REPORTS_FREE: '1' })).toMatchObject({ reports: 'free', reportPriceMinor: 0 });
+    expect(() => loadConfig({ EDIFICE_REPORTS_FREE: 'yes' })).toThrow(/EDIFICE_REPORTS_FREE must be 0 or 1/);
+    expect(() => loadConfig({ EDIFICE_REPORTS_FREE: '1', EDIFICE_REPORT_PRICE: '9.90' })).toThrow(/EDIFICE_REPORTS_FREE=1 .*EDIFICE_REPORT_PRICE/);
+  });
+
   it('refuses a bad value by the variable\'s name', () => {
     const bad: [Record<string, string>, RegExp][] = [
       [{ EDIFICE_PORT: '70000' }, /EDIFICE_PORT/],

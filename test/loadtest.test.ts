@@ -109,6 +109,7 @@ describe('loadtest against a real server', () => {
     expect(r.threads).toBe(2);
     expect(r.connections_opened).toBe(4);
     expect(r.send_lag_ms).toBeNull();
+    expect(r.warnings.join('\n')).not.toMatch(/429/);
   });
 
   it('sends public pages where the server has them, and drops their weight with a warning where they answer 404', async () => {
@@ -167,6 +168,24 @@ describe('loadtest against a real server', () => {
     expect(text).toContain(`${r.sent.toLocaleString('en')} requests in `);
     expect(text).toContain('0 unanswered at the end');
     expect(text).toContain(`${r.not_sent.toLocaleString('en')} due but never sent (the client fell behind the rate)`);
+  });
+
+  it('warns when more than half of the answers are 429: the run measured the limits, not the server', async () => {
+    // The spec's 60 a minute per key, lowered to 1 so that a short run meets it at once.
+    const limited = await startTestServer(dir, { perKeyPerMinute: 1, dailyQuota: 1_000_000 }, 'ledger-limited.db');
+    try {
+      const k = workspaceWithKey(limited.ledger, 1_000, 'limited').key;
+      const d = await discover(parseTarget(srv.base, false), [good.key], parseBBox(BBOX));
+      const r = await runLoad(options({ target: parseTarget(limited.base, false), keys: [k], discovery: d, weights: parseWeights('point=1'), requests: 40, connections: 1 }));
+      expect(r.completed).toBe(40);
+      expect([r.statuses['200'], r.statuses['429']]).toEqual([1, 39]);
+      const warning = '39 of 40 answers were 429: this run measured the rate limits, not the server. '
+        + 'Against a private server, raise EDIFICE_KEY_PER_MINUTE and EDIFICE_DAILY_QUOTA (README, Load testing)';
+      expect(r.warnings).toContain(warning);
+      expect(formatReport(r)).toContain(`warning: ${warning}`);
+    } finally {
+      limited.close();
+    }
   });
 
   it('prints a JSON report from the command line', async () => {

@@ -7,12 +7,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger, signWebhook } from '../src/ledger/index.ts';
 import { CATEGORY, FLOOD_ZONE, SEISMIC_RISK_CLASS, type BuildingRecord } from '../src/snapshot/schema.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
-import { ResponseValidator, removeDir, startTestServer, syntheticSnapshots, type TestServer } from './http-helpers.ts';
+import { ResponseValidator, killServerProcesses, removeDir, startServerProcess, startTestServer, syntheticSnapshots, type TestServer } from './http-helpers.ts';
 import { decodeSnapshotDir, type RefBuilding } from './reference/reference.ts';
 import { Rng } from './reference/random.ts';
 
@@ -23,6 +24,8 @@ const START = Date.parse('2026-11-22T10:00:00Z');
 const clock = { ms: START };
 const now = () => clock.ms;
 const BOUNDS: [number, number, number, number] = [9.4, 47.0, 9.7, 47.3];
+/** Reports given away, so that orders are paid at once without a payment provider. */
+const FREE_REPORTS = { EDIFICE_REPORTS_FREE: '1' };
 
 let dir: string;
 let t: TestServer;
@@ -64,13 +67,14 @@ const median = (values: number[]): number | null => {
 
 beforeAll(async () => {
   dir = await syntheticSnapshots(4000, 11, 'LI');
-  t = await startTestServer(dir, { now, perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 });
+  t = await startTestServer(dir, { now, perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'ledger.db', FREE_REPORTS);
   validator = new ResponseValidator(await (await fetch(`${t.base}/openapi.json`)).json() as J);
   buildings = decodeSnapshotDir(join(dir, 'snapshots'))[0].buildings;
 });
 
 afterAll(() => {
   t?.close();
+  killServerProcesses();
   if (dir) removeDir(dir);
 });
 
@@ -492,6 +496,34 @@ describe('building reports', () => {
     expect(t.ledger.reportOrders().length).toBe(before);
   });
 
+  it('are off by default: an order is refused 404 not_found and stores nothing; EDIFICE_REPORTS_FREE=1 turns them on at price 0', async () => {
+    const off = await startTestServer(dir, { now }, 'ledger-reports-off.db');
+    try {
+      const r = await checkout({ building_id: buildings[3].building_id, email: 'ana@example.li' }, off);
+      expect([r.status, r.body.error.code, r.body.error.parameter]).toEqual([404, 'not_found', '']);
+      expect(r.body.error.message).toBe('Building reports are not offered on this server.');
+      expect(r.text).not.toContain(buildings[3].building_id);
+      expect(off.ledger.reportOrders()).toEqual([]);
+    } finally {
+      off.close();
+    }
+    const free = await checkout({ building_id: buildings[3].building_id, email: 'ana@example.li' });
+    expect([free.status, free.body.status, free.body.price]).toEqual([201, 'paid', { amount_minor: 0, currency: 'EUR' }]);
+  });
+
+  it('the start says whether reports are off or free', { timeout: 120_000 }, async () => {
+    const env = { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_WORKERS: '0', EDIFICE_WARMUP_REQUESTS: '0', EDIFICE_LOG_LEVEL: 'info' };
+    for (const [extra, line] of [[{}, /building reports are off: POST \/reports answers 404 until EDIFICE_REPORT_PRICE is set/], [FREE_REPORTS, /building reports are free \(EDIFICE_REPORTS_FREE=1\)/]] as const) {
+      const ledgerDir = mkdtempSync(join(dir, 'start-'));
+      const server = await startServerProcess({ ...env, ...extra, EDIFICE_LEDGER: join(ledgerDir, 'ledger.db') }, []);
+      // The log is written apart from the banner: wait for it (10 s at most).
+      for (let i = 0; i < 200 && !line.test(server.output()); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(server.output()).toMatch(line);
+      server.child.kill('SIGTERM');
+      await new Promise((r) => server.child.once('exit', r));
+    }
+  });
+
   it('ten orders an hour per address', async () => {
     for (let i = 0; i < 10; i++) expect((await checkout({ building_id: buildings[2].building_id, email: 'a@b.li' })).status).toBe(201);
     const r = await checkout({ building_id: buildings[2].building_id, email: 'a@b.li' });
@@ -546,7 +578,7 @@ describe('building reports', () => {
 describe('removal requests', () => {
   let rdir: string;
   let server: TestServer;
-  const POLL = { EDIFICE_REMOVALS_POLL_MS: '100' };
+  const POLL = { EDIFICE_REMOVALS_POLL_MS: '100', ...FREE_REPORTS };
 
   beforeAll(async () => {
     rdir = await syntheticSnapshots(4000, 11, 'LI');

@@ -28,6 +28,8 @@ async function main(argv: readonly string[]): Promise<number> {
     + `or ${options.requests.toLocaleString('en')} requests against ${options.target.url}`);
   const report = await runLoad(options, log);
   process.stdout.write(cli.json ? `${JSON.stringify(report, null, 1)}\n` : `${formatReport(report)}\n`);
+  // The text report ends with them; beside JSON they would go unseen.
+  if (cli.json) for (const w of report.warnings) log(`warning: ${w}`);
   return 0;
 }
 

@@ -177,7 +177,7 @@ export function publicResponses(): Record<string, Json> {
     NotModified: { description: 'The representation matching If-None-Match is still current.', headers: { ETag: { schema: { type: 'string' } } } },
     OpenInvalidParameter: structuredError('invalid_parameter: a bad, missing or unknown parameter or body field (also a building that does not exist); parameter names it.',
       'invalid_parameter', 'country: "XX" is not an ISO 3166-1 alpha-2 country code', 'country'),
-    NotFound: structuredError('not_found: no such record (or a wrong token).', 'not_found', 'No report order ord_4fQ9aZ0bC1dE2f with this token.'),
+    NotFound: structuredError('not_found: no such record (or a wrong token); on POST /reports, a server that offers no reports.', 'not_found', 'No report order ord_4fQ9aZ0bC1dE2f with this token.'),
     PayloadTooLarge: structuredError(`payload_too_large: the body is over ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`, 'payload_too_large', `body: at most ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`, 'body'),
     UnsupportedMediaType: structuredError('unsupported_media_type: the body is not sent as application/json.', 'unsupported_media_type', 'Content-Type: send Content-Type: application/json.', 'Content-Type'),
     OpenRateLimited: structuredError('rate_limited: too many requests from this client address; Retry-After says when to retry.', 'rate_limited', 'Too many requests from this client address; retry in 120 s.', '', retryAfter),
@@ -242,7 +242,7 @@ export function openResponses(op: Operation): Json {
     out[413] = { $ref: '#/components/responses/PayloadTooLarge' };
     out[415] = { $ref: '#/components/responses/UnsupportedMediaType' };
   }
-  if (op.id === 'getReport' || op.id === 'confirmReportPayment') out[404] = { $ref: '#/components/responses/NotFound' };
+  if (op.id === 'createReportOrder' || op.id === 'getReport' || op.id === 'confirmReportPayment') out[404] = { $ref: '#/components/responses/NotFound' };
   if (op.id === 'confirmReportPayment') out[401] = { $ref: '#/components/responses/BadSignature' };
   return out;
 }

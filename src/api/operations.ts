@@ -203,7 +203,7 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
       'Orders the report of one building without an account. The answer carries a read token, shown once: keep it. '
       + 'The report is frozen from the snapshot current at purchase. With the built-in payment provider the order is '
       + 'paid at once at the configured price; with an external provider it stays pending until the provider confirms '
-      + 'payment. Needs no key; 10 orders an hour per client address.',
+      + 'payment. Needs no key; 10 orders an hour per client address. A server that offers no reports answers 404 not_found.',
     access: 'open',
     status: 201,
     response: 'ReportOrderCreated',

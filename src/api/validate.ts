@@ -35,6 +35,10 @@ const NUMBER = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 10 });
 
+/** What a decoder puts in place of bytes that are not UTF-8; a client never means it. */
+const REPLACEMENT = '\uFFFD';
+const NOT_UTF8 = 'bytes that are not UTF-8 (or U+FFFD, which stands for them); send text as UTF-8, raw or percent-encoded';
+
 /** C0 controls and DEL: no parameter's value holds one (a NUL would reach a name search as is). */
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -42,7 +46,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * One name or value of the query string, `+` read as a space and percent-decoded as UTF-8 (as
  * URLSearchParams does), except that what it would let through is refused: a `%` not followed by
  * two hex digits (URLSearchParams keeps it as text: `name=%zz` searched for "%zz"), bytes that are
- * not UTF-8 (it puts U+FFFD in their place), and control characters. `name`: the parameter whose
+ * not UTF-8, raw or percent-encoded (decoders put U+FFFD in their place), and control characters. `name`: the parameter whose
  * value this is, null for a name.
  */
 function decodeQueryPart(raw: string, name: string | null): string {
@@ -56,6 +60,11 @@ function decodeQueryPart(raw: string, name: string | null): string {
       if (name === null) throw invalid(cut(raw), `a parameter name that is ${what}`);
       throw invalid(name, `${show(raw)} is ${what}`);
     }
+  }
+  // The server reads raw bytes that are not UTF-8 as U+FFFD: refused as their percent-encoded form is.
+  if (text.indexOf(REPLACEMENT) >= 0) {
+    if (name === null) throw invalid(cut(text), `a parameter name holding ${NOT_UTF8}`);
+    throw invalid(name, `${show(text)} holds ${NOT_UTF8}`);
   }
   if (CONTROL.test(text)) {
     if (name === null) throw invalid(cut(text), 'a parameter name holding a control character (U+0000 to U+001F, U+007F)');
@@ -337,11 +346,14 @@ export function parseParameters(
 
 /** A path segment as the client sent it, percent-decoded; a broken escape is refused naming the parameter. */
 export function decodePathSegment(raw: string, name: string): string {
+  let text: string;
   try {
-    return decodeURIComponent(raw);
+    text = decodeURIComponent(raw);
   } catch {
     throw invalid(name, 'not a valid percent-encoded path segment');
   }
+  if (text.indexOf(REPLACEMENT) >= 0) throw invalid(name, `${show(text)} holds ${NOT_UTF8}`);
+  return text;
 }
 
 /** GET /buildings. */

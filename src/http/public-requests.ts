@@ -187,6 +187,8 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
   }));
 
   app.post(`${base}/reports`, post('/reports', [], [limiters.reportOrders], (r) => {
+    // Not a passing outage (503 would ask clients to retry): this server sells no reports.
+    if (ctx.config.reports === 'off') throw new ApiError('not_found', 'Building reports are not offered on this server.');
     parseParameters('createReportOrder', r.rawQuery);
     const body = parseBody('createReportOrder', r.headers['content-type'], r.body!);
     const { snapshot, row } = building(ctx, body.buildingId as string);

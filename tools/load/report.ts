@@ -174,6 +174,7 @@ export interface LoadReport {
 }
 
 const round = (v: number, d = 3) => Math.round(v * 10 ** d) / 10 ** d;
+const num = (v: number) => v.toLocaleString('en');
 
 function percentiles(h: Histogram): Percentiles {
   if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, 'p99.9': 0, max: 0, mean: 0 };
@@ -220,6 +221,12 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
       }
     });
   }
+  const answered = completed - notSent;
+  const limited = statuses['429'] ?? 0;
+  const warnings = limited * 2 > answered
+    ? [...facts.warnings, `${num(limited)} of ${num(answered)} answers were 429: this run measured the rate limits, not the server. `
+      + 'Against a private server, raise EDIFICE_KEY_PER_MINUTE and EDIFICE_DAILY_QUOTA (README, Load testing)']
+    : facts.warnings;
   KINDS.forEach((name, i) => {
     const r = kinds[name];
     if (!r) return;
@@ -229,16 +236,15 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   return {
     target: facts.target, mode: facts.mode, rate: facts.rate, connections: facts.connections, connections_opened: opened, threads: facts.threads,
     seed: facts.seed, mix: facts.mix, duration_s: round(facts.seconds), sent, completed, not_sent: notSent, ok,
-    rps: round((completed - notSent) / Math.max(facts.seconds, 1e-9), 1), latency_ms: percentiles(all), kinds, statuses, errors,
+    rps: round(answered / Math.max(facts.seconds, 1e-9), 1), latency_ms: percentiles(all), kinds, statuses, errors,
     credits_charged: credits, bytes_received: bytes,
     walks: { started, finished, pages: kinds.walk?.count ?? 0 }, queued,
     send_lag_ms: facts.mode === 'rate' ? { p50: round(lag.getValueAtPercentile(50) / 1000), p99: round(lag.getValueAtPercentile(99) / 1000), max: round(lag.maxValue / 1000) } : null,
     client_cpu_cores: round(facts.cpuCores, 2),
-    discovery: facts.discovery, warnings: facts.warnings,
+    discovery: facts.discovery, warnings,
   };
 }
 
-const num = (v: number) => v.toLocaleString('en');
 const pad = (s: string, n: number) => s.padEnd(n);
 const lpad = (s: string, n: number) => s.padStart(n);
 
