@@ -61,10 +61,16 @@ metadata and the snapshot's own), which DuckDB reads with no extension.
   - \`${METADATA_KEYS.snapshotDate}\`: YYYY-MM-DD, equal to the file name
   - \`${METADATA_KEYS.sources}\`: JSON array of \`{name, licence, attribution, retrieved}\`
   - \`${METADATA_KEYS.rowCount}\`: number of rows
-  - \`${METADATA_KEYS.checksum}\`: \`sha256:<hex>\` over the column names and, batch by batch and
-    column by column, each array's type id, length, null count, validity bits, offsets (rebased to
-    0) and values (see \`src/snapshot/checksum.ts\`). The loader refuses a file whose content does
-    not match.
+  - \`${METADATA_KEYS.checksum}\`: \`sha256:<hex>\` over the column names; every metadata entry
+    above but the checksum itself, and each field's metadata (the footprint's CRS), as one JSON text
+    with keys sorted; and, batch by batch and column by column, each array's type id, length, null
+    count, validity bits, offsets (rebased to 0) and values (see \`src/snapshot/checksum.ts\`). The
+    loader refuses a file whose content or metadata does not match, and keeps serving the previous one.
+- **Format v1** files are still read. Their checksum covers the content only (v1 wrote none over
+  the metadata), so their sources and licence are taken as written. The loader adds the columns
+  v1 lacks: \`seismic_listed\` true where a risk class or an assessment year is set (v1 kept
+  nothing of a listed building with neither), \`locality_basis\` null (public pages show such a
+  locality as stated, as v1 did). The next nightly build writes v2.
 - **Geometry**: \`footprint\` is GeoArrow \`geoarrow.multipolygon\` (field metadata
   \`ARROW:extension:name\`, CRS \`OGC:CRS84\`: longitude, latitude in degrees), interleaved
   coordinates; each ring is closed (first point repeated last), outer ring first, holes after.
@@ -76,7 +82,8 @@ metadata and the snapshot's own), which DuckDB reads with no extension.
   across nightly snapshots as long as the source keeps its identifier.
 - **Estimates on public pages**: height, volume, floor area and solar potential say whether they
   are modelled through their basis (\`estimated\`); construction year, floors and dwellings through
-  the \`*_is_estimate\` columns; climate and heating figures are always modelled.
+  the \`*_is_estimate\` columns; the locality through \`locality_basis\` (\`inferred\`: the
+  nearest place's name); climate and heating figures are always modelled.
 
 ## Building columns
 

@@ -1,7 +1,8 @@
 /**
  * Writes one country's snapshot: `BuildingRecord`s in, an Arrow IPC file out, rows in Hilbert
- * order of their representative point, with metadata and a content checksum. The file is
- * written beside its destination and renamed into place, so a crash never leaves half a snapshot.
+ * order of their representative point, with metadata and a checksum over content and metadata.
+ * The file is written beside its destination and renamed into place, so a crash never leaves
+ * half a snapshot.
  */
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { Field, RecordBatch, RecordBatchFileWriter, Schema, Struct, makeData, ty
 import { COLUMNS, METADATA_KEYS, SCHEMA_VERSION, type BuildingRecord, type SnapshotSource } from './schema.ts';
 import { GEOARROW_METADATA, makeAccumulator, type Accumulator } from './columns.ts';
 import { makeFolder } from '../folders.ts';
-import { snapshotChecksum } from './checksum.ts';
+import { metadataText, snapshotChecksum } from './checksum.ts';
 import { hilbertOrder } from './hilbert.ts';
 
 export interface SnapshotWriterOptions {
@@ -58,8 +59,15 @@ export class SnapshotWriter {
   /** Adds a building. A record that breaks the schema throws before any column changes. */
   add(record: BuildingRecord): void {
     if (this.finished) throw new Error('SnapshotWriter.add() after finish().');
+    if (record.locality === '' && record.locality_basis != null) {
+      throw new RangeError(`locality_basis must be null when locality is empty, got "${record.locality_basis}" (${record.source_id}).`);
+    }
+    const values = record as unknown as Record<string, unknown>;
     try {
-      for (let i = 0; i < COLUMNS.length; i++) this.columns[i].push((record as unknown as Record<string, unknown>)[COLUMNS[i].name]);
+      for (let i = 0; i < COLUMNS.length; i++) {
+        const name = COLUMNS[i].name;
+        this.columns[i].push(name === 'seismic_listed' ? seismicListed(record) : values[name]);
+      }
     } catch (err) {
       // Every column held `rows` rows before this record: roll back the ones it already reached.
       if (this.columns.some((c) => c.length !== this.rows)) {
@@ -101,15 +109,15 @@ export class SnapshotWriter {
         yield makeData({ type: struct, length: end - start, nullCount: 0, children: frozen.map((f) => f.data(start, end)) });
       }
     }
-    const checksum = snapshotChecksum(COLUMNS.map((c) => c.name), batches());
     const metadata = new Map<string, string>([
       [METADATA_KEYS.schemaVersion, String(SCHEMA_VERSION)],
       [METADATA_KEYS.country, this.options.country],
       [METADATA_KEYS.snapshotDate, this.options.snapshotDate],
       [METADATA_KEYS.sources, JSON.stringify(this.options.sources)],
-      [METADATA_KEYS.checksum, checksum],
       [METADATA_KEYS.rowCount, String(n)],
     ]);
+    const checksum = snapshotChecksum(COLUMNS.map((c) => c.name), batches(), metadataText(metadata, fields));
+    metadata.set(METADATA_KEYS.checksum, checksum);
     const schema = new Schema(fields, metadata);
 
     makeFolder(dirname(path));
@@ -134,6 +142,12 @@ export class SnapshotWriter {
     const { size } = await stat(path);
     return { path, rows: n, bytes: size, checksum };
   }
+}
+
+/** A risk class or an assessment year comes from a list, so it implies the flag whatever the producer set. */
+function seismicListed(r: BuildingRecord): unknown {
+  if (typeof r.seismic_listed !== 'boolean') return r.seismic_listed; // the column refuses it
+  return r.seismic_listed || r.seismic_risk_class !== null || r.seismic_risk_assessment_year !== null;
 }
 
 function identity(n: number): Uint32Array {
