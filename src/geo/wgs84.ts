@@ -44,19 +44,21 @@ export class LocalFrame {
   x = 0;
   y = 0;
 
-  // Expansion, in degrees: x = l(ax + bx d), y = d(ay + by d) + cy l², with d = Δlat, l = Δlon.
-  private ax = 0;
-  private bx = 0;
-  private ay = 0;
-  private by = 0;
-  private cy = 0;
-  // Exact tangent plane: sin and cos of the origin's latitude, its distance from the axis
+  /** Whether the frame computes the tangent plane exactly (beyond EXPANSION_MAX_LAT) rather than its expansion. */
+  exact = false;
+  // The expansion, in degrees: x = l(ax + bx d), y = d(ay + by d) + cy l², with d = Δlat, l = Δlon
+  // (read by the bench's SQL peer, which writes the same operations).
+  ax = 0;
+  bx = 0;
+  ay = 0;
+  by = 0;
+  cy = 0;
+  // The exact tangent plane: sin and cos of the origin's latitude, its distance from the axis
   // (N cos) and its height above the equatorial plane (N (1 - e²) sin).
-  private exact = false;
-  private s0 = 0;
-  private c0 = 1;
-  private p0 = 0;
-  private z0 = 0;
+  s0 = 0;
+  c0 = 1;
+  p0 = 0;
+  z0 = 0;
 
   /** Centres the frame on (lon0, lat0), degrees. */
   centre(lon0: number, lat0: number): this {
