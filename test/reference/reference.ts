@@ -480,8 +480,9 @@ const boundsCache = new WeakMap<RefBuilding, { minLon: number; minLat: number; m
 /**
  * Only a shortcut, never a change of answer: when the outline's box lies more than 1% + 1 m
  * beyond the radius on one side of the query point, measured with the sphere of mean radius
- * (whose metres per degree are within 0.6% of the ellipsoid's everywhere), so does every point
- * of the outline.
+ * (whose metres per degree are within 0.6% of the ellipsoid's everywhere) and, east-west, at
+ * the most poleward latitude of the box and the point (and 0.01° beyond, for a geodesic's bulge
+ * towards the pole), so does every point of the outline.
  */
 function clearlyFarther(b: RefBuilding, q: RefPointQuery): boolean {
   let box = boundsCache.get(b);
@@ -500,7 +501,8 @@ function clearlyFarther(b: RefBuilding, q: RefPointQuery): boolean {
     boundsCache.set(b, box);
   }
   const degM = (MEAN_EARTH_RADIUS_M * Math.PI) / 180;
-  const cos = Math.cos((q.lat * Math.PI) / 180);
+  const poleward = Math.max(Math.abs(q.lat), Math.abs(box.minLat), Math.abs(box.maxLat)) + 0.01;
+  const cos = poleward >= 90 ? 0 : Math.cos((poleward * Math.PI) / 180);
   const x0 = (box.minLon - q.lon) * cos * degM;
   const x1 = (box.maxLon - q.lon) * cos * degM;
   const y0 = (box.minLat - q.lat) * degM;
