@@ -14,7 +14,9 @@ import {
 import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
 import { NULL_CODE, formatId, type BenchColumns } from './columns.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
+import { LocalFrame } from '../src/geo/wgs84.ts';
 
+/** The sphere of mean radius: within 0.6% of the ellipsoid's metres per degree, for shortcuts with a margin. */
 export const EARTH_RADIUS_M = 6_371_008.8;
 
 /** The filters of `BuildingsQuery` the bench's mix uses; anything else is refused. */
@@ -56,6 +58,7 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
   readonly async = false;
   private readonly employeesMax: Float64Array;
   private readonly turnoverMax = new Map<string, Float64Array>();
+  private readonly frame = new LocalFrame();
 
   constructor(readonly c: BenchColumns) {
     this.employeesMax = new Float64Array(c.n).fill(NaN);
@@ -216,12 +219,13 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
     const c = this.c;
     const lon0 = q.lon, lat0 = q.lat;
     const cos0 = Math.cos((lat0 * Math.PI) / 180);
-    const margin = q.radiusM + 1;
+    const frame = this.frame.centre(lon0, lat0);
+    const margin = q.radiusM * 1.01 + 1;
     const near: number[] = [];
     const dists: number[] = [];
     const { fpMinLon, fpMinLat, fpMaxLon, fpMaxLat } = c;
     for (let i = 0, n = c.n; i < n; i++) {
-      // The same local frame as the distance: skip what lies wholly beyond radius + 1 m on one side.
+      // Skip what lies wholly beyond the radius (1% + 1 m over the sphere's measure) on one side.
       const x0 = (fpMinLon[i] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI / 180;
       if (x0 > margin) continue;
       const x1 = (fpMaxLon[i] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI / 180;
@@ -230,7 +234,7 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
       if (y0 > margin) continue;
       const y1 = (fpMaxLat[i] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
       if (-y1 > margin) continue;
-      const d = footprintDistance(c, i, lon0, lat0, cos0);
+      const d = footprintDistance(c, i, frame);
       if (d <= q.radiusM) {
         near.push(i);
         dists.push(d);
@@ -249,12 +253,12 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
 }
 
 /**
- * Distance in metres from (lon0, lat0) to the outline of row i, in the local equirectangular
- * frame centred on the point: 0 inside a polygon's outer ring and outside its holes, else the
- * nearest edge of any ring. Edges join consecutive vertices (rings are stored closed); the
- * even-odd test also closes the ring from the last vertex to the first.
+ * Distance in metres from the frame's origin to the outline of row i, in the plane tangent to
+ * the WGS84 ellipsoid there (the engine's frame): 0 inside a polygon's outer ring and outside
+ * its holes, else the nearest edge of any ring. Edges join consecutive vertices (rings are
+ * stored closed); the even-odd test also closes the ring from the last vertex to the first.
  */
-export function footprintDistance(c: BenchColumns, i: number, lon0: number, lat0: number, cos0: number): number {
+export function footprintDistance(c: BenchColumns, i: number, frame: LocalFrame): number {
   const xy = c.coords;
   let best = Infinity;
   for (let p = c.polyStart[i]; p < c.polyStart[i + 1]; p++) {
@@ -262,12 +266,14 @@ export function footprintDistance(c: BenchColumns, i: number, lon0: number, lat0
     for (let r = c.ringStart[p]; r < c.ringStart[p + 1]; r++) {
       const v0 = c.vertexStart[r], v1 = c.vertexStart[r + 1];
       let inside = false;
-      let jx = (xy[2 * (v1 - 1)] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI / 180;
-      let jy = (xy[2 * (v1 - 1) + 1] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
+      frame.project(xy[2 * (v1 - 1)], xy[2 * (v1 - 1) + 1]);
+      let jx = frame.x;
+      let jy = frame.y;
       let px = 0, py = 0;
       for (let v = v0; v < v1; v++) {
-        const x = (xy[2 * v] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI / 180;
-        const y = (xy[2 * v + 1] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
+        frame.project(xy[2 * v], xy[2 * v + 1]);
+        const x = frame.x;
+        const y = frame.y;
         if ((y > 0) !== (jy > 0)) {
           const xCross = x + ((0 - y) * (jx - x)) / (jy - y);
           if (xCross > 0) inside = !inside;

@@ -1,8 +1,9 @@
 /**
  * GET /buildings/at: the engine against the brute-force reference on varied outlines
  * (rectangles, concave stars, courtyards with holes, two-part multipolygons, L shapes, exact
- * twins), in two neighbouring countries and a third around 0°N 0°E (negative coordinates, and
- * the Float32 boxes of the index at their finest, where the engine's distance bounds are tightest).
+ * twins), in two neighbouring countries, a third around 0°N 0°E (negative coordinates, and
+ * the Float32 boxes of the index at their finest, where the engine's distance bounds are tightest)
+ * and a fourth at 78°N. The reference measures with GeographicLib's geodesics (reference.ts).
  *
  * Replay: FC_SEED=<n> changes the seeds and the data, FC_PATH replays one counterexample,
  * FC_SHRINK=1 shrinks a failure.
@@ -41,13 +42,16 @@ describe('GET /buildings/at: engine against the brute-force reference', () => {
       a.push(blankRecord(`diffp-border:${i}`, b[i].longitude, b[i].latitude, { footprint: b[i].footprint }));
     }
     const c = randomPointCountry({ country: 'PC', seed: seedFor(6000), lon0: -0.02, lon1: 0.02, lat0: -0.02, lat1: 0.02, clusters: 6, perCluster: 120, background: 0, sourcePrefix: 'diffp-pc' });
+    // Svalbard's latitude, where the frame leaves its expansion for the exact tangent plane.
+    const d = randomPointCountry({ country: 'PD', seed: seedFor(7000), lon0: 15.5, lon1: 15.7, lat0: 78.1, lat1: 78.3, clusters: 6, perCluster: 120, background: 0, sourcePrefix: 'diffp-pd' });
     await writeCountry(dir, 'PA', a);
     await writeCountry(dir, 'PB', b);
     await writeCountry(dir, 'PC', c);
+    await writeCountry(dir, 'PD', d);
     const catalog = e.openCatalog(dir);
     expect(catalog.log.filter((entry) => entry.level !== 'info')).toEqual([]);
     view = catalog.view();
-    expect(view.snapshots.length).toBe(3);
+    expect(view.snapshots.length).toBe(4);
     ref = decodeSnapshotDir(dir);
   });
 

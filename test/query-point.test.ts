@@ -3,8 +3,8 @@
  * on an edge, near a corner, inside a hole, another polygon of the same building), radius
  * inclusion, nearest first with ties by building_id, limit, and two countries.
  *
- * Expected distances are worked out in the local equirectangular frame of the query point:
- * x = dLon * cos(lat0) * M, y = dLat * M, with M = R * pi / 180 metres per degree.
+ * Expected distances are geodesics on the WGS84 ellipsoid from GeographicLib (test/reference/
+ * geodesic.ts), to the nearest vertex, or to the foot of the perpendicular on an edge.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,10 +17,62 @@ import { buildingId } from '../src/snapshot/ids.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import type { Polygon } from '../src/snapshot/schema.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
+import { arrivalAzimuth, destination, geodesicDistance as geo } from './reference/geodesic.ts';
 
-const R = 6_371_008.8;
-const M = (R * Math.PI) / 180;
-const cosd = (deg: number): number => Math.cos((deg * Math.PI) / 180);
+/**
+ * A triangle whose nearest point to (lon, lat) is its apex, `metres` away along the geodesic
+ * leaving at `azimuth`: its sides leave the apex 30° either side of the way onward.
+ */
+function apexAt(lon: number, lat: number, azimuth: number, metres: number): { at: [number, number]; footprint: Polygon[] } {
+  const apex = destination(lon, lat, azimuth, metres);
+  const onward = arrivalAzimuth(lon, lat, azimuth, metres);
+  const b = destination(apex[0], apex[1], onward - 30, 10);
+  const c = destination(apex[0], apex[1], onward + 30, 10);
+  return { at: apex, footprint: [[[...apex, ...b, ...c, ...apex]]] };
+}
+
+/**
+ * A 40 m by 10 m rectangle whose near side crosses the geodesic from (lon, lat) at right angles
+ * `metres` away, at the middle of the side: its nearest point, inside an edge.
+ */
+function sideAt(lon: number, lat: number, azimuth: number, metres: number): { at: [number, number]; footprint: Polygon[] } {
+  const foot = destination(lon, lat, azimuth, metres);
+  const onward = arrivalAzimuth(lon, lat, azimuth, metres);
+  const a = destination(foot[0], foot[1], onward - 90, 20);
+  const b = destination(foot[0], foot[1], onward + 90, 20);
+  const c = destination(b[0], b[1], onward, 10);
+  const d = destination(a[0], a[1], onward, 10);
+  return { at: foot, footprint: [[[...a, ...b, ...c, ...d, ...a]]] };
+}
+
+// The issue's cases. At 45°N a degree of longitude is 0.28% longer on the ellipsoid than on
+// the sphere of mean radius; at the equator a degree of latitude is 0.56% shorter.
+const AT_45 = [10, 45] as const;
+const AT_45_B = [10.01, 45] as const;
+const AT_EQUATOR = [20, 0] as const;
+const ISSUE_CASES = {
+  east117: apexAt(...AT_45, 90, 117.19),
+  orderEast: apexAt(...AT_45_B, 90, 117.1),
+  orderNorth: apexAt(...AT_45_B, 0, 117.0),
+  north117: apexAt(...AT_EQUATOR, 0, 117.19),
+};
+
+// Latitudes (each with its own longitude), azimuths and distances of the sweep.
+const SWEEP_LATITUDES = [0, 45, 60, 70, 74.99, 75.01, 78.2, -33.9, -62.2, 89.99, -89.999, 90];
+const SWEEP_AZIMUTHS = Array.from({ length: 12 }, (_, i) => 30 * i + 7);
+const SWEEP_METRES = [1.5, 117.19, 199.99];
+const sweepOrigin = (i: number): [number, number] => [-120 + 17 * i, SWEEP_LATITUDES[i]];
+
+function sweepBuildings(): Record<string, { at: [number, number]; footprint: Polygon[] }> {
+  const out: Record<string, { at: [number, number]; footprint: Polygon[] }> = {};
+  SWEEP_LATITUDES.forEach((_, i) => {
+    const [lon, lat] = sweepOrigin(i);
+    for (const [k, az] of SWEEP_AZIMUTHS.entries()) {
+      for (const m of SWEEP_METRES) out[`sweep:${i}:${az}:${m}`] = (k % 2 === 0 ? apexAt : sideAt)(lon, lat, az, m);
+    }
+  });
+  return out;
+}
 
 /** Axis-aligned ring [x0, x1] x [y0, y1], closed. */
 function box(x0: number, y0: number, x1: number, y1: number): number[] {
@@ -58,6 +110,7 @@ beforeAll(async () => {
     // Across a border from XA's square: 0.0003 degree east of it.
     neighbour: { at: [0.00135, 0.0005], footprint: [[box(0.0013, 0.0004, 0.0014, 0.0006)]] },
   });
+  await write(root, 'XC', { ...ISSUE_CASES, ...sweepBuildings() });
   view = Catalog.open(root, { log: () => {} }).view();
 });
 
@@ -83,20 +136,22 @@ describe('distance from the point to the outline', () => {
 
   it('beside an edge: the perpendicular distance', () => {
     const d = near(at(-0.0002, 0.0005, 25), 'square');
-    expect(d).toBeCloseTo(0.0002 * cosd(0.0005) * M, 6); // 22.239 m
-    expect(d).toBeCloseTo(22.239016, 5);
+    expect(d).toBeCloseTo(geo(-0.0002, 0.0005, 0, 0.0005), 6); // 22.264 m
+    expect(d).toBeCloseTo(22.263898, 5);
   });
 
   it('near a corner: the distance to the corner', () => {
     const d = near(at(0.0011, 0.0012, 25), 'square');
-    expect(d).toBeCloseTo(Math.hypot(0.0001 * cosd(0.0012) * M, 0.0002 * M), 6); // 24.863 m
-    expect(d).toBeCloseTo(24.863976, 5);
+    expect(d).toBeCloseTo(geo(0.0011, 0.0012, 0.001, 0.001), 6); // 24.759 m
+    expect(d).toBeCloseTo(24.758576, 5);
   });
 
   it('inside a hole is outside: the distance to the hole ring', () => {
     const got = at(0.0105, 0.0105, 25);
     const d = near(got, 'holed');
-    expect(d).toBeCloseTo(0.0001 * cosd(0.0105) * M, 6); // 11.120 m, to the hole's west and east edges
+    // 11.057 m, to the hole's south and north edges: at the equator a degree of latitude is
+    // shorter than one of longitude (11.132 m to the west and east edges).
+    expect(d).toBeCloseTo(geo(0.0105, 0.0105, 0.0105, 0.0104), 6);
     expect(at(0.0105, 0.0105, 11)).toEqual([]);
     // Between the hole and the outer ring: inside the building.
     expect(at(0.0102, 0.0105, 1)).toEqual([{ name: 'holed', d: 0 }]);
@@ -105,13 +160,13 @@ describe('distance from the point to the outline', () => {
   it('a building of several polygons: inside any is 0, else the nearest ring of all', () => {
     expect(at(0.0305, 0.0205, 1)).toEqual([{ name: 'twoParts', d: 0 }]);
     const d = near(at(0.025, 0.0205, 500), 'twoParts');
-    expect(d).toBeCloseTo(0.004 * cosd(0.0205) * M, 6); // to the nearer polygon, 444.8 m
+    expect(d).toBeCloseTo(geo(0.025, 0.0205, 0.021, 0.0205), 6); // to the nearer polygon, 445.3 m
   });
 });
 
 describe('radius, order and limit', () => {
   it('keeps outlines within the radius, the radius itself included', () => {
-    const d = 0.0001 * M; // north, straight up
+    const d = geo(0, 1, 0, 1.0001); // north, straight up
     expect(near(at(0, 1, d + 1e-6), 'north')).toBeCloseTo(d, 6);
     expect(at(0, 1, d - 1e-6)).toEqual([]);
     const exact = at(0, 1, 30).find((r) => r.name === 'north')!.d;
@@ -123,8 +178,8 @@ describe('radius, order and limit', () => {
     const got = at(0, 1, 40);
     expect(got.map((r) => r.name)).toEqual(['north', ...tie, 'south']);
     expect(got[1].d).toBe(got[2].d);
-    expect(got[1].d).toBeCloseTo(0.0002 * cosd(1) * M, 6);
-    expect(got[3].d).toBeCloseTo(0.0003 * M, 6);
+    expect(got[1].d).toBeCloseTo(geo(0, 1, 0.0002, 1), 6);
+    expect(got[3].d).toBeCloseTo(geo(0, 1, 0, 0.9997), 6);
     expect(at(0, 1, 30).map((r) => r.name)).toEqual(['north', ...tie]);
     expect(at(0, 1, 40, 2).map((r) => r.name)).toEqual(['north', tie[0]]);
     expect(at(0, 1, 40, 0)).toEqual([]);
@@ -133,8 +188,8 @@ describe('radius, order and limit', () => {
   it('every country near the point answers', () => {
     const got = at(0.00115, 0.0005, 20);
     expect(got.map((r) => r.name).sort()).toEqual(['neighbour', 'square']);
-    expect(near(got, 'square')).toBeCloseTo(0.00015 * cosd(0.0005) * M, 6);
-    expect(near(got, 'neighbour')).toBeCloseTo(0.00015 * cosd(0.0005) * M, 6);
+    expect(near(got, 'square')).toBeCloseTo(geo(0.00115, 0.0005, 0.001, 0.0005), 6);
+    expect(near(got, 'neighbour')).toBeCloseTo(geo(0.00115, 0.0005, 0.0013, 0.0005), 6);
     expect(at(50, 50, 200)).toEqual([]);
   });
 
@@ -142,5 +197,42 @@ describe('radius, order and limit', () => {
     expect(() => queryPoint(view, { lon: 0, lat: 91, radiusM: 10, limit: 1 })).toThrow(QueryError);
     expect(() => queryPoint(view, { lon: 0, lat: 0, radiusM: NaN, limit: 1 })).toThrow(QueryError);
     expect(() => queryPoint(view, { lon: 0, lat: 0, radiusM: 10, limit: 1.5 })).toThrow(QueryError);
+  });
+});
+
+describe('on the WGS84 ellipsoid', () => {
+  it('leaves out a building just beyond the radius on the ellipsoid, though within it on a sphere', () => {
+    // 117.19 m east at 45°N: 116.86 m on the sphere of mean radius.
+    expect(at(...AT_45, 117.14).map((r) => r.name)).not.toContain('east117');
+    expect(near(at(...AT_45, 117.24), 'east117')).toBeCloseTo(117.19, 5);
+  });
+
+  it('keeps a building just within the radius on the ellipsoid, though beyond it on a sphere', () => {
+    // 117.19 m north at the equator: 117.85 m on the sphere.
+    expect(near(at(...AT_EQUATOR, 117.24), 'north117')).toBeCloseTo(117.19, 5);
+    expect(at(...AT_EQUATOR, 117.14).map((r) => r.name)).not.toContain('north117');
+  });
+
+  it('orders near-ties by their distance on the ellipsoid', () => {
+    // 117.00 m north and 117.10 m east at 45°N: 117.07 m and 116.77 m on the sphere.
+    const got = at(...AT_45_B, 150).filter((r) => r.name.startsWith('order'));
+    expect(got.map((r) => r.name)).toEqual(['orderNorth', 'orderEast']);
+    expect(got[0].d).toBeCloseTo(117.0, 5);
+    expect(got[1].d).toBeCloseTo(117.1, 5);
+  });
+
+  const sweep = SWEEP_LATITUDES.map((lat, i) => [lat, i]);
+  it.each(sweep)('at %f°: the geodesic distance to a vertex or an edge, within 10 µm, at every azimuth up to 200 m', (_lat, i) => {
+    const [lon, lat] = sweepOrigin(i);
+    const rows = queryPoint(view, { lon, lat, radiusM: 200, limit: 1000 }).rows;
+    const got = new Map(rows.map((r) => [names.get(r.snapshot.buildingId(r.row))!, r.distanceM]));
+    const errors: string[] = [];
+    for (const az of SWEEP_AZIMUTHS) {
+      for (const m of SWEEP_METRES) {
+        const d = got.get(`sweep:${i}:${az}:${m}`);
+        if (d === undefined || !(Math.abs(d - m) <= 1e-5)) errors.push(`azimuth ${az}°, ${m} m: got ${d}`);
+      }
+    }
+    expect(errors).toEqual([]);
   });
 });

@@ -5,10 +5,9 @@
  * polygon, or every polygon one ring, that level of offsets is the identity and not stored.
  */
 import type { Data } from 'apache-arrow';
+import type { LocalFrame } from '../geo/wgs84.ts';
 import type { Polygon } from '../snapshot/schema.ts';
 import { sharedF64, sharedU32 } from './shared.ts';
-
-export const EARTH_RADIUS_M = 6_371_008.8;
 
 /** One batch's footprint column, its nested levels resolved. */
 interface GeoBatch {
@@ -162,13 +161,12 @@ export class Footprints {
   }
 
   /**
-   * Distance in metres from (lon0, lat0) to row's outline (spec 4.2; the brief's rule 6): 0 when
-   * the point is inside a polygon and in none of its holes, else the distance to the nearest
-   * ring, in the local equirectangular frame centred on the point. The arithmetic is written
-   * operation for operation like the brute-force reference, so both give the same doubles.
+   * Distance in metres from the frame's origin to row's outline (spec 4.2): 0 when the origin is
+   * inside a polygon and in none of its holes, else the distance to the nearest ring, each edge
+   * straight in the frame. Each vertex is projected once: one pass over a ring gives both its
+   * even-odd parity and its distance.
    */
-  distance(row: number, lon0: number, lat0: number): number {
-    const cosLat = Math.cos((lat0 * Math.PI) / 180);
+  distance(row: number, frame: LocalFrame): number {
     const c = this.coords;
     const starts = this.ringStart;
     let best = Infinity;
@@ -176,59 +174,44 @@ export class Footprints {
     for (let p = p0; p < p1; p++) {
       const [r0, r1] = this.ringsOf(p);
       let inside = false;
+      let nearest = Infinity;
       for (let r = r0; r < r1; r++) {
         const a = starts[r];
         const b = starts[r + 1];
-        // Even-odd test of the origin against the ring, edges (v[i-1], v[i]).
         let odd = false;
-        let xj = (c[2 * (b - 1)] - lon0) * cosLat * EARTH_RADIUS_M * Math.PI / 180;
-        let yj = (c[2 * (b - 1) + 1] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
+        // Edges (v[i-1], v[i]), the first from the last vertex.
+        frame.project(c[2 * (b - 1)], c[2 * (b - 1) + 1]);
+        let ax = frame.x;
+        let ay = frame.y;
         for (let v = a; v < b; v++) {
-          const xi = (c[2 * v] - lon0) * cosLat * EARTH_RADIUS_M * Math.PI / 180;
-          const yi = (c[2 * v + 1] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
-          if ((yi > 0) !== (yj > 0)) {
-            const xCross = xi + ((0 - yi) * (xj - xi)) / (yj - yi);
+          frame.project(c[2 * v], c[2 * v + 1]);
+          const bx = frame.x;
+          const by = frame.y;
+          if ((by > 0) !== (ay > 0)) {
+            const xCross = bx + ((0 - by) * (ax - bx)) / (ay - by);
             if (xCross > 0) odd = !odd;
           }
-          xj = xi;
-          yj = yi;
+          const dx = bx - ax;
+          const dy = by - ay;
+          const len2 = dx * dx + dy * dy;
+          let t = len2 === 0 ? 0 : ((0 - ax) * dx + (0 - ay) * dy) / len2;
+          if (t < 0) t = 0;
+          if (t > 1) t = 1;
+          const px = ax + t * dx;
+          const py = ay + t * dy;
+          // Not Math.hypot: V8 boxes its arguments (garbage per edge) and it took ~24 ns a call
+          // here against ~2.5; its guard against overflow is idle at metre scales.
+          const d = Math.sqrt(px * px + py * py);
+          if (d < nearest) nearest = d;
+          ax = bx;
+          ay = by;
         }
         if (r === r0) inside = odd;
         else if (odd) inside = false;
       }
       if (inside) return 0;
-      for (let r = r0; r < r1; r++) {
-        const d = ringDistance(c, starts[r], starts[r + 1], lon0, lat0, cosLat);
-        if (d < best) best = d;
-      }
+      if (nearest < best) best = nearest;
     }
     return best;
   }
-}
-
-/** Distance from the origin of the local frame to the closed ring of vertices [a, b). */
-function ringDistance(c: Float64Array, a: number, b: number, lon0: number, lat0: number, cosLat: number): number {
-  let best = Infinity;
-  let ax = (c[2 * a] - lon0) * cosLat * EARTH_RADIUS_M * Math.PI / 180;
-  let ay = (c[2 * a + 1] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
-  for (let v = a; v < b; v++) {
-    const w = v + 1 < b ? v + 1 : a;
-    const bx = (c[2 * w] - lon0) * cosLat * EARTH_RADIUS_M * Math.PI / 180;
-    const by = (c[2 * w + 1] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
-    const dx = bx - ax;
-    const dy = by - ay;
-    const len2 = dx * dx + dy * dy;
-    let t = len2 === 0 ? 0 : ((0 - ax) * dx + (0 - ay) * dy) / len2;
-    if (t < 0) t = 0;
-    if (t > 1) t = 1;
-    const px = ax + t * dx;
-    const py = ay + t * dy;
-    // Not Math.hypot: V8 boxes its arguments (garbage per edge) and it took ~24 ns a call here
-    // against ~2.5; its guard against overflow is idle at metre scales.
-    const d = Math.sqrt(px * px + py * py);
-    if (d < best) best = d;
-    ax = bx;
-    ay = by;
-  }
-  return best;
 }

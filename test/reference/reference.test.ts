@@ -11,10 +11,11 @@ import { buildingId } from '../../src/snapshot/ids.ts';
 import type { BuildingRecord, BusinessRecord, SolarInstallationRecord } from '../../src/snapshot/schema.ts';
 import { randomCountry, randomPointCountry, writeCountry } from './fixtures.ts';
 import {
-  EARTH_RADIUS_M, compareRanked, decodeSnapshotDir, decodeSnapshotFile, distanceToFootprint, originInRing, originToSegment,
+  compareRanked, decodeSnapshotDir, decodeSnapshotFile, distanceToFootprint, originInRing, originToSegment,
   passesFilters, refListBusinesses, refListUnits, refQueryBuildings, refQueryPoint, sortKey,
   type RefBuilding, type RefBuildingsQuery, type RefSnapshot,
 } from './reference.ts';
+import { destination, geodesicDistance } from './geodesic.ts';
 
 const dirs: string[] = [];
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
@@ -208,8 +209,22 @@ describe('reference filters', () => {
   });
 });
 
+/** Least geodesic distance from (lon0, lat0) to the meridian segment at `lon` between two latitudes (golden-section search). */
+function toMeridian(lon0: number, lat0: number, lon: number, latA: number, latB: number): number {
+  const f = (lat: number) => geodesicDistance(lon0, lat0, lon, lat);
+  const g = (Math.sqrt(5) - 1) / 2;
+  let a = latA;
+  let b = latB;
+  for (let i = 0; i < 80; i++) {
+    const c = b - g * (b - a);
+    const d = a + g * (b - a);
+    if (f(c) < f(d)) b = d;
+    else a = c;
+  }
+  return f((a + b) / 2);
+}
+
 describe('reference point lookup', () => {
-  const degM = (EARTH_RADIUS_M * Math.PI) / 180;
 
   it('tests rings and segments in the local frame', () => {
     const square = [-1, -1, 1, -1, 1, 1, -1, 1, -1, -1];
@@ -222,24 +237,28 @@ describe('reference point lookup', () => {
 
   it('measures to the outline: 0 inside, to the hole ring inside a hole, nearest part of a multipolygon', () => {
     const sq = (x0: number, y0: number, x1: number, y1: number) => [x0, y0, x1, y0, x1, y1, x0, y1, x0, y0];
-    // At the equator the frame is lon/lat scaled by one factor.
+    // Edges are straight in the frame, within 1e-7 m of geodesics at these lengths.
     expect(distanceToFootprint([[sq(-0.001, -0.001, 0.001, 0.001)]], 0, 0)).toBe(0);
-    expect(distanceToFootprint([[sq(0.001, -0.001, 0.002, 0.001)]], 0, 0)).toBeCloseTo(0.001 * degM, 9);
-    expect(distanceToFootprint([[sq(-0.002, -0.002, 0.002, 0.002), sq(-0.0005, -0.0005, 0.0005, 0.0005)]], 0, 0)).toBeCloseTo(0.0005 * degM, 9);
+    expect(distanceToFootprint([[sq(0.001, -0.001, 0.002, 0.001)]], 0, 0)).toBeCloseTo(geodesicDistance(0, 0, 0.001, 0), 7);
+    // In the hole: its north and south edges are nearer than its east and west ones (at the
+    // equator a degree of latitude is 0.7% shorter than one of longitude).
+    expect(distanceToFootprint([[sq(-0.002, -0.002, 0.002, 0.002), sq(-0.0005, -0.0005, 0.0005, 0.0005)]], 0, 0)).toBeCloseTo(geodesicDistance(0, 0, 0, 0.0005), 7);
     expect(distanceToFootprint([[sq(-0.002, -0.002, 0.002, 0.002), sq(-0.0005, -0.0005, 0.0005, 0.0005)]], 0.001, 0)).toBe(0);
-    expect(distanceToFootprint([[sq(0.003, 0, 0.004, 0.001)], [sq(-0.002, 0, -0.001, 0.001)]], 0, 0)).toBeCloseTo(0.001 * degM, 9);
-    // Away from the equator longitude shrinks by cos(lat0) of the query point.
+    expect(distanceToFootprint([[sq(0.003, 0, 0.004, 0.001)], [sq(-0.002, 0, -0.001, 0.001)]], 0, 0)).toBeCloseTo(geodesicDistance(0, 0, -0.001, 0), 7);
+    // At 60°N, to the foot of the perpendicular on a meridian edge.
     const lat0 = 60;
     const d = distanceToFootprint([[sq(0.001, lat0 - 0.0001, 0.002, lat0 + 0.0001)]], 0, lat0);
-    expect(d).toBeCloseTo(0.001 * Math.cos((lat0 * Math.PI) / 180) * degM, 9);
+    expect(d).toBeCloseTo(toMeridian(0, lat0, 0.001, lat0 - 0.0001, lat0 + 0.0001), 7);
+    expect(d).toBeCloseTo(55.800, 3);
   });
 
   it('keeps what lies within the radius, nearest first, ties by id, at most limit', () => {
     const lon = 10;
     const lat = 45;
-    const mLon = degM * Math.cos((lat * Math.PI) / 180);
-    const at = (id: string, dxM: number) => blankRecord(id, lon + dxM / mLon, lat, {
-      footprint: [[[lon + dxM / mLon, lat - 0.00001, lon + (dxM + 5) / mLon, lat - 0.00001, lon + (dxM + 5) / mLon, lat + 0.00001, lon + dxM / mLon, lat + 0.00001, lon + dxM / mLon, lat - 0.00001]]],
+    // A 5 m wide box whose west edge is dxM metres east of the point.
+    const east = (m: number) => destination(lon, lat, 90, m)[0];
+    const at = (id: string, dxM: number) => blankRecord(id, east(dxM), lat, {
+      footprint: [[[east(dxM), lat - 0.00001, east(dxM + 5), lat - 0.00001, east(dxM + 5), lat + 0.00001, east(dxM), lat + 0.00001, east(dxM), lat - 0.00001]]],
     });
     const s = [snapshotOf([at('p30', 30), at('p10a', 10), at('p10b', 10), at('p50', 50)])];
     const res = refQueryPoint(s, { lon, lat, radiusM: 30.000001, limit: 10 });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Table, Vector } from 'apache-arrow';
 import { readSnapshot } from '../../src/snapshot/reader.ts';
 import { COLUMNS, type BuildingRecord, type ColumnSpec } from '../../src/snapshot/schema.ts';
+import { azimuthalEquidistant } from './geodesic.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Decoding
@@ -399,8 +400,6 @@ export function refQueryBuildings(snapshots: readonly RefSnapshot[], q: RefBuild
 // GET /buildings/at
 // ---------------------------------------------------------------------------------------------
 
-export const EARTH_RADIUS_M = 6_371_008.8;
-
 export interface RefPointQuery {
   lat: number;
   lon: number;
@@ -408,11 +407,14 @@ export interface RefPointQuery {
   limit: number;
 }
 
-/** A vertex in the local equirectangular frame centred on (lon0, lat0), in metres. */
+/**
+ * A vertex in the local frame centred on (lon0, lat0), in metres: the azimuthal equidistant
+ * projection on the WGS84 ellipsoid, through GeographicLib's geodesics, so a vertex's distance
+ * from the centre is its geodesic distance. Edges are straight in this frame; for outlines
+ * within a few hundred metres of the centre they stray from geodesics by far less than a micrometre.
+ */
 export function toLocal(lon: number, lat: number, lon0: number, lat0: number): [number, number] {
-  const x = (lon - lon0) * Math.cos((lat0 * Math.PI) / 180) * EARTH_RADIUS_M * Math.PI / 180;
-  const y = (lat - lat0) * EARTH_RADIUS_M * Math.PI / 180;
-  return [x, y];
+  return azimuthalEquidistant(lon, lat, lon0, lat0);
 }
 
 /** Even-odd test of the origin against one ring (local coordinates, interleaved). */
@@ -471,12 +473,16 @@ export function distanceToFootprint(footprint: readonly (readonly (readonly numb
   return best;
 }
 
+const MEAN_EARTH_RADIUS_M = 6_371_008.8;
+
 const boundsCache = new WeakMap<RefBuilding, { minLon: number; minLat: number; maxLon: number; maxLat: number }>();
 
 /**
- * Only a shortcut, never a change of answer: when every vertex of the outline lies more than
- * radius + 1 m beyond one side of the query point along x or along y of the local frame, every
- * point of the outline does, so its distance exceeds the radius.
+ * Only a shortcut, never a change of answer: when the outline's box lies more than 1% + 1 m
+ * beyond the radius on one side of the query point, measured with the sphere of mean radius
+ * (whose metres per degree are within 0.6% of the ellipsoid's everywhere) and, east-west, at
+ * the most poleward latitude of the box and the point (and 0.01° beyond, for a geodesic's bulge
+ * towards the pole), so does every point of the outline.
  */
 function clearlyFarther(b: RefBuilding, q: RefPointQuery): boolean {
   let box = boundsCache.get(b);
@@ -494,9 +500,14 @@ function clearlyFarther(b: RefBuilding, q: RefPointQuery): boolean {
     }
     boundsCache.set(b, box);
   }
-  const [x0, y0] = toLocal(box.minLon, box.minLat, q.lon, q.lat);
-  const [x1, y1] = toLocal(box.maxLon, box.maxLat, q.lon, q.lat);
-  const margin = q.radiusM + 1;
+  const degM = (MEAN_EARTH_RADIUS_M * Math.PI) / 180;
+  const poleward = Math.max(Math.abs(q.lat), Math.abs(box.minLat), Math.abs(box.maxLat)) + 0.01;
+  const cos = poleward >= 90 ? 0 : Math.cos((poleward * Math.PI) / 180);
+  const x0 = (box.minLon - q.lon) * cos * degM;
+  const x1 = (box.maxLon - q.lon) * cos * degM;
+  const y0 = (box.minLat - q.lat) * degM;
+  const y1 = (box.maxLat - q.lat) * degM;
+  const margin = q.radiusM * 1.01 + 1;
   return x0 > margin || -x1 > margin || y0 > margin || -y1 > margin;
 }
 
