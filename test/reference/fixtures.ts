@@ -97,7 +97,7 @@ function businesses(rng: Rng, id: string): BusinessRecord[] {
       employees_min,
       employees_max,
       turnover: hasTurnover ? rng.pick(VALUES.turnover) : null,
-      turnover_currency: hasTurnover ? rng.pick(VALUES.currencies) : rng.chance(0.1) ? rng.pick(VALUES.currencies) : null,
+      turnover_currency: hasTurnover ? rng.maybe(0.03, () => rng.pick(VALUES.currencies)) : rng.chance(0.1) ? rng.pick(VALUES.currencies) : null,
       turnover_financial_year: hasTurnover || rng.chance(0.2) ? rng.maybe(0.1, () => rng.pick(VALUES.years)) : null,
     });
   }
