@@ -70,8 +70,9 @@ export class BuildingCache {
   /** Appends the building's bytes in `encoding` to out, its turnover in `turnoverCurrency` when one is given. */
   write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding, turnoverCurrency?: string): void {
     const view = turnoverView(snapshot.business, row, turnoverCurrency);
-    const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
     if (view >= VIEWS) {
+      this.misses++;
+      const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
       if (encoding === 'json') writeBuildingJson(out, snapshot, row, context);
       else out.bytes(pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context)));
       return;
@@ -99,6 +100,7 @@ export class BuildingCache {
       break;
     }
     this.misses++;
+    const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
     if (encoding === 'json') {
       // Written into the page, then copied into the ring: the page needs the bytes anyway.
       const start = out.length;
