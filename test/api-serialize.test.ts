@@ -13,7 +13,7 @@ import { BUILDING_FIELDS, serializeBuilding, writeBuildingJson, type BuildingCon
 import { ByteWriter } from '../src/api/byte-writer.ts';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
-import { largestBusiness, serializeBusiness } from '../src/api/business.ts';
+import { serializeBusiness } from '../src/api/business.ts';
 import { encode, negotiateEncoding, CONTENT_TYPE } from '../src/api/encode.ts';
 import {
   nextPageUrl, pointPage, pointPageJson, pointPageMsgpack, rankedPage, rankedPageJson, rankedPageMsgpack, registeredBusinessesPage, unitsPage, withOffset,
@@ -158,7 +158,7 @@ const FULL_EXPECTED = {
   registered_business_count: 3,
   // b-2 and b-3 both start at 50; b-3 has the larger turnover.
   registered_business_employees: { min: 50, max: null },
-  registered_business_turnover: { amount: 1_000_000, currency: 'CHF', financial_year: 2024 },
+  registered_business_turnover: { amount: 2_500_000, currency: 'CHF', financial_year: 2023 },
   flood_zone: '100_year',
   flood_zone_mapped: true,
   flood_zone_source: 'Amt für Bevölkerungsschutz',
@@ -270,25 +270,44 @@ describe('Building (spec 2.1)', () => {
     });
   });
 
-  it('largest business: largest stated size, then larger turnover, then business_id; no size ranks last', () => {
-    const a = business({ business_id: 'a', employees_min: 10, employees_max: 19, turnover: 5 });
-    const b = business({ business_id: 'b', employees_min: 10, employees_max: 10, turnover: 7 });
-    const c = business({ business_id: 'c', turnover: 1e9 });
-    const d = business({ business_id: 'd', employees_min: 10, employees_max: 19, turnover: 7 });
-    expect(largestBusiness([a, b, c])!.business_id).toBe('b');
-    expect(largestBusiness([d, c, b, a])!.business_id).toBe('b');
-    expect(largestBusiness([c])!.business_id).toBe('c');
-    expect(largestBusiness([])).toBeNull();
-    // The largest states a size but no turnover: turnover is null although another business states one.
-    const r = blankRecord('t:5', 0, 0, {
-      businesses: [business({ business_id: 'x', employees_min: 250, employees_max: null }), business({ business_id: 'y', employees_min: 1, employees_max: 1, turnover: 100, turnover_currency: 'EUR' })],
-    });
-    const out = serializeBuilding(r, CTX);
-    expect([out.registered_business_count, out.registered_business_employees, out.registered_business_turnover]).toEqual([2, { min: 250, max: null }, null]);
-    // Only a turnover stated: employees null, turnover that business's.
-    const t = blankRecord('t:6', 0, 0, { businesses: [business({ turnover: 12, turnover_currency: 'RON', turnover_financial_year: 2022 })] });
-    expect(serializeBuilding(t, CTX).registered_business_employees).toBeNull();
-    expect(serializeBuilding(t, CTX).registered_business_turnover).toEqual({ amount: 12, currency: 'RON', financial_year: 2022 });
+  it('registered_business_employees: the largest stated size among every business, active or not; a band counts where it starts', () => {
+    const shown = (...list: BusinessRecord[]) => serializeBuilding(blankRecord('t:5', 0, 0, { businesses: list }), CTX).registered_business_employees;
+    const band = business({ business_id: 'a', employees_min: 10, employees_max: 19, turnover: 5, turnover_currency: 'EUR' });
+    const exact = business({ business_id: 'b', employees_min: 10, employees_max: 10, turnover: 7, turnover_currency: 'EUR' });
+    const open = business({ business_id: 'c', employees_min: 10, employees_max: null });
+    const small = business({ business_id: 'd', employees_min: 9, employees_max: 9, turnover: 1e9, turnover_currency: 'EUR' });
+    // Equal starts: the band reaching higher, an open top band highest; turnover plays no part.
+    expect(shown(exact, band, small)).toEqual({ min: 10, max: 19 });
+    expect(shown(band, open, exact)).toEqual({ min: 10, max: null });
+    expect(shown(small, business({ business_id: 'e', active: false, employees_min: 250, employees_max: null }))).toEqual({ min: 250, max: null });
+    expect(shown(business({ turnover: 3, turnover_currency: 'EUR' }))).toBeNull();
+    expect(shown()).toBeNull();
+  });
+
+  it('registered_business_turnover: the largest latest turnover, in the request\'s currency or else the one most businesses state', () => {
+    const t = (amount: number, currency: string | null, year: number | null, over: Partial<BusinessRecord> = {}) =>
+      business({ turnover: amount, turnover_currency: currency, turnover_financial_year: year, ...over });
+    const shown = (list: BusinessRecord[], turnoverCurrency?: string) =>
+      serializeBuilding(blankRecord('t:6', 0, 0, { businesses: list }), { ...CTX, turnoverCurrency }).registered_business_turnover;
+    // The largest business by size states no turnover: the turnover shown is another's, not null.
+    const big = business({ business_id: 'x', employees_min: 250, employees_max: null });
+    expect(shown([big, t(476_063_163, 'RON', 2023, { employees_min: 1, employees_max: 1 })], 'RON')).toEqual({ amount: 476_063_163, currency: 'RON', financial_year: 2023 });
+    expect(shown([big, t(476_063_163, 'RON', 2023)])).toEqual({ amount: 476_063_163, currency: 'RON', financial_year: 2023 });
+    // In the currency asked for, whatever the other businesses state; null when none states one in it.
+    const mixed = [t(0, 'RON', 2022, { employees_min: 100, employees_max: 100 }), t(20_000_000, 'EUR', 2023), t(5, 'RON', 2021, { active: false })];
+    expect(shown(mixed, 'EUR')).toEqual({ amount: 20_000_000, currency: 'EUR', financial_year: 2023 });
+    expect(shown(mixed, 'RON')).toEqual({ amount: 5, currency: 'RON', financial_year: 2021 });
+    expect(shown(mixed, 'USD')).toBeNull();
+    // Without a currency: the one most businesses state (2 RON, 1 EUR), its largest.
+    expect(shown(mixed)).toEqual({ amount: 5, currency: 'RON', financial_year: 2021 });
+    // A tie of currencies goes alphabetically; a turnover without a currency loses ties.
+    expect(shown([t(1, 'RON', null), t(2, 'EUR', null)])).toEqual({ amount: 2, currency: 'EUR', financial_year: null });
+    expect(shown([t(9, null, null), t(1, 'RON', null)])).toEqual({ amount: 1, currency: 'RON', financial_year: null });
+    expect(shown([t(9, null, 2020)])).toEqual({ amount: 9, currency: null, financial_year: 2020 });
+    // A currency stated without a turnover does not count; equal amounts show the later year.
+    expect(shown([business({ turnover_currency: 'CHF' }), business({ turnover_currency: 'CHF' }), t(3, 'EUR', 2022), t(3, 'EUR', 2024), t(3, 'EUR', null)]))
+      .toEqual({ amount: 3, currency: 'EUR', financial_year: 2024 });
+    expect(shown([business({ turnover_currency: 'CHF', turnover_financial_year: 2024 })])).toBeNull();
   });
 
   it('app_url and country come from the context', () => {
@@ -353,6 +372,16 @@ describe('writeBuildingJson writes exactly the UTF-8 of JSON.stringify(serialize
       const got = jsonAt(snapshot, row, CTX);
       expect(got.toString()).toBe(JSON.stringify(serializeBuilding(snapshot.record(row), CTX)));
       expect(got.equals(expected(snapshot.record(row), CTX))).toBe(true);
+    }
+  });
+
+  it('every row under each turnover currency a request may give (stated in the snapshot or not)', () => {
+    for (const turnoverCurrency of ['EUR', 'RON', 'CHF', 'USD', NASTY[0]]) {
+      const ctx = { ...CTX, turnoverCurrency };
+      for (let row = 0; row < snapshot.rows; row++) {
+        expect(jsonAt(snapshot, row, ctx).toString()).toBe(JSON.stringify(serializeBuilding(snapshot.record(row), ctx)));
+        if (row % 5 === 0) expect(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), ctx)).toStrictEqual(serializeBuilding(snapshot.record(row), ctx));
+      }
     }
   });
 

@@ -9,7 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
+import { writeBuildingJson } from '../src/api/building.ts';
+import { ByteWriter } from '../src/api/byte-writer.ts';
+import { Catalog, type CatalogView, type Snapshot } from '../src/catalog/catalog.ts';
 import { NodeSummaries } from '../src/catalog/summaries.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
 import type { BuildingsQuery } from '../src/query/types.ts';
@@ -40,6 +42,12 @@ async function write(date: string): Promise<void> {
 const ids = (view: CatalogView, q: Partial<BuildingsQuery>): string[] => queryBuildings(view, {
   bbox: { minLon: 21, minLat: 45, maxLon: 21.01, maxLat: 45.01 }, sort: 'volume', limit: 100, offset: 0, ...q,
 }).rows.map((r) => r.snapshot.buildingId(r.row));
+
+const jsonOf = (s: Snapshot, row: number): string => {
+  const w = new ByteWriter(1024);
+  writeBuildingJson(w, s, row, { country: 'XA', appUrl: 'https://app.test' });
+  return w.take().toString();
+};
 
 const businessesOf = (view: CatalogView, r: BuildingRecord): string[] => {
   const s = view.snapshots[0];
@@ -74,6 +82,11 @@ describe('approved removals in the store', () => {
     expect(ids(after, { registeredBusinessName: 'alpha' })).toEqual([C.building_id]);
     expect(ids(after, { registeredBusinessName: 'gamma' })).toEqual([]);
     expect(ids(after, { minRegisteredBusinessEmployees: 30 })).toEqual([]);
+    // What A shows is its remaining business's (40 employees were b1's), in JSON as in the record.
+    const shownA = JSON.parse(jsonOf(s1, s1.findRow(A.building_id))) as Record<string, unknown>;
+    expect([shownA.registered_business_count, shownA.registered_business_employees]).toEqual([1, { min: 5, max: 5 }]);
+    expect(JSON.parse(jsonOf(s1, s1.findRow(B.building_id))).registered_business_employees).toBeNull();
+    expect(JSON.parse(jsonOf(s1, s1.findRow(C.building_id))).registered_business_employees).toEqual({ min: 10, max: 10 });
     // Employees sort: C (10), then A (5, its inactive business), B and D unknown last by id.
     const ranked = ids(after, { sort: 'registered_business_employees' });
     expect(ranked.slice(0, 2)).toEqual([C.building_id, A.building_id]);

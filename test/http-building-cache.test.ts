@@ -20,8 +20,8 @@ afterAll(() => {
   if (dir) removeDir(dir);
 });
 
-function expected(row: number, encoding: 'json' | 'msgpack'): Buffer {
-  const context = { country: snapshot.country, appUrl: APP };
+function expected(row: number, encoding: 'json' | 'msgpack', turnoverCurrency?: string): Buffer {
+  const context = { country: snapshot.country, appUrl: APP, turnoverCurrency };
   return encoding === 'json' ? Buffer.from(JSON.stringify(serializeBuilding(snapshot.record(row), context)))
     : pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
 }
@@ -38,7 +38,7 @@ function random(seed: number): () => number {
 }
 
 describe('BuildingCache', () => {
-  it('writes every building as encoded afresh, over many laps of a small ring, pages of 100 in both encodings', () => {
+  it('writes every building as encoded afresh, over many laps of a small ring, pages of 100 in both encodings and any turnover currency', () => {
     // 3,000 buildings are ~6 MB in the two encodings: a 256 KiB ring goes round dozens of times.
     const cache = new BuildingCache(APP, 256 * 1024);
     const next = random(5);
@@ -46,14 +46,16 @@ describe('BuildingCache', () => {
     let lookups = 0;
     for (let page = 0; page < 300; page++) {
       const encoding = page % 3 === 0 ? 'msgpack' : 'json';
+      // The turnover a building shows depends on the request's currency (none, stated, or stated by no business).
+      const currency = [undefined, 'RON', 'EUR', 'USD'][page % 4];
       // Rows from a window that slides and repeats, so that some pages hit what the last ones wrote.
       const start = Math.floor(next() * 400) + (page % 50) * 50;
       const rows = Array.from({ length: 100 }, () => Math.min(snapshot.rows - 1, start + Math.floor(next() * 150)));
       out.reset();
       const want: Buffer[] = [];
       for (const row of rows) {
-        cache.write(out, snapshot, row, encoding);
-        want.push(expected(row, encoding));
+        cache.write(out, snapshot, row, encoding, currency);
+        want.push(expected(row, encoding, currency));
       }
       lookups += rows.length;
       expect(out.take().equals(Buffer.concat(want))).toBe(true);

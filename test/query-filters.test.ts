@@ -271,7 +271,7 @@ describe('registered business filters', () => {
     expect(kept(v, { maxRegisteredBusinessEmployees: 1_000_000 })).toEqual(['band10to19', 'exact15', 'smallAndUnstated', 'twoSmall']);
   });
 
-  it('min_registered_business_turnover: an active business in the currency (and year) at least the value', async () => {
+  it('min_registered_business_turnover: a business, active or not, in the currency at least the value; the year a filter of its own', async () => {
     const v = await open({ XA: {
       eur1000: { businesses: [business({ turnover: 1000, turnover_currency: 'EUR', turnover_financial_year: 2023 })] },
       inactive: { businesses: [business({ active: false, turnover: 5000, turnover_currency: 'EUR' })] },
@@ -280,15 +280,17 @@ describe('registered business filters', () => {
       two: { businesses: [business({ turnover: 500, turnover_currency: 'EUR', turnover_financial_year: 2023 }), business({ turnover: 2000, turnover_currency: 'EUR', turnover_financial_year: 2022 })] },
     } });
     const eur = { registeredBusinessTurnoverCurrency: 'EUR' };
-    expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 1000 })).toEqual(['eur1000', 'two']);
-    expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 0 })).toEqual(['eur1000', 'two']);
-    expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 1000, registeredBusinessFinancialYear: 2023 })).toEqual(['eur1000']);
+    expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 1000 })).toEqual(['eur1000', 'inactive', 'two']);
+    expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 0 })).toEqual(['eur1000', 'inactive', 'two']);
+    expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 5000 })).toEqual(['inactive']);
+    // 'two': its 2023 statement is of 500, its 2,000 is for 2022; each filter holds of the building.
+    expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 1000, registeredBusinessFinancialYear: 2023 })).toEqual(['eur1000', 'two']);
     expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 1000, registeredBusinessFinancialYear: 2022 })).toEqual(['two']);
     expect(kept(v, { registeredBusinessTurnoverCurrency: 'RON', minRegisteredBusinessTurnover: 1 })).toEqual(['ron']);
     expect(kept(v, { registeredBusinessTurnoverCurrency: 'USD', minRegisteredBusinessTurnover: 0 })).toEqual([]);
   });
 
-  it('max_registered_business_turnover: a business in the currency (and year), and every such at most the value', async () => {
+  it('max_registered_business_turnover: a business in the currency, and every such (active or not) at most the value', async () => {
     const v = await open({ XA: {
       eur1000: { businesses: [business({ turnover: 1000, turnover_currency: 'EUR' })] },
       eurTwo: { businesses: [business({ turnover: 1000, turnover_currency: 'EUR', turnover_financial_year: 2023 }), business({ turnover: 3000, turnover_currency: 'EUR', turnover_financial_year: 2022 })] },
@@ -301,13 +303,15 @@ describe('registered business filters', () => {
     const eur = { registeredBusinessTurnoverCurrency: 'EUR' };
     expect(kept(v, { ...eur, maxRegisteredBusinessTurnover: 1000 })).toEqual(['eur1000', 'eurAndRon', 'inactive']);
     expect(kept(v, { ...eur, maxRegisteredBusinessTurnover: 999 })).toEqual(['eurAndRon', 'inactive']);
-    expect(kept(v, { ...eur, maxRegisteredBusinessTurnover: 1000, registeredBusinessFinancialYear: 2023 })).toEqual(['eurTwo']);
+    // The year does not narrow the businesses the turnover filter reads: eurTwo's 3,000 (2022) is above 1,000.
+    expect(kept(v, { ...eur, maxRegisteredBusinessTurnover: 1000, registeredBusinessFinancialYear: 2023 })).toEqual([]);
+    expect(kept(v, { ...eur, maxRegisteredBusinessTurnover: 3000, registeredBusinessFinancialYear: 2023 })).toEqual(['eurTwo']);
     expect(kept(v, { ...eur, minRegisteredBusinessTurnover: 950, maxRegisteredBusinessTurnover: 1000 })).toEqual(['eur1000']);
   });
 
-  it('registered_business_financial_year alone: some business reports that year', async () => {
+  it('registered_business_financial_year: some business, active or not, reports that year, with or without a turnover', async () => {
     const v = await open({ XA: {
-      y2023: { businesses: [business({ turnover_financial_year: 2023 })] },
+      y2023: { businesses: [business({ turnover_financial_year: 2023, active: false })] },
       y2022: { businesses: [business({ turnover: 10, turnover_currency: 'EUR', turnover_financial_year: 2022 })] },
       none: {},
     } });

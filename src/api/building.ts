@@ -12,8 +12,9 @@
  * - registered_solar {installed_power_kw, installations: [{power_kw, storage, register, commissioned_on}]}, null
  *   with no registered installation; installed_power_kw is the sum only when every installation states its power;
  * - solar_potential {panel_count, capacity_kwp, yearly_energy_kwh, co2_savings_kg_per_year, basis}, null without an estimate;
- * - registered_business_employees {min, max} and registered_business_turnover {amount, currency, financial_year}:
- *   those of the largest business (`business.ts`), null when it states none;
+ * - registered_business_employees {min, max}: the largest stated size; registered_business_turnover {amount,
+ *   currency, financial_year}: the largest latest turnover in the request's currency, or else in the currency most of
+ *   the businesses state; each the value the building ranks by (catalog/largest-business.ts);
  * - registered_business_count: every business registered at the address, active or not.
  */
 import type {
@@ -26,13 +27,16 @@ import { F } from '../catalog/flags.ts';
 import { numberAt, type NumColumn } from '../catalog/numeric.ts';
 import { NULL_CURRENCY, type Snapshot } from '../catalog/snapshot.ts';
 import type { ByteWriter } from './byte-writer.ts';
-import { employeesOf, largestBusiness, turnoverOf, type EmployeesOut, type TurnoverOut } from './business.ts';
+import { SHOWN_SIZE, shownAt, shownOfRecords, turnoverShownAt } from '../catalog/largest-business.ts';
+import { employeesOf, turnoverOf, type EmployeesOut, type TurnoverOut } from './business.ts';
 
 export interface BuildingContext {
   /** Two-letter code of the snapshot's country. */
   country: string;
   /** Base of the web app, without trailing slash; app_url is `${appUrl}/buildings/${building_id}`. */
   appUrl: string;
+  /** The request's registered_business_turnover_currency: the turnover shown is the largest in it. */
+  turnoverCurrency?: string;
 }
 
 export interface SolarInstallationOut {
@@ -127,7 +131,7 @@ export type BuildingFields = Pick<BuildingRecord, (typeof BUILDING_FIELDS)[numbe
 
 /** The Building object of a record, or of the fields of one a snapshot gives (`snapshot.fields(row, BUILDING_FIELDS)`). */
 export function serializeBuilding(r: BuildingFields, ctx: BuildingContext): BuildingOut {
-  const largest = largestBusiness(r.businesses);
+  const shown = shownOfRecords(r.businesses, ctx.turnoverCurrency);
   return {
     building_id: r.building_id,
     address: r.address,
@@ -175,8 +179,8 @@ export function serializeBuilding(r: BuildingFields, ctx: BuildingContext): Buil
       basis: r.solar_potential_basis,
     },
     registered_business_count: r.businesses.length,
-    registered_business_employees: largest === null ? null : employeesOf(largest),
-    registered_business_turnover: largest === null ? null : turnoverOf(largest),
+    registered_business_employees: shown.size === null ? null : employeesOf(shown.size),
+    registered_business_turnover: shown.turnover === null ? null : turnoverOf(shown.turnover),
     flood_zone: r.flood_zone,
     flood_zone_mapped: r.flood_zone_mapped,
     flood_zone_source: r.flood_zone_source,
@@ -353,31 +357,6 @@ function hot(w: ByteWriter, col: NumColumn, row: number): void {
   else w.decimal(col.values[row], col.scale);
 }
 
-/** Business index of the row's largest business (`largestBusiness`, over the columns), or -1. */
-function largestAt(s: Snapshot, row: number): number {
-  const b = s.business;
-  let best = -1;
-  let bestEmployees = 0;
-  let bestTurnover = 0;
-  for (let j = b.offsets[row], end = b.offsets[row + 1]; j < end; j++) {
-    const min = b.employeesMin[j];
-    const employees = min === NULL_I32 ? -1 : min;
-    const t = b.turnover[j];
-    const turnover = t !== t ? -Infinity : t;
-    if (best >= 0) {
-      if (employees !== bestEmployees) {
-        if (employees < bestEmployees) continue;
-      } else if (turnover !== bestTurnover) {
-        if (turnover < bestTurnover) continue;
-      } else if (!(s.businessKeys(j).businessId < s.businessKeys(best).businessId)) continue;
-    }
-    best = j;
-    bestEmployees = employees;
-    bestTurnover = turnover;
-  }
-  return best;
-}
-
 /**
  * Appends to w the UTF-8 bytes of `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))`,
  * written straight from the store: typed columns read in place, only the cold columns the object
@@ -506,28 +485,28 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
     w.byte(0x7d);
   }
   const bz = s.business;
-  const largest = largestAt(s, row);
+  const size = shownAt(bz, row, SHOWN_SIZE);
   w.raw(K.registered_business_count);
   w.integer(bz.offsets[row + 1] - bz.offsets[row]);
   w.raw(K.registered_business_employees);
-  if (largest < 0 || bz.employeesMin[largest] === NULL_I32) w.ascii('null');
+  if (size < 0) w.ascii('null');
   else {
-    const max = bz.employeesMax[largest];
+    const max = bz.employeesMax[size];
     w.raw(K.min);
-    w.integer(bz.employeesMin[largest]);
+    w.integer(bz.employeesMin[size]);
     w.raw(K.max);
     if (max === NULL_I32) w.ascii('null');
     else w.integer(max);
     w.byte(0x7d);
   }
   w.raw(K.registered_business_turnover);
-  const turnover = largest < 0 ? NaN : bz.turnover[largest];
-  if (turnover !== turnover) w.ascii('null');
+  const shownTurnover = turnoverShownAt(bz, row, ctx.turnoverCurrency);
+  if (shownTurnover < 0) w.ascii('null');
   else {
-    const currency = bz.currency[largest];
-    const year = bz.year[largest];
+    const currency = bz.currency[shownTurnover];
+    const year = bz.year[shownTurnover];
     w.raw(K.amount);
-    n(w, turnover);
+    n(w, bz.turnover[shownTurnover]);
     w.raw(K.currency);
     str(w, currency === NULL_CURRENCY ? null : bz.currencies[currency]);
     w.raw(K.financial_year);

@@ -1,8 +1,7 @@
 /**
  * Registered businesses: the RegisteredBusiness object of GET /buildings/{id}/registered-businesses,
- * and the building-level summary of spec 2.1 (registered_business_employees and
- * registered_business_turnover are those of the building's largest business, DESIGN
- * "Interpretations").
+ * and the inner shapes of the building's registered_business_employees and
+ * registered_business_turnover (which business each is taken from: catalog/largest-business.ts).
  */
 import type { BusinessRecord } from '../snapshot/schema.ts';
 
@@ -34,31 +33,6 @@ export function employeesOf(b: BusinessRecord): EmployeesOut | null {
 
 export function turnoverOf(b: BusinessRecord): TurnoverOut | null {
   return b.turnover === null ? null : { amount: b.turnover, currency: b.turnover_currency, financial_year: b.turnover_financial_year };
-}
-
-/** a outranks b: larger stated size (band start; none = smallest), then larger turnover, then smaller business_id. */
-function outranks(a: BusinessRecord, b: BusinessRecord): boolean {
-  const ea = a.employees_min ?? -1;
-  const eb = b.employees_min ?? -1;
-  if (ea !== eb) return ea > eb;
-  const ta = a.turnover ?? -Infinity;
-  const tb = b.turnover ?? -Infinity;
-  if (ta !== tb) return ta > tb;
-  return a.business_id < b.business_id;
-}
-
-/**
- * The largest business at the address, active or not: largest employees_min, ties by larger
- * turnover (amounts compared as numbers whatever their currency), then by business_id; null
- * when there is none.
- */
-export function largestBusiness(businesses: readonly BusinessRecord[]): BusinessRecord | null {
-  let best: BusinessRecord | null = null;
-  for (let i = 0; i < businesses.length; i++) {
-    const b = businesses[i];
-    if (best === null || outranks(b, best)) best = b;
-  }
-  return best;
 }
 
 export function serializeBusiness(b: BusinessRecord): RegisteredBusinessOut {

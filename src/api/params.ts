@@ -106,7 +106,8 @@ export const PARAMETERS: readonly ParamSpec[] = [
       name: 'sort', key: 'sort', type: 'enum', values: SORT_KEYS, default: 'volume',
       doc: 'Ranking, largest first; buildings whose value is unknown come last. registered_business_turnover ranks by the '
         + 'largest latest turnover in registered_business_turnover_currency; registered_business_employees by the largest '
-        + 'stated size (a band ranks where it starts).',
+        + 'stated size (a band ranks where it starts). Both read every business registered at the address, active or not, '
+        + 'and rank by the value the Building shows in the field of that name.',
     },
   ]),
   // ---- GET /buildings/{building_id}/units, /registered-businesses -----------------------------
@@ -186,31 +187,37 @@ export const PARAMETERS: readonly ParamSpec[] = [
 
   // ---- GET /buildings: registered businesses --------------------------------------------------
   ...rows('Registered businesses', BUILDINGS, [
-    flag('has_registered_business', 'hasRegisteredBusiness', 'At least one active business registered at the address.'),
+    flag('has_registered_business', 'hasRegisteredBusiness',
+      'At least one active business registered at the address. The only business filter that reads activity: every other '
+      + 'one, both business sorts and the registered_business_* fields read every business registered there, active or not.'),
     {
       name: 'registered_business_name', key: 'registeredBusinessName', type: 'string', minLength: 2, maxLength: 120,
-      doc: 'A business registered at the address has a name that contains this text (ignoring case).',
+      doc: 'A business registered at the address, active or not, has a name that contains this text (ignoring case).',
     },
     int('min_registered_business_turnover', 'minRegisteredBusinessTurnover', 0, MAX_EXACT_INTEGER,
-      'Latest turnover, in whole units of registered_business_turnover_currency, at least: some active business at '
-      + 'the address has a latest turnover in that currency of at least this. No currency conversion: a turnover in '
+      'Latest turnover, in whole units of registered_business_turnover_currency, at least: some business at the address, '
+      + 'active or not, has a latest turnover in that currency of at least this. No currency conversion: a turnover in '
       + 'another currency is unknown.'),
     int('max_registered_business_turnover', 'maxRegisteredBusinessTurnover', 0, MAX_EXACT_INTEGER,
-      'Latest turnover, in whole units of registered_business_turnover_currency, at most: every business at the '
-      + 'address with a stated turnover in that currency is at most this.'),
+      'Latest turnover, in whole units of registered_business_turnover_currency, at most: some business at the address '
+      + 'states a latest turnover in that currency, and every one that does (active or not) is at most this.'),
     {
       name: 'registered_business_turnover_currency', key: 'registeredBusinessTurnoverCurrency', type: 'string',
       pattern: '^[A-Z]{3}$', expected: 'three uppercase letters (ISO 4217), e.g. EUR',
-      doc: 'Currency of the turnover filters and of sort=registered_business_turnover: three uppercase letters, ISO 4217.',
+      doc: 'Currency of the turnover filters, of sort=registered_business_turnover and of the registered_business_turnover '
+        + 'each Building of the page shows: three uppercase letters, ISO 4217.',
       requiredWith: [{ name: 'min_registered_business_turnover' }, { name: 'max_registered_business_turnover' }, TURNOVER_SORT],
     },
     int('registered_business_financial_year', 'registeredBusinessFinancialYear', 1990, 2100,
-      'The latest financial statement is for this year.'),
+      'Some business at the address, active or not, has its latest financial statement for this year, whether or not '
+      + 'the statement gives a turnover. Like every filter, a condition on the building: it need not hold for the same '
+      + 'business as the turnover filters.'),
     int('min_registered_business_employees', 'minRegisteredBusinessEmployees', 0, LIMIT_1E6,
-      'One business\'s whole stated size is at least this: a band counts only when all of it is at or above the value '
-      + '(10 to 19 matches 10, not 15); a business with no stated size never matches.'),
+      'One business\'s whole stated size (active or not) is at least this: a band counts only when all of it is at or '
+      + 'above the value (10 to 19 matches 10, not 15); a business with no stated size never matches.'),
     int('max_registered_business_employees', 'maxRegisteredBusinessEmployees', 0, LIMIT_1E6,
-      'Every business at the address with a stated size is at most this; an open-ended top band never matches.'),
+      'Some business at the address states a size, and every one that does (active or not) is at most this; an '
+      + 'open-ended top band never matches.'),
   ]),
 
   // ---- GET /buildings: energy and climate -----------------------------------------------------

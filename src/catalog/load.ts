@@ -15,6 +15,7 @@ import { COLD_COLUMNS, FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, HOT_NUM, type 
 import { F } from './flags.ts';
 import { Footprints } from './geometry.ts';
 import { parseUuidBytes, rankIds } from './ids.ts';
+import { shownFlags } from './largest-business.ts';
 import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
 import { buildPlaces } from './places.ts';
 import { RowTree } from './rowtree.ts';
@@ -305,11 +306,13 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   });
   nameStarts[namesLower.length] = at;
 
+  const figures = {
+    offsets: bizOffsets, employeesMin: bizEmpMin, employeesMax: bizEmpMax, turnover: bizTurnover, currency: bizCurrency,
+    currencies: currencies.values, year: bizYear,
+  };
   const business: BusinessColumns = {
-    offsets: bizOffsets, row: bizRow, active: bizActive, employeesMin: bizEmpMin, employeesMax: bizEmpMax, turnover: bizTurnover,
-    currency: bizCurrency, currencies: currencies.values, year: bizYear, name: bizName, names: names.values,
-    namesLower: namesLower.join('\0'), nameStarts, strings: bizStrings.toShared(), stringOffsets: bizStringOffsets,
-    stringTables: bizCoder.tables,
+    ...figures, row: bizRow, active: bizActive, name: bizName, names: names.values, namesLower: namesLower.join('\0'), nameStarts,
+    shown: shownFlags(figures, n), strings: bizStrings.toShared(), stringOffsets: bizStringOffsets, stringTables: bizCoder.tables,
   };
 
   const registeredKw = { rows: sharedU32(kwRows.length), values: sharedF64(kwValues.length) };

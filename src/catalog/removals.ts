@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { F } from './flags.ts';
+import { shownFlags } from './largest-business.ts';
 import { sharedF64, sharedI32, sharedU16, sharedU32, sharedU8 } from './shared.ts';
 import type { BusinessColumns, Snapshot } from './snapshot.ts';
 
@@ -85,8 +86,7 @@ export function applyRemovals(base: Snapshot, removed: RemovalSet): Snapshot {
   // Past the last kept business: only read as the end of the last one, never decoded.
   stringOffsets[kept] = b.stringOffsets[total];
 
-  const business: BusinessColumns = {
-    ...b, offsets, row, active, employeesMin, employeesMax, turnover, currency, year, name, stringOffsets,
-  };
+  const figures = { offsets, employeesMin, employeesMax, turnover, currency, currencies: b.currencies, year };
+  const business: BusinessColumns = { ...b, ...figures, row, active, name, stringOffsets, shown: shownFlags(figures, rows) };
   return base.withBusinesses(business, flags, tag.digest('base64url').slice(0, 12));
 }

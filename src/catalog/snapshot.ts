@@ -49,6 +49,8 @@ export interface BusinessColumns {
   namesLower: string;
   /** Where each name starts in namesLower (one more entry at the end). */
   nameStarts: Uint32Array;
+  /** Per business: SHOWN_SIZE, SHOWN_TURNOVER on the one whose figure its row shows (largest-business.ts). */
+  shown: Uint8Array;
   /** Per business: business_id then registration_number, as cold strings. */
   strings: Uint8Array;
   stringOffsets: Uint32Array;
@@ -370,7 +372,7 @@ export class Snapshot {
       flags: bytesOf(this.flags),
       derived: bytesOf(this.registeredKw.rows, this.registeredKw.values, this.entrances) + 16 * this.entrancesOverflow.size,
       ids: bytesOf(this.ids, this.rank, this.byRank),
-      businesses: bytesOf(b.offsets, b.row, b.active, b.employeesMin, b.employeesMax, b.turnover, b.currency, b.year, b.name, b.nameStarts, b.strings, b.stringOffsets)
+      businesses: bytesOf(b.offsets, b.row, b.active, b.employeesMin, b.employeesMax, b.turnover, b.currency, b.year, b.name, b.nameStarts, b.shown, b.strings, b.stringOffsets)
         + stringBytes(b.names) + stringBytes(b.currencies) + 2 * b.namesLower.length
         + stringBytes(b.stringTables.prefixes) + stringBytes(b.stringTables.suffixes) + stringBytes(b.stringTables.wholes),
       footprints: this.footprints.byteLength,

@@ -18,14 +18,18 @@
  * encoded, so no later write to the ring can reach bytes a page still needs.
  *
  * Keys are numbers: the snapshot's serial (a new one for every store, hot-swapped or with other
- * removals applied), the row and the encoding, so stale bytes are never served.
+ * removals applied), the row, the turnover the request's currency shows (`turnoverView`) and the
+ * encoding, so stale bytes are never served.
  */
 import { pack } from 'msgpackr';
 import { BUILDING_FIELDS, serializeBuilding, writeBuildingJson, type ByteWriter, type Encoding } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
+import { turnoverView } from '../catalog/largest-business.ts';
 
 /** Rows per snapshot the keys leave room for (the generator's maximum is 10,000,000). */
 const ROW_SPACE = 2 ** 24;
+/** Turnover views a key leaves room for (a building in a rarer one is encoded for each page); keys stay exact for 2^20 serials. */
+const VIEWS = 2 ** 8;
 /** Slots a key may sit in (one bucket); the oldest entry of a full bucket gives way. */
 const WAYS = 4;
 /** A building found after this share of a lap is copied to the head (the oldest quarter of the ring). */
@@ -63,9 +67,17 @@ export class BuildingCache {
     this.largest = Math.floor(maxBytes / 16);
   }
 
-  /** Appends the building's bytes in `encoding` to out. */
-  write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding): void {
-    const key = (snapshot.serial * ROW_SPACE + row) * 2 + (encoding === 'json' ? 0 : 1);
+  /** Appends the building's bytes in `encoding` to out, its turnover in `turnoverCurrency` when one is given. */
+  write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding, turnoverCurrency?: string): void {
+    const view = turnoverView(snapshot.business, row, turnoverCurrency);
+    if (view >= VIEWS) {
+      this.misses++;
+      const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
+      if (encoding === 'json') writeBuildingJson(out, snapshot, row, context);
+      else out.bytes(pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context)));
+      return;
+    }
+    const key = ((snapshot.serial * ROW_SPACE + row) * VIEWS + view) * 2 + (encoding === 'json' ? 0 : 1);
     const first = this.bucketOf(key);
     const { keys, at, len, capacity } = this;
     for (let j = first; j < first + WAYS; j++) {
@@ -88,7 +100,7 @@ export class BuildingCache {
       break;
     }
     this.misses++;
-    const context = { country: snapshot.country, appUrl: this.appUrl };
+    const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
     if (encoding === 'json') {
       // Written into the page, then copied into the ring: the page needs the bytes anyway.
       const start = out.length;

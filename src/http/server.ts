@@ -275,8 +275,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const pageOf = (
     rows: readonly RowRef[], encoding: Encoding, out: ByteWriter,
     toJson: (items: PageItems, out: ByteWriter) => Buffer, toMsgpack: (items: PageItems, out: ByteWriter) => Buffer,
+    turnoverCurrency?: string,
   ) => {
-    const items: PageItems = { count: rows.length, write: (i, w) => cache.write(w, rows[i].snapshot, rows[i].row, encoding) };
+    const items: PageItems = { count: rows.length, write: (i, w) => cache.write(w, rows[i].snapshot, rows[i].row, encoding, turnoverCurrency) };
     return encoding === 'json' ? toJson(items, out) : toMsgpack(items, out);
   };
 
@@ -286,7 +287,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
     return {
       charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding, out) => pageOf(result.rows, encoding, out, (items, w) => rankedPageJson(items, info, link, w), (items, w) => rankedPageMsgpack(items, info, link, w)),
+      render: (encoding, out) => pageOf(result.rows, encoding, out, (items, w) => rankedPageJson(items, info, link, w), (items, w) => rankedPageMsgpack(items, info, link, w),
+        q.registeredBusinessTurnoverCurrency),
     };
   }));
 

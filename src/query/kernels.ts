@@ -325,22 +325,19 @@ export class BusinessNameStep extends ChildStep {
   }
 }
 
-/** Some ACTIVE business with turnover in the currency (and year, unless anyYear) at least min. */
+/** Some business (active or not) states a latest turnover in the currency of at least min. */
 export class TurnoverMinStep extends ChildStep {
-  constructor(
-    readonly offsets: Uint32Array, readonly active: Uint8Array, readonly currency: Uint16Array, readonly year: Int32Array,
-    readonly turnover: Float64Array, readonly code: number, readonly anyYear: boolean, readonly y: number, readonly min: number,
-  ) {
+  constructor(readonly offsets: Uint32Array, readonly currency: Uint16Array, readonly turnover: Float64Array, readonly code: number, readonly min: number) {
     super();
   }
 
   override refine(sel: Uint32Array, n: number): number {
-    const { offsets, active, currency, year, turnover, code, anyYear, y, min } = this;
+    const { offsets, currency, turnover, code, min } = this;
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = sel[i];
       for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
-        if (active[j] === 1 && currency[j] === code && (anyYear || year[j] === y) && turnover[j] >= min) {
+        if (currency[j] === code && turnover[j] >= min) {
           sel[k++] = r;
           break;
         }
@@ -350,17 +347,14 @@ export class TurnoverMinStep extends ChildStep {
   }
 }
 
-/** At least one business with turnover in the currency (and year, unless anyYear), and every such at most max. */
+/** Some business states a latest turnover in the currency, and every such turnover is at most max. */
 export class TurnoverMaxStep extends ChildStep {
-  constructor(
-    readonly offsets: Uint32Array, readonly currency: Uint16Array, readonly year: Int32Array, readonly turnover: Float64Array,
-    readonly code: number, readonly anyYear: boolean, readonly y: number, readonly max: number,
-  ) {
+  constructor(readonly offsets: Uint32Array, readonly currency: Uint16Array, readonly turnover: Float64Array, readonly code: number, readonly max: number) {
     super();
   }
 
   override refine(sel: Uint32Array, n: number): number {
-    const { offsets, currency, year, turnover, code, anyYear, y, max } = this;
+    const { offsets, currency, turnover, code, max } = this;
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = sel[i];
@@ -368,7 +362,7 @@ export class TurnoverMaxStep extends ChildStep {
       let ok = true;
       for (let j = offsets[r], e = offsets[r + 1]; j < e; j++) {
         const t = turnover[j];
-        if (t === t && currency[j] === code && (anyYear || year[j] === y)) {
+        if (t === t && currency[j] === code) {
           seen = true;
           if (!(t <= max)) {
             ok = false;
@@ -433,7 +427,7 @@ export class EmployeesMaxStep extends ChildStep {
   }
 }
 
-/** Some business's latest statement is for year y. */
+/** Some business's latest statement is for year y, with or without a turnover. */
 export class FinancialYearStep extends ChildStep {
   constructor(readonly offsets: Uint32Array, readonly year: Int32Array, readonly y: number) {
     super();

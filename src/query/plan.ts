@@ -316,18 +316,14 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
     if (table === null) return null;
     children.push(new BusinessNameStep(b.offsets, b.name, table));
   }
-  const year = q.registeredBusinessFinancialYear;
-  const anyYear = year === undefined;
   if (q.minRegisteredBusinessTurnover !== undefined || q.maxRegisteredBusinessTurnover !== undefined) {
     const code = currencyCode(b, q.registeredBusinessTurnoverCurrency);
     if (code < 0) return null; // no business states a turnover in that currency
-    if (q.minRegisteredBusinessTurnover !== undefined) {
-      children.push(new TurnoverMinStep(b.offsets, b.active, b.currency, b.year, b.turnover, code, anyYear, year ?? 0, q.minRegisteredBusinessTurnover));
-    }
-    if (q.maxRegisteredBusinessTurnover !== undefined) {
-      children.push(new TurnoverMaxStep(b.offsets, b.currency, b.year, b.turnover, code, anyYear, year ?? 0, q.maxRegisteredBusinessTurnover));
-    }
-  } else if (year !== undefined) {
+    if (q.minRegisteredBusinessTurnover !== undefined) children.push(new TurnoverMinStep(b.offsets, b.currency, b.turnover, code, q.minRegisteredBusinessTurnover));
+    if (q.maxRegisteredBusinessTurnover !== undefined) children.push(new TurnoverMaxStep(b.offsets, b.currency, b.turnover, code, q.maxRegisteredBusinessTurnover));
+  }
+  const year = q.registeredBusinessFinancialYear;
+  if (year !== undefined) {
     if (year === NULL_I32) return null;
     children.push(new FinancialYearStep(b.offsets, b.year, year));
   }

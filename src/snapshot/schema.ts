@@ -240,12 +240,12 @@ export const BUSINESS_COLUMNS: readonly ColumnSpec[] = [
   col('business_id', 'utf8', false, 'stable identifier of the registered business'),
   col('registration_number', 'utf8', true, 'number in the business register'),
   col('name', 'utf8', false, 'registered name; `registered_business_name` filter (substring)'),
-  col('active', 'bool', false, 'still active; `has_registered_business` counts active businesses'),
-  col('employees_min', 'i32', true, 'stated size: exact number (min = max), band start, or open band start; null = no stated size'),
+  col('active', 'bool', false, 'still active; only `has_registered_business` reads it: every other business field, filter and sort counts every business'),
+  col('employees_min', 'i32', true, 'stated size: exact number (min = max), band start, or open band start; null = no stated size; a building shows and ranks by its largest'),
   col('employees_max', 'i32', true, 'band end (inclusive); null with employees_min set = open-ended top band'),
-  col('turnover', 'f64', true, 'latest turnover in whole units of turnover_currency'),
+  col('turnover', 'f64', true, 'latest turnover in whole units of turnover_currency; a building shows and ranks by its largest in one currency'),
   col('turnover_currency', 'utf8', true, 'ISO 4217 code of turnover'),
-  col('turnover_financial_year', 'i32', true, 'financial year of the latest statement'),
+  col('turnover_financial_year', 'i32', true, 'financial year of the latest statement, with or without a turnover; `registered_business_financial_year`'),
 ];
 
 export const UNIT_COLUMNS: readonly ColumnSpec[] = [

@@ -6,14 +6,16 @@
  * With EDIFICE_DIFF_ENGINE=reference the suites run the reference against itself instead,
  * which checks the harness (and its run time) without the engine.
  */
-import { Catalog, type CatalogView, type LogEntry } from '../../src/catalog/catalog.ts';
+import { writeBuildingJson } from '../../src/api/building.ts';
+import { ByteWriter } from '../../src/api/byte-writer.ts';
+import { Catalog, type CatalogView, type LogEntry, type Snapshot } from '../../src/catalog/catalog.ts';
 import { queryBuildings } from '../../src/query/buildings.ts';
 import { queryPoint } from '../../src/query/point.ts';
 import { listBusinesses, listUnits } from '../../src/query/children.ts';
 import { QueryError, type BuildingsQuery, type PointQuery } from '../../src/query/types.ts';
 import {
-  decodeSnapshotDir, refListBusinesses, refListUnits, refQueryBuildings, refQueryPoint,
-  type RefBuildingsQuery, type RefPointQuery, type RefSnapshot,
+  decodeSnapshotDir, refListBusinesses, refListUnits, refQueryBuildings, refQueryPoint, refShownBusinesses,
+  type RefBuilding, type RefBuildingsQuery, type RefPointQuery, type RefShownBusinesses, type RefSnapshot,
 } from './reference.ts';
 
 export type EngineView = CatalogView;
@@ -25,7 +27,11 @@ export interface Engine {
   queryPoint: typeof queryPoint;
   listUnits: typeof listUnits;
   listBusinesses: typeof listBusinesses;
+  /** What the Building JSON of a returned row shows of its businesses, under the request's turnover currency. */
+  shownBusinesses(ref: { snapshot: unknown; row: unknown }, currency: string | undefined): RefShownBusinesses;
 }
+
+const json = new ByteWriter(4096);
 
 const realEngine: Engine = {
   openCatalog(dir) {
@@ -37,6 +43,16 @@ const realEngine: Engine = {
   queryPoint,
   listUnits,
   listBusinesses,
+  shownBusinesses(ref, currency) {
+    json.reset();
+    writeBuildingJson(json, ref.snapshot as Snapshot, ref.row as number, { country: 'XX', appUrl: 'https://app.test', turnoverCurrency: currency });
+    const out = JSON.parse(json.take().toString()) as Record<string, unknown>;
+    return {
+      count: out.registered_business_count as number,
+      employees: out.registered_business_employees as RefShownBusinesses['employees'],
+      turnover: out.registered_business_turnover as RefShownBusinesses['turnover'],
+    };
+  },
 };
 
 export function loadEngine(): Engine {
@@ -66,6 +82,7 @@ function referenceEngine(): Engine {
     }),
     listUnits: (view: EngineView, id: string, limit: number, offset: number) => refListUnits(data(view), id, limit, offset),
     listBusinesses: (view: EngineView, id: string, limit: number, offset: number) => refListBusinesses(data(view), id, limit, offset),
+    shownBusinesses: (ref: { row: unknown }, currency: string | undefined) => refShownBusinesses(ref.row as RefBuilding, currency),
   };
   return engine as unknown as Engine;
 }

@@ -70,6 +70,9 @@ function round(value: number, step: number): number {
   return Math.round(value / step) * step;
 }
 
+/** A stated turnover's currency: now and then none (a register that does not say). */
+const TURNOVER_CURRENCIES = [...Array(10).fill(VALUES.currencies).flat(), null] as (string | null)[];
+
 function businesses(rng: Rng, id: string): BusinessRecord[] {
   if (rng.chance(0.45)) return [];
   const n = rng.pick([1, 1, 1, 2, 2, 3, 4]);
@@ -97,7 +100,7 @@ function businesses(rng: Rng, id: string): BusinessRecord[] {
       employees_min,
       employees_max,
       turnover: hasTurnover ? rng.pick(VALUES.turnover) : null,
-      turnover_currency: hasTurnover ? rng.pick(VALUES.currencies) : rng.chance(0.1) ? rng.pick(VALUES.currencies) : null,
+      turnover_currency: hasTurnover ? rng.pick(TURNOVER_CURRENCIES) : rng.chance(0.1) ? rng.pick(VALUES.currencies) : null,
       turnover_financial_year: hasTurnover || rng.chance(0.2) ? rng.maybe(0.1, () => rng.pick(VALUES.years)) : null,
     });
   }

@@ -10,7 +10,7 @@ import {
 import type { BuildingsQuery, PointQuery } from '../../src/query/types.ts';
 import type { Engine, EngineView } from './engine.ts';
 import {
-  REF_CAP, distanceToFootprint, inBBox, passesFilters, refQueryBuildings, refQueryPoint, sortKey,
+  REF_CAP, distanceToFootprint, inBBox, passesFilters, refQueryBuildings, refQueryPoint, refShownBusinesses, sortKey,
   type RefBuilding, type RefBuildingsQuery, type RefBuildingsResult, type RefPointQuery, type RefSnapshot,
 } from './reference.ts';
 
@@ -350,6 +350,29 @@ export function pageOf(all: RefBuildingsResult, q: RefBuildingsQuery): RefBuildi
 /** checkBuildings with the reference's answer `want` already computed (e.g. by pageOf). */
 export function checkBuildingsPage(engine: Engine, view: EngineView, snapshots: readonly RefSnapshot[], q: RefBuildingsQuery, want: RefBuildingsResult): void {
   for (const path of BUILDINGS_PATHS) checkPath(engine, view, snapshots, q, want, path);
+  checkShown(engine, view, q, want);
+}
+
+/**
+ * The page's Buildings show of their businesses what the reference says (count, largest size,
+ * largest turnover in the request's currency), and under a business sort the value each ranks
+ * by: a page reads in the order of what it shows.
+ */
+function checkShown(engine: Engine, view: EngineView, q: RefBuildingsQuery, want: RefBuildingsResult): void {
+  const currency = q.registeredBusinessTurnoverCurrency;
+  const got = engine.queryBuildings(view, q as unknown as BuildingsQuery);
+  got.rows.forEach((r, i) => {
+    const shown = engine.shownBusinesses(r, currency);
+    const expected = refShownBusinesses(want.buildings[i], currency);
+    if (JSON.stringify(shown) !== JSON.stringify(expected)) {
+      throw new Error(`GET /buildings shows other business figures for ${want.ids[i]} (${fmt(q)}):\n  engine:    ${JSON.stringify(shown)}\n  reference: ${JSON.stringify(expected)}`);
+    }
+    const ranked = q.sort === 'registered_business_turnover' ? shown.turnover?.amount ?? null
+      : q.sort === 'registered_business_employees' ? shown.employees?.min ?? null : want.keys[i];
+    if (ranked !== want.keys[i]) {
+      throw new Error(`GET /buildings ranks ${want.ids[i]} by ${want.keys[i]} but shows ${ranked} (${fmt(q)})`);
+    }
+  });
 }
 
 function checkPath(

@@ -12,7 +12,7 @@ import type { BuildingRecord, BusinessRecord, SolarInstallationRecord } from '..
 import { randomCountry, randomPointCountry, writeCountry } from './fixtures.ts';
 import {
   compareRanked, decodeSnapshotDir, decodeSnapshotFile, distanceToFootprint, originInRing, originToSegment,
-  passesFilters, refListBusinesses, refListUnits, refQueryBuildings, refQueryPoint, sortKey,
+  passesFilters, refListBusinesses, refListUnits, refQueryBuildings, refQueryPoint, refShownBusinesses, sortKey,
   type RefBuilding, type RefBuildingsQuery, type RefSnapshot,
 } from './reference.ts';
 import { destination, geodesicDistance } from './geodesic.ts';
@@ -105,6 +105,37 @@ describe('reference ranking', () => {
     expect(sortKey(plain(blankRecord('n', 0, 0), 'XA'), { sort: 'registered_business_employees' })).toBe(null);
   });
 
+  it('shows of its businesses the largest size and turnover, by hand', () => {
+    const shown = (list: BusinessRecord[], currency?: string) => refShownBusinesses(plain(blankRecord('s', 0, 0, { businesses: list }), 'XA'), currency);
+    const list = [
+      business({ employees_min: 10, employees_max: 10, turnover: 0, turnover_currency: 'RON', turnover_financial_year: 2022 }),
+      business({ employees_min: 10, employees_max: 19, active: false, turnover: 20, turnover_currency: 'EUR', turnover_financial_year: 2021 }),
+      business({ employees_min: 1, employees_max: 1, turnover: 20, turnover_currency: 'EUR', turnover_financial_year: 2023 }),
+      business({ turnover: 7, turnover_currency: 'RON' }),
+      business({ turnover_currency: 'CHF', turnover_financial_year: 2024 }),
+    ];
+    expect(shown(list)).toEqual({ count: 5, employees: { min: 10, max: 19 }, turnover: { amount: 20, currency: 'EUR', financial_year: 2023 } });
+    expect(shown(list, 'RON').turnover).toEqual({ amount: 7, currency: 'RON', financial_year: null });
+    expect(shown(list, 'CHF').turnover).toBeNull();
+    expect(shown([...list, business({ turnover: 1, turnover_currency: 'RON' })]).turnover).toEqual({ amount: 7, currency: 'RON', financial_year: null });
+    expect(shown([business({ employees_min: 250, employees_max: null }), business({ employees_min: 250, employees_max: 999 })]).employees).toEqual({ min: 250, max: null });
+    expect(shown([])).toEqual({ count: 0, employees: null, turnover: null });
+  });
+
+  it('each building of a random country shows the value it ranks by under both business sorts', () => {
+    const s = randomCountry({ country: 'XA', seed: 3, lon0: 20, lon1: 21, lat0: 44, lat1: 45, clusters: 5, perCluster: 100, background: 200, sourcePrefix: 'shown' })
+      .map((r) => plain(r, 'XA'));
+    let mixed = 0;
+    for (const b of s) {
+      if (new Set(b.businesses.map((x) => x.turnover_currency)).size > 1) mixed++;
+      expect(refShownBusinesses(b, undefined).employees?.min ?? null).toBe(sortKey(b, { sort: 'registered_business_employees' }));
+      for (const currency of ['EUR', 'RON', 'CHF', 'USD']) {
+        expect(refShownBusinesses(b, currency).turnover?.amount ?? null).toBe(sortKey(b, { sort: 'registered_business_turnover', registeredBusinessTurnoverCurrency: currency }));
+      }
+    }
+    expect(mixed).toBeGreaterThan(20);
+  });
+
   it('pages, counts up to 10,000 and says when it stopped', () => {
     const records: BuildingRecord[] = [];
     for (let i = 0; i < 10_001; i++) records.push(blankRecord(`cap:${i}`, 10 + (i % 100) * 1e-4, 45 + Math.floor(i / 100) * 1e-4, { volume_m3: i % 3 === 0 ? null : i % 17 }));
@@ -180,12 +211,14 @@ describe('reference filters', () => {
     ['max employees: unknown sizes ignored', { businesses: [business({ employees_min: 5, employees_max: 9 }), business({})] }, { maxRegisteredBusinessEmployees: 9 }, true],
     ['max employees: no stated size', { businesses: [business({})] }, { maxRegisteredBusinessEmployees: 9 }, false],
     ['max employees: one above', { businesses: [business({ employees_min: 5, employees_max: 9 }), business({ employees_min: 10, employees_max: 19 })] }, { maxRegisteredBusinessEmployees: 18 }, false],
-    ['min turnover needs active', { businesses: [business({ active: false, turnover: 100, turnover_currency: 'EUR' })] }, { minRegisteredBusinessTurnover: 50, registeredBusinessTurnoverCurrency: 'EUR' }, false],
+    ['min turnover counts an inactive business', { businesses: [business({ active: false, turnover: 100, turnover_currency: 'EUR' })] }, { minRegisteredBusinessTurnover: 50, registeredBusinessTurnoverCurrency: 'EUR' }, true],
     ['min turnover other currency', { businesses: [business({ turnover: 100, turnover_currency: 'RON' })] }, { minRegisteredBusinessTurnover: 50, registeredBusinessTurnoverCurrency: 'EUR' }, false],
     ['min turnover year', { businesses: [business({ turnover: 100, turnover_currency: 'EUR', turnover_financial_year: 2023 })] }, { minRegisteredBusinessTurnover: 50, registeredBusinessTurnoverCurrency: 'EUR', registeredBusinessFinancialYear: 2024 }, false],
     ['max turnover: every one in currency', { businesses: [business({ turnover: 100, turnover_currency: 'EUR', active: false }), business({ turnover: 900, turnover_currency: 'RON' })] }, { maxRegisteredBusinessTurnover: 100, registeredBusinessTurnoverCurrency: 'EUR' }, true],
     ['max turnover: none in currency', { businesses: [business({ turnover: 900, turnover_currency: 'RON' })] }, { maxRegisteredBusinessTurnover: 100, registeredBusinessTurnoverCurrency: 'EUR' }, false],
-    ['max turnover: year restricts', { businesses: [business({ turnover: 100, turnover_currency: 'EUR', turnover_financial_year: 2024 }), business({ turnover: 900, turnover_currency: 'EUR', turnover_financial_year: 2023 })] }, { maxRegisteredBusinessTurnover: 100, registeredBusinessTurnoverCurrency: 'EUR', registeredBusinessFinancialYear: 2024 }, true],
+    ['min turnover and year: two businesses may meet them', { businesses: [business({ turnover: 100, turnover_currency: 'EUR', turnover_financial_year: 2023 }), business({ turnover_financial_year: 2024 })] }, { minRegisteredBusinessTurnover: 50, registeredBusinessTurnoverCurrency: 'EUR', registeredBusinessFinancialYear: 2024 }, true],
+    ['max turnover: the year does not narrow which businesses count', { businesses: [business({ turnover: 100, turnover_currency: 'EUR', turnover_financial_year: 2024 }), business({ turnover: 900, turnover_currency: 'EUR', turnover_financial_year: 2023 })] }, { maxRegisteredBusinessTurnover: 100, registeredBusinessTurnoverCurrency: 'EUR', registeredBusinessFinancialYear: 2024 }, false],
+    ['financial year of a statement without a turnover', { businesses: [business({ turnover_financial_year: 2022, active: false })] }, { registeredBusinessFinancialYear: 2022 }, true],
     ['financial year alone', { businesses: [business({ turnover_financial_year: 2022 })] }, { registeredBusinessFinancialYear: 2022 }, true],
     ['financial year alone, other year', { businesses: [business({ turnover_financial_year: 2022 })] }, { registeredBusinessFinancialYear: 2023, registeredBusinessTurnoverCurrency: 'EUR' }, false],
     ['heating', { annual_heating_demand_kwh: 0 }, { hasAnnualHeatingEstimate: true }, true],

@@ -229,6 +229,52 @@ export function sortKey(b: RefBuilding, q: Pick<RefBuildingsQuery, 'sort' | 'reg
   }
 }
 
+/** What a building shows of its businesses: registered_business_count, _employees and _turnover. */
+export interface RefShownBusinesses {
+  count: number;
+  employees: { min: number; max: number | null } | null;
+  turnover: { amount: number; currency: string | null; financial_year: number | null } | null;
+}
+
+/**
+ * DESIGN "Interpretations", word for word: every business at the address, active or not;
+ * employees the largest stated size (a band counts where it starts; between bands that start
+ * alike, the one reaching higher, an open top band highest); turnover the largest latest
+ * turnover in the request's currency, or without one in the currency most businesses state a
+ * turnover in (ties alphabetical, no currency last), the later year between equal amounts.
+ */
+export function refShownBusinesses(b: RefBuilding, currency: string | undefined): RefShownBusinesses {
+  const all = b.businesses;
+  let employees: RefShownBusinesses['employees'] = null;
+  const sized = all.filter((x) => x.employees_min !== null);
+  if (sized.length > 0) {
+    const start = Math.max(...sized.map((x) => x.employees_min!));
+    const ends = sized.filter((x) => x.employees_min === start).map((x) => x.employees_max);
+    employees = { min: start, max: ends.includes(null) ? null : Math.max(...(ends as number[])) };
+  }
+  let turnover: RefShownBusinesses['turnover'] = null;
+  const stated = all.filter((x) => x.turnover !== null);
+  let chosen: string | null | undefined = currency;
+  if (chosen === undefined && stated.length > 0) {
+    const counts = new Map<string | null, number>();
+    for (const x of stated) counts.set(x.turnover_currency, (counts.get(x.turnover_currency) ?? 0) + 1);
+    const order = [...counts.keys()].sort((x, y) => {
+      if (counts.get(x) !== counts.get(y)) return counts.get(y)! - counts.get(x)!;
+      if (x === null || y === null) return x === null ? 1 : -1;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    chosen = order[0];
+  }
+  const inCurrency = stated.filter((x) => x.turnover_currency === chosen);
+  if (inCurrency.length > 0) {
+    const amount = Math.max(...inCurrency.map((x) => x.turnover!));
+    const years = inCurrency.filter((x) => x.turnover === amount).map((x) => x.turnover_financial_year);
+    const known = years.filter((y): y is number => y !== null);
+    turnover = { amount, currency: chosen ?? null, financial_year: known.length > 0 ? Math.max(...known) : null };
+  }
+  return { count: all.length, employees, turnover };
+}
+
 /** Rule 2: key descending, unknown keys last, ties and unknowns by building_id ascending. */
 export function compareRanked(a: { id: string; key: number | null }, b: { id: string; key: number | null }): number {
   if (a.key !== null && b.key !== null && a.key !== b.key) return b.key - a.key;
@@ -329,21 +375,22 @@ export function passesFilters(b: RefBuilding, q: RefBuildingsQuery): boolean {
     if (stated.length === 0) return false;
     if (!stated.every((x) => x.employees_max !== null && x.employees_max <= v)) return false;
   }
+  // Every business registered at the address counts, active or not (only has_registered_business reads activity),
+  // and each business filter is a condition on the building of its own.
   const currency = q.registeredBusinessTurnoverCurrency;
-  const year = q.registeredBusinessFinancialYear;
-  const inScope = (x: RefBuilding['businesses'][number]): boolean =>
-    x.turnover !== null && x.turnover_currency === currency && (year === undefined || x.turnover_financial_year === year);
+  const statesIn = (x: RefBuilding['businesses'][number]): boolean => x.turnover !== null && x.turnover_currency === currency;
   if (q.minRegisteredBusinessTurnover !== undefined) {
     const v = q.minRegisteredBusinessTurnover;
-    if (!b.businesses.some((x) => x.active && inScope(x) && x.turnover! >= v)) return false;
+    if (!b.businesses.some((x) => statesIn(x) && x.turnover! >= v)) return false;
   }
   if (q.maxRegisteredBusinessTurnover !== undefined) {
     const v = q.maxRegisteredBusinessTurnover;
-    const considered = b.businesses.filter(inScope);
+    const considered = b.businesses.filter(statesIn);
     if (considered.length === 0) return false;
     if (!considered.every((x) => x.turnover! <= v)) return false;
   }
-  if (year !== undefined && q.minRegisteredBusinessTurnover === undefined && q.maxRegisteredBusinessTurnover === undefined) {
+  if (q.registeredBusinessFinancialYear !== undefined) {
+    const year = q.registeredBusinessFinancialYear;
     if (!b.businesses.some((x) => x.turnover_financial_year === year)) return false;
   }
 
