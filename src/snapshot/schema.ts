@@ -1,5 +1,5 @@
 /**
- * Snapshot format v1: the columns of one country's nightly Arrow file.
+ * Snapshot format v2: the columns of one country's nightly Arrow file.
  *
  * This table is the single source of truth for the writer, the reader, the column store and
  * `snapshots/README.md` (generated from it by `npm run docs:snapshot`). A producer (the OSM
@@ -7,7 +7,9 @@
  * them into Arrow columns in this order.
  */
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+/** Versions the reader still opens; an older file is read as the current one (see reader.ts). */
+export const READABLE_VERSIONS = [1, 2] as const;
 
 export const CATEGORY = [
   'residential_house', 'apartment_block', 'commercial', 'industrial', 'public',
@@ -35,6 +37,8 @@ export const FLOOD_ZONE = [
 export const SEISMIC_RISK_CLASS = ['RsI', 'RsII', 'RsIII', 'RsIV', 'U1', 'U2', 'U3', 'consolidated'] as const;
 export const THERMAL_ASSESSMENT = ['energy_certificate', 'audit', 'as_built_model', 'survey'] as const;
 export const UNIT_USE = ['residential', 'commercial', 'office', 'storage', 'parking', 'other'] as const;
+/** Whether a building's own records name its locality, or it is the nearest place's name. */
+export const LOCALITY_BASIS = ['stated', 'inferred'] as const;
 
 export type Category = (typeof CATEGORY)[number];
 export type CategoryEvidence = (typeof CATEGORY_EVIDENCE)[number];
@@ -51,6 +55,7 @@ export type FloodZone = (typeof FLOOD_ZONE)[number];
 export type SeismicRiskClass = (typeof SEISMIC_RISK_CLASS)[number];
 export type ThermalAssessment = (typeof THERMAL_ASSESSMENT)[number];
 export type UnitUse = (typeof UNIT_USE)[number];
+export type LocalityBasis = (typeof LOCALITY_BASIS)[number];
 
 /** A closed ring as interleaved lon,lat pairs: [x0, y0, x1, y1, ..., x0, y0]. */
 export type Ring = ArrayLike<number>;
@@ -114,6 +119,9 @@ export interface BuildingRecord {
   address_corroboration: AddressCorroboration | null;
   postal_code: string | null;
   locality: string;
+  /** 'stated': the building's own record or address names the locality; 'inferred': the nearest
+   *  place's name; null: no locality (locality ''), or the producer does not say. */
+  locality_basis: LocalityBasis | null;
   category: Category;
   category_evidence: CategoryEvidence;
   building_type: string;
@@ -155,6 +163,8 @@ export interface BuildingRecord {
   flood_zone_mapped: boolean;
   flood_zone_source: string | null;
   seismic_design_acceleration_g: number | null;
+  /** An official seismic list names the building, whatever its class and year (N/A, none). */
+  seismic_listed: boolean;
   seismic_risk_class: SeismicRiskClass | null;
   seismic_risk_assessment_year: number | null;
   annual_heating_demand_kwh: number | null;
@@ -258,7 +268,8 @@ export const COLUMNS: readonly ColumnSpec[] = [
   enumCol('address_evidence', ADDRESS_EVIDENCE, false, '`address_evidence`: address_record, business_listing, or none when there is no address'),
   enumCol('address_corroboration', ADDRESS_CORROBORATION, true, '`address_corroboration` and its filter; null when shown without a house number'),
   col('postal_code', 'dict', true, '`postal_code`'),
-  col('locality', 'dict', false, '`locality` (empty string when no record names one)'),
+  col('locality', 'dict', false, '`locality`: named by the building\'s own record or address, else the nearest place\'s name (see `locality_basis`); empty string when there is neither'),
+  enumCol('locality_basis', LOCALITY_BASIS, true, 'stated: the building\'s own record or address names the locality; inferred: the nearest place\'s name (public pages: `estimate: true`); null when locality is empty or the producer does not say (v1 files)'),
   enumCol('category', CATEGORY, false, '`category` and its filter'),
   enumCol('category_evidence', CATEGORY_EVIDENCE, false, '`category_evidence`: confirmed (a record states it) or inferred'),
   col('building_type', 'dict', false, '`building_type` and its filter; `unspecified` when no record names a type'),
@@ -300,6 +311,7 @@ export const COLUMNS: readonly ColumnSpec[] = [
   col('flood_zone_mapped', 'bool', false, '`flood_zone_mapped`: an official flood map covers the location'),
   col('flood_zone_source', 'dict', true, '`flood_zone_source`'),
   col('seismic_design_acceleration_g', 'f64', true, '`seismic_design_acceleration_g`', { unit: 'g' }),
+  col('seismic_listed', 'bool', false, 'an official seismic list names the building, whatever its class and year (a list\'s N/A with no year included); true wherever a class or assessment year is set; place fact `buildingsOnSeismicList`'),
   enumCol('seismic_risk_class', SEISMIC_RISK_CLASS, true, '`seismic_risk_class` and its filter; only buildings on an official list'),
   col('seismic_risk_assessment_year', 'i32', true, '`seismic_risk_assessment_year`'),
   col('annual_heating_demand_kwh', 'f64', true, 'modelled annual heating demand for the local climate; non-null = `has_annual_heating_estimate`', { unit: 'kWh/year' }),

@@ -58,8 +58,15 @@ export class SnapshotWriter {
   /** Adds a building. A record that breaks the schema throws before any column changes. */
   add(record: BuildingRecord): void {
     if (this.finished) throw new Error('SnapshotWriter.add() after finish().');
+    if (record.locality === '' && record.locality_basis != null) {
+      throw new RangeError(`locality_basis must be null when locality is empty, got "${record.locality_basis}" (${record.source_id}).`);
+    }
+    const values = record as unknown as Record<string, unknown>;
     try {
-      for (let i = 0; i < COLUMNS.length; i++) this.columns[i].push((record as unknown as Record<string, unknown>)[COLUMNS[i].name]);
+      for (let i = 0; i < COLUMNS.length; i++) {
+        const name = COLUMNS[i].name;
+        this.columns[i].push(name === 'seismic_listed' ? seismicListed(record) : values[name]);
+      }
     } catch (err) {
       // Every column held `rows` rows before this record: roll back the ones it already reached.
       if (this.columns.some((c) => c.length !== this.rows)) {
@@ -134,6 +141,12 @@ export class SnapshotWriter {
     const { size } = await stat(path);
     return { path, rows: n, bytes: size, checksum };
   }
+}
+
+/** A risk class or an assessment year comes from a list, so it implies the flag whatever the producer set. */
+function seismicListed(r: BuildingRecord): unknown {
+  if (typeof r.seismic_listed !== 'boolean') return r.seismic_listed; // the column refuses it
+  return r.seismic_listed || r.seismic_risk_class !== null || r.seismic_risk_assessment_year !== null;
 }
 
 function identity(n: number): Uint32Array {
