@@ -78,6 +78,8 @@ beforeAll(async () => {
     way(81, rect(1.5420, 42.5850, 0, 0, 3, 3), { building: 'house', name: 'second' }),
     // A roof shape OpenStreetMap has and the spec has not.
     way(90, rect(1.5430, 42.5850, 0, 0, 2, 2), { building: 'house', 'roof:shape': 'quadruple_saltbox' }),
+    // 20 km from every settlement: no locality.
+    way(95, rect(1.7000, 42.4000, 0, 0, 2, 2), { building: 'yes' }),
   ].join('\n') + '\n');
   const register = join(dir, 'register.csv');
   writeFileSync(register, [
@@ -101,6 +103,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('builder rules on hand-made OpenStreetMap data', () => {
   it('keeps a building\'s own postcode and city when it states no street or number', () => {
     expect(rows.get('osm:way/10')).toMatchObject({ address: null, postal_code: 'AD300', locality: 'La Cortinada' });
+  });
+
+  it('says whether a record states the locality or it is the nearest settlement\'s name', () => {
+    expect(rows.get('osm:way/10')).toMatchObject({ locality: 'La Cortinada', locality_basis: 'stated' });
+    expect(rows.get('osm:way/21')).toMatchObject({ locality: 'El Tarter', locality_basis: 'stated' });
+    expect(rows.get('osm:way/22')).toMatchObject({ locality: 'El Tarter', locality_basis: 'inferred' });
+    // The bakery's address names no city; Ordino is the nearest settlement.
+    expect(rows.get('osm:way/50')).toMatchObject({ locality: 'Ordino', locality_basis: 'inferred' });
+    expect(rows.get('osm:way/95')).toMatchObject({ locality: '', locality_basis: null });
+    // Stated: w10, w20, w21, w30, w31, w32, w40, w41; no locality: w95; the other 12 inferred.
+    expect(result.counts).toMatchObject({ locality_stated: 8, locality_inferred: 12 });
   });
 
   it('writes one locality one way: its most common spelling, a tie to the first in code-point order', () => {
@@ -158,9 +171,9 @@ describe('builder rules on hand-made OpenStreetMap data', () => {
       'andorra.geojsonseq:21: osm:way/71 lies 96.0% inside another building\'s outline; merged into osm:way/70',
       'andorra.geojsonseq:24: osm:way/81 lies 100.0% inside another building\'s outline; merged into osm:way/80',
     ]);
-    // Every building counted once: 22 outlines read, 2 merged.
-    expect(result.rows).toBe(20);
-    expect(rows.size).toBe(20);
+    // Every building counted once: 23 outlines read, 2 merged.
+    expect(result.rows).toBe(21);
+    expect(rows.size).toBe(21);
   });
 
   it('writes a roof shape outside the spec\'s ten as null and notes it, even under --strict', async () => {

@@ -17,7 +17,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { BuildingRecord, BusinessRecord, SnapshotSource } from '../snapshot/schema.ts';
+import type { BuildingRecord, BusinessRecord, LocalityBasis, SnapshotSource } from '../snapshot/schema.ts';
 import { blankRecord } from '../snapshot/record.ts';
 import { SnapshotWriter } from '../snapshot/writer.ts';
 import { byHouseNumber, settleAddress, type AddressRecord, type SettledAddress } from './address-join.ts';
@@ -385,14 +385,17 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   // Each locality is written one way: its spellings are counted before any building is written.
   const settled: SettledAddress[] = [];
   const localities: string[] = [];
+  const bases: (LocalityBasis | null)[] = [];
   const spellings = new LocalitySpellings();
   for (const b of buildings) {
     const s = settle(b);
     const locality = s.city ?? places.nearestName(...representativePoint(b.outline.polygons));
-    if (s.city !== null) counts.locality_stated++;
-    else if (locality !== '') counts.locality_inferred++;
+    const basis = s.city !== null ? 'stated' : locality !== '' ? 'inferred' : null;
+    if (basis === 'stated') counts.locality_stated++;
+    if (basis === 'inferred') counts.locality_inferred++;
     settled.push(s);
     localities.push(locality);
+    bases.push(basis);
     spellings.add(locality);
   }
   counts.locality_spellings_merged = spellings.merged;
@@ -400,7 +403,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   const roadIndex = roads.finish();
   for (let i = 0; i < buildings.length; i++) {
     if (i % PROGRESS_EVERY === 0) progress({ phase: 'derive', done: i, total: buildings.length });
-    const record = derive(buildings[i], settled[i], spellings.name(localities[i]), roadIndex, nearestRoadMaxM);
+    const record = derive(buildings[i], settled[i], spellings.name(localities[i]), bases[i], roadIndex, nearestRoadMaxM);
     if (record.address !== null) counts.with_address++;
     if (record.nearest_road !== null) counts.with_nearest_road++;
     writer.add(record);
@@ -512,7 +515,7 @@ function settle(b: PendingBuilding): SettledAddress {
   return settleAddress(records, b.listings, { postal_code: b.facts.stated_postal_code, city: b.facts.stated_city });
 }
 
-function derive(b: PendingBuilding, settled: SettledAddress, locality: string, roads: RoadIndex, nearestRoadMaxM: number): BuildingRecord {
+function derive(b: PendingBuilding, settled: SettledAddress, locality: string, localityBasis: LocalityBasis | null, roads: RoadIndex, nearestRoadMaxM: number): BuildingRecord {
   const [lon, lat] = representativePoint(b.outline.polygons);
   const f = b.facts;
   const s = b.seismic;
@@ -540,6 +543,9 @@ function derive(b: PendingBuilding, settled: SettledAddress, locality: string, r
     address_corroboration: settled.address_corroboration,
     postal_code: settled.postal_code,
     locality,
+    // A record naming the city (the building's own tags, an address point inside it, a list, a
+    // listing's address) states it; the nearest settlement's name is an inference.
+    locality_basis: localityBasis,
     // `residential` splits into house or block by floors, which a list may have supplied.
     category: f.building_type === 'residential' ? residentialCategory(floors) : f.category,
     category_evidence: f.category_evidence,
@@ -562,6 +568,8 @@ function derive(b: PendingBuilding, settled: SettledAddress, locality: string, r
     dwellings: s?.dwellings ?? null,
     businesses: b.businesses,
     entrances: settled.entrances,
+    // Named by a list, whatever the class (N/A) or year it gives.
+    seismic_listed: s !== null,
     seismic_risk_class: s?.risk_class ?? null,
     seismic_risk_assessment_year: s?.assessment_year ?? null,
   });
