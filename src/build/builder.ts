@@ -185,7 +185,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   const buildings: PendingBuilding[] = [];
   const seenIds = new Set<string>();
   const addressPoints: PendingPoint<AddressRecord>[] = [];
-  const pois: PendingPoint<AddressRecord | null>[] = [];
+  const pois: PendingPoint<{ source: string; name: string; listing: AddressRecord | null }>[] = [];
   const roads = new RoadCollector();
   const places = new PlaceIndex();
   const counts: BuildCounts = {
@@ -240,7 +240,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
         }
         if (wantsPoi) {
           const address = taggedAddress(tags);
-          pois.push({ lon: p[0], lat: p[1], where, value: address && { source, address } });
+          pois.push({ lon: p[0], lat: p[1], where, value: { source, name: tags.name.trim(), listing: address && { source, address } } });
         } else {
           addressPoints.push({ lon: p[0], lat: p[1], where, value: { source, address: taggedAddress(tags)! } });
         }
@@ -344,10 +344,10 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   for (const p of pois) {
     const i = index.containingOrNearest(p.lon, p.lat, ON_OUTLINE_M);
     if (i < 0) {
-      log.note('poi_outside_outlines', p.where, p.value ? `${p.value.source} (${p.value.address.text})` : 'a business listing without an address');
+      log.note('poi_outside_outlines', p.where, `${p.value.source} (${p.value.name})`);
       continue;
     }
-    if (p.value) buildings[i].listings.push(p.value);
+    if (p.value.listing) buildings[i].listings.push(p.value.listing);
     counts.pois_joined++;
   }
   if (options.businesses) {
