@@ -349,7 +349,7 @@ describe.concurrent('build-snapshot CLI', () => {
     const run = await cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--out', join(dir, 'progress'), '--progress-seconds', '0');
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stderr.trim().split('\n');
-    for (const phase of ['osmium export', 'read liechtenstein-2013-08-03.geojsonseq', 'merge nested outlines', 'join', 'derive', 'write']) {
+    for (const phase of ['osmium export', 'read liechtenstein-2013-08-03.geojsonseq', 'merge nested outlines', 'join points', 'derive', 'write']) {
       expect(lines.some((l) => new RegExp(`^build-snapshot: [\\d.]+ s ${phase}: \\d+/\\d+`).test(l)), phase).toBe(true);
     }
     expect(lines.at(-1)).toMatch(/^build-snapshot: built 3720 buildings in [\d.]+ s; refused rows none; merged rows 3 \(nested_outline 3\)$/);

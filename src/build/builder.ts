@@ -309,7 +309,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   progress({ phase: 'merge nested outlines', done: 0, total: buildings.length });
   // Source ids of merged outlines, to the kept one's: a register may name either.
   const mergedInto = new Map<string, string>();
-  const nested = nestedOutlines(buildings.map((b) => b.outline));
+  const nested = nestedOutlines(buildings.map((b) => b.outline), (done) => progress({ phase: 'merge nested outlines', done, total: buildings.length }));
   const dropped = new Set<number>();
   for (const n of nested) {
     log.merged('nested_outline', buildings[n.inner].where,
@@ -330,9 +330,12 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   }
   counts.buildings = buildings.length;
 
-  progress({ phase: 'join', done: 0, total: buildings.length });
   const index = new OutlineIndex(buildings.map((b) => b.outline), Float64Array.from(buildings, (b) => b.area));
+  const points = addressPoints.length + pois.length;
+  progress({ phase: 'join points', done: 0, total: points });
+  let joinedPoints = 0;
   for (const p of addressPoints) {
+    if ((++joinedPoints & 4095) === 0) progress({ phase: 'join points', done: joinedPoints, total: points });
     const i = index.containingOrNearest(p.lon, p.lat, ON_OUTLINE_M);
     if (i < 0) {
       log.note('address_point_outside_outlines', p.where, `${p.value.source} (${p.value.address.text})`);
@@ -342,6 +345,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     counts.address_points_joined++;
   }
   for (const p of pois) {
+    if ((++joinedPoints & 4095) === 0) progress({ phase: 'join points', done: joinedPoints, total: points });
     const i = index.containingOrNearest(p.lon, p.lat, ON_OUTLINE_M);
     if (i < 0) {
       log.note('poi_outside_outlines', p.where, `${p.value.source} (${p.value.name})`);
@@ -388,6 +392,7 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   const bases: (LocalityBasis | null)[] = [];
   const spellings = new LocalitySpellings();
   for (const b of buildings) {
+    if ((settled.length & 4095) === 0) progress({ phase: 'addresses and localities', done: settled.length, total: buildings.length });
     const s = settle(b);
     const locality = s.city ?? places.nearestName(...representativePoint(b.outline.polygons));
     const basis = s.city !== null ? 'stated' : locality !== '' ? 'inferred' : null;

@@ -49,8 +49,8 @@ function area(multi: ClipMultiPolygon): number {
   return total;
 }
 
-/** The outlines to merge, each with the kept outline it goes into; in order of `inner`. */
-export function nestedOutlines(outlines: readonly Outline[]): NestedOutline[] {
+/** The outlines to merge, each with the kept outline it goes into; in order of `inner`. `onProgress(done)` every 4,096 outlines. */
+export function nestedOutlines(outlines: readonly Outline[], onProgress?: (done: number) => void): NestedOutline[] {
   if (outlines.length < 2) return [];
   const index = new Flatbush(outlines.length);
   for (const o of outlines) index.add(o.minX, o.minY, o.maxX, o.maxY);
@@ -59,6 +59,7 @@ export function nestedOutlines(outlines: readonly Outline[]): NestedOutline[] {
   const direct = new Int32Array(outlines.length).fill(-1);
   const shares = new Float64Array(outlines.length);
   for (let i = 0; i < outlines.length; i++) {
+    if ((i & 4095) === 0) onProgress?.(i);
     const a = outlines[i];
     const { x: kx, y: ky } = metresPerDegree((a.minY + a.maxY) / 2);
     const pa = planar(a, a.minX, a.minY, kx, ky);

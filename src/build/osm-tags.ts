@@ -241,7 +241,7 @@ export function buildingFacts(tags: Tags, problems: TagProblem[]): BuildingFacts
   let roof: RoofShape | null = null;
   if (tags['roof:shape'] !== undefined) {
     roof = roofShape(tags['roof:shape']);
-    // OpenStreetMap has more shapes than the spec's ten (quadruple_saltbox, cone...): such a roof is one of none of them.
+    // OpenStreetMap has more shapes than the spec's ten (quadruple_saltbox, cone...): the snapshot has no word for them.
     if (roof === null) problems.push({ reason: 'unknown_roof_shape', detail: `roof:shape=${tags['roof:shape']}`, note: true });
   }
   let start: StartDate = { construction_year: null, construction_year_is_estimate: false, completed_by_year: null };
