@@ -1,14 +1,25 @@
 /**
  * A place's facts from hand-made columns: what a real list gives and the synthetic country does
  * not (a building assessed without a risk class, a place with no solar record, solar estimate,
- * flood map, district heating or gas network known).
+ * flood map, district heating or gas network known); and from real files, one written by the
+ * writer and one of format v1, loaded as the server loads them.
  */
-import { describe, expect, it } from 'vitest';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { publicPlace } from '../src/api/place.ts';
 import { NULL_CODE_U8, NULL_I32 } from '../src/catalog/arrow.ts';
 import { F } from '../src/catalog/flags.ts';
+import { loadSnapshot } from '../src/catalog/load.ts';
 import { buildPlaces, type PlaceInputs } from '../src/catalog/places.ts';
-import { FLOOD_ZONE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
+import { readSnapshot } from '../src/snapshot/reader.ts';
+import { blankRecord } from '../src/snapshot/record.ts';
+import { FLOOD_ZONE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE, type BuildingRecord } from '../src/snapshot/schema.ts';
+import { SnapshotWriter } from '../src/snapshot/writer.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'edifice-places-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Four buildings in "A", three in "B"; each column as given, or unknown. */
 function inputs(over: Partial<PlaceInputs>): PlaceInputs {
@@ -16,7 +27,7 @@ function inputs(over: Partial<PlaceInputs>): PlaceInputs {
   return {
     rows: n, names: ['A', 'B'], locality: Int32Array.from([0, 0, 0, 0, 1, 1, 1]), category: new Uint8Array(n),
     solarPresence: new Uint8Array(n).fill(SOLAR_PRESENCE.indexOf('unknown')), floodZone: new Uint8Array(n).fill(NULL_CODE_U8),
-    seismicRiskClass: new Uint8Array(n).fill(NULL_CODE_U8), seismicAssessmentYear: new Int32Array(n).fill(NULL_I32),
+    seismicRiskClass: new Uint8Array(n).fill(NULL_CODE_U8), seismicListed: new Uint8Array(n),
     flags: new Uint32Array(n), constructionYear: new Int32Array(n).fill(NULL_I32), heightM: new Float64Array(n).fill(NaN),
     heightEstimated: new Uint8Array(n), floors: new Int32Array(n).fill(NULL_I32), solarCapacityKwp: new Float64Array(n).fill(NaN),
     ...over,
@@ -26,14 +37,11 @@ function inputs(over: Partial<PlaceInputs>): PlaceInputs {
 const facts = (p: PlaceInputs, locality: string) => publicPlace(buildPlaces(p).get(locality)!, { country: 'RO', snapshotDate: '2024-01-03' }).facts;
 
 describe('place facts', () => {
-  it('count a building on a seismic list by its assessment, with a risk class or without one (a list\'s N/A)', () => {
+  it('count the buildings a seismic list names, by their flag, whatever their class', () => {
     const cls = new Uint8Array(7).fill(NULL_CODE_U8);
     cls[0] = SEISMIC_RISK_CLASS.indexOf('RsI');
-    const year = new Int32Array(7).fill(NULL_I32);
-    year[0] = 2007;
-    year[1] = 1996; // assessed, class N/A
-    year[5] = 2010;
-    const p = inputs({ seismicRiskClass: cls, seismicAssessmentYear: year });
+    const listed = Uint8Array.from([1, 1, 0, 0, 0, 1, 0]); // 1: listed without a class (N/A)
+    const p = inputs({ seismicRiskClass: cls, seismicListed: listed });
     expect(facts(p, 'A').buildingsOnSeismicList).toEqual({ value: 2, estimate: false });
     expect((facts(p, 'A').buildingsBySeismicRiskClass.value as Record<string, number>).RsI).toBe(1);
     expect(facts(p, 'B').buildingsOnSeismicList).toEqual({ value: 1, estimate: false });
@@ -56,7 +64,8 @@ describe('place facts', () => {
     expect(a.buildingsFloodMapped.value).toBe(0);
     expect(a.solarCapacityKwpTotal).toEqual({ value: null, estimate: false });
     const b = facts(p, 'B');
-    expect([b.buildingsWithSolar.value, b.shareWithSolar.value, b.buildingsInFloodZone.value]).toEqual([1, 0.333, 1]);
+    // Of B's three buildings one has no known solar_presence: the share is 1 of the 2 known.
+    expect([b.buildingsWithSolar.value, b.shareWithSolar.value, b.buildingsInFloodZone.value]).toEqual([1, 0.5, 1]);
     expect((b.buildingsByFloodZone.value as Record<string, number>)['100_year']).toBe(1);
     expect(b.solarCapacityKwpTotal).toEqual({ value: 4.25, estimate: true });
   });
@@ -71,5 +80,51 @@ describe('place facts', () => {
     expect([a.buildingsWithDistrictHeating, a.buildingsWithGasNetwork]).toEqual([{ value: null, estimate: false }, { value: null, estimate: false }]);
     const b = facts(p, 'B');
     expect([b.buildingsWithDistrictHeating, b.buildingsWithGasNetwork]).toEqual([{ value: 1, estimate: false }, { value: 0, estimate: false }]);
+  });
+
+  it('share with solar: registered or detected, over the buildings whose solar_presence is known (unclear is known)', () => {
+    const code = (v: string) => SOLAR_PRESENCE.indexOf(v as (typeof SOLAR_PRESENCE)[number]);
+    // A: registered, unclear, unknown, unknown: 1 of 2 known. B: detected, registered_at_address, none_seen: 1 of 3.
+    const solar = Uint8Array.from(['registered', 'unclear', 'unknown', 'unknown', 'detected', 'registered_at_address', 'none_seen'].map(code));
+    const p = inputs({ solarPresence: solar });
+    expect([facts(p, 'A').buildingsWithSolar, facts(p, 'A').shareWithSolar]).toEqual([{ value: 1, estimate: false }, { value: 0.5, estimate: false }]);
+    expect([facts(p, 'B').buildingsWithSolar, facts(p, 'B').shareWithSolar]).toEqual([{ value: 1, estimate: false }, { value: 0.333, estimate: false }]);
+    // Every building of A unknown: no share (not 0), whatever B holds.
+    const unknownA = Uint8Array.from(['unknown', 'unknown', 'unknown', 'unknown', 'detected', 'detected', 'none_seen'].map(code));
+    expect(facts(inputs({ solarPresence: unknownA }), 'A').shareWithSolar).toEqual({ value: null, estimate: false });
+    expect(facts(inputs({ solarPresence: unknownA }), 'B').shareWithSolar).toEqual({ value: 0.667, estimate: false });
+  });
+});
+
+describe('place facts of real files', () => {
+  const placeFacts = (path: string, locality: string) => {
+    const snapshot = loadSnapshot(readSnapshot(path));
+    return publicPlace(snapshot.places.get(locality)!, { country: snapshot.country, snapshotDate: snapshot.date }).facts;
+  };
+
+  it('buildingsOnSeismicList counts a listed building with no class and no year (a list\'s N/A), and one with a class', async () => {
+    const writer = new SnapshotWriter({ country: 'RO', snapshotDate: '2024-01-03', sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2024-01-03' }] });
+    const at = (i: number, o: Partial<BuildingRecord>) => blankRecord(`t:${i}`, 26.1 + i * 0.001, 44.4, { locality: 'Vadu', locality_basis: 'stated', ...o });
+    writer.add(at(0, { seismic_listed: true })); // N/A, no year
+    writer.add(at(1, { seismic_listed: true, seismic_risk_class: 'RsII', seismic_risk_assessment_year: 2011 }));
+    writer.add(at(2, { seismic_risk_assessment_year: 1996 })); // a year comes from a list: listed
+    writer.add(at(3, {}));
+    writer.add(at(4, { seismic_listed: true, locality: 'Lunca' }));
+    const { path } = await writer.finish(join(root, 'RO', '2024-01-03.arrow'));
+    expect(placeFacts(path, 'Vadu').buildingsOnSeismicList).toEqual({ value: 3, estimate: false });
+    expect(placeFacts(path, 'Vadu').buildingsBySeismicRiskClass.value).toMatchObject({ RsII: 1, RsI: 0 });
+    expect(placeFacts(path, 'Lunca').buildingsOnSeismicList).toEqual({ value: 1, estimate: false });
+  });
+
+  it('a v1 file: the buildings with a class or a year are the listed ones (v1 kept nothing of the others)', () => {
+    const dir = join(root, 'v1', 'XA');
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, '2026-01-01.arrow');
+    copyFileSync(new URL('./fixtures/snapshot-v1/XA/2026-01-01.arrow', import.meta.url), path);
+    // Vadu: RsI 2007, N/A 1996, two unlisted; Lunca: U2 without a year, one unlisted.
+    expect(placeFacts(path, 'Vadu').buildingsOnSeismicList).toEqual({ value: 2, estimate: false });
+    expect(placeFacts(path, 'Lunca').buildingsOnSeismicList).toEqual({ value: 1, estimate: false });
+    // detected, none_seen, two unknown: 1 of 2 known.
+    expect(placeFacts(path, 'Vadu').shareWithSolar).toEqual({ value: 0.5, estimate: false });
   });
 });

@@ -43,7 +43,8 @@ function building(i: number): BuildingRecord {
     address_evidence: none ? 'none' : 'address_record',
     address_corroboration: none ? null : pick(['corroborated', 'single_source', 'conflicting'] as const),
     postal_code: none ? null : String(100_000 + (i % 13)),
-    locality: pick(['Cluj', 'Iași', '']),
+    locality: i % 3 === 2 ? '' : pick(['Cluj', 'Iași']),
+    locality_basis: i % 3 === 2 ? null : pick(['stated', 'inferred', null] as const),
     category: pick(CATEGORY),
     category_evidence: i % 2 ? 'confirmed' : 'inferred',
     building_type: pick(['house', 'apartments', 'office', 'unspecified']),
@@ -94,6 +95,7 @@ function building(i: number): BuildingRecord {
     flood_zone_mapped: i % 2 === 1,
     flood_zone_source: i % 4 === 3 ? 'ANAR 2020' : null,
     seismic_design_acceleration_g: i % 3 ? 0.3 : null,
+    seismic_listed: i % 9 === 0 || i % 11 === 0, // every 11th: listed without class or year (N/A)
     seismic_risk_class: i % 9 === 0 ? pick(SEISMIC_RISK_CLASS) : null,
     seismic_risk_assessment_year: i % 9 === 0 ? 2015 : null,
     annual_heating_demand_kwh: i % 2 ? 24_000 : null,

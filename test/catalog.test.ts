@@ -3,7 +3,7 @@
  * differ from the path), retries, hot swap under queries that are still running, SIGHUP, and
  * the per-country report.
  */
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
@@ -160,6 +160,45 @@ describe('rescan', () => {
     const refusals = entries.filter((e) => e.event === 'snapshot_refused');
     expect(refusals.map((e) => e.date)).toEqual(['2026-02-01', '2026-03-01', '2026-04-01', '2026-05-01']);
     for (const e of refusals) expect(e).toMatchObject({ level: 'warn', country: 'XA', serving: '2026-01-01', reason: expect.any(String) });
+  });
+
+  it('refuses a file with one byte of its licence text flipped on disk; the previous snapshot keeps serving', async () => {
+    const dir = freshDir();
+    await write(dir, 'XA', '2026-01-01', 'a', 5);
+    const { log, entries } = logged();
+    const catalog = Catalog.open(dir, { log });
+    const serving = catalog.view();
+    const path = await write(dir, 'XA', '2026-02-01', 'b', 6);
+    const bytes = readFileSync(path);
+    const at = bytes.indexOf('CC0-1.0');
+    expect(at).toBeGreaterThan(0);
+    expect(bytes.indexOf('CC0-1.0', at + 1)).toBe(-1);
+    bytes[at + 6] ^= 0x01; // CC0-1.0 -> CC0-1.1
+    writeFileSync(path, bytes);
+
+    const reports = catalog.rescan();
+    expect(reports).toMatchObject([{ country: 'XA', date: '2026-02-01', status: 'refused', previous: '2026-01-01' }]);
+    const refused = entries.find((e) => e.event === 'snapshot_refused');
+    expect(refused).toMatchObject({ level: 'warn', country: 'XA', date: '2026-02-01', path, serving: '2026-01-01' });
+    expect(String(refused!.reason)).toMatch(/^checksum mismatch: the file says sha256:[0-9a-f]{64}, its content and metadata give sha256:[0-9a-f]{64}$/);
+    expect(catalog.view()).toBe(serving);
+    expect(catalog.view().snapshots[0].sources).toEqual(SOURCES);
+    expect(queryBuildings(catalog.view(), { bbox: BBOX, sort: 'volume', limit: 100, offset: 0 }).total).toBe(5);
+  });
+
+  it('serves a v1 file (written by the v1 writer) and then a v2 file, logging the schema version of each', async () => {
+    const dir = freshDir();
+    mkdirSync(join(dir, 'XA'), { recursive: true });
+    copyFileSync(new URL('./fixtures/snapshot-v1/XA/2026-01-01.arrow', import.meta.url), join(dir, 'XA', '2026-01-01.arrow'));
+    const { log, entries } = logged();
+    const catalog = Catalog.open(dir, { log });
+    expect(dates(catalog.view())).toEqual(['XA 2026-01-01']);
+    const v1 = catalog.view().snapshots[0];
+    const listed = (id: string) => v1.record(findBuilding(catalog.view(), buildingId(id))!.row);
+    expect([listed('v1:1').seismic_listed, listed('v1:1').locality_basis, listed('v1:2').seismic_listed]).toEqual([true, null, false]);
+    await write(dir, 'XA', '2026-02-01', 'b', 6);
+    expect(catalog.rescan()).toMatchObject([{ date: '2026-02-01', status: 'loaded', previous: '2026-01-01' }]);
+    expect(entries.filter((e) => e.event === 'snapshot_loaded').map((e) => [e.date, e.schemaVersion])).toEqual([['2026-01-01', 1], ['2026-02-01', 2]]);
   });
 
   it('does not retry a refused file until it changes; an older valid file behind it still loads', async () => {

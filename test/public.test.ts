@@ -103,7 +103,7 @@ describe('public building pages', () => {
     const solarModelled = b.solar_potential_basis === 'estimated';
     return {
       address: est(b.address, false), nearestRoad: est(b.nearest_road, false), postalCode: est(b.postal_code, false),
-      locality: est(b.locality || null, false),
+      locality: est(b.locality || null, b.locality_basis === 'inferred'),
       category: est(b.category === 'unknown' ? null : b.category, b.category_evidence === 'inferred'),
       buildingType: est(b.building_type === 'unspecified' ? null : b.building_type, false),
       roofShape: est(b.roof_shape, false), footprintAreaM2: est(b.footprint_area_m2, false),
@@ -135,7 +135,11 @@ describe('public building pages', () => {
 
   it('show every fact as {value, estimate}, camelCase, and the businesses with the caution', async () => {
     const rng = new Rng(5);
-    const sample = [...buildings.filter((b) => b.businesses.length > 1).slice(0, 3), ...Array.from({ length: 25 }, () => buildings[rng.int(0, buildings.length - 1)])];
+    const inferred = buildings.filter((b) => b.locality_basis === 'inferred' && b.locality !== '').slice(0, 3);
+    const stated = buildings.filter((b) => b.locality_basis === 'stated').slice(0, 2);
+    expect([inferred.length, stated.length]).toEqual([3, 2]);
+    const sample = [...buildings.filter((b) => b.businesses.length > 1).slice(0, 3), ...inferred, ...stated,
+      ...Array.from({ length: 25 }, () => buildings[rng.int(0, buildings.length - 1)])];
     for (const b of sample) {
       const r = await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}');
       expect(r.status).toBe(200);
@@ -212,9 +216,10 @@ describe('public place pages', () => {
       expect(f.medianFloors).toEqual({ value: median(floors.map((b) => b.floors!)), estimate: floors.some((b) => b.floors_is_estimate) });
       const solar = list.filter((b) => b.solar_presence === 'registered' || b.solar_presence === 'detected').length;
       // Unknown (null), not zero, when no building of the place has a solar record, nor a flood map.
-      const solarKnown = list.some((b) => b.solar_presence !== 'unknown');
-      expect(f.buildingsWithSolar).toEqual(exact(solarKnown ? solar : null));
-      expect(f.shareWithSolar).toEqual(exact(solarKnown ? Math.round((solar / list.length) * 1000) / 1000 : null));
+      // The share is of the buildings whose solar_presence is known.
+      const solarKnown = list.filter((b) => b.solar_presence !== 'unknown').length;
+      expect(f.buildingsWithSolar).toEqual(exact(solarKnown > 0 ? solar : null));
+      expect(f.shareWithSolar).toEqual(exact(solarKnown > 0 ? Math.round((solar / solarKnown) * 1000) / 1000 : null));
       const potential = list.filter((b) => b.solar_potential_basis !== null);
       expect(f.buildingsWithSolarPotential).toEqual(exact(potential.length));
       if (potential.length === 0) expect(f.solarCapacityKwpTotal).toEqual(exact(null));
@@ -223,7 +228,7 @@ describe('public place pages', () => {
       const mapped = list.some((b) => b.flood_zone_mapped);
       expect(f.buildingsInFloodZone).toEqual(exact(mapped ? list.filter((b) => b.flood_zone !== null).length : null));
       expect(f.buildingsByFloodZone).toEqual(exact(mapped ? countBy(FLOOD_ZONE, (b) => b.flood_zone) : null));
-      expect(f.buildingsOnSeismicList).toEqual(exact(list.filter((b) => b.seismic_risk_class !== null || b.seismic_risk_assessment_year !== null).length));
+      expect(f.buildingsOnSeismicList).toEqual(exact(list.filter((b) => b.seismic_listed).length));
       expect(f.buildingsBySeismicRiskClass).toEqual(exact(countBy(SEISMIC_RISK_CLASS, (b) => b.seismic_risk_class)));
       expect(f.buildingsWithHeatingEstimate).toEqual(exact(list.filter((b) => b.annual_heating_demand_kwh !== null).length));
       expect(f.buildingsWithThermalAssessment).toEqual(exact(list.filter((b) => b.thermal_assessment !== null).length));

@@ -6,7 +6,7 @@ import { tableFromIPC } from '@uwdata/flechette';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
 import { readSnapshot, SnapshotError } from '../src/snapshot/reader.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
-import { COLUMNS, SCHEMA_VERSION } from '../src/snapshot/schema.ts';
+import { COLUMNS, SCHEMA_VERSION, columnsOf } from '../src/snapshot/schema.ts';
 import { buildingId, uuidv5 } from '../src/snapshot/ids.ts';
 import { hilbert } from '../src/snapshot/hilbert.ts';
 
@@ -180,5 +180,100 @@ describe('a bad record half-way', () => {
     const { path, rows } = await w.finish(join(dir, 'LI', '2026-11-21.arrow'));
     expect(rows).toBe(0);
     expect(readSnapshot(path).table.numRows).toBe(0);
+  });
+});
+
+/** Offsets of every occurrence of `text` in `bytes`. */
+function occurrences(bytes: Buffer, text: string): number[] {
+  const out: number[] = [];
+  for (let at = bytes.indexOf(text); at >= 0; at = bytes.indexOf(text, at + 1)) out.push(at);
+  return out;
+}
+
+describe('schema v2', () => {
+  it('keeps the seismic-listed flag and the locality basis; a class or year implies the flag; a basis needs a locality', async () => {
+    const records = [
+      blankRecord('v2:na', 9.50, 47.1, { locality: 'Vaduz', locality_basis: 'stated', seismic_listed: true }),
+      blankRecord('v2:class', 9.51, 47.1, { locality: 'Vaduz', locality_basis: 'inferred', seismic_risk_class: 'RsII' }),
+      blankRecord('v2:year', 9.52, 47.1, { locality: 'Schaan', seismic_risk_assessment_year: 1996 }),
+      blankRecord('v2:none', 9.53, 47.1, { locality: '' }),
+    ];
+    const { written } = await write(records);
+    const { table } = readSnapshot(written.path);
+    const rows = new Map(table.toArray().map((r) => [r.source_id as string, r.toJSON() as Record<string, unknown>]));
+    expect(['v2:na', 'v2:class', 'v2:year', 'v2:none'].map((id) => [rows.get(id)!.seismic_listed, rows.get(id)!.locality_basis]))
+      .toEqual([[true, 'stated'], [true, 'inferred'], [true, null], [false, null]]);
+    // flechette reads the same from the file.
+    const t = tableFromIPC(readFileSync(written.path), { useDate: false });
+    const src = t.getChild('source_id').toArray() as string[];
+    expect(t.getChild('locality_basis').at(src.indexOf('v2:class'))).toBe('inferred');
+    expect(t.getChild('seismic_listed').at(src.indexOf('v2:na'))).toBe(true);
+
+    const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
+    expect(() => w.add(blankRecord('x:1', 9.5, 47.1, { locality: '', locality_basis: 'inferred' }))).toThrow(/locality_basis must be null when locality is empty/);
+    expect(() => w.add(blankRecord('x:2', 9.5, 47.1, { locality: 'Vaduz', locality_basis: 'guessed' as any }))).toThrow(/locality_basis.*guessed/);
+    expect(() => w.add(blankRecord('x:3', 9.5, 47.1, { seismic_listed: null as any }))).toThrow(/seismic_listed/);
+  });
+
+  it('reads a v1 file (written by the v1 writer) as v2: listed where a class or year is set, basis unknown', () => {
+    const path = new URL('./fixtures/snapshot-v1/XA/2026-01-01.arrow', import.meta.url).pathname;
+    const { metadata, table } = readSnapshot(path);
+    expect(metadata.schemaVersion).toBe(1);
+    expect(table.schema.fields.map((f) => f.name)).toEqual(COLUMNS.map((c) => c.name));
+    const rows = table.toArray().map((r) => r.toJSON() as Record<string, unknown>)
+      .sort((a, b) => String(a.source_id).localeCompare(String(b.source_id)));
+    expect(rows.map((r) => [r.source_id, r.seismic_risk_class, r.seismic_risk_assessment_year, r.seismic_listed, r.locality_basis])).toEqual([
+      ['v1:0', 'RsI', 2007, true, null],
+      ['v1:1', null, 1996, true, null],
+      ['v1:2', null, null, false, null],
+      ['v1:3', null, null, false, null],
+      ['v1:4', 'U2', null, true, null],
+      ['v1:5', null, null, false, null],
+      ['v1:6', null, null, false, null],
+    ]);
+  });
+
+  it('refuses a v1 file with a v2 column too many, and a version it does not read', async () => {
+    const { written } = await write(sample(3));
+    const bytes = readFileSync(written.path);
+    // Same length, another version: "2" -> "1" in the metadata value, "2" -> "3" next.
+    const key = occurrences(bytes, 'edifice.schema_version');
+    expect(key.length).toBe(1);
+    // The value "2" is a flatbuffer string (length 1, then the byte) laid out before its key.
+    const value = bytes.lastIndexOf(Buffer.from([1, 0, 0, 0, 0x32]), key[0]) + 4;
+    expect(value).toBeGreaterThan(4);
+    for (const [digit, reason] of [['1', /has 70 columns, schema v1 has 68/], ['3', /schema version 3 is not one this program reads \(1, 2\)/]] as const) {
+      const copy = Buffer.from(bytes);
+      copy.write(digit, value, 'latin1');
+      const bad = `${written.path}.v${digit}`;
+      writeFileSync(bad, copy);
+      expect(() => readSnapshot(bad)).toThrow(reason);
+    }
+    expect(columnsOf(1).length).toBe(68);
+  });
+});
+
+describe('the checksum covers the metadata', () => {
+  it('refuses a file with one byte of the licence text flipped on disk, and one with the footprint CRS changed', async () => {
+    const records = sample(12);
+    const dir = tempDir();
+    const licensed = [{ name: 'OpenStreetMap', licence: 'Open Database Licence (ODbL) 1.0', attribution: '© OpenStreetMap contributors', retrieved: '2026-11-21' }];
+    const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources: licensed });
+    for (const r of records) w.add(r);
+    const { path } = await w.finish(join(dir, 'LI', '2026-11-21.arrow'));
+    expect(readSnapshot(path).metadata.sources).toEqual(licensed);
+    const bytes = readFileSync(path);
+    for (const [text, at] of [['Open Database Licence', 5], ['OGC:CRS84', 8]] as const) {
+      const hits = occurrences(bytes, text);
+      expect(hits.length).toBeGreaterThan(0);
+      for (const hit of hits) {
+        const copy = Buffer.from(bytes);
+        copy[hit + at] ^= 0x01; // "Database" -> "Eatabase", "CRS84" -> "CRS85"
+        writeFileSync(path, copy);
+        expect(() => readSnapshot(path), `${text} at ${hit}`).toThrow(/checksum mismatch: the file says sha256:[0-9a-f]{64}, its content and metadata give sha256:[0-9a-f]{64}/);
+      }
+    }
+    writeFileSync(path, bytes);
+    expect(readSnapshot(path).metadata.sources).toEqual(licensed);
   });
 });

@@ -247,6 +247,9 @@ describe('synthetic country: records', () => {
     expect(breaking((r) => r.address_evidence !== 'address_record' || r.entrances.length > 0)).toEqual([]);
     expect(breaking((r) => r.address_evidence !== 'business_listing' || r.businesses.length > 0)).toEqual([]);
     expect(breaking((r) => r.locality.length > 0)).toEqual([]);
+    // The locality is stated where an address names it, else the settlement's: inferred.
+    expect(breaking((r) => r.locality_basis === (r.address !== null ? 'stated' : 'inferred'))).toEqual([]);
+    expect(share((r) => r.locality_basis === 'inferred')).toBeGreaterThan(0);
     // A corroboration speaks of a house number: a building shown without one has none.
     expect(breaking((r) => r.address_evidence !== 'address_record'
       || (r.address_corroboration !== null) === r.entrances.every((e) => e.house_number !== null))).toEqual([]);
@@ -317,6 +320,9 @@ describe('synthetic country: records', () => {
     expect(breaking((r) => (r.seismic_risk_class === null) === (r.seismic_risk_assessment_year === null))).toEqual([]);
     expect(share((r) => r.seismic_risk_class !== null)).toBeGreaterThan(0);
     expect(share((r) => r.seismic_risk_class !== null)).toBeLessThan(0.02);
+    // A list's N/A: named, with neither class nor year; a class or a year only on a listed building.
+    expect(share((r) => r.seismic_listed && r.seismic_risk_class === null)).toBeGreaterThan(0);
+    expect(breaking((r) => r.seismic_listed || r.seismic_risk_class === null)).toEqual([]);
     // Colder to the north: the least-squares slope of mean temperature on latitude is negative.
     const pts = records.filter((r) => r.recent_mean_temperature_c !== null).map((r) => [r.latitude, r.recent_mean_temperature_c!]);
     const mx = pts.reduce((s, p) => s + p[0], 0) / pts.length, my = pts.reduce((s, p) => s + p[1], 0) / pts.length;

@@ -2,8 +2,8 @@
  * Public building pages (spec 2.4): every fact a building page shows, camelCase, each
  * `{value, estimate}`: value null when unknown; estimate true when the value is modelled rather
  * than measured or stated (a basis of `estimated`, a modelled construction year, floors or
- * dwellings, a category inferred from other facts, the climate figures interpolated to the
- * location, the modelled heating demand). Businesses are listed with the spec's caution.
+ * dwellings, a category inferred from other facts, a locality taken from the nearest place, the
+ * climate figures interpolated to the location, the modelled heating demand). Businesses are listed with the spec's caution.
  */
 import type { BuildingRecord, BusinessRecord } from '../snapshot/schema.ts';
 import { installedPowerKw } from './building.ts';
@@ -44,6 +44,11 @@ export const BUILDING_FACTS = [
   'thermalAssessment', 'designIndoorTemperatureC', 'designOutdoorTemperatureC', 'districtHeatingAvailable', 'gasNetworkAvailable',
 ] as const;
 
+/** Facts whose estimate flag needs a word beyond "modelled" (the OpenAPI document shows these). */
+export const BUILDING_FACT_DOCS: Partial<Record<(typeof BUILDING_FACTS)[number], string>> = {
+  locality: 'The locality the building\'s own record or address names (estimate false), or else the name of the nearest place (estimate true).',
+};
+
 export function publicBusiness(b: BusinessRecord): PublicBusiness {
   return { businessId: b.business_id, registrationNumber: b.registration_number, name: b.name, active: b.active };
 }
@@ -54,7 +59,7 @@ export function publicBuilding(r: BuildingRecord, context: { country: string; sn
     address: fact(r.address),
     nearestRoad: fact(r.nearest_road),
     postalCode: fact(r.postal_code),
-    locality: fact(r.locality === '' ? null : r.locality),
+    locality: fact(r.locality === '' ? null : r.locality, r.locality_basis === 'inferred'),
     category: fact(r.category === 'unknown' ? null : r.category, r.category_evidence === 'inferred'),
     buildingType: fact(r.building_type === 'unspecified' ? null : r.building_type),
     roofShape: fact(r.roof_shape),

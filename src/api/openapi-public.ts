@@ -5,18 +5,18 @@
  */
 import { BODY_ONE_OF, bodyFieldsOf, MAX_BODY_BYTES, type BodyField } from './bodies.ts';
 import { PUBLIC_ERROR_CODES } from './errors.ts';
-import { BUILDING_FACTS } from './facts.ts';
+import { BUILDING_FACT_DOCS, BUILDING_FACTS } from './facts.ts';
 import { enumOf, nint, nnum, nstr, numb, object, ref, str, type Json } from './json-schema.ts';
 import type { Operation } from './operations.ts';
-import { PLACE_FACTS } from './place.ts';
+import { PLACE_FACT_DOCS, PLACE_FACTS } from './place.ts';
 
 const dateTime = (description: string): Json => ({ type: 'string', format: 'date-time', description });
 const ndateTime = (description: string): Json => ({ type: ['string', 'null'], format: 'date-time', description });
 const day = (description: string): Json => ({ type: 'string', format: 'date', description });
 const count = (description: string): Json => ({ type: 'integer', minimum: 0, description });
-const factsOf = (names: readonly string[]): Json => {
+const factsOf = (names: readonly string[], docs: Readonly<Record<string, string>> = {}): Json => {
   const properties: Record<string, Json> = {};
-  for (const n of names) properties[n] = ref('PublicFact');
+  for (const n of names) properties[n] = docs[n] === undefined ? ref('PublicFact') : { ...ref('PublicFact'), description: docs[n] };
   return { type: 'object', description: 'Each fact as {value, estimate}.', required: [...names], properties };
 };
 
@@ -53,7 +53,7 @@ export function publicSchemas(): Record<string, Json> {
       buildingId: str('The building.', { format: 'uuid' }),
       country: str('Country of the snapshot.', { pattern: '^[A-Z]{2}$' }),
       snapshotDate: day('Date of the snapshot the facts come from.'),
-      facts: factsOf(BUILDING_FACTS),
+      facts: factsOf(BUILDING_FACTS, BUILDING_FACT_DOCS),
       registeredBusinesses: object('Businesses whose registered office is at the address.', {
         caution: str('A registered business is never evidence of ownership or occupation.'),
         count: count('Businesses listed.'),
@@ -64,7 +64,7 @@ export function publicSchemas(): Record<string, Json> {
       country: str('Country.', { pattern: '^[A-Z]{2}$' }),
       locality: str('The locality.'),
       snapshotDate: day('Date of the snapshot the facts come from.'),
-      facts: factsOf(PLACE_FACTS),
+      facts: factsOf(PLACE_FACTS, PLACE_FACT_DOCS),
     }),
     PublicPlaceList: object('The places of a country.', {
       country: str('Country.', { pattern: '^[A-Z]{2}$' }),

@@ -119,7 +119,8 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
     summary: 'The facts of a public building page',
     description:
       'Every fact a public building page shows, in camelCase, each as {value, estimate}: value null when unknown, '
-      + 'estimate true when the value is modelled rather than measured or stated. The businesses registered at the '
+      + 'estimate true when the value is modelled rather than measured or stated (a locality taken from the nearest '
+      + 'place is an estimate). The businesses registered at the '
       + 'address are listed by name; a registered business is never evidence that it owns or occupies the building. '
       + 'Needs no key, answers the same to everyone and may be cached as Cache-Control says; send If-None-Match with '
       + 'the ETag for a 304.',

@@ -22,6 +22,32 @@ export const PLACE_FACTS = [
   'buildingsWithDistrictHeating', 'buildingsWithGasNetwork',
 ] as const;
 
+/** What each place fact counts (the OpenAPI document shows these). */
+export const PLACE_FACT_DOCS: Record<(typeof PLACE_FACTS)[number], string> = {
+  buildings: 'Buildings whose locality is this place.',
+  buildingsByCategory: 'Buildings per category, every category listed (zeros included).',
+  buildingsWithConstructionYear: 'Buildings whose construction year is known.',
+  constructionYearEarliest: 'Earliest known construction year; an estimate when any known year is modelled.',
+  constructionYearMedian: 'Median of the known construction years; an estimate when any is modelled.',
+  constructionYearLatest: 'Latest known construction year; an estimate when any known year is modelled.',
+  medianHeightM: 'Median of the known heights, metres; an estimate when any is modelled.',
+  medianFloors: 'Median of the known floor counts; an estimate when any is modelled.',
+  buildingsWithSolar: 'Buildings whose solar_presence is registered or detected; null when no building of the place has a known solar_presence.',
+  shareWithSolar: 'buildingsWithSolar divided by the buildings whose solar_presence is known (anything but unknown), to three decimals; null when none is known.',
+  buildingsBySolarPresence: 'Buildings per solar_presence value, unknown included.',
+  buildingsWithSolarPotential: 'Buildings with a rooftop solar-potential estimate.',
+  solarCapacityKwpTotal: 'Sum of those estimates\' capacity, kWp (always an estimate); null when there is none.',
+  buildingsFloodMapped: 'Buildings an official flood map covers.',
+  buildingsInFloodZone: 'Buildings inside a mapped flood zone; null when no building of the place is covered by a flood map.',
+  buildingsByFloodZone: 'Buildings per flood zone; null when no building of the place is covered by a flood map.',
+  buildingsOnSeismicList: 'Buildings an official seismic list names, whatever their risk class or assessment year (a list\'s N/A included).',
+  buildingsBySeismicRiskClass: 'Listed buildings per seismic risk class.',
+  buildingsWithHeatingEstimate: 'Buildings with a modelled annual heating demand.',
+  buildingsWithThermalAssessment: 'Buildings with a building-specific thermal assessment.',
+  buildingsWithDistrictHeating: 'Buildings a district heating network serves; null when that is known for no building of the place.',
+  buildingsWithGasNetwork: 'Buildings a gas network serves; null when that is known for no building of the place.',
+};
+
 const exact = <T>(value: T): Fact<T> => ({ value, estimate: false });
 const nan = (v: number): number | null => (v === v ? v : null);
 const median = (m: MedianFact): Fact<number> => ({ value: nan(m.median), estimate: m.known > 0 && m.estimated > 0 });
@@ -37,7 +63,8 @@ const sum = (counts: readonly number[]): number => counts.reduce((a, b) => a + b
 
 export function publicPlace(p: PlaceFacts, context: { country: string; snapshotDate: string }): PublicPlace {
   const solar = p.bySolarPresence[SOLAR_PRESENCE.indexOf('registered')] + p.bySolarPresence[SOLAR_PRESENCE.indexOf('detected')];
-  const solarKnown = p.bySolarPresence[SOLAR_PRESENCE.indexOf('unknown')] < p.buildings;
+  // shareWithSolar is of the buildings whose solar_presence is known: an unknown one may have panels.
+  const solarKnown = p.buildings - p.bySolarPresence[SOLAR_PRESENCE.indexOf('unknown')];
   const facts: Record<(typeof PLACE_FACTS)[number], Fact<unknown>> = {
     buildings: exact(p.buildings),
     buildingsByCategory: exact(byValue(CATEGORY, p.byCategory)),
@@ -49,8 +76,8 @@ export function publicPlace(p: PlaceFacts, context: { country: string; snapshotD
     medianFloors: median(p.floors),
     // Unknown, not zero (spec 1), where no building of the place has a solar record, a solar
     // potential estimate, a flood map, or a known district heating or gas network.
-    buildingsWithSolar: exact(solarKnown ? solar : null),
-    shareWithSolar: exact(solarKnown ? Math.round((solar / p.buildings) * 1000) / 1000 : null),
+    buildingsWithSolar: exact(solarKnown > 0 ? solar : null),
+    shareWithSolar: exact(solarKnown > 0 ? Math.round((solar / solarKnown) * 1000) / 1000 : null),
     buildingsBySolarPresence: exact(byValue(SOLAR_PRESENCE, p.bySolarPresence)),
     buildingsWithSolarPotential: exact(p.withSolarPotential),
     solarCapacityKwpTotal: p.withSolarPotential > 0 ? { value: Math.round(p.solarCapacityKwp * 100) / 100, estimate: true } : exact(null),

@@ -207,8 +207,10 @@ export class Catalog implements CatalogSource {
     const previous = serving?.date ?? null;
     const started = performance.now();
     let base: Snapshot;
+    let schemaVersion: number;
     try {
       const opened = readSnapshot(file.path);
+      schemaVersion = opened.metadata.schemaVersion;
       if (opened.metadata.country !== country) {
         throw new SnapshotError(file.path, `metadata country ${opened.metadata.country} does not match the path's ${country}`);
       }
@@ -233,7 +235,7 @@ export class Catalog implements CatalogSource {
     this.refused.delete(file.path);
     this.log({
       level: 'info', event: 'snapshot_loaded', country, date: file.date, path: file.path, buildings: snapshot.rows,
-      bytesHeld, loadMs, replaced: previous,
+      bytesHeld, loadMs, replaced: previous, schemaVersion,
     });
     return { country, date: file.date, path: file.path, status: 'loaded', previous, buildings: snapshot.rows, loadMs };
   }

@@ -83,7 +83,7 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   const localityCodes = new Int32Array(n);
   const localities = new StringTable();
   const constructionYear = new Int32Array(n);
-  const seismicAssessmentYear = new Int32Array(n);
+  const seismicListed = new Uint8Array(n);
   const heightEstimated = new Uint8Array(n);
   const heightBasisEstimated = columnSpec('height_basis').values!.indexOf('estimated');
 
@@ -144,7 +144,8 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
       const remap = localities.remap(c.data);
       for (let i = 0; i < len; i++) localityCodes[row + i] = c.valid(i) ? remap[c.code(i)] : localities.code('');
       fillI32(new Col(col('construction_year')), constructionYear, row);
-      fillI32(new Col(col('seismic_risk_assessment_year')), seismicAssessmentYear, row);
+      const listed = new Col(col('seismic_listed'));
+      for (let i = 0; i < len; i++) seismicListed[row + i] = listed.bool(i) === 1 ? 1 : 0;
       const basis = new Col(col('height_basis'));
       const basisRemap = enumRemap(basis.data, columnSpec('height_basis').values!, 'height_basis');
       for (let i = 0; i < len; i++) heightEstimated[row + i] = basis.valid(i) && basisRemap[basis.code(i)] === heightBasisEstimated ? 1 : 0;
@@ -282,7 +283,7 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
 
   const places = buildPlaces({
     rows: n, names: localities.values, locality: localityCodes, category: enums.category, solarPresence: enums.solar_presence,
-    floodZone: enums.flood_zone, seismicRiskClass: enums.seismic_risk_class, seismicAssessmentYear, flags, constructionYear,
+    floodZone: enums.flood_zone, seismicRiskClass: enums.seismic_risk_class, seismicListed, flags, constructionYear,
     heightM: wide.get('height_m') as Float64Array, heightEstimated, floors: wide.get('floors') as Int32Array,
     solarCapacityKwp: wide.get('solar_capacity_kwp') as Float64Array,
   });

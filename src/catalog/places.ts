@@ -35,10 +35,7 @@ export interface PlaceFacts {
   byFloodZone: number[];
   /** Buildings per seismic risk class, in SEISMIC_RISK_CLASS order. */
   bySeismicRiskClass: number[];
-  /**
-   * Buildings an official list names with a risk class, or with an assessment year and no class
-   * (a list's N/A). A listed building with neither is not counted: the snapshot keeps nothing of it.
-   */
+  /** Buildings an official seismic list names, whatever their class and year (`seismic_listed`). */
   onSeismicList: number;
   withHeatingEstimate: number;
   withThermalAssessment: number;
@@ -58,8 +55,8 @@ export interface PlaceInputs {
   solarPresence: Uint8Array;
   floodZone: Uint8Array;
   seismicRiskClass: Uint8Array;
-  /** NULL_I32 = none. */
-  seismicAssessmentYear: Int32Array;
+  /** 1 where an official seismic list names the building. */
+  seismicListed: Uint8Array;
   flags: Uint32Array;
   /** NULL_I32 = unknown. */
   constructionYear: Int32Array;
@@ -134,7 +131,7 @@ export function buildPlaces(p: PlaceInputs): Places {
       bySolarPresence[p.solarPresence[r]]++;
       if (p.floodZone[r] !== NULL_CODE_U8) byFloodZone[p.floodZone[r]]++;
       if (p.seismicRiskClass[r] !== NULL_CODE_U8) bySeismicRiskClass[p.seismicRiskClass[r]]++;
-      if (p.seismicRiskClass[r] !== NULL_CODE_U8 || p.seismicAssessmentYear[r] !== NULL_I32) onSeismicList++;
+      if (p.seismicListed[r] === 1) onSeismicList++;
       if (f & F.SOLAR_POTENTIAL) {
         withSolarPotential++;
         const kwp = p.solarCapacityKwp[r];

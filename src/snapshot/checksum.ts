@@ -1,11 +1,13 @@
 /**
- * Content checksum of a snapshot: SHA-256 over every buffer of every record batch, in schema
- * order, as Arrow hands them to a reader. The writer computes it over the batches it is about
- * to write and stores it in the schema metadata; the reader recomputes it over what it decoded,
- * so a flipped byte in any value, offset or validity bitmap refuses the file.
+ * Checksum of a snapshot: SHA-256 over the column names, the metadata (schema format v2 on) and
+ * every buffer of every record batch, in schema order, as Arrow hands them to a reader. The
+ * writer computes it over what it is about to write and stores it in the schema metadata; the
+ * reader recomputes it over what it decoded, so a flipped byte in any value, offset, validity
+ * bitmap or metadata text (sources, licence, country, date) refuses the file.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Type, type Data } from 'apache-arrow';
+import { METADATA_KEYS } from './schema.ts';
 
 function bytes(view: ArrayBufferView, byteLength: number): Uint8Array {
   return new Uint8Array(view.buffer, view.byteOffset, byteLength);
@@ -73,10 +75,26 @@ function hashData(hash: Hash, data: Data): void {
   }
 }
 
-/** Checksum of record batches given as one struct `Data` per batch. */
-export function snapshotChecksum(columnNames: readonly string[], batches: Iterable<Data>): string {
+type Entries = ReadonlyMap<string, string>;
+const sorted = (m: Entries): [string, string][] =>
+  [...m].filter(([k]) => k !== METADATA_KEYS.checksum).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+/**
+ * The metadata a v2 checksum covers, as one text with a single reading: every schema metadata
+ * entry but the checksum itself, then each field's metadata (the footprint's CRS), by field.
+ */
+export function metadataText(schema: Entries, fields: readonly { name: string; metadata: Entries }[]): string {
+  return JSON.stringify({ schema: sorted(schema), fields: fields.map((f) => [f.name, sorted(f.metadata)]) });
+}
+
+/**
+ * Checksum of record batches given as one struct `Data` per batch, and of the metadata text
+ * (`metadataText`) when given; a v1 file's checksum covers no metadata.
+ */
+export function snapshotChecksum(columnNames: readonly string[], batches: Iterable<Data>, metadata: string | null = null): string {
   const hash = createHash('sha256');
   hash.update(columnNames.join(','));
+  if (metadata !== null) hash.update(`;metadata:${Buffer.byteLength(metadata)}:${metadata}`);
   for (const batch of batches) hashData(hash, batch);
   return `sha256:${hash.digest('hex')}`;
 }

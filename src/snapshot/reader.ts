@@ -1,12 +1,14 @@
 /**
  * Opens a snapshot file and checks it: schema version, metadata, every column of the schema
- * with its type, and the content checksum. Any failure throws a `SnapshotError` naming the
- * reason, so a loader can refuse the file and keep serving the previous one.
+ * with its type, and the checksum (of content and metadata from v2 on, of content alone in a v1
+ * file). Any failure throws a `SnapshotError` naming the reason, so a loader can refuse the file
+ * and keep serving the previous one. A v1 file is handed on as the current format (upgrade.ts).
  */
 import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
 import { Table, tableFromIPC } from 'apache-arrow';
-import { COLUMNS, METADATA_KEYS, SCHEMA_VERSION, type SnapshotMetadata, type SnapshotSource } from './schema.ts';
-import { snapshotChecksum } from './checksum.ts';
+import { METADATA_KEYS, READABLE_VERSIONS, columnsOf, type SnapshotMetadata, type SnapshotSource } from './schema.ts';
+import { metadataText, snapshotChecksum } from './checksum.ts';
+import { upgradeV1 } from './upgrade.ts';
 
 export class SnapshotError extends Error {
   constructor(readonly path: string, readonly reason: string) {
@@ -48,8 +50,8 @@ export function parseMetadata(path: string, meta: Map<string, string>): Snapshot
     return v;
   };
   const schemaVersion = Number(get(METADATA_KEYS.schemaVersion));
-  if (schemaVersion !== SCHEMA_VERSION) {
-    throw new SnapshotError(path, `schema version ${get(METADATA_KEYS.schemaVersion)} is not ${SCHEMA_VERSION}`);
+  if (!(READABLE_VERSIONS as readonly number[]).includes(schemaVersion)) {
+    throw new SnapshotError(path, `schema version ${get(METADATA_KEYS.schemaVersion)} is not one this program reads (${READABLE_VERSIONS.join(', ')})`);
   }
   let sources: SnapshotSource[];
   try {
@@ -81,24 +83,28 @@ export function readSnapshot(path: string): OpenedSnapshot {
     throw new SnapshotError(path, `not an Arrow IPC file (${(err as Error).message})`);
   }
   const metadata = parseMetadata(path, table.schema.metadata);
-  for (const spec of COLUMNS) {
+  const columns = columnsOf(metadata.schemaVersion);
+  for (const spec of columns) {
     const field = table.schema.fields.find((f) => f.name === spec.name);
     if (!field) throw new SnapshotError(path, `column ${spec.name} is missing`);
   }
-  if (table.schema.fields.length !== COLUMNS.length) {
-    throw new SnapshotError(path, `has ${table.schema.fields.length} columns, schema v${SCHEMA_VERSION} has ${COLUMNS.length}`);
+  if (table.schema.fields.length !== columns.length) {
+    throw new SnapshotError(path, `has ${table.schema.fields.length} columns, schema v${metadata.schemaVersion} has ${columns.length}`);
   }
   if (table.numRows !== metadata.rowCount) {
     throw new SnapshotError(path, `holds ${table.numRows} rows, metadata says ${metadata.rowCount}`);
   }
+  const covered = metadata.schemaVersion >= 2 ? metadataText(table.schema.metadata, table.schema.fields) : null;
   let checksum: string;
   try {
-    checksum = snapshotChecksum(COLUMNS.map((c) => c.name), table.batches.map((b) => b.data));
+    checksum = snapshotChecksum(columns.map((c) => c.name), table.batches.map((b) => b.data), covered);
   } catch (err) {
     throw new SnapshotError(path, `cannot checksum content (${(err as Error).message})`);
   }
   if (checksum !== metadata.checksum) {
-    throw new SnapshotError(path, `checksum mismatch (file says ${metadata.checksum}, content is ${checksum})`);
+    const what = covered === null ? 'content' : 'content and metadata';
+    throw new SnapshotError(path, `checksum mismatch: the file says ${metadata.checksum}, its ${what} give ${checksum}`);
   }
+  if (metadata.schemaVersion === 1) table = upgradeV1(table);
   return { path, metadata, table, bytes: bytes.byteLength };
 }

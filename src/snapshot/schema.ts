@@ -356,6 +356,14 @@ export interface SnapshotMetadata {
   rowCount: number;
 }
 
+/** Columns a v1 file lacks; the reader adds them (see upgrade.ts). */
+export const ADDED_IN_V2: readonly string[] = ['locality_basis', 'seismic_listed'];
+
+/** The columns a file of `version` holds, in schema order. */
+export function columnsOf(version: number): readonly ColumnSpec[] {
+  return version >= 2 ? COLUMNS : COLUMNS.filter((c) => !ADDED_IN_V2.includes(c.name));
+}
+
 export function columnSpec(name: string): ColumnSpec {
   const spec = COLUMNS.find((c) => c.name === name);
   if (!spec) throw new RangeError(`Unknown snapshot column "${name}".`);

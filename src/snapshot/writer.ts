@@ -1,7 +1,8 @@
 /**
  * Writes one country's snapshot: `BuildingRecord`s in, an Arrow IPC file out, rows in Hilbert
- * order of their representative point, with metadata and a content checksum. The file is
- * written beside its destination and renamed into place, so a crash never leaves half a snapshot.
+ * order of their representative point, with metadata and a checksum over content and metadata.
+ * The file is written beside its destination and renamed into place, so a crash never leaves
+ * half a snapshot.
  */
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { Field, RecordBatch, RecordBatchFileWriter, Schema, Struct, makeData, ty
 import { COLUMNS, METADATA_KEYS, SCHEMA_VERSION, type BuildingRecord, type SnapshotSource } from './schema.ts';
 import { GEOARROW_METADATA, makeAccumulator, type Accumulator } from './columns.ts';
 import { makeFolder } from '../folders.ts';
-import { snapshotChecksum } from './checksum.ts';
+import { metadataText, snapshotChecksum } from './checksum.ts';
 import { hilbertOrder } from './hilbert.ts';
 
 export interface SnapshotWriterOptions {
@@ -108,15 +109,15 @@ export class SnapshotWriter {
         yield makeData({ type: struct, length: end - start, nullCount: 0, children: frozen.map((f) => f.data(start, end)) });
       }
     }
-    const checksum = snapshotChecksum(COLUMNS.map((c) => c.name), batches());
     const metadata = new Map<string, string>([
       [METADATA_KEYS.schemaVersion, String(SCHEMA_VERSION)],
       [METADATA_KEYS.country, this.options.country],
       [METADATA_KEYS.snapshotDate, this.options.snapshotDate],
       [METADATA_KEYS.sources, JSON.stringify(this.options.sources)],
-      [METADATA_KEYS.checksum, checksum],
       [METADATA_KEYS.rowCount, String(n)],
     ]);
+    const checksum = snapshotChecksum(COLUMNS.map((c) => c.name), batches(), metadataText(metadata, fields));
+    metadata.set(METADATA_KEYS.checksum, checksum);
     const schema = new Schema(fields, metadata);
 
     makeFolder(dirname(path));

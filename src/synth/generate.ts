@@ -33,7 +33,7 @@ import { resolveOptions, type GenerateOptions, type ResolvedOptions } from './op
 import { Outline } from './outlines.ts';
 import { MAX_ON_PLOT, PlotPlanner } from './plots.ts';
 import { Prng } from './prng.ts';
-import { SeismicHazard } from './seismic.ts';
+import { SeismicHazard, type Assessment } from './seismic.ts';
 import { gridCells, planSettlements, VILLAGE, type Settlement } from './settlements.ts';
 import { settleSolarPresence, Solar } from './solar.ts';
 import { unitsAndDwellings } from './units.ts';
@@ -104,7 +104,7 @@ class CountryGenerator {
   private readonly facts: Facts;
   private readonly planner: PlotPlanner;
   private readonly floodAt: FloodAt = { zone: null, mapped: false, source: null, distanceM: 0, bankM: 0 };
-  private readonly assessed: { cls: BuildingRecord['seismic_risk_class']; year: number | null } = { cls: null, year: null };
+  private readonly assessed: Assessment = { listed: false, cls: null, year: null };
   private readonly rep = { lon: 0, lat: 0 };
   private readonly carries = new Uint8Array(MAX_ON_PLOT);
 
@@ -167,6 +167,8 @@ class CountryGenerator {
           const listing = i === 0 && record.businesses.length > 0 && rng.chance(0.6);
           // this.facts still describe building i: its staircases are its entrances.
           addresses.apply(rng, record, carried, listing, this.facts.staircases, this.sourcePrefix);
+          // An address names its settlement; a building without one takes the settlement it stands in.
+          record.locality_basis = record.address !== null ? 'stated' : 'inferred';
           const registered = carried && installations.length > 0;
           record.solar_installations = registered ? installations.map((e) => ({ ...e })) : [];
           const panels = panelsOn === i || rng.chance(i === 0 ? UNREGISTERED_MAIN : UNREGISTERED_OTHER);
@@ -218,6 +220,7 @@ class CountryGenerator {
     const ag = this.seismic.acceleration(f.lon, f.lat);
     r.seismic_design_acceleration_g = ag;
     this.seismic.assess(rng, ag, f.year, f.kind.listed && s.kind !== VILLAGE, this.o.year, this.assessed);
+    r.seismic_listed = this.assessed.listed;
     r.seismic_risk_class = this.assessed.cls;
     r.seismic_risk_assessment_year = this.assessed.year;
 

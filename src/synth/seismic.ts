@@ -10,10 +10,20 @@ import type { Country } from './bounds.ts';
 import { valueNoise } from './noise.ts';
 import type { Prng } from './prng.ts';
 
-/** Classes on the lists, and how often each is given (RsII and RsI dominate real lists). */
-const CLASSES: readonly SeismicRiskClass[] = ['RsI', 'RsII', 'RsIII', 'RsIV', 'U1', 'U2', 'U3', 'consolidated'];
-const CLASS_WEIGHTS = [24, 36, 18, 5, 3, 4, 3, 7];
+/**
+ * Classes on the lists, and how often each is given (RsII and RsI dominate real lists); null is a
+ * list's N/A: the building is named with neither a class nor an examination year.
+ */
+const CLASSES: readonly (SeismicRiskClass | null)[] = ['RsI', 'RsII', 'RsIII', 'RsIV', 'U1', 'U2', 'U3', 'consolidated', null];
+const CLASS_WEIGHTS = [24, 36, 18, 5, 3, 4, 3, 7, 6];
 const CLASS_TOTAL = CLASS_WEIGHTS.reduce((a, b) => a + b, 0);
+
+/** A building's entry on a seismic list, if any. */
+export interface Assessment {
+  listed: boolean;
+  cls: SeismicRiskClass | null;
+  year: number | null;
+}
 
 export class SeismicHazard {
   private readonly sourceLon: number;
@@ -36,13 +46,16 @@ export class SeismicHazard {
    * Whether a building is on a list and with what class and year, written into `out`. Lists
    * cover buildings finished before the 1977 and 1990 code revisions, blocks and public ones.
    */
-  assess(rng: Prng, ag: number, builtYear: number, listed: boolean, lastYear: number, out: { cls: SeismicRiskClass | null; year: number | null }): void {
+  assess(rng: Prng, ag: number, builtYear: number, listed: boolean, lastYear: number, out: Assessment): void {
+    out.listed = false;
     out.cls = null;
     out.year = null;
     if (!listed || builtYear >= 1990) return;
     const p = (builtYear < 1978 ? 0.25 : 0.03) * (ag / 0.3);
     if (!rng.chance(p)) return;
+    out.listed = true;
     out.cls = CLASSES[rng.weighted(CLASS_WEIGHTS, CLASS_TOTAL)];
-    out.year = Math.min(lastYear, out.cls === 'RsI' ? rng.int(1993, 2018) : rng.int(1996, 2025));
+    const year = Math.min(lastYear, out.cls === 'RsI' ? rng.int(1993, 2018) : rng.int(1996, 2025));
+    out.year = out.cls === null ? null : year;
   }
 }
