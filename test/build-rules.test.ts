@@ -5,9 +5,11 @@
  *
  * Small hand-made inputs near Andorra; every expected value is worked out from them by hand.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot, type BuildResult } from '../src/build/builder.ts';
 import { buildingId } from '../src/snapshot/ids.ts';
@@ -185,5 +187,18 @@ describe('builder rules on hand-made OpenStreetMap data', () => {
     writeFileSync(roofOnly, `${lines[0]}\n`);
     const strict = await buildSnapshot({ country: 'AD', snapshotDate: '2023-06-01', buildings: roofOnly, strict: true, out: join(dir, 'roof.arrow') });
     expect(read(strict.path).get('osm:way/90')!.roof_shape).toBeNull();
+  });
+
+  it('counts, with stats:snapshot, the share of buildings with each field', () => {
+    const repo = fileURLToPath(new URL('..', import.meta.url));
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'tools/snapshot-stats.ts', result.path, '--json'], { cwd: repo, encoding: 'utf8' });
+    const stats = JSON.parse(out);
+    const column = (name: string) => stats.columns.find((c: any) => c.column === name);
+    expect(stats.buildings).toBe(21);
+    // Postal codes: w10 (AD300, own tags), w62 (AD300). Heights: w70 (9, from w71). Businesses: w60, w61, w62, w70.
+    expect(column('postal_code')).toMatchObject({ with: 2, share: 2 / 21 });
+    expect(column('height_m')).toMatchObject({ with: 1 });
+    expect(column('businesses')).toMatchObject({ with: 4 });
+    expect(column('locality_basis').values).toEqual({ stated: 8, inferred: 12 });
   });
 });
