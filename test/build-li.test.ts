@@ -9,6 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot, type BuildResult } from '../src/build/builder.ts';
@@ -149,6 +150,30 @@ describe('Liechtenstein snapshot', () => {
       address: 'Landstrasse 20', postal_code: 'LI-9496', address_evidence: 'business_listing', address_corroboration: 'single_source',
       entrances: [], nearest_road: null,
     });
+  });
+
+  it('gives the stated city as locality, else the nearest settlement\'s name as a brute-force search finds it', () => {
+    // w1561 states addr:city=Schaan.
+    expect(rows.get('osm:way/1561')).toMatchObject({ locality: 'Schaan', locality_basis: 'stated' });
+    // The 17 settlement nodes, read from osmium's OPL text (x and y fields, the name tag).
+    const opl = execFileSync('osmium', ['tags-filter', PBF, 'n/place=city,town,village,hamlet', '-f', 'opl', '-o', '-'], { encoding: 'utf8' });
+    const places = opl.split('\n').filter((l) => l !== '').map((line) => {
+      const f = line.split(' ');
+      const name = /(?:^T|,)name=([^,]*)/.exec(f.find((x) => x.startsWith('T'))!)![1].replace(/%([0-9a-f]+)%/g, (_, h) => String.fromCodePoint(parseInt(h, 16)));
+      return { name, lon: Number(f.find((x) => x.startsWith('x'))!.slice(1)), lat: Number(f.find((x) => x.startsWith('y'))!.slice(1)) };
+    });
+    expect(places.length).toBe(17);
+    const inferred = [...rows.values()].filter((r) => r.locality_basis === 'inferred');
+    expect(inferred.length).toBeGreaterThan(3000);
+    for (const r of inferred.filter((_, i) => i % 50 === 0)) {
+      const { m, n } = radii(r.latitude);
+      const metres = (p: { lon: number; lat: number }) => Math.hypot((p.lon - r.longitude) * RAD * n * Math.cos(r.latitude * RAD), (p.lat - r.latitude) * RAD * m);
+      const nearest = places.reduce((a, b) => (metres(b) < metres(a) ? b : a));
+      expect(metres(nearest)).toBeLessThanOrEqual(5000);
+      expect(r.locality).toBe(nearest.name);
+    }
+    // No building of this extract lies 5 km from every settlement: each has a locality and a basis.
+    expect([...rows.values()].every((r) => r.locality !== '' && r.locality_basis !== null)).toBe(true);
   });
 
   it('states floors and heights only where a tag does: this extract tags none', () => {
