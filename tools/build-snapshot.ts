@@ -27,7 +27,7 @@ import { exportPbf, extractTimestamp, OsmiumError } from '../src/build/osmium.ts
 import { parseSeismicColumns, SEISMIC_PRESETS, SeismicInputError, type SeismicColumns } from '../src/build/seismic.ts';
 import { parseArgsOnce } from './args.ts';
 
-const USAGE = `Usage: npm run build:snapshot -- --country CC --date YYYY-MM-DD (--pbf FILE | --buildings FILE) [options]
+const USAGE = `Usage: npm run build:snapshot -- --country CC [--date YYYY-MM-DD] (--pbf FILE | --buildings FILE) [options]
 
   --country CC             ISO 3166-1 alpha-2 code of the snapshot, e.g. LI
   --date YYYY-MM-DD        snapshot date: the day (UTC) of the OpenStreetMap data, also the
@@ -54,7 +54,9 @@ const USAGE = `Usage: npm run build:snapshot -- --country CC --date YYYY-MM-DD (
   --progress-seconds N     when stderr is no terminal, a progress line every N seconds (default 5;
                            0: every step)
   --out PATH               directory (writes PATH/CC/DATE.arrow) or a .arrow file; default snapshots/
-  --help                   this text`;
+  --help                   this text
+
+The builder's rules (nested outlines, localities, the register's columns): docs/operating.md`;
 
 class UsageError extends Error {}
 
