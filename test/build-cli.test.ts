@@ -395,6 +395,19 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/typo\.csv: unknown column "turnvoer" \(columns: registration_id, name, active, /);
     expect(existsSync(join(dir, 'typo.arrow'))).toBe(false);
+    // A register with no usable row, or none of whose rows finds a building, is the wrong file: nothing written.
+    const headerOnly = join(dir, 'header-only.csv');
+    writeFileSync(headerOnly, 'registration_id,name,active,building\n');
+    const elsewhere = join(dir, 'elsewhere.csv');
+    writeFileSync(elsewhere, 'registration_id,name,active,lat,lon\n1,A,true,43.73,7.42\n');
+    const [empty, away] = await Promise.all([
+      cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--businesses', headerOnly, '--out', join(dir, 'empty-register.arrow')),
+      cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--businesses', elsewhere, '--out', join(dir, 'away-register.arrow')),
+    ]);
+    expect([empty.status, lastLine(empty.stderr)]).toEqual([1, `build-snapshot: ${headerOnly}: no usable row (a header alone, or every row refused: see the bad rows); nothing written\n`]);
+    expect(away.status).toBe(1);
+    expect(lastLine(away.stderr)).toMatch(/elsewhere\.csv: none of its 1 rows names, contains or shares an address with a building of this input/);
+    expect([existsSync(join(dir, 'empty-register.arrow')), existsSync(join(dir, 'away-register.arrow'))]).toEqual([false, false]);
   });
 
   it('builds Liechtenstein from the PBF itself into <out>/LI/<date>.arrow', async () => {

@@ -358,6 +358,14 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const joined = await joinRegister(options.businesses, buildings, index, mergedInto, log);
     counts.register_rows = joined.rows;
     counts.register_joined = joined.joined;
+    // As with a seismic list: a register that places nothing is the wrong file, or mapped wrong,
+    // and the snapshot would replace one whose buildings had their businesses.
+    if (joined.rows === 0) {
+      throw new RangeError(`${options.businesses}: no usable row (a header alone, or every row refused: see the bad rows); nothing written`);
+    }
+    if (joined.joined === 0) {
+      throw new RangeError(`${options.businesses}: none of its ${joined.rows} rows names, contains or shares an address with a building of this input (a register of another country?); nothing written`);
+    }
   }
   for (const list of options.seismic ?? []) {
     const total = (await stat(list.path).catch(() => ({ size: 0 }))).size;
