@@ -22,7 +22,7 @@ import { blankRecord } from '../snapshot/record.ts';
 import { SnapshotWriter } from '../snapshot/writer.ts';
 import { byHouseNumber, settleAddress, type AddressRecord, type SettledAddress } from './address-join.ts';
 import { RowLog, type ReasonCount, type Where } from './bad-rows.ts';
-import { addressKey, BUSINESS_MAX_M, readBusinessRegister, samePlace, type RegisterRow } from './business-register.ts';
+import { readBusinessRegister, RegisterPlaces } from './business-register.ts';
 import { footprintArea } from './geodesy.ts';
 import { readFeatures, type Feature } from './geojsonseq.ts';
 import { isSettlement, LocalitySpellings, PlaceIndex } from './locality.ts';
@@ -35,7 +35,6 @@ import { osmSourceId, osmTags } from './osmium.ts';
 import { outlineFrom, type Outline } from './outline.ts';
 import { OutlineIndex } from './outline-index.ts';
 import { isBusiness } from './poi-join.ts';
-import { buildingId } from '../snapshot/ids.ts';
 import { representativePoint } from './representative-point.ts';
 import { readSeismicList, type SeismicColumns, type SeismicRow } from './seismic.ts';
 
@@ -459,63 +458,22 @@ function mergeInto(outer: PendingBuilding, inner: PendingBuilding): void {
 
 /** Reads a business register and gives each row's business to its building. */
 async function joinRegister(path: string, buildings: PendingBuilding[], index: OutlineIndex, mergedInto: ReadonlyMap<string, string>, log: RowLog): Promise<{ rows: number; joined: number }> {
-  const bySource = new Map<string, number>();
-  const byBuildingId = new Map<string, number>();
-  buildings.forEach((b, i) => {
-    bySource.set(b.sourceId, i);
-    byBuildingId.set(buildingId(b.sourceId), i);
-  });
-  for (const [inner, outer] of mergedInto) {
-    bySource.set(inner, bySource.get(outer)!);
-    byBuildingId.set(buildingId(inner), bySource.get(outer)!);
-  }
-  // Address records of every building, by street and house number.
-  const byAddress = new Map<string, { building: number; postal_code: string | null; city: string | null }[]>();
-  buildings.forEach((b, i) => {
-    for (const r of [...(b.ownAddress ? [b.ownAddress] : []), ...b.pointAddresses]) {
-      const { street, house_number: number } = r.address;
-      if (street === null || number === null) continue;
-      const key = addressKey(street, number);
-      let list = byAddress.get(key);
-      if (!list) byAddress.set(key, (list = []));
-      list.push({ building: i, postal_code: r.address.postal_code ?? b.facts.stated_postal_code, city: r.address.city ?? b.facts.stated_city });
-    }
-  });
+  const places = new RegisterPlaces(buildings.map((b) => ({
+    sourceId: b.sourceId,
+    addresses: [...(b.ownAddress ? [b.ownAddress.address] : []), ...b.pointAddresses.map((r) => r.address)],
+    postal_code: b.facts.stated_postal_code,
+    city: b.facts.stated_city,
+  })), index, mergedInto);
   let rows = 0;
   let joined = 0;
   for await (const row of readBusinessRegister(path, log)) {
     rows++;
-    const i = registerBuilding(row, index, bySource, byBuildingId, byAddress, log);
+    const i = places.find(row, log);
     if (i < 0) continue;
     buildings[i].businesses.push(row.business);
     joined++;
   }
   return { rows, joined };
-}
-
-function registerBuilding(
-  row: RegisterRow, index: OutlineIndex, bySource: ReadonlyMap<string, number>, byBuildingId: ReadonlyMap<string, number>,
-  byAddress: ReadonlyMap<string, readonly { building: number; postal_code: string | null; city: string | null }[]>, log: RowLog,
-): number {
-  const p = row.place;
-  const id = row.business.registration_number;
-  if (p.kind === 'building') {
-    const i = bySource.get(p.ref) ?? byBuildingId.get(p.ref.toLowerCase());
-    if (i === undefined) log.note('business_unmatched', row.where, `${id}: no building ${p.ref}`);
-    return i ?? -1;
-  }
-  if (p.kind === 'position') {
-    const i = index.containingOrNearest(p.lon, p.lat, BUSINESS_MAX_M);
-    if (i < 0) log.note('business_unmatched', row.where, `${id}: no outline within ${BUSINESS_MAX_M} m of ${p.lat}, ${p.lon}`);
-    return i;
-  }
-  const found = new Set((byAddress.get(addressKey(p.street, p.house_number)) ?? [])
-    .filter((r) => samePlace(r.postal_code, p.postal_code) && samePlace(r.city, p.city)).map((r) => r.building));
-  if (found.size === 1) return [...found][0];
-  if (found.size === 0) log.note('business_unmatched', row.where, `${id}: no building has the address ${p.street} ${p.house_number}`);
-  // One office, one building: an address several buildings state does not say which.
-  else log.bad('business_address_ambiguous', row.where, `${id}: ${found.size} buildings have the address ${p.street} ${p.house_number}`);
-  return -1;
 }
 
 /** The address a building's records settle on (address-join.ts), with its own postal code and city. */

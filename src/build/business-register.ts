@@ -22,10 +22,13 @@
  * A row gives its place by the first of building, lat/lon, street with house number that it fills.
  */
 import { basename } from 'node:path';
+import { buildingId } from '../snapshot/ids.ts';
 import type { BusinessRecord } from '../snapshot/schema.ts';
 import { BadRowError, type RowLog, type Where } from './bad-rows.ts';
 import { readCsv } from './csv.ts';
 import { localityKey } from './locality.ts';
+import type { TaggedAddress } from './osm-tags.ts';
+import type { OutlineIndex } from './outline-index.ts';
 
 export const BUSINESS_COLUMNS = [
   'registration_id', 'name', 'active', 'financial_year', 'turnover', 'currency', 'employees',
@@ -189,12 +192,75 @@ function placeOf(cell: (c: Column) => string): BusinessPlace | string {
   return 'no building, no lat and lon, no street with a house number';
 }
 
+/** What a register row can be matched on, per building (in the order of the outline index). */
+export interface RegisterBuilding {
+  sourceId: string;
+  /** Address records of the building: its own tags, the address points inside it. */
+  addresses: readonly TaggedAddress[];
+  /** The building's own postal code and city, for records that state none. */
+  postal_code: string | null;
+  city: string | null;
+}
+
+interface AddressHolder {
+  building: number;
+  postal_code: string | null;
+  city: string | null;
+}
+
+/** Finds the building of a register row: by reference, by position, or by address. */
+export class RegisterPlaces {
+  private readonly byRef = new Map<string, number>();
+  private readonly byAddress = new Map<string, AddressHolder[]>();
+
+  /** `mergedInto`: source ids of outlines merged into another, to the kept one's. */
+  constructor(buildings: readonly RegisterBuilding[], private readonly index: OutlineIndex, mergedInto: ReadonlyMap<string, string>) {
+    buildings.forEach((b, i) => {
+      this.byRef.set(b.sourceId, i).set(buildingId(b.sourceId), i);
+      for (const a of b.addresses) {
+        if (a.street === null || a.house_number === null) continue;
+        const key = addressKey(a.street, a.house_number);
+        let list = this.byAddress.get(key);
+        if (!list) this.byAddress.set(key, (list = []));
+        list.push({ building: i, postal_code: a.postal_code ?? b.postal_code, city: a.city ?? b.city });
+      }
+    });
+    for (const [inner, outer] of mergedInto) {
+      const i = this.byRef.get(outer)!;
+      this.byRef.set(inner, i).set(buildingId(inner), i);
+    }
+  }
+
+  /** The row's building, or -1 with the reason logged: unmatched (a note), or an address several buildings state (a bad row). */
+  find(row: RegisterRow, log: RowLog): number {
+    const p = row.place;
+    const id = row.business.registration_number;
+    if (p.kind === 'building') {
+      const i = this.byRef.get(p.ref) ?? this.byRef.get(p.ref.toLowerCase());
+      if (i === undefined) log.note('business_unmatched', row.where, `${id}: no building ${p.ref}`);
+      return i ?? -1;
+    }
+    if (p.kind === 'position') {
+      const i = this.index.containingOrNearest(p.lon, p.lat, BUSINESS_MAX_M);
+      if (i < 0) log.note('business_unmatched', row.where, `${id}: no outline within ${BUSINESS_MAX_M} m of ${p.lat}, ${p.lon}`);
+      return i;
+    }
+    const found = new Set((this.byAddress.get(addressKey(p.street, p.house_number)) ?? [])
+      .filter((r) => samePlace(r.postal_code, p.postal_code) && samePlace(r.city, p.city)).map((r) => r.building));
+    if (found.size === 1) return [...found][0];
+    if (found.size === 0) log.note('business_unmatched', row.where, `${id}: no building has the address ${p.street} ${p.house_number}`);
+    // One office, one building: an address several buildings state does not say which.
+    else log.bad('business_address_ambiguous', row.where, `${id}: ${found.size} buildings have the address ${p.street} ${p.house_number}`);
+    return -1;
+  }
+}
+
 /** "Rue Grimaldi" and "rue  grimaldi", "12 A" and "12a": one address. */
-export function addressKey(street: string, houseNumber: string): string {
+function addressKey(street: string, houseNumber: string): string {
   return `${localityKey(street)}|${houseNumber.toLowerCase().replace(/\s+/g, '')}`;
 }
 
 /** Postal codes and cities agree when either side states none, or both state the same. */
-export function samePlace(a: string | null, b: string | null): boolean {
+function samePlace(a: string | null, b: string | null): boolean {
   return a === null || b === null || localityKey(a) === localityKey(b);
 }
