@@ -317,7 +317,7 @@ describe('representative point', () => {
 
 describe('address settlement', () => {
   const rec = (source: string, street: string, number: string | null, extra: Partial<AddressRecord['address']> = {}): AddressRecord => ({
-    source, address: { text: number ? `${street} ${number}` : street, house_number: number, postal_code: null, city: null, ...extra },
+    source, address: { text: number ? `${street} ${number}` : street, street, house_number: number, postal_code: null, city: null, ...extra },
   });
 
   it('single_source with one record; corroborated when another gives the same number; conflicting when one gives another', () => {

@@ -43,6 +43,7 @@ const OUTLINES: [string, number, number, number][] = [
   ['w9', 26.086823, 44.458903, 25],     // line 1002: 20 m away, too far
   ['w10', 27.5802418, 47.1539002, 0],   // iasi.csv line 2
   ['w11', 23.8534718, 44.312532, 0],    // dolj.csv line 2
+  ['w12', 26.0888272, 44.4573047, 0],   // bucuresti.csv line 591: class N/A, no year of any kind
 ];
 
 const COUNTY_MAPPING = JSON.stringify({
@@ -67,7 +68,8 @@ beforeAll(() => {
     '--seismic', join(LISTS, 'expertiza-bucuresti.csv'), '--seismic', join(LISTS, 'expertiza-iasi.csv'), '--seismic', join(LISTS, 'expertiza-dolj.csv'),
     '--seismic-columns', 'auto', '--seismic-columns', COUNTY_MAPPING, '--seismic-columns', 'dolj',
   ]);
-  expect(run.stderr).toBe('');
+  // Only progress lines and the closing line: no warning, no error.
+  expect(run.stderr.split('\n').filter((l) => l !== '' && !/^build-snapshot: ([\d.]+ s |built \d+ buildings)/.test(l))).toEqual([]);
   expect(run.status).toBe(0);
   stdout = run.stdout;
   const { table, metadata } = readSnapshot(out);
@@ -115,9 +117,18 @@ describe('seismic lists joined to outlines', () => {
     expect(seismic('w8')).toMatchObject({ class: 'U2', examined: 1993, built: 1900, floors: 5, all: 6 });
     expect(seismic('w9')).toMatchObject({ class: null, examined: null });
     const joined = /seismic rows (\d+)\/(\d+)/.exec(stdout)!;
-    expect(Number(joined[1])).toBe(9);
+    expect(Number(joined[1])).toBe(10);
     const unmatched = /seismic_unmatched: (\d+)/.exec(stdout)!;
-    expect(Number(unmatched[1])).toBe(Number(joined[2]) - 9);
+    expect(Number(unmatched[1])).toBe(Number(joined[2]) - 10);
+  });
+
+  it('marks every building a list names as listed, even with class N/A and no year', () => {
+    expect(seismic('w12')).toEqual({ class: null, examined: null, built: null, floors: null, all: null, dwellings: null });
+    expect(rows.get('osm:way/12')).toMatchObject({ seismic_listed: true, address: 'Aleea MODROGAN 14 (tronson III)' });
+    expect(rows.get('osm:way/7')!.seismic_listed).toBe(true);
+    // Too far from its row (w9), demolished (w5): on no list.
+    expect(rows.get('osm:way/9')!.seismic_listed).toBe(false);
+    expect(rows.get('osm:way/5')!.seismic_listed).toBe(false);
   });
 
   it('gives the listed address as an address record and the list\'s locality', () => {

@@ -9,7 +9,8 @@
  *
  * Exit status: 0 built; 1 input unreadable or without a building, or a bad row under --strict; 2 wrong
  * options or an unusable --out; 130 / 143 interrupted (SIGINT / SIGTERM), temporary files removed.
- * Progress goes to stderr, the summary to stdout.
+ * Progress goes to stderr (a bar on a terminal, else a line every few seconds) with a closing
+ * line, the summary to stdout.
  */
 import { existsSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { access, mkdtemp, rm } from 'node:fs/promises';
@@ -21,39 +22,61 @@ import { BadRowError } from '../src/build/bad-rows.ts';
 import { makeFolder } from '../src/folders.ts';
 import { parseUtcDay } from '../src/ledger/clock.ts';
 import { GeoJsonInputError } from '../src/build/geojsonseq.ts';
-import { exportPbf, OsmiumError } from '../src/build/osmium.ts';
+import { BusinessInputError } from '../src/build/business-register.ts';
+import { exportPbf, extractTimestamp, OsmiumError } from '../src/build/osmium.ts';
 import { parseSeismicColumns, SEISMIC_PRESETS, SeismicInputError, type SeismicColumns } from '../src/build/seismic.ts';
 import { parseArgsOnce } from './args.ts';
 
-const USAGE = `Usage: npm run build:snapshot -- --country CC --date YYYY-MM-DD (--pbf FILE | --buildings FILE) [options]
+const USAGE = `Usage: npm run build:snapshot -- --country CC [--date YYYY-MM-DD] (--pbf FILE | --buildings FILE) [options]
 
   --country CC             ISO 3166-1 alpha-2 code of the snapshot, e.g. LI
-  --date YYYY-MM-DD        snapshot date
+  --date YYYY-MM-DD        snapshot date: the day (UTC) of the OpenStreetMap data, also the
+                           sources' retrieval date. Default with --pbf: the extract's own date,
+                           its header's replication timestamp, else its newest object's
+                           timestamp; with --buildings it is required
   --pbf FILE               OSM extract; runs osmium export itself (osmium-tool must be installed)
   --buildings FILE         OSM features as GeoJSON or GeoJSON Sequence, e.g. from
                            osmium export -f geojsonseq -a type,id (or --add-unique-id=type_id)
   --addresses FILE         address points from FILE instead of the buildings input
-  --pois FILE              points of interest from FILE instead of the buildings input
+  --pois FILE              points of interest from FILE instead of the buildings input; they are
+                           business listings (an address source), never registered businesses
+  --businesses FILE        a business register (CSV, comma-separated, header row), the only source
+                           of registered businesses. Columns: registration_id, name, active
+                           (true/false) required; financial_year, turnover and currency (ISO 4217),
+                           employees (12, 10-19 or 250+); and the place: building (osm:way/123 or a
+                           building_id), or lat and lon, or street and house_number (with
+                           postal_code, city to narrow the match)
   --seismic FILE           a Romanian seismic-risk list (CSV); repeatable
   --seismic-columns SPEC   column mapping of the lists: auto (default), a preset
                            (${Object.keys(SEISMIC_PRESETS).join(', ')}), inline JSON or a .json file;
                            once for all lists, or once per --seismic in the same order
   --strict                 stop at the first bad row (default: count bad rows and go on)
+  --progress-seconds N     when stderr is no terminal, a progress line every N seconds (default 5;
+                           0: every step)
   --out PATH               directory (writes PATH/CC/DATE.arrow) or a .arrow file; default snapshots/
-  --help                   this text`;
+  --help                   this text
+
+The builder's rules (nested outlines, localities, the register's columns): docs/operating.md`;
 
 class UsageError extends Error {}
 
+/** The options with the date settled and the snapshot file named. */
+type Resolved = Cli & { date: string; out: string };
+
 interface Cli {
   country: string;
-  date: string;
+  /** Absent: the PBF extract's own date, read before the build. */
+  date?: string;
   pbf?: string;
   buildings?: string;
   addresses?: string;
   pois?: string;
+  businesses?: string;
   seismic: { path: string; columns: SeismicColumns | 'auto' }[];
   strict: boolean;
-  out: string;
+  progressSeconds: number;
+  /** --out as given: a folder, or a .arrow file. */
+  outArg: string;
 }
 
 function parseCli(argv: string[]): Cli | null {
@@ -70,6 +93,8 @@ function parseCli(argv: string[]): Cli | null {
         buildings: { type: 'string' },
         addresses: { type: 'string' },
         pois: { type: 'string' },
+        businesses: { type: 'string' },
+        'progress-seconds': { type: 'string' },
         seismic: { type: 'string', multiple: true },
         'seismic-columns': { type: 'string', multiple: true },
         strict: { type: 'boolean', default: false },
@@ -82,9 +107,14 @@ function parseCli(argv: string[]): Cli | null {
   }
   if (values.help) return null;
   if (!values.country || !/^[A-Z]{2}$/.test(values.country)) throw new UsageError('--country needs a two-letter uppercase code, e.g. --country LI');
-  if (!values.date || !/^\d{4}-\d{2}-\d{2}$/.test(values.date)) throw new UsageError('--date needs a date YYYY-MM-DD, e.g. --date 2013-08-03');
-  checkDate(values.date);
+  if (values.date !== undefined) {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date)) throw new UsageError('--date needs a date YYYY-MM-DD, e.g. --date 2013-08-03');
+    checkDate(values.date);
+  }
   if (!values.pbf === !values.buildings) throw new UsageError('give exactly one of --pbf and --buildings');
+  if (values.date === undefined && !values.pbf) throw new UsageError('--date is required with --buildings (a GeoJSON file states no date); with --pbf it defaults to the extract\'s');
+  const progressText = values['progress-seconds'] ?? '5';
+  if (!/^\d+(\.\d+)?$/.test(progressText) || Number(progressText) > 3600) throw new UsageError('--progress-seconds needs a number of seconds from 0 to 3600');
   const lists = values.seismic ?? [];
   const specs = values['seismic-columns'] ?? [];
   if (specs.length > 0 && lists.length === 0) throw new UsageError('--seismic-columns without --seismic');
@@ -97,26 +127,36 @@ function parseCli(argv: string[]): Cli | null {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  // The server reads the country and the date from a snapshot's path too, and refuses a file whose metadata disagrees.
-  if (values.out.endsWith('.arrow')) {
-    const day = /^(\d{4}-\d{2}-\d{2})\.arrow$/.exec(basename(values.out))?.[1];
-    const country = /^[A-Z]{2}$/.exec(basename(dirname(resolve(values.out))))?.[0];
-    if ((day !== undefined && day !== values.date) || (country !== undefined && country !== values.country)) {
-      throw new UsageError(`--out ${values.out} names another snapshot than --country ${values.country} --date ${values.date} (the server would refuse it): give <folder>/${values.country}/${values.date}.arrow, or the folder alone`);
-    }
-  }
-  const out = values.out.endsWith('.arrow') ? values.out : join(values.out, values.country, `${values.date}.arrow`);
-  return {
+  const cli: Cli = {
     country: values.country,
     date: values.date,
     pbf: values.pbf,
     buildings: values.buildings,
     addresses: values.addresses,
     pois: values.pois,
+    businesses: values.businesses,
     seismic: lists.map((path, i) => ({ path, columns: columns[specs.length === 1 ? 0 : i] ?? 'auto' })),
     strict: values.strict,
-    out,
+    progressSeconds: Number(progressText),
+    outArg: values.out,
   };
+  if (cli.date !== undefined) outPath(cli, cli.date);
+  return cli;
+}
+
+/** The snapshot file --out names for this date. */
+function outPath(cli: Cli, date: string): string {
+  // The server reads the country and the date from a snapshot's path too, and refuses a file whose metadata disagrees.
+  const out = cli.outArg;
+  if (out.endsWith('.arrow')) {
+    const day = /^(\d{4}-\d{2}-\d{2})\.arrow$/.exec(basename(out))?.[1];
+    const country = /^[A-Z]{2}$/.exec(basename(dirname(resolve(out))))?.[0];
+    if ((day !== undefined && day !== date) || (country !== undefined && country !== cli.country)) {
+      throw new UsageError(`--out ${out} names another snapshot than --country ${cli.country} --date ${date} (the server would refuse it): give <folder>/${cli.country}/${date}.arrow, or the folder alone`);
+    }
+    return out;
+  }
+  return join(out, cli.country, `${date}.arrow`);
 }
 
 /**
@@ -166,7 +206,7 @@ function removeEmptyFolders(created: readonly string[]): void {
 
 /** The first input that cannot be opened, or null: a typo fails in the first second, not after a long read. */
 async function missingInput(cli: Cli): Promise<string | null> {
-  const paths = [cli.pbf, cli.buildings, cli.addresses, cli.pois, ...cli.seismic.map((s) => s.path)].filter((p): p is string => !!p);
+  const paths = [cli.pbf, cli.buildings, cli.addresses, cli.pois, cli.businesses, ...cli.seismic.map((s) => s.path)].filter((p): p is string => !!p);
   for (const p of paths) {
     try {
       await access(p);
@@ -177,7 +217,17 @@ async function missingInput(cli: Cli): Promise<string | null> {
   return null;
 }
 
-function progressBar(): { update: (p: Progress) => void; stop: () => void } {
+interface Reporter {
+  update: (p: Progress) => void;
+  stop: () => void;
+}
+
+/** On a terminal, a bar redrawn in place; otherwise (a log, a pipe) a line every `seconds` and at each new phase. */
+function progressReporter(seconds: number): Reporter {
+  return process.stderr.isTTY ? progressBar() : progressLines(seconds * 1000);
+}
+
+function progressBar(): Reporter {
   const bar = new cliProgress.SingleBar({
     format: '{phase} |{bar}| {percentage}% {value}/{total}',
     stream: process.stderr,
@@ -202,7 +252,31 @@ function progressBar(): { update: (p: Progress) => void; stop: () => void } {
   };
 }
 
-function summary(cli: Cli, r: BuildResult): string {
+function progressLines(everyMs: number): Reporter {
+  const started = performance.now();
+  let last = -Infinity;
+  let phase = '';
+  return {
+    update(p) {
+      const now = performance.now();
+      if (p.phase === phase && now - last < everyMs) return;
+      last = now;
+      phase = p.phase;
+      const share = p.total > 0 ? ` (${Math.min(100, Math.round((p.done / p.total) * 100))}%)` : '';
+      process.stderr.write(`build-snapshot: ${((now - started) / 1000).toFixed(1)} s ${p.phase}: ${p.done}/${p.total}${share}\n`);
+    },
+    stop() {},
+  };
+}
+
+/** The closing stderr line: what was built, what was refused or merged and why, and how long it took. */
+function closingLine(r: BuildResult): string {
+  const tally = (list: { reason: string; count: number }[]) =>
+    list.length === 0 ? 'none' : `${list.reduce((n, b) => n + b.count, 0)} (${list.map((b) => `${b.reason} ${b.count}`).join(', ')})`;
+  return `build-snapshot: built ${r.rows} buildings in ${r.seconds.toFixed(1)} s; refused rows ${tally(r.bad)}; merged rows ${tally(r.merged)}\n`;
+}
+
+function summary(cli: Resolved, r: BuildResult): string {
   const c = r.counts;
   const lines = [
     `Snapshot ${cli.country} ${cli.date} -> ${r.path}`,
@@ -210,12 +284,15 @@ function summary(cli: Cli, r: BuildResult): string {
     `  bytes     ${r.bytes} (${r.rows > 0 ? Math.round(r.bytes / r.rows) : 0} per building)`,
     `  seconds   ${r.seconds.toFixed(2)}`,
     `  features  ${c.features} read; ${c.roads} named roads`,
-    `  joined    address points ${c.address_points_joined}/${c.address_points}, points of interest ${c.pois_joined}/${c.pois}, ` +
-      `seismic rows ${c.seismic_joined}/${c.seismic_rows}`,
+    `  joined    address points ${c.address_points_joined}/${c.address_points}, business listings ${c.pois_joined}/${c.pois}, ` +
+      `register rows ${c.register_joined}/${c.register_rows}, seismic rows ${c.seismic_joined}/${c.seismic_rows}`,
     `  address   ${c.with_address} buildings with an address, ${c.with_nearest_road} with only a nearest road`,
+    `  locality  ${c.locality_stated} stated, ${c.locality_inferred} inferred from the nearest settlement; ${c.locality_spellings_merged} spellings written as another`,
     `  bad rows  ${r.bad.reduce((n, b) => n + b.count, 0)}`,
   ];
   for (const b of r.bad) lines.push(`    ${b.reason}: ${b.count}`, ...b.examples.map((e) => `      e.g. ${e}`));
+  if (r.merged.length > 0) lines.push(`  merged rows ${r.merged.reduce((n, b) => n + b.count, 0)} (counted once, in the building they repeat)`);
+  for (const m of r.merged) lines.push(`    ${m.reason}: ${m.count}`, ...m.examples.map((e) => `      e.g. ${e}`));
   if (r.notes.length > 0) lines.push('  notes (not errors)');
   for (const n of r.notes) lines.push(`    ${n.reason}: ${n.count}`, ...n.examples.map((e) => `      e.g. ${e}`));
   return lines.join('\n');
@@ -238,20 +315,44 @@ async function main(): Promise<number> {
     process.stderr.write(`build-snapshot: ${missing}: no such file\n`);
     return 1;
   }
+  let date = cli.date;
+  if (date === undefined) {
+    let found;
+    try {
+      found = await extractTimestamp(cli.pbf!);
+    } catch (err) {
+      process.stderr.write(`build-snapshot: ${(err as Error).message}\n`);
+      return 1;
+    }
+    if (found === null) {
+      process.stderr.write(`build-snapshot: ${cli.pbf} states no date (no replication timestamp in its header, no timestamp on its objects): give --date\n`);
+      return 1;
+    }
+    date = found.timestamp.slice(0, 10);
+    process.stderr.write(`build-snapshot: --date ${date}, from the extract's ${found.from === 'header' ? 'header (replication timestamp' : 'newest object (timestamp'} ${found.timestamp})\n`);
+  }
+  let resolved: Resolved;
+  try {
+    if (cli.date === undefined) checkDate(date);
+    resolved = { ...cli, date, out: outPath(cli, date) };
+  } catch (err) {
+    process.stderr.write(`build-snapshot: ${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
   let created: string[];
   try {
-    created = makeOutFolder(cli.out);
+    created = makeOutFolder(resolved.out);
   } catch (err) {
     process.stderr.write(`build-snapshot: ${(err as Error).message}\n`);
     return 2;
   }
-  const status = await build(cli, created);
+  const status = await build(resolved, created);
   if (status !== 0) removeEmptyFolders(created);
   return status;
 }
 
-async function build(cli: Cli, created: readonly string[]): Promise<number> {
-  const bar = progressBar();
+async function build(cli: Resolved, created: readonly string[]): Promise<number> {
+  const bar = progressReporter(cli.progressSeconds);
   let tmp: string | null = null;
   // Interrupted, nothing is left behind: osmium killed, its export and the half-written file removed.
   const abort = new AbortController();
@@ -282,19 +383,21 @@ async function build(cli: Cli, created: readonly string[]): Promise<number> {
       buildings,
       addresses: cli.addresses,
       pois: cli.pois,
+      businesses: cli.businesses,
       seismic: cli.seismic,
       strict: cli.strict,
       out: cli.out,
       onProgress: bar.update,
     });
     bar.stop();
+    process.stderr.write(closingLine(result));
     process.stdout.write(`${summary(cli, result)}\n`);
     return 0;
   } catch (err) {
     bar.stop();
     if (err instanceof BadRowError) {
       process.stderr.write(`build-snapshot: stopped at the first bad row (--strict): ${err.message}\n`);
-    } else if (err instanceof GeoJsonInputError || err instanceof SeismicInputError || err instanceof OsmiumError || err instanceof RangeError) {
+    } else if (err instanceof GeoJsonInputError || err instanceof SeismicInputError || err instanceof BusinessInputError || err instanceof OsmiumError || err instanceof RangeError) {
       process.stderr.write(`build-snapshot: ${err.message}\n`);
     } else if (typeof (err as NodeJS.ErrnoException).code === 'string' && (err as NodeJS.ErrnoException).syscall !== undefined) {
       // A system error (a full disk, a folder removed meanwhile): its message names the file.

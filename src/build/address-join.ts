@@ -49,8 +49,17 @@ export function byHouseNumber(a: AddressRecord, b: AddressRecord): number {
   return ta < tb ? -1 : ta > tb ? 1 : a.source < b.source ? -1 : a.source > b.source ? 1 : 0;
 }
 
-/** `records` in order of preference (own tags first); `listings` from businesses inside. */
-export function settleAddress(records: readonly AddressRecord[], listings: readonly AddressRecord[]): SettledAddress {
+/** Postal code and city a building's own tags state, with or without a street. */
+export interface StatedPlace {
+  postal_code: string | null;
+  city: string | null;
+}
+
+/**
+ * `records` in order of preference (own tags first); `listings` from businesses inside;
+ * `stated`: the building's own postal code and city, used where the address shown states none.
+ */
+export function settleAddress(records: readonly AddressRecord[], listings: readonly AddressRecord[], stated: StatedPlace = { postal_code: null, city: null }): SettledAddress {
   const shown = records[0] ?? listings[0] ?? null;
   const entrances: EntranceRecord[] = [];
   const seen = new Set<string>();
@@ -72,13 +81,13 @@ export function settleAddress(records: readonly AddressRecord[], listings: reado
     }
     corroboration = other ? 'conflicting' : same ? 'corroborated' : 'single_source';
   }
-  let city = shown?.address.city ?? null;
+  let city = shown?.address.city ?? stated.city;
   for (const r of [...records, ...listings]) city ??= r.address.city;
   return {
     address: shown?.address.text ?? null,
     address_evidence: records.length > 0 ? 'address_record' : listings.length > 0 ? 'business_listing' : 'none',
     address_corroboration: corroboration,
-    postal_code: shown?.address.postal_code ?? null,
+    postal_code: shown?.address.postal_code ?? stated.postal_code,
     city,
     entrances,
   };

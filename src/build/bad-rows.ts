@@ -3,7 +3,8 @@
  * a value that does not parse, an unknown enum value) is counted under a stable reason with a
  * few examples, and the build goes on; in strict mode the first one stops the build. Notes
  * count what is expected in real data and never stops a build (an address point outside every
- * outline, a seismic-list row no outline is near).
+ * outline, a seismic-list row no outline is near). Merged rows are duplicates folded into the
+ * row they repeat (an outline drawn inside another).
  */
 
 export interface Where {
@@ -47,11 +48,13 @@ class Tally {
 export class RowLog {
   private readonly badRows: Tally;
   private readonly noted: Tally;
+  private readonly mergedRows: Tally;
 
   /** `strict`: the first bad row throws a `BadRowError`. `examples` kept per reason (default 3). */
   constructor(private readonly strict: boolean, examples = 3) {
     this.badRows = new Tally(examples);
     this.noted = new Tally(examples);
+    this.mergedRows = new Tally(examples);
   }
 
   bad(reason: string, where: Where, detail: string): void {
@@ -63,7 +66,12 @@ export class RowLog {
     this.noted.add(reason, where, detail);
   }
 
-  summary(): { bad: ReasonCount[]; notes: ReasonCount[] } {
-    return { bad: this.badRows.list(), notes: this.noted.list() };
+  /** A row folded into another (a duplicate outline): counted once, as part of the other. */
+  merged(reason: string, where: Where, detail: string): void {
+    this.mergedRows.add(reason, where, detail);
+  }
+
+  summary(): { bad: ReasonCount[]; notes: ReasonCount[]; merged: ReasonCount[] } {
+    return { bad: this.badRows.list(), notes: this.noted.list(), merged: this.mergedRows.list() };
   }
 }

@@ -40,3 +40,52 @@ export class PlaceIndex {
     return found ? this.names[found.id] : '';
   }
 }
+
+/** One key per locality whatever its case, accents or spacing: "El Tarter" and "el  Tarter", "Sornàs" and "Sornás". */
+export function localityKey(name: string): string {
+  return name.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The names a country's buildings give their locality, counted by spelling, so that each
+ * locality is written one way: its most common spelling among the buildings (stated and
+ * inferred alike); a tie goes to the spelling first in code-point order, which puts a
+ * capitalised one ("El Tarter") before a lowercase one ("el Tarter").
+ */
+export class LocalitySpellings {
+  private readonly counts = new Map<string, Map<string, number>>();
+  private chosen: Map<string, string> | null = null;
+
+  add(name: string): void {
+    if (this.chosen) throw new Error('LocalitySpellings.add() after a name was asked for.');
+    if (name === '') return;
+    const key = localityKey(name);
+    let spellings = this.counts.get(key);
+    if (!spellings) this.counts.set(key, (spellings = new Map()));
+    spellings.set(name, (spellings.get(name) ?? 0) + 1);
+  }
+
+  /** The spelling `name`'s locality is written with ('' stays ''). */
+  name(name: string): string {
+    if (name === '') return name;
+    if (!this.chosen) {
+      this.chosen = new Map();
+      for (const [key, spellings] of this.counts) {
+        let best = '';
+        let bestCount = 0;
+        for (const [spelling, count] of spellings) {
+          if (count > bestCount || (count === bestCount && spelling < best)) [best, bestCount] = [spelling, count];
+        }
+        this.chosen.set(key, best);
+      }
+    }
+    return this.chosen.get(localityKey(name)) ?? name;
+  }
+
+  /** Localities written more than one way: their spellings merged into one. */
+  get merged(): number {
+    let n = 0;
+    for (const spellings of this.counts.values()) n += spellings.size - 1;
+    return n;
+  }
+}

@@ -7,10 +7,14 @@ import type { Category, CategoryEvidence, RoofShape } from '../snapshot/schema.t
 
 export type Tags = Readonly<Record<string, string>>;
 
-/** A tag present but not understood: the field stays null and the builder counts it. */
+/**
+ * A tag present but not understood: the field stays null and the builder counts it, as a bad
+ * row, or as a note when `note` is set (a value the snapshot has no word for, not a broken one).
+ */
 export interface TagProblem {
   reason: 'unknown_building_value' | 'unknown_roof_shape' | 'unparseable_height' | 'unparseable_levels' | 'unparseable_start_date';
   detail: string;
+  note?: true;
 }
 
 const CATEGORY_OF: Readonly<Record<string, Category>> = (() => {
@@ -183,6 +187,8 @@ export function parseStartDate(value: string): StartDate | null {
 export interface TaggedAddress {
   /** `addr:street` + ` ` + `addr:housenumber`, or `addr:place` in place of the street. */
   text: string;
+  /** `addr:street`, else `addr:place`. */
+  street: string | null;
   house_number: string | null;
   postal_code: string | null;
   city: string | null;
@@ -196,6 +202,7 @@ export function taggedAddress(tags: Tags): TaggedAddress | null {
   if (street === null && number === null) return null;
   return {
     text: street !== null && number !== null ? `${street} ${number}` : (street ?? number)!,
+    street,
     house_number: number,
     postal_code: nonEmpty(tags['addr:postcode']),
     city: nonEmpty(tags['addr:city']),
@@ -203,6 +210,9 @@ export function taggedAddress(tags: Tags): TaggedAddress | null {
 }
 
 export interface BuildingFacts extends Classification, StartDate {
+  /** `addr:postcode` and `addr:city` of the outline, kept whether or not it states a street or number. */
+  stated_postal_code: string | null;
+  stated_city: string | null;
   floors: number | null;
   floors_including_underground: number | null;
   /** Stated by a `height` tag; null when absent or unusable. */
@@ -231,7 +241,8 @@ export function buildingFacts(tags: Tags, problems: TagProblem[]): BuildingFacts
   let roof: RoofShape | null = null;
   if (tags['roof:shape'] !== undefined) {
     roof = roofShape(tags['roof:shape']);
-    if (roof === null) problems.push({ reason: 'unknown_roof_shape', detail: `roof:shape=${tags['roof:shape']}` });
+    // OpenStreetMap has more shapes than the spec's ten (quadruple_saltbox, cone...): the snapshot has no word for them.
+    if (roof === null) problems.push({ reason: 'unknown_roof_shape', detail: `roof:shape=${tags['roof:shape']}`, note: true });
   }
   let start: StartDate = { construction_year: null, construction_year_is_estimate: false, completed_by_year: null };
   if (tags.start_date !== undefined) {
@@ -247,6 +258,8 @@ export function buildingFacts(tags: Tags, problems: TagProblem[]): BuildingFacts
     stated_height_m: stated,
     roof_shape: roof,
     address: taggedAddress(tags),
+    stated_postal_code: nonEmpty(tags['addr:postcode']),
+    stated_city: nonEmpty(tags['addr:city']),
   };
 }
 

@@ -111,3 +111,50 @@ export function osmTags(feature: Feature): Record<string, string> {
   }
   return tags;
 }
+
+/** What `osmium fileinfo` says when it knows the extract's date, and where it found it. */
+export interface ExtractTimestamp {
+  /** ISO 8601 UTC, e.g. `2021-04-21T20:21:46Z`. */
+  timestamp: string;
+  /** `header`: the replication timestamp the extract was cut at; `newest object`: the latest edit it holds. */
+  from: 'header' | 'newest object';
+}
+
+function fileinfo(pbf: string, args: string[], signal?: AbortSignal): Promise<Record<string, any>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('osmium', ['fileinfo', ...args, '-j', '-F', 'pbf', pbf], { stdio: ['ignore', 'pipe', 'pipe'], signal });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => { stdout += s; });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s; });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.name === 'AbortError') return reject(new OsmiumError(`osmium fileinfo ${pbf} interrupted`));
+      reject(new OsmiumError(err.code === 'ENOENT' ? 'osmium is not installed (Debian: apt-get install osmium-tool)' : `cannot run osmium: ${err.message}`));
+    });
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new OsmiumError(`osmium fileinfo ${pbf} failed (exit ${code}): ${stderr.trim()}`));
+      try {
+        resolve(JSON.parse(stdout));
+      } catch {
+        reject(new OsmiumError(`osmium fileinfo ${pbf}: unreadable output`));
+      }
+    });
+  });
+}
+
+const ISO_SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+/**
+ * The date of an extract: the replication timestamp of its header (`osmosis_replication_timestamp`,
+ * else the header's `timestamp`), which extract services set to the moment of the planet's
+ * state they cut; without one, the newest object's timestamp, the last edit the file holds
+ * (a full read of the file, and a date no later than the true one). Null when neither is known.
+ */
+export async function extractTimestamp(pbf: string, signal?: AbortSignal): Promise<ExtractTimestamp | null> {
+  const header = (await fileinfo(pbf, [], signal)).header?.option ?? {};
+  for (const key of ['osmosis_replication_timestamp', 'timestamp']) {
+    if (typeof header[key] === 'string' && ISO_SECOND.test(header[key])) return { timestamp: header[key], from: 'header' };
+  }
+  const last = (await fileinfo(pbf, ['-e'], signal)).data?.timestamp?.last;
+  return typeof last === 'string' && ISO_SECOND.test(last) ? { timestamp: last, from: 'newest object' } : null;
+}

@@ -1,12 +1,12 @@
 /**
- * Points of interest as the businesses of the building that contains them: a named node (or
- * the outline itself) tagged shop, office, craft, or an amenity or tourism value that is a
- * business. Street furniture and places of worship carry names too but trade nothing.
+ * Points of interest as business listings of the building that contains them: a named node
+ * tagged shop, office, craft, or an amenity or tourism value that is a business. Street
+ * furniture and places of worship carry names too but trade nothing.
  *
- * OpenStreetMap is not a business register: such records carry a name only, no registration
- * number, size or turnover.
+ * OpenStreetMap is not a business register: a listing says a business trades there, not that
+ * its registered office is there, so it never becomes a registered business. Its address is
+ * the building's `address_evidence: business_listing` when no address record names it.
  */
-import type { BusinessRecord } from '../snapshot/schema.ts';
 import type { Tags } from './osm-tags.ts';
 
 const NOT_A_BUSINESS_AMENITY = new Set([
@@ -29,19 +29,4 @@ export function isBusiness(tags: Tags): boolean {
   if (tags.craft !== undefined && tags.craft !== 'no') return true;
   if (tags.amenity !== undefined && !NOT_A_BUSINESS_AMENITY.has(tags.amenity)) return true;
   return tags.tourism !== undefined && BUSINESS_TOURISM.has(tags.tourism);
-}
-
-/** The business record of a listing; `source` (e.g. `osm:node/123`) is its stable id. */
-export function businessFrom(source: string, tags: Tags): BusinessRecord {
-  return {
-    business_id: source,
-    registration_number: null,
-    name: tags.name.trim(),
-    active: true,
-    employees_min: null,
-    employees_max: null,
-    turnover: null,
-    turnover_currency: null,
-    turnover_financial_year: null,
-  };
 }

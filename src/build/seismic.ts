@@ -6,7 +6,8 @@
  * Values: risk class `RS1`..`RS4` → RsI..RsIV, `U1`..`U3`, `C` → consolidated, `N/A` or empty
  * → null; a consolidation status `YES…` makes the class consolidated and `DEMOLISHED` drops
  * the row; year built → construction_year; the height regime → floors; apartments → dwellings;
- * examination year → seismic_risk_assessment_year.
+ * examination year → seismic_risk_assessment_year. Every row joined to a building makes it
+ * `seismic_listed`, whatever its class (N/A included) or year.
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
