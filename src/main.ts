@@ -60,15 +60,19 @@ async function main(config: Config): Promise<void> {
   let ledger: Ledger | null = null;
   let stopAsked = false;
   let stopping = false;
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    log.info({ signal, graceMs: STOP_GRACE_MS }, 'stopping: no new connections, finishing the requests in flight');
     await serving!.close();
     ledger!.close();
+    log.info({ signal }, 'stopped');
     process.exit(0);
   };
+  let stopSignal: NodeJS.Signals = 'SIGTERM';
   const onSignal = (signal: NodeJS.Signals) => {
-    if (serving) void stop();
+    stopSignal = signal;
+    if (serving) void stop(signal);
     else if (!stopAsked) {
       stopAsked = true;
       log.info({ signal }, 'asked to stop while starting: stopping as soon as the server is up');
@@ -81,7 +85,8 @@ async function main(config: Config): Promise<void> {
     const written = await writeSyntheticCountry({ seed: DEMO_SEED, buildings: config.demoBuildings, outDir: config.snapshotsDir });
     log.info({ path: written.path, rows: written.rows, bytes: written.bytes }, 'demo snapshot written');
   }
-  const catalog = Catalog.open(config.snapshotsDir, { log: (entry) => log.info(entry, 'catalog') });
+  // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
+  const catalog = Catalog.open(config.snapshotsDir, { log: ({ level, ...fields }) => log[level](fields, fields.event) });
   catalog.watchSignal('SIGHUP');
   ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
   const demo = ledger.ensureDemo(dirname(config.ledgerPath));
@@ -100,7 +105,7 @@ async function main(config: Config): Promise<void> {
     serving = { port: pool.port, implementation: pool.implementation, close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); } };
   }
   if (stopAsked) {
-    await stop();
+    await stop(stopSignal);
     return;
   }
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
