@@ -15,7 +15,11 @@ export interface Config {
   baseUrl: string | null;
   appUrl: string;
   countriesUrl: string;
-  /** Buildings of the synthetic demo country generated when no snapshot exists. */
+  /** Whether EDIFICE_SNAPSHOTS was given (a demo is made only in the default folder, unless asked). */
+  snapshotsDirSet: boolean;
+  /** EDIFICE_DEMO: auto (the quick start's default folder, empty), on (asked for), off (never). See demo.ts. */
+  demo: 'auto' | 'on' | 'off';
+  /** Buildings of the synthetic demo country generated for a demo. */
   demoBuildings: number;
   /**
    * Reverse proxies in front of the server whose X-Forwarded-For is trusted: the client address
@@ -63,6 +67,11 @@ export interface Config {
   warmUpRequests: number;
 }
 
+/** A setting the server cannot start with: its message names the variable and what it accepts, on one line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -96,11 +105,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const secret = env.EDIFICE_PAYMENT_WEBHOOK_SECRET || null;
   if (secret !== null && secret.length < 16) throw new RangeError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
   if (provider === 'webhook' && secret === null) throw new RangeError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
+  const demo = ({ '': 'auto', auto: 'auto', '1': 'on', '0': 'off' } as const)[env.EDIFICE_DEMO ?? ''];
+  if (demo === undefined) throw new ConfigError(`EDIFICE_DEMO must be 0, 1 or auto, got "${env.EDIFICE_DEMO}".`);
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
     port,
     basePath,
     snapshotsDir: env.EDIFICE_SNAPSHOTS || './snapshots',
+    snapshotsDirSet: Boolean(env.EDIFICE_SNAPSHOTS),
+    demo,
     ledgerPath: ledgerPath(env),
     baseUrl: env.EDIFICE_BASE_URL ? env.EDIFICE_BASE_URL.replace(/\/$/, '') : null,
     appUrl: env.EDIFICE_APP_URL || 'https://app.edifice.example',

@@ -1,10 +1,10 @@
 /**
- * `npm start`: the server on its embedded default. With no snapshot under EDIFICE_SNAPSHOTS it
- * first generates a small synthetic demo country; with no demo workspace in the ledger it makes
- * one (100,000 bought credits) and a demo key. A second start reuses both. It prints the key and a
- * ready-to-paste curl line. It serves with EDIFICE_WORKERS threads (default: one per core).
+ * `npm start`: the server. On a fresh clone (no snapshot in the default ./snapshots) it is the
+ * demo (demo.ts): it generates a small synthetic country, makes a demo workspace (100,000 bought
+ * credits) and key, and prints the key with a ready-to-paste curl line; a second start reuses
+ * both. Serving real snapshots it keeps no demo key and prints no secret. It serves with
+ * EDIFICE_WORKERS threads (default: one per core).
  */
-import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { loadConfig, type Config } from './config.ts';
@@ -14,17 +14,9 @@ import { queryBuildings } from './query/buildings.ts';
 import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
 import { startWorkers } from './http/worker-pool.ts';
-import { writeSyntheticCountry } from './synth/generate.ts';
-
-const DEMO_SEED = 20261121;
+import { planDemo, writeDemoCountry } from './demo.ts';
 /** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
 const STOP_GRACE_MS = 5_000;
-
-function hasSnapshot(dir: string): boolean {
-  if (!existsSync(dir)) return false;
-  return readdirSync(dir, { withFileTypes: true }).some((d) =>
-    d.isDirectory() && /^[A-Z]{2}$/.test(d.name) && readdirSync(join(dir, d.name)).some((f) => /^\d{4}-\d{2}-\d{2}\.arrow$/.test(f)));
-}
 
 /** A bbox of about 2 km around a dense spot of the first country: it holds demo buildings. */
 function demoBbox(catalog: Catalog): string {
@@ -80,16 +72,21 @@ async function main(config: Config): Promise<void> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  if (!hasSnapshot(config.snapshotsDir)) {
+  const plan = planDemo(config);
+  if (plan.generate) {
     log.info({ dir: config.snapshotsDir, buildings: config.demoBuildings }, 'no snapshot found: generating the synthetic demo country');
-    const written = await writeSyntheticCountry({ seed: DEMO_SEED, buildings: config.demoBuildings, outDir: config.snapshotsDir });
+    const written = await writeDemoCountry(config);
     log.info({ path: written.path, rows: written.rows, bytes: written.bytes }, 'demo snapshot written');
   }
   // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
   const catalog = Catalog.open(config.snapshotsDir, { log: ({ level, ...fields }) => log[level](fields, fields.event) });
   catalog.watchSignal('SIGHUP');
   ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
-  const demo = ledger.ensureDemo(dirname(config.ledgerPath));
+  const demo = plan.demo ? ledger.ensureDemo(dirname(config.ledgerPath)) : null;
+  if (!plan.demo) {
+    const retired = ledger.retireDemo(dirname(config.ledgerPath));
+    if (retired) log.warn({ workspaceId: retired.workspaceId, keyIds: retired.keyIds }, 'the demo workspace\'s keys are revoked: this server serves real snapshots');
+  }
 
   if (config.workers === 0) {
     // This thread charges: the openings read before the first page, not during it.
@@ -112,16 +109,23 @@ async function main(config: Config): Promise<void> {
   log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },
     `listening (uWebSockets.js ${serving.implementation}, ${threads})`);
 
-  const url = `http://127.0.0.1:${serving.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
-  process.stdout.write([
-    '',
-    `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`,
-    `Demo workspace ${demo.workspaceId}${demo.created ? ' created with 100,000 credits' : ''}; its key is kept in ${join(dirname(config.ledgerPath), 'demo-key.txt')}.`,
-    `Demo key: ${demo.key}`,
-    'Try:',
-    `  curl -s -H 'Authorization: Bearer ${demo.key}' '${url}'`,
-    '',
-  ].join('\n') + '\n');
+  const lines = ['', `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`];
+  const keyFile = join(dirname(config.ledgerPath), 'demo-key.txt');
+  if (demo?.state === 'active') {
+    // The quick start's demo alone prints a key: it is in a file beside the ledger anyway.
+    const url = `http://127.0.0.1:${serving.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
+    lines.push(
+      `Demo workspace ${demo.workspaceId}${demo.created ? ' created with 100,000 credits' : ''}; its key is kept in ${keyFile}.`,
+      `Demo key: ${demo.key}`,
+      'Try:',
+      `  curl -s -H 'Authorization: Bearer ${demo.key}' '${url}'`,
+    );
+  } else if (demo?.state === 'revoked') {
+    lines.push(`The demo key ${demo.keyId} of workspace ${demo.workspaceId} was revoked, and stays so. Make a key with the admin CLI: npm run admin -- --help`);
+  } else {
+    lines.push('Keys: npm run admin -- --help');
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
 }
 
 main(loadConfig()).catch((err) => {

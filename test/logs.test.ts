@@ -6,7 +6,7 @@
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots } from './http-helpers.ts';
+import { killServerProcesses, removeDir, startServerProcess, syntheticSnapshots, waitForOutput } from './http-helpers.ts';
 
 const dirs: string[] = [];
 
@@ -33,18 +33,6 @@ function jsonLines(output: string): Record<string, unknown>[] {
   return lines.map((l) => JSON.parse(l));
 }
 
-function until(output: () => string, pattern: RegExp): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const look = () => {
-      if (pattern.test(output())) resolve();
-      else if (Date.now() - started > 30_000) reject(new Error(`no ${pattern} in: ${output()}`));
-      else setTimeout(look, 50);
-    };
-    look();
-  });
-}
-
 describe('log levels', () => {
   it('logs a refused snapshot as a warning, shown under EDIFICE_LOG_LEVEL=warn, with one level key', { timeout: 90_000 }, async () => {
     const dir = await withRefusedFile();
@@ -61,7 +49,7 @@ describe('log levels', () => {
     const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: join(dir, 'ledger.db'), EDIFICE_WORKERS: '0', EDIFICE_LOG_LEVEL: 'info' }, []);
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
     server.child.kill('SIGHUP');
-    await until(server.output, /"event":"snapshot_rescan"/);
+    await waitForOutput(server.output, /"event":"snapshot_rescan"/);
     server.child.kill('SIGTERM');
     expect(await exited).toBe(0);
     const lines = jsonLines(server.output());
