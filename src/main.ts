@@ -7,7 +7,7 @@
  */
 import { dirname, join } from 'node:path';
 import pino from 'pino';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { Ledger } from './ledger/index.ts';
 import { queryBuildings } from './query/buildings.ts';
@@ -36,7 +36,7 @@ function demoBbox(catalog: Catalog): string {
 }
 
 async function main(config: Config): Promise<void> {
-  const log = pino({ level: process.env.EDIFICE_LOG_LEVEL || 'info' });
+  const log = pino({ level: config.logLevel });
   if (config.workers > 0 && !process.execArgv.includes('--single-threaded-gc')) {
     // A command-line flag only: V8 aborts when it is set at run time (v8.setFlagsFromString).
     log.warn('Node runs without --single-threaded-gc, which npm start passes: with a worker per core, V8\'s garbage '
@@ -128,7 +128,19 @@ async function main(config: Config): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }
 
-main(loadConfig()).catch((err) => {
+/** Exit status of a start refused for its configuration (a bad variable); other failures exit 1. */
+const EXIT_CONFIG = 2;
+
+/** One line on stderr, no stack: the message names what to change. */
+function refuse(err: unknown): never {
   process.stderr.write(`edifice: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+  process.exit(err instanceof ConfigError ? EXIT_CONFIG : 1);
+}
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  refuse(err);
+}
+main(config).catch(refuse);
