@@ -14,6 +14,8 @@ import { queryBuildings } from './query/buildings.ts';
 import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
 import { startWorkers } from './http/worker-pool.ts';
+import { assertPortFree } from './http/port.ts';
+import { lockLedger } from './ledger/server-lock.ts';
 import { planDemo, writeDemoCountry } from './demo.ts';
 /** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
 const STOP_GRACE_MS = 5_000;
@@ -58,6 +60,7 @@ async function main(config: Config): Promise<void> {
     log.info({ signal, graceMs: STOP_GRACE_MS }, 'stopping: no new connections, finishing the requests in flight');
     await serving!.close();
     ledger!.close();
+    lock.release();
     log.info({ signal }, 'stopped');
     process.exit(0);
   };
@@ -72,6 +75,9 @@ async function main(config: Config): Promise<void> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // One server per ledger and per port (every limit would double): refused before any long work.
+  const lock = lockLedger(config.ledgerPath);
+  await assertPortFree(config.host, config.port);
   const plan = planDemo(config);
   if (plan.generate) {
     log.info({ dir: config.snapshotsDir, buildings: config.demoBuildings }, 'no snapshot found: generating the synthetic demo country');

@@ -22,7 +22,8 @@ import { QueryError } from '../query/types.ts';
 import type { ChargeResult, Ledger } from '../ledger/index.ts';
 import { asUnavailable } from '../ledger/errors.ts';
 import type { Config } from '../config.ts';
-import { fallbackRefusal, uws, uwsImplementation } from './uws.ts';
+import { fallbackRefusal, listenOn, uws, uwsImplementation } from './uws.ts';
+import { listenFailure } from './port.ts';
 import { Metrics } from './metrics.ts';
 import { BuildingCache } from './building-cache.ts';
 import { WriterPool } from './writer-pool.ts';
@@ -53,6 +54,12 @@ export interface ServerDeps {
   metricsText?: (own: Metrics) => Promise<string>;
   /** The open operations' writes; default: on this thread's ledger (a worker sends them to the ledger thread). */
   writePublic?: WritePublic;
+  /**
+   * A worker of a pool: listens beside the pool's other workers (SO_REUSEPORT) on the port the
+   * pool holds (port.ts holdPort). Otherwise the server listens exclusively: a port anyone
+   * listens on already is refused.
+   */
+  sharedPort?: boolean;
 }
 
 export interface RunningServer {
@@ -398,9 +405,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   if (warmed.requests > 0) (warmed.failed > 0 ? log.warn : log.info).call(log, warmed, 'warmed up before listening');
 
   return new Promise((resolve, reject) => {
-    app.listen(config.host, config.port, (socket: us_listen_socket | false) => {
+    listenOn(app, config.host, config.port, !deps.sharedPort, (socket: us_listen_socket | false) => {
       if (!socket) {
-        reject(new Error(`Cannot listen on ${config.host}:${config.port} (in use, or not allowed).`));
+        void listenFailure(config.host, config.port).then(reject);
         return;
       }
       const port = uws.us_socket_local_port(socket);

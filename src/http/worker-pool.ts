@@ -2,9 +2,10 @@
  * Serving with several worker threads (one per core by default). The main thread owns the
  * catalog (loading, hot swap, removals) and the demo setup; each worker runs the whole HTTP app.
  *
- * - One port: every worker listens on the same port with SO_REUSEPORT, which uWebSockets.js sets
- *   for any port but 0, and the kernel spreads connections over them; a configured port 0 is
- *   first resolved to a free port here.
+ * - One port: every worker listens on the same port with SO_REUSEPORT and the kernel spreads
+ *   connections over them. The pool first takes the port exclusively, which fails when another
+ *   server listens there, and holds it until its workers listen (port.ts); a configured port 0
+ *   becomes the free port it took.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
  * - Exact limits: the per-key and per-address GCRA tables and the daily quota's counters are
@@ -18,7 +19,6 @@
  *   busy handler.
  * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
  */
-import { createServer } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
@@ -29,6 +29,7 @@ import type { Config } from '../config.ts';
 import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
+import { holdPort } from './port.ts';
 import type { LedgerThreadData, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 
@@ -67,22 +68,19 @@ async function within(done: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-/** A port nobody listens on now (for a configured port 0: workers must share a real one). */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
+  if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
+  const held = await holdPort(options.config.host, options.config.port);
+  try {
+    return await startHolding(options, held.port);
+  } finally {
+    held.release();
+  }
 }
 
-export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
+async function startHolding(options: WorkerPoolOptions, port: number): Promise<WorkerPool> {
   const { catalog, ledger, log } = options;
-  if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
-  const config = { ...options.config, port: options.config.port === 0 ? await freePort(options.config.host) : options.config.port };
+  const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
   const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
   log.info({ mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity }, 'a table of the latest openings shared by the workers');

@@ -1,6 +1,6 @@
 /**
  * A worker thread of the server (started by worker-pool.ts through thread-boot.mjs): the whole
- * HTTP app on the shared port (SO_REUSEPORT), a replica of the main thread's catalog over the same
+ * HTTP app on the shared port (SO_REUSEPORT, on the port the pool holds), a replica of the main thread's catalog over the same
  * shared memory, its own connection to the ledger file, and the limiter tables every thread shares.
  */
 import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
@@ -139,7 +139,7 @@ const waiting = new Map<number, (text: string) => void>();
 
 try {
   const server = await startServer({
-    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic,
+    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic, sharedPort: true,
     metricsText: () => new Promise((resolve) => {
       const id = ++asked;
       waiting.set(id, resolve);
