@@ -8,6 +8,9 @@ import { availableParallelism } from 'node:os';
 export interface Config {
   host: string;
   port: number;
+  /** The operator port of GET /metrics (metrics-server.ts), loopback by default; port 0: none. */
+  metricsHost: string;
+  metricsPort: number;
   /** Path prefix of every API route; the spec's base address ends in it. */
   basePath: string;
   snapshotsDir: string;
@@ -137,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
     port,
+    metricsHost: env.EDIFICE_METRICS_HOST || '127.0.0.1',
+    metricsPort: int(env, 'EDIFICE_METRICS_PORT', 9464, 0, 65535),
     basePath,
     snapshotsDir,
     logLevel,

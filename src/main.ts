@@ -15,6 +15,7 @@ import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
 import { startWorkers } from './http/worker-pool.ts';
 import { assertPortFree } from './http/port.ts';
+import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 import { lockLedger } from './ledger/server-lock.ts';
 import { planDemo, writeDemoCountry } from './demo.ts';
 /** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
@@ -50,7 +51,8 @@ async function main(config: Config): Promise<void> {
   // ended the process at once, answering nothing and closing nothing. One that comes during the
   // start is kept and acted on once the server is up, so no file or thread is left half done (a
   // second one ends the process at once, as during a stop).
-  let serving: { port: number; implementation: string; close(): Promise<void> | void } | null = null;
+  let serving: { port: number; implementation: string; metricsText(): Promise<string>; close(): Promise<void> | void } | null = null;
+  let metricsServer: MetricsServer | null = null;
   let ledger: Ledger | null = null;
   let stopAsked = false;
   let stopping = false;
@@ -58,6 +60,7 @@ async function main(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal, graceMs: STOP_GRACE_MS }, 'stopping: no new connections, finishing the requests in flight');
+    await metricsServer?.close();
     await serving!.close();
     ledger!.close();
     lock.release();
@@ -78,6 +81,7 @@ async function main(config: Config): Promise<void> {
   // One server per ledger and per port (every limit would double): refused before any long work.
   const lock = lockLedger(config.ledgerPath);
   await assertPortFree(config.host, config.port);
+  if (config.metricsPort > 0) await assertPortFree(config.metricsHost, config.metricsPort, 'EDIFICE_METRICS_PORT');
   const plan = planDemo(config);
   if (plan.generate) {
     log.info({ dir: config.snapshotsDir, buildings: config.demoBuildings }, 'no snapshot found: generating the synthetic demo country');
@@ -100,22 +104,31 @@ async function main(config: Config): Promise<void> {
     const server = await startServer({ config, catalog, ledger, log });
     // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
     // on every later response, the grace for what is in flight, then the rest ended.
-    serving = { port: server.port, implementation: server.implementation, close: () => server.stop(STOP_GRACE_MS) };
+    serving = {
+      port: server.port, implementation: server.implementation, metricsText: () => server.metrics.registry.metrics(),
+      close: () => server.stop(STOP_GRACE_MS),
+    };
   } else {
     // The main thread keeps the catalog and its removals; the workers serve.
     const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
     const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
-    serving = { port: pool.port, implementation: pool.implementation, close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); } };
+    serving = {
+      port: pool.port, implementation: pool.implementation, metricsText: () => pool.metricsText(),
+      close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); },
+    };
   }
+  if (config.metricsPort > 0) metricsServer = await startMetricsServer(config.metricsHost, config.metricsPort, serving.metricsText, log);
   if (stopAsked) {
     await stop(stopSignal);
     return;
   }
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
-  log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },
+  const metricsAt = metricsServer ? `http://${config.metricsHost}:${metricsServer.port}/metrics` : 'off';
+  log.info({ uWebSockets: serving.implementation, port: serving.port, metrics: metricsAt, workers: config.workers, snapshots: catalog.report() },
     `listening (uWebSockets.js ${serving.implementation}, ${threads})`);
 
-  const lines = ['', `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`];
+  const lines = ['', `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`,
+    `Metrics for operators: ${metricsAt}`];
   const keyFile = join(dirname(config.ledgerPath), 'demo-key.txt');
   if (demo?.state === 'active') {
     // The quick start's demo alone prints a key: it is in a file beside the ledger anyway.

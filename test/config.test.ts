@@ -93,7 +93,7 @@ describe('config: the rest of the environment', () => {
 /** Starts the server in `cwd` with `env`; resolves with its exit code and what it wrote, stdout and stderr apart. */
 function start(cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/main.ts')], {
-    cwd, env: { ...process.env, EDIFICE_PORT: '0', EDIFICE_WORKERS: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd, env: { ...process.env, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_WORKERS: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';

@@ -15,10 +15,13 @@ import { Catalog } from '../src/catalog/catalog.ts';
 import { Ledger, type LedgerOptions } from '../src/ledger/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/http/server.ts';
+import { startMetricsServer } from '../src/http/metrics-server.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
 
 export interface TestServer {
   url: string;
+  /** The operator port's origin: `${metricsUrl}/metrics`. */
+  metricsUrl: string;
   base: string;
   dir: string;
   catalog: Catalog;
@@ -39,11 +42,14 @@ export async function startTestServer(dir: string, ledgerOptions: LedgerOptions 
   const config = { ...loadConfig(env), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, ledgerFile) };
   const catalog = Catalog.open(config.snapshotsDir);
   const ledger = Ledger.open(config.ledgerPath, ledgerOptions);
-  const server = await startServer({ config, catalog, ledger, log: pino({ level: 'silent' }), now: ledgerOptions.now });
+  const log = pino({ level: 'silent' });
+  const server = await startServer({ config, catalog, ledger, log, now: ledgerOptions.now });
+  const metrics = await startMetricsServer('127.0.0.1', 0, () => server.metrics.registry.metrics(), log);
   const url = `http://127.0.0.1:${server.port}`;
   return {
-    url, base: `${url}/v1`, dir, catalog, ledger, server,
+    url, metricsUrl: `http://127.0.0.1:${metrics.port}`, base: `${url}/v1`, dir, catalog, ledger, server,
     close() {
+      void metrics.close();
       server.close();
       ledger.close();
     },
@@ -68,7 +74,7 @@ export function trackServerProcess(child: ChildProcess): ChildProcess {
  */
 export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[], cwd = ROOT): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const child = spawn(process.execPath, [...flags, '--import', TSX_LOADER, join(ROOT, 'src/main.ts')], {
-    cwd, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', ...env, EDIFICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', EDIFICE_METRICS_PORT: '0', ...env, EDIFICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   serverProcesses.push(child);
   return new Promise((resolve, reject) => {

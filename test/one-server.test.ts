@@ -27,7 +27,7 @@ afterAll(() => {
 /** Runs a command of the project until it exits or prints that it listens; at most 60 s. */
 function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; listening: boolean; stdout: string; stderr: string }> {
   const child = trackServerProcess(spawn(process.execPath, ['--import', TSX_LOADER, ...args], {
-    cwd: ROOT, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', EDIFICE_METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   }));
   let stdout = '';
   let stderr = '';

@@ -15,20 +15,20 @@ export class PortTakenError extends Error {
 }
 
 /** Why `host:port` cannot be listened on, in one line, from the system's own error (node:net reports its code). */
-export function portRefusal(host: string, port: number): Promise<string | null> {
+export function portRefusal(host: string, port: number, variable = 'EDIFICE_PORT'): Promise<string | null> {
   return new Promise((resolve) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'
-      ? `Port ${port} on ${host} is taken: another process listens there (stop it, or set EDIFICE_PORT).`
-      : `Cannot listen on ${host}:${port} (${err.code ?? err.message}); set EDIFICE_HOST or EDIFICE_PORT.`));
+      ? `Port ${port} on ${host} is taken: another process listens there (stop it, or set ${variable}).`
+      : `Cannot listen on ${host}:${port} (${err.code ?? err.message}); set ${variable.replace(/PORT$/, 'HOST')} or ${variable}.`));
     probe.listen(port, host, () => probe.close(() => resolve(null)));
   });
 }
 
 /** Throws PortTakenError when `host:port` cannot be listened on (a check before a long start; the listen decides). */
-export async function assertPortFree(host: string, port: number): Promise<void> {
+export async function assertPortFree(host: string, port: number, variable = 'EDIFICE_PORT'): Promise<void> {
   if (port === 0) return;
-  const refusal = await portRefusal(host, port);
+  const refusal = await portRefusal(host, port, variable);
   if (refusal !== null) throw new PortTakenError(refusal);
 }
 

@@ -17,7 +17,8 @@
  *   in shared memory (ledger/shared-openings.ts), from which every worker answers free pages.
  *   Writers queue on one shared lock (ledger/write-lock.ts) rather than in SQLite's sleeping
  *   busy handler.
- * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
+ * - Metrics: metricsText() sums the registries of every thread (prom-client's aggregation), for
+ *   the operator port (metrics-server.ts).
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -30,7 +31,9 @@ import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import { holdPort } from './port.ts';
-import type { LedgerThreadData, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
+import { fallbackRefusal, uwsImplementation } from './uws.ts';
+import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
+import { threadRegistry } from './metrics.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
@@ -53,6 +56,8 @@ export interface WorkerPool {
   port: number;
   implementation: string;
   workers: number;
+  /** The Prometheus text of every thread's metrics, summed. */
+  metricsText(): Promise<string>;
   /** Stops accepting, waits up to `graceMs` for open connections to finish, then ends the threads. */
   close(graceMs?: number): Promise<void>;
 }
@@ -70,6 +75,8 @@ async function within(done: Promise<unknown>, ms: number): Promise<boolean> {
 
 export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
   if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
+  // The JS fallback cannot serve (uws.ts): said before anything binds the port with it.
+  if (uwsImplementation !== 'native') throw new Error(fallbackRefusal());
   const held = await holdPort(options.config.host, options.config.port);
   try {
     return await startHolding(options, held.port);
@@ -97,24 +104,40 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   });
   const post = (w: Worker, m: ToWorker): void => w.postMessage(m);
 
-  // Metrics: a worker asks, every worker answers with its registry, the sum goes back.
+  // Metrics: every thread answers with its registry (the workers', the ledger thread's, this
+  // one's), and the sum is the text (prom-client's aggregation; the thread label keeps each
+  // thread's process and runtime metrics apart).
+  const own = threadRegistry('main');
   let polls = 0;
-  const polling = new Map<number, { asker: Worker; askerId: number; parts: unknown[]; expected: number }>();
+  const polling = new Map<number, { parts: unknown[]; expected: number; done: (text: Promise<string>) => void }>();
   const settle = (id: number): void => {
     const poll = polling.get(id)!;
     if (poll.parts.length < poll.expected) return;
     polling.delete(id);
-    void AggregatorRegistry.aggregate(poll.parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics()
-      .then((text) => post(poll.asker, { type: 'metrics-text', id: poll.askerId, text }));
+    poll.done(AggregatorRegistry.aggregate(poll.parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics());
   };
-  const onMessage = (w: Worker, m: FromWorker): void => {
-    if (m.type === 'metrics?') {
+  const metricsText = async (): Promise<string> => {
+    const mine = await own.getMetricsAsJSON();
+    return new Promise<string>((done) => {
       const id = ++polls;
-      polling.set(id, { asker: w, askerId: m.id, parts: [], expected: workers.size });
+      const ledgerUp = ledgerThread !== undefined && ledgerThread.threadId !== -1;
+      polling.set(id, { parts: [mine], expected: 1 + workers.size + (ledgerUp ? 1 : 0), done });
       for (const x of workers) post(x, { type: 'metrics', id });
-    } else if (m.type === 'metrics' && polling.has(m.id)) {
+      if (ledgerUp) ledgerThread.postMessage({ type: 'metrics', id } satisfies ToLedgerThread);
+      settle(id);
+    });
+  };
+  const onMessage = (m: FromWorker | LedgerThreadMetrics): void => {
+    if (m.type === 'metrics' && polling.has(m.id)) {
       polling.get(m.id)!.parts.push(m.json);
       settle(m.id);
+    }
+  };
+  /** A thread that ended will not answer the polls under way: they finish without it. */
+  const forgetThread = (): void => {
+    for (const [id, poll] of polling) {
+      poll.expected--;
+      settle(id);
     }
   };
 
@@ -132,7 +155,9 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
     };
     const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
     let started = false;
-    t.once('message', (ready: LedgerThreadReady) => {
+    t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
+      if ('type' in m) return onMessage(m);
+      const ready = m;
       started = true;
       ledgerThread = t;
       log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory, the latest shared with the workers)');
@@ -146,6 +171,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
       if (!started) reject(err);
     });
     t.on('exit', (code) => {
+      if (started) forgetThread();
       if (closing || !started) return;
       log.error({ code }, 'ledger thread exited; starting another');
       restartLedgerThread(RESTART_FIRST_MS);
@@ -192,7 +218,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
       } else if (m.type === 'failed') {
         reject(new Error(`a worker could not start: ${m.message}`));
       } else {
-        onMessage(w, m);
+        onMessage(m);
       }
     });
     w.on('error', (err) => {
@@ -200,12 +226,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
       if (!started) reject(err);
     });
     w.on('exit', (code) => {
-      workers.delete(w);
-      // Its part of a metrics poll will not come: finish those polls without it.
-      for (const [id, poll] of polling) {
-        poll.expected--;
-        settle(id);
-      }
+      if (workers.delete(w)) forgetThread();
       if (closing || !started) return;
       log.error({ code }, 'worker thread exited; starting another');
       spawn().catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
@@ -224,6 +245,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
     port: config.port,
     implementation,
     workers: options.workers,
+    metricsText,
     async close(graceMs = 5_000) {
       closing = true;
       clearTimeout(restartTimer);
