@@ -78,6 +78,24 @@ async function main(config: Config): Promise<void> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // SIGHUP (rescan the snapshots) is in place from the start too: its default action ended the
+  // process silently while it loaded. One that comes during the start rescans once it is up.
+  let catalogUp: Catalog | null = null;
+  let rescanAsked = false;
+  const rescan = () => {
+    try {
+      catalogUp!.rescan();
+    } catch (err) {
+      log.error({ err }, 'the rescan of the snapshots failed');
+    }
+  };
+  process.on('SIGHUP', () => {
+    if (catalogUp) rescan();
+    else if (!rescanAsked) {
+      rescanAsked = true;
+      log.info({ signal: 'SIGHUP' }, 'asked to rescan the snapshots while starting: rescanning as soon as the server is up');
+    }
+  });
   // One server per ledger and per port (every limit would double): refused before any long work.
   const lock = lockLedger(config.ledgerPath);
   await assertPortFree(config.host, config.port);
@@ -90,7 +108,6 @@ async function main(config: Config): Promise<void> {
   }
   // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
   const catalog = Catalog.open(config.snapshotsDir, { log: ({ level, ...fields }) => log[level](fields, fields.event) });
-  catalog.watchSignal('SIGHUP');
   ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
   const demo = plan.demo ? ledger.ensureDemo(dirname(config.ledgerPath)) : null;
   if (!plan.demo) {
@@ -122,6 +139,8 @@ async function main(config: Config): Promise<void> {
     await stop(stopSignal);
     return;
   }
+  catalogUp = catalog;
+  if (rescanAsked) rescan();
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
   const metricsAt = metricsServer ? `http://${config.metricsHost}:${metricsServer.port}/metrics` : 'off';
   log.info({ uWebSockets: serving.implementation, port: serving.port, metrics: metricsAt, workers: config.workers, snapshots: catalog.report() },
