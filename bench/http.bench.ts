@@ -36,6 +36,7 @@
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Ledger } from '../src/ledger/index.ts';
@@ -131,6 +132,20 @@ function freshLedger(name: string): { path: string; keys: string[] } {
 interface Server {
   child: Child;
   keys: string[];
+  /** The operator port, where /metrics is served (Edifice only). */
+  metricsPort?: number;
+}
+
+/** A port free now on 127.0.0.1, for the server's operator port. */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
 }
 
 /** Node's flags in `npm start` (package.json; each one word, `--name` or `--name=value`), so that Edifice runs here as it does in production. */
@@ -139,15 +154,16 @@ const START_FLAGS: string[] = (JSON.parse(readFileSync(join(ROOT, 'package.json'
 
 async function startEdifice(name: string, workerCount: number, nodeFlags: string[] = []): Promise<Server> {
   const ledger = freshLedger(name);
+  const metricsPort = await freePort();
   log(`${name}: starting (EDIFICE_WORKERS=${workerCount}; node ${[...START_FLAGS, ...nodeFlags].join(' ')}; loads the snapshot first)`);
   const child = await startChild(name, [...START_FLAGS, ...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
-    EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledger.path,
+    EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: String(metricsPort), EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledger.path,
     EDIFICE_WORKERS: String(workerCount), EDIFICE_BASE_URL: '', EDIFICE_LOG_LEVEL: args['log-level'],
     EDIFICE_KEY_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
     // The mix's public pages come from many addresses (--client-addresses), as behind a proxy.
     EDIFICE_TRUSTED_PROXIES: '1',
   }, join(work, `${name}.log`), /listening on \S+:(\d+)/);
-  return { child, keys: ledger.keys };
+  return { child, keys: ledger.keys, metricsPort };
 }
 
 async function startPlain(name: string, script: string, extra: string[] = []): Promise<Server> {
@@ -195,7 +211,8 @@ async function peak(name: string, s: Server): Promise<Measured> {
 
 /** The server's histogram of the waits for a page's charge (`edifice_charge_wait_seconds`): count at or under each bound, in seconds. */
 async function chargeWaits(s: Server): Promise<Map<number, number>> {
-  const text = await (await fetch(`http://127.0.0.1:${s.child.port}/metrics`)).text();
+  if (s.metricsPort === undefined) throw new Error('only Edifice serves /metrics');
+  const text = await (await fetch(`http://127.0.0.1:${s.metricsPort}/metrics`)).text();
   const buckets = new Map<number, number>();
   for (const m of text.matchAll(/^edifice_charge_wait_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
   return buckets;

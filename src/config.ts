@@ -2,11 +2,15 @@
  * Configuration from the environment, with defaults that make `npm start` work on a fresh clone.
  * A bad value is refused at start with the variable's name, never guessed at.
  */
+import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 export interface Config {
   host: string;
   port: number;
+  /** The operator port of GET /metrics (metrics-server.ts), loopback by default; port 0: none. */
+  metricsHost: string;
+  metricsPort: number;
   /** Path prefix of every API route; the spec's base address ends in it. */
   basePath: string;
   snapshotsDir: string;
@@ -15,7 +19,13 @@ export interface Config {
   baseUrl: string | null;
   appUrl: string;
   countriesUrl: string;
-  /** Buildings of the synthetic demo country generated when no snapshot exists. */
+  /** pino's level of the log (EDIFICE_LOG_LEVEL). */
+  logLevel: string;
+  /** Whether EDIFICE_SNAPSHOTS was given (a demo is made only in the default folder, unless asked). */
+  snapshotsDirSet: boolean;
+  /** EDIFICE_DEMO: auto (the quick start's default folder, empty), on (asked for), off (never). See demo.ts. */
+  demo: 'auto' | 'on' | 'off';
+  /** Buildings of the synthetic demo country generated for a demo. */
   demoBuildings: number;
   /**
    * Reverse proxies in front of the server whose X-Forwarded-For is trusted: the client address
@@ -68,11 +78,26 @@ export interface Config {
   warmUpRequests: number;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function folderKind(path: string): 'folder' | 'missing' | 'other' {
+  try {
+    return statSync(path).isDirectory() ? 'folder' : 'other';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'other';
+  }
+}
+
+/** A setting the server cannot start with: its message names the variable and what it accepts, on one line. */
+export class ConfigError extends RangeError {
+  override name = 'ConfigError';
+}
+
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}, got "${raw}".`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}".`);
   return n;
 }
 
@@ -81,7 +106,7 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return 0;
   const m = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(raw);
-  if (!m) throw new RangeError(`${name} must be an amount such as 9.90 (at most two decimals), got "${raw}".`);
+  if (!m) throw new ConfigError(`${name} must be an amount such as 9.90 (at most two decimals), got "${raw}".`);
   return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
 }
 
@@ -93,25 +118,46 @@ export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'EDIFICE_PORT', 8080, 0, 65535);
   const basePath = env.EDIFICE_BASE_PATH ?? '/v1';
-  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) throw new RangeError(`EDIFICE_BASE_PATH must look like /v1 (no trailing slash), got "${basePath}".`);
+  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) throw new ConfigError(`EDIFICE_BASE_PATH must look like /v1 (no trailing slash), got "${basePath}".`);
   const currency = env.EDIFICE_REPORT_CURRENCY || 'EUR';
-  if (!/^[A-Z]{3}$/.test(currency)) throw new RangeError(`EDIFICE_REPORT_CURRENCY must be three capitals (ISO 4217), got "${currency}".`);
+  if (!/^[A-Z]{3}$/.test(currency)) throw new ConfigError(`EDIFICE_REPORT_CURRENCY must be three capitals (ISO 4217), got "${currency}".`);
   const provider = env.EDIFICE_PAYMENT_PROVIDER || 'builtin';
-  if (provider !== 'builtin' && provider !== 'webhook') throw new RangeError(`EDIFICE_PAYMENT_PROVIDER must be builtin or webhook, got "${provider}".`);
+  if (provider !== 'builtin' && provider !== 'webhook') throw new ConfigError(`EDIFICE_PAYMENT_PROVIDER must be builtin or webhook, got "${provider}".`);
   const secret = env.EDIFICE_PAYMENT_WEBHOOK_SECRET || null;
-  if (secret !== null && secret.length < 16) throw new RangeError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
-  if (provider === 'webhook' && secret === null) throw new RangeError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
+  if (secret !== null && secret.length < 16) throw new ConfigError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
+  if (provider === 'webhook' && secret === null) throw new ConfigError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
+  const logLevel = env.EDIFICE_LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`EDIFICE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
+  const baseUrl = env.EDIFICE_BASE_URL ? env.EDIFICE_BASE_URL.replace(/\/$/, '') : null;
+  if (baseUrl !== null && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(baseUrl)) {
+    throw new ConfigError(`EDIFICE_BASE_URL must be an http:// or https:// address without query, such as https://api.example.com/v1, got "${env.EDIFICE_BASE_URL}".`);
+  }
+  const demo = ({ '': 'auto', auto: 'auto', '1': 'on', '0': 'off' } as const)[env.EDIFICE_DEMO ?? ''];
+  if (demo === undefined) throw new ConfigError(`EDIFICE_DEMO must be 0, 1 or auto, got "${env.EDIFICE_DEMO}".`);
+  const snapshotsDir = env.EDIFICE_SNAPSHOTS || './snapshots';
+  // A typo must not serve made-up data: only the demo creates its folder (demo.ts).
+  const demoMayCreate = demo === 'on' || (demo === 'auto' && !env.EDIFICE_SNAPSHOTS);
+  const kind = folderKind(snapshotsDir);
+  if (kind === 'other' || (kind === 'missing' && !demoMayCreate)) {
+    throw new ConfigError(`EDIFICE_SNAPSHOTS must name an existing folder of snapshots (<CC>/<YYYY-MM-DD>.arrow), got "${snapshotsDir}", `
+      + `which ${kind === 'missing' ? 'does not exist' : 'is not a folder that can be read'}${kind === 'missing' ? ' (only the demo creates its folder: EDIFICE_DEMO=1)' : ''}.`);
+  }
   const reportPriceMinor = price(env, 'EDIFICE_REPORT_PRICE');
   const free = env.EDIFICE_REPORTS_FREE || '0';
-  if (free !== '0' && free !== '1') throw new RangeError(`EDIFICE_REPORTS_FREE must be 0 or 1, got "${free}".`);
-  if (free === '1' && reportPriceMinor > 0) throw new RangeError('EDIFICE_REPORTS_FREE=1 gives reports away: leave EDIFICE_REPORT_PRICE unset or 0 with it.');
+  if (free !== '0' && free !== '1') throw new ConfigError(`EDIFICE_REPORTS_FREE must be 0 or 1, got "${free}".`);
+  if (free === '1' && reportPriceMinor > 0) throw new ConfigError('EDIFICE_REPORTS_FREE=1 gives reports away: leave EDIFICE_REPORT_PRICE unset or 0 with it.');
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
     port,
+    metricsHost: env.EDIFICE_METRICS_HOST || '127.0.0.1',
+    metricsPort: int(env, 'EDIFICE_METRICS_PORT', 9464, 0, 65535),
     basePath,
-    snapshotsDir: env.EDIFICE_SNAPSHOTS || './snapshots',
+    snapshotsDir,
+    logLevel,
+    snapshotsDirSet: Boolean(env.EDIFICE_SNAPSHOTS),
+    demo,
     ledgerPath: ledgerPath(env),
-    baseUrl: env.EDIFICE_BASE_URL ? env.EDIFICE_BASE_URL.replace(/\/$/, '') : null,
+    baseUrl,
     appUrl: env.EDIFICE_APP_URL || 'https://app.edifice.example',
     countriesUrl: env.EDIFICE_COUNTRIES_URL || 'https://edifice.example/countries',
     demoBuildings: int(env, 'EDIFICE_DEMO_BUILDINGS', 20_000, 1_000, 10_000_000),

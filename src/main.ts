@@ -1,30 +1,25 @@
 /**
- * `npm start`: the server on its embedded default. With no snapshot under EDIFICE_SNAPSHOTS it
- * first generates a small synthetic demo country; with no demo workspace in the ledger it makes
- * one (100,000 bought credits) and a demo key. A second start reuses both. It prints the key and a
- * ready-to-paste curl line. It serves with EDIFICE_WORKERS threads (default: one per core).
+ * `npm start`: the server. On a fresh clone (no snapshot in the default ./snapshots) it is the
+ * demo (demo.ts): it generates a small synthetic country, makes a demo workspace (100,000 bought
+ * credits) and key, and prints the key with a ready-to-paste curl line; a second start reuses
+ * both. Serving real snapshots it keeps no demo key and prints no secret. It serves with
+ * EDIFICE_WORKERS threads (default: one per core).
  */
-import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { Ledger } from './ledger/index.ts';
 import { queryBuildings } from './query/buildings.ts';
 import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
 import { startWorkers } from './http/worker-pool.ts';
-import { writeSyntheticCountry } from './synth/generate.ts';
-
-const DEMO_SEED = 20261121;
+import { assertPortFree } from './http/port.ts';
+import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
+import { lockLedger } from './ledger/server-lock.ts';
+import { planDemo, writeDemoCountry } from './demo.ts';
 /** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
 const STOP_GRACE_MS = 5_000;
-
-function hasSnapshot(dir: string): boolean {
-  if (!existsSync(dir)) return false;
-  return readdirSync(dir, { withFileTypes: true }).some((d) =>
-    d.isDirectory() && /^[A-Z]{2}$/.test(d.name) && readdirSync(join(dir, d.name)).some((f) => /^\d{4}-\d{2}-\d{2}\.arrow$/.test(f)));
-}
 
 /** A bbox of about 2 km around a dense spot of the first country: it holds demo buildings. */
 function demoBbox(catalog: Catalog): string {
@@ -44,7 +39,7 @@ function demoBbox(catalog: Catalog): string {
 }
 
 async function main(config: Config): Promise<void> {
-  const log = pino({ level: process.env.EDIFICE_LOG_LEVEL || 'info' });
+  const log = pino({ level: config.logLevel });
   if (config.workers > 0 && !process.execArgv.includes('--single-threaded-gc')) {
     // A command-line flag only: V8 aborts when it is set at run time (v8.setFlagsFromString).
     log.warn('Node runs without --single-threaded-gc, which npm start passes: with a worker per core, V8\'s garbage '
@@ -56,19 +51,26 @@ async function main(config: Config): Promise<void> {
   // ended the process at once, answering nothing and closing nothing. One that comes during the
   // start is kept and acted on once the server is up, so no file or thread is left half done (a
   // second one ends the process at once, as during a stop).
-  let serving: { port: number; implementation: string; close(): Promise<void> | void } | null = null;
+  let serving: { port: number; implementation: string; metricsText(): Promise<string>; close(): Promise<void> | void } | null = null;
+  let metricsServer: MetricsServer | null = null;
   let ledger: Ledger | null = null;
   let stopAsked = false;
   let stopping = false;
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    log.info({ signal, graceMs: STOP_GRACE_MS }, 'stopping: no new connections, finishing the requests in flight');
+    await metricsServer?.close();
     await serving!.close();
     ledger!.close();
+    lock.release();
+    log.info({ signal }, 'stopped');
     process.exit(0);
   };
+  let stopSignal: NodeJS.Signals = 'SIGTERM';
   const onSignal = (signal: NodeJS.Signals) => {
-    if (serving) void stop();
+    stopSignal = signal;
+    if (serving) void stop(signal);
     else if (!stopAsked) {
       stopAsked = true;
       log.info({ signal }, 'asked to stop while starting: stopping as soon as the server is up');
@@ -76,15 +78,42 @@ async function main(config: Config): Promise<void> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  if (!hasSnapshot(config.snapshotsDir)) {
+  // SIGHUP (rescan the snapshots) is in place from the start too: its default action ended the
+  // process silently while it loaded. One that comes during the start rescans once it is up.
+  let catalogUp: Catalog | null = null;
+  let rescanAsked = false;
+  const rescan = () => {
+    try {
+      catalogUp!.rescan();
+    } catch (err) {
+      log.error({ err }, 'the rescan of the snapshots failed');
+    }
+  };
+  process.on('SIGHUP', () => {
+    if (catalogUp) rescan();
+    else if (!rescanAsked) {
+      rescanAsked = true;
+      log.info({ signal: 'SIGHUP' }, 'asked to rescan the snapshots while starting: rescanning as soon as the server is up');
+    }
+  });
+  // One server per ledger and per port (every limit would double): refused before any long work.
+  const lock = lockLedger(config.ledgerPath);
+  await assertPortFree(config.host, config.port);
+  if (config.metricsPort > 0) await assertPortFree(config.metricsHost, config.metricsPort, 'EDIFICE_METRICS_PORT');
+  const plan = planDemo(config);
+  if (plan.generate) {
     log.info({ dir: config.snapshotsDir, buildings: config.demoBuildings }, 'no snapshot found: generating the synthetic demo country');
-    const written = await writeSyntheticCountry({ seed: DEMO_SEED, buildings: config.demoBuildings, outDir: config.snapshotsDir });
+    const written = await writeDemoCountry(config);
     log.info({ path: written.path, rows: written.rows, bytes: written.bytes }, 'demo snapshot written');
   }
-  const catalog = Catalog.open(config.snapshotsDir, { log: (entry) => log.info(entry, 'catalog') });
-  catalog.watchSignal('SIGHUP');
+  // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
+  const catalog = Catalog.open(config.snapshotsDir, { log: ({ level, ...fields }) => log[level](fields, fields.event) });
   ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
-  const demo = ledger.ensureDemo(dirname(config.ledgerPath));
+  const demo = plan.demo ? ledger.ensureDemo(dirname(config.ledgerPath)) : null;
+  if (!plan.demo) {
+    const retired = ledger.retireDemo(dirname(config.ledgerPath));
+    if (retired) log.warn({ workspaceId: retired.workspaceId, keyIds: retired.keyIds }, 'the demo workspace\'s keys are revoked: this server serves real snapshots');
+  }
 
   if (config.workers === 0) {
     // This thread charges: the openings read before the first page, not during it.
@@ -92,37 +121,67 @@ async function main(config: Config): Promise<void> {
     const server = await startServer({ config, catalog, ledger, log });
     // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
     // on every later response, the grace for what is in flight, then the rest ended.
-    serving = { port: server.port, implementation: server.implementation, close: () => server.stop(STOP_GRACE_MS) };
+    serving = {
+      port: server.port, implementation: server.implementation, metricsText: () => server.metrics.registry.metrics(),
+      close: () => server.stop(STOP_GRACE_MS),
+    };
   } else {
     // The main thread keeps the catalog and its removals; the workers serve.
     const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
     const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
-    serving = { port: pool.port, implementation: pool.implementation, close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); } };
+    serving = {
+      port: pool.port, implementation: pool.implementation, metricsText: () => pool.metricsText(),
+      close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); },
+    };
   }
+  if (config.metricsPort > 0) metricsServer = await startMetricsServer(config.metricsHost, config.metricsPort, serving.metricsText, log);
   if (stopAsked) {
-    await stop();
+    await stop(stopSignal);
     return;
   }
+  catalogUp = catalog;
+  if (rescanAsked) rescan();
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
-  log.info({ uWebSockets: serving.implementation, port: serving.port, workers: config.workers, snapshots: catalog.report() },
+  const metricsAt = metricsServer ? `http://${config.metricsHost}:${metricsServer.port}/metrics` : 'off';
+  log.info({ uWebSockets: serving.implementation, port: serving.port, metrics: metricsAt, workers: config.workers, snapshots: catalog.report() },
     `listening (uWebSockets.js ${serving.implementation}, ${threads})`);
 
   if (config.reports === 'off') log.info('building reports are off: POST /reports answers 404 until EDIFICE_REPORT_PRICE is set (or EDIFICE_REPORTS_FREE=1)');
   if (config.reports === 'free') log.info('building reports are free (EDIFICE_REPORTS_FREE=1): anyone may order one without paying');
 
-  const url = `http://127.0.0.1:${serving.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
-  process.stdout.write([
-    '',
-    `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`,
-    `Demo workspace ${demo.workspaceId}${demo.created ? ' created with 100,000 credits' : ''}; its key is kept in ${join(dirname(config.ledgerPath), 'demo-key.txt')}.`,
-    `Demo key: ${demo.key}`,
-    'Try:',
-    `  curl -s -H 'Authorization: Bearer ${demo.key}' '${url}'`,
-    '',
-  ].join('\n') + '\n');
+  const lines = ['', `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`,
+    `Metrics for operators: ${metricsAt}`];
+  const keyFile = join(dirname(config.ledgerPath), 'demo-key.txt');
+  if (demo?.state === 'active') {
+    // The quick start's demo alone prints a key: it is in a file beside the ledger anyway.
+    const url = `http://127.0.0.1:${serving.port}${config.basePath}/buildings?bbox=${demoBbox(catalog)}&limit=3`;
+    lines.push(
+      `Demo workspace ${demo.workspaceId}${demo.created ? ' created with 100,000 credits' : ''}; its key is kept in ${keyFile}.`,
+      `Demo key: ${demo.key}`,
+      'Try:',
+      `  curl -s -H 'Authorization: Bearer ${demo.key}' '${url}'`,
+    );
+  } else if (demo?.state === 'revoked') {
+    lines.push(`The demo key ${demo.keyId} of workspace ${demo.workspaceId} was revoked, and stays so. Make a key with the admin CLI: npm run admin -- --help`);
+  } else {
+    lines.push('Keys: npm run admin -- --help');
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
 }
 
-main(loadConfig()).catch((err) => {
+/** Exit status of a start refused for its configuration (a bad variable); other failures exit 1. */
+const EXIT_CONFIG = 2;
+
+/** One line on stderr, no stack: the message names what to change. */
+function refuse(err: unknown): never {
   process.stderr.write(`edifice: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+  process.exit(err instanceof ConfigError ? EXIT_CONFIG : 1);
+}
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  refuse(err);
+}
+main(config).catch(refuse);

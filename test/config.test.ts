@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
+import { ROOT, TSX_LOADER, removeDir, syntheticSnapshots } from './http-helpers.ts';
 
 describe('config: request limits', () => {
   it('defaults to the limits of spec section 8', () => {
@@ -86,7 +91,52 @@ describe('config: the rest of the environment', () => {
       [{ EDIFICE_LEDGER_PRIORITY: '40' }, /EDIFICE_LEDGER_PRIORITY/],
       [{ EDIFICE_LEDGER_PRIORITY: 'high' }, /EDIFICE_LEDGER_PRIORITY/],
       [{ EDIFICE_REMOVALS_POLL_MS: '1' }, /EDIFICE_REMOVALS_POLL_MS/],
+      [{ EDIFICE_LOG_LEVEL: 'loud' }, /EDIFICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+      [{ EDIFICE_DEMO: 'yes' }, /EDIFICE_DEMO must be 0, 1 or auto/],
+      [{ EDIFICE_BASE_URL: 'api.example.com/v1' }, /EDIFICE_BASE_URL must be an http:\/\/ or https:\/\/ address/],
+      [{ EDIFICE_SNAPSHOTS: '/nonexistent/edifice-snapshots' }, /EDIFICE_SNAPSHOTS must name an existing folder .* does not exist/],
     ];
     for (const [env, message] of bad) expect(() => loadConfig(env), JSON.stringify(env)).toThrow(message);
+  });
+});
+
+/** Starts the server in `cwd` with `env`; resolves with its exit code and what it wrote, stdout and stderr apart. */
+function start(cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/main.ts')], {
+    cwd, env: { ...process.env, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_WORKERS: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.once('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
+}
+
+describe('config: a start refused for its configuration', () => {
+  const dirs: string[] = [];
+  afterAll(() => { for (const d of dirs) removeDir(d); });
+
+  it('prints one line naming the variable and what it accepts, no stack, and exits 2; a missing EDIFICE_SNAPSHOTS is not created', { timeout: 120_000 }, async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'edifice-config-'));
+    dirs.push(cwd);
+    const real = await syntheticSnapshots(1000);
+    dirs.push(real);
+    const cases: [NodeJS.ProcessEnv, RegExp][] = [
+      [{ EDIFICE_PORT: '70000' }, /^edifice: EDIFICE_PORT must be an integer from 0 to 65535, got "70000"\.$/],
+      [{ EDIFICE_LOG_LEVEL: 'loud' }, /^edifice: EDIFICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\.$/],
+      [{ EDIFICE_SNAPSHOTS: join(cwd, 'snapshotz') }, /^edifice: EDIFICE_SNAPSHOTS must name an existing folder .*snapshotz", which does not exist/],
+      [{ EDIFICE_DEMO: '1', EDIFICE_SNAPSHOTS: join(real, 'snapshots') }, /^edifice: EDIFICE_DEMO=1, but .* holds snapshots the server did not generate/],
+    ];
+    for (const [env, message] of cases) {
+      const { code, stdout, stderr } = await start(cwd, env);
+      expect({ code, lines: stderr.split('\n').filter(Boolean).length }, stderr).toEqual({ code: 2, lines: 1 });
+      expect(stderr.trim()).toMatch(message);
+      expect(stderr).not.toMatch(/\n\s+at /);
+      expect(stdout).not.toMatch(/listening/);
+    }
+    // Neither the misspelt folder nor a synthetic country in it, nor the default folder.
+    expect(existsSync(join(cwd, 'snapshotz'))).toBe(false);
+    expect(existsSync(join(cwd, 'snapshots'))).toBe(false);
   });
 });

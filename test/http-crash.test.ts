@@ -122,7 +122,7 @@ describe('on uWebSockets.js\'s JS fallback', () => {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: ROOT,
         env: {
-          ...process.env, UWS_USE_FALLBACK: '1', EDIFICE_WORKERS: workers, EDIFICE_PORT: '0', EDIFICE_LOG_LEVEL: 'warn',
+          ...process.env, UWS_USE_FALLBACK: '1', EDIFICE_WORKERS: workers, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_LOG_LEVEL: 'warn',
           EDIFICE_SNAPSHOTS: join(snapshots, 'snapshots'), EDIFICE_LEDGER: join(snapshots, `ledger-${workers}.db`),
         },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,17 +8,20 @@ import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { Ledger, type LedgerOptions } from '../src/ledger/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/http/server.ts';
+import { startMetricsServer } from '../src/http/metrics-server.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
 
 export interface TestServer {
   url: string;
+  /** The operator port's origin: `${metricsUrl}/metrics`. */
+  metricsUrl: string;
   base: string;
   dir: string;
   catalog: Catalog;
@@ -39,27 +42,39 @@ export async function startTestServer(dir: string, ledgerOptions: LedgerOptions 
   const config = { ...loadConfig(env), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, ledgerFile) };
   const catalog = Catalog.open(config.snapshotsDir);
   const ledger = Ledger.open(config.ledgerPath, ledgerOptions);
-  const server = await startServer({ config, catalog, ledger, log: pino({ level: 'silent' }), now: ledgerOptions.now });
+  const log = pino({ level: 'silent' });
+  const server = await startServer({ config, catalog, ledger, log, now: ledgerOptions.now });
+  const metrics = await startMetricsServer('127.0.0.1', 0, () => server.metrics.registry.metrics(), log);
   const url = `http://127.0.0.1:${server.port}`;
   return {
-    url, base: `${url}/v1`, dir, catalog, ledger, server,
+    url, metricsUrl: `http://127.0.0.1:${metrics.port}`, base: `${url}/v1`, dir, catalog, ledger, server,
     close() {
+      void metrics.close();
       server.close();
       ledger.close();
     },
   };
 }
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** tsx's loader by its path, so that a server started in another folder finds it. */
+export const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const serverProcesses: ChildProcess[] = [];
+
+/** Every server process the tests start, so that afterAll can kill those still running. */
+export function trackServerProcess(child: ChildProcess): ChildProcess {
+  serverProcesses.push(child);
+  return child;
+}
 
 /**
  * Starts `src/main.ts` as `npm start` does, in a process of its own on a free port (with Node's
- * `flags`; EDIFICE_LOG_LEVEL warn unless `env` says otherwise); resolves with its base URL once it listens.
+ * `flags`; EDIFICE_LOG_LEVEL warn unless `env` says otherwise; in `cwd`, by default the project's
+ * folder); resolves with its base URL once it listens.
  */
-export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[]): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', ...env, EDIFICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[], cwd = ROOT): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const child = spawn(process.execPath, [...flags, '--import', TSX_LOADER, join(ROOT, 'src/main.ts')], {
+    cwd, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', EDIFICE_METRICS_PORT: '0', ...env, EDIFICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   serverProcesses.push(child);
   return new Promise((resolve, reject) => {
@@ -75,6 +90,19 @@ export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[]): Pro
     });
     child.stderr!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
     child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+  });
+}
+
+/** Resolves once `output()` matches `pattern`; fails after 30 s with the output seen. */
+export function waitForOutput(output: () => string, pattern: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const look = () => {
+      if (pattern.test(output())) resolve();
+      else if (Date.now() - started > 30_000) reject(new Error(`no ${pattern} in: ${output()}`));
+      else setTimeout(look, 50);
+    };
+    look();
   });
 }
 

@@ -190,7 +190,7 @@ describe('SIGTERM while the server starts', () => {
       const snapshots = join(startDir, 'snapshots');
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: fileURLToPath(new URL('..', import.meta.url)),
-        env: { ...process.env, EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: join(startDir, 'ledger.db'), EDIFICE_PORT: '0', EDIFICE_WORKERS: '1', EDIFICE_LOG_LEVEL: 'info', EDIFICE_DEMO_BUILDINGS: '20000' },
+        env: { ...process.env, EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: join(startDir, 'ledger.db'), EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_WORKERS: '1', EDIFICE_LOG_LEVEL: 'info', EDIFICE_DEMO_BUILDINGS: '20000', EDIFICE_DEMO: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

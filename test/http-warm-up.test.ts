@@ -113,7 +113,7 @@ describe('a server that warms up', () => {
       expect(Number.isFinite(warmed!.ms)).toBe(true); // the log says how long the start was held
       expect(lines.some((l) => l.msg === 'request')).toBe(false);
 
-      const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+      const metrics = await server.metrics.registry.metrics();
       expect(metrics).not.toMatch(/^edifice_http_requests_total\{/m);
       expect(metrics).toMatch(/^edifice_fragment_cache_bytes 0$/m);
       expect(metrics).toMatch(/^edifice_ranking_cache_bytes 0$/m);
@@ -133,7 +133,7 @@ describe('a server that warms up', () => {
       const res = await fetch(`http://127.0.0.1:${server.port}/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=20`, { headers: { Authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
       expect(res.headers.get('X-Credits-Charged')).toBe('20');
-      const after = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+      const after = await server.metrics.registry.metrics();
       expect(after).toMatch(/^edifice_fragment_cache_lookups_total\{result="miss"\} 20$/m);
     } finally {
       server.close();

@@ -5,7 +5,6 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'node:http';
 import { getPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
@@ -61,13 +60,7 @@ describe('worker threads', () => {
     expect(ok === 10 || ok === 11).toBe(true);
     expect(answers.filter((a) => a.status === 429).every((a) => a.body.error.code === 'rate_limited')).toBe(true);
     // The workers' metrics are summed.
-    const metrics = await new Promise<string>((resolve, reject) => {
-      request(`${origin}/metrics`, { agent: false }, (res) => {
-        let text = '';
-        res.on('data', (c) => { text += c; });
-        res.on('end', () => resolve(text));
-      }).on('error', reject).end();
-    });
+    const metrics = await pool.metricsText();
     expect(metrics).toContain(`edifice_http_requests_total{route="/buildings",status="200"} ${ok}`);
     expect(metrics).toContain(`edifice_http_requests_total{route="/buildings",status="429"} ${24 - ok}`);
     expect(metrics).toMatch(/edifice_snapshot_buildings\{country="LI",date="2026-11-21"\} 4000\n/);

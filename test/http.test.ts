@@ -177,7 +177,7 @@ describe('GET /buildings', () => {
 
   it('a long walk by links.next: each page as the engine ranks it alone; /metrics counts the pages the kept rankings answered', async () => {
     const rankings = async () => {
-      const text = await (await fetch(`${t.url}/metrics`)).text();
+      const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
       const value = (result: string) => Number(new RegExp(`^edifice_ranking_cache_pages_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
       return { hits: value('hit'), misses: value('miss') };
     };
@@ -256,7 +256,7 @@ describe('GET /buildings', () => {
       for (let offset = 0; offset < snapshot.rows; offset += 100) paths.push(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${offset}&sort=${sort}`);
     }
     const answered = async () => {
-      const text = await (await fetch(`${t.url}/metrics`)).text();
+      const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
       return Number(/^edifice_http_requests_total\{route="\/buildings",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
     };
     const before = await answered();
@@ -305,7 +305,7 @@ describe('GET /buildings', () => {
         return (accept === 'application/msgpack' ? unpack(raw) : JSON.parse(raw.toString('utf8'))).data as J[];
       };
       const cacheMetrics = async (server: TestServer) => {
-        const text = await (await fetch(`${server.url}/metrics`)).text();
+        const text = await (await fetch(`${server.metricsUrl}/metrics`)).text();
         const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
         return {
           bytes: value(/^edifice_fragment_cache_bytes (\d+)$/m),
@@ -545,7 +545,7 @@ describe('operator endpoints', () => {
     const ready = await fetch(`${t.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', snapshots: [{ country: snapshot.country, buildings: snapshot.rows }] });
-    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    const metrics = await (await fetch(`${t.metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/edifice_http_requests_total\{route="\/buildings",status="200"\} \d+/);
     expect(metrics).toMatch(/edifice_credits_charged_total \d+/);
     expect(metrics).toContain(`edifice_snapshot_buildings{country="${snapshot.country}",date="${snapshot.date}"} ${snapshot.rows}`);
@@ -553,7 +553,7 @@ describe('operator endpoints', () => {
 
   it('metrics time the pages that waited for their charge to commit, not those answered free at once', async () => {
     const waited = async (): Promise<[number, number]> => {
-      const text = await (await fetch(`${t.url}/metrics`)).text();
+      const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
       return [Number(/^edifice_charge_wait_seconds_count (\d+)$/m.exec(text)![1]), Number(/^edifice_charge_wait_seconds_sum (\S+)$/m.exec(text)![1])];
     };
     const k = workspaceWithKey(t.ledger, 1000);
@@ -580,7 +580,10 @@ describe('operator endpoints', () => {
       const post = await fetch(url, { method: 'POST' });
       expect([post.status, post.headers.get('allow')], url).toEqual([405, 'GET, HEAD']);
     }
-    expect((await fetch(`${t.url}/metrics`, { method: 'HEAD' })).headers.get('allow')).toBe('GET');
+    // The operator port alone serves /metrics (GET and HEAD); on the API port it is no endpoint.
+    expect((await fetch(`${t.metricsUrl}/metrics`, { method: 'HEAD' })).status).toBe(200);
+    expect((await fetch(`${t.metricsUrl}/metrics`, { method: 'POST' })).headers.get('allow')).toBe('GET, HEAD');
+    for (const method of ['GET', 'HEAD']) expect((await fetch(`${t.url}/metrics`, { method })).status).toBe(404);
   });
 
   it('an unknown path is 404 not_found', async () => {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ABANDONED, DAY_MS, GcraLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken } from '../src/ledger/index.ts';
+import { ABANDONED, DAY_MS, GcraLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken, type DemoKey } from '../src/ledger/index.ts';
 import { keyChecksum } from '../src/ledger/keys.ts';
 import { PLAN_RECHECK_MS } from '../src/ledger/credits.ts';
 import { parseUtcDay, utcDay, utcMonth } from '../src/ledger/clock.ts';
@@ -655,11 +655,17 @@ describe('UTC days', () => {
 });
 
 describe('demo workspace', () => {
+  /** The working demo key, failing the test when the demo is revoked. */
+  const active = (d: DemoKey) => {
+    if (d.state !== 'active') throw new Error(`demo ${d.state}`);
+    return d;
+  };
+
   it('is made once with 100,000 bought credits; its key is kept in demo-key.txt (0600) and reused', () => {
     const dir = tempDir();
     const path = join(dir, 'ledger.db');
     const first = Ledger.open(path);
-    const made = first.ensureDemo(dir);
+    const made = active(first.ensureDemo(dir));
     expect(made.created).toBe(true);
     expect(first.authenticate(made.key)).toMatchObject({ ok: true, workspaceId: made.workspaceId });
     const bought = first.workspace(made.workspaceId).grants.filter((g) => g.kind === 'bought');
@@ -676,11 +682,42 @@ describe('demo workspace', () => {
     expect(statSync(file).mtimeMs).toBe(mtime);
     expect(second.listWorkspaces()).toHaveLength(1);
 
-    unlinkSync(file); // lost file: a new key for the same workspace
-    const third = second.ensureDemo(dir);
+    unlinkSync(file); // lost file: a new key for the same workspace, the lost one revoked
+    const third = active(second.ensureDemo(dir));
     expect(third).toMatchObject({ workspaceId: made.workspaceId, created: false });
     expect(third.key).not.toBe(made.key);
     expect(second.authenticate(third.key).ok).toBe(true);
+    expect(second.authenticate(made.key).ok).toBe(false);
     expect(second.listWorkspaces()).toHaveLength(1);
+  });
+
+  it('stays revoked once its key is revoked: no later call makes or revives a key, and the file goes', () => {
+    const dir = tempDir();
+    const path = join(dir, 'ledger.db');
+    const ledger = Ledger.open(path);
+    const made = active(ledger.ensureDemo(dir));
+    ledger.revokeKey(made.keyId);
+    ledger.close();
+    for (let start = 0; start < 2; start++) {
+      const again = Ledger.open(path);
+      expect(again.ensureDemo(dir)).toEqual({ state: 'revoked', keyId: made.keyId, workspaceId: made.workspaceId });
+      expect(again.authenticate(made.key).ok).toBe(false);
+      expect(again.listKeys(made.workspaceId).map((k) => k.status)).toEqual(['revoked']);
+      again.close();
+      expect(existsSync(join(dir, 'demo-key.txt'))).toBe(false);
+    }
+  });
+
+  it('is retired by a start that serves real snapshots: its keys revoked, recorded, the file removed', () => {
+    const dir = tempDir();
+    const ledger = Ledger.open(join(dir, 'ledger.db'));
+    open.push(ledger);
+    expect(ledger.retireDemo(dir)).toBeNull(); // no demo: nothing to do
+    const made = active(ledger.ensureDemo(dir));
+    expect(ledger.retireDemo(dir)).toEqual({ workspaceId: made.workspaceId, keyIds: [made.keyId] });
+    expect(ledger.authenticate(made.key).ok).toBe(false);
+    expect(existsSync(join(dir, 'demo-key.txt'))).toBe(false);
+    expect(ledger.retireDemo(dir)).toBeNull();
+    expect(ledger.ensureDemo(dir)).toMatchObject({ state: 'revoked', keyId: made.keyId });
   });
 });

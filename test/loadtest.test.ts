@@ -45,7 +45,7 @@ afterAll(() => {
 
 /** Requests counted by the server per status, over every route. */
 async function serverStatuses(): Promise<Map<string, number>> {
-  const text = await (await fetch(`${srv.url}/metrics`)).text();
+  const text = await (await fetch(`${srv.metricsUrl}/metrics`)).text();
   const out = new Map<string, number>();
   // Greedy: route labels hold braces (/public/buildings/{building_id}).
   for (const m of text.matchAll(/^edifice_http_requests_total\{(.*)\} (\d+)$/gm)) {

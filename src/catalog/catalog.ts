@@ -26,7 +26,12 @@ import type { Snapshot } from './snapshot.ts';
 export type { Snapshot } from './snapshot.ts';
 export type { RemovalSet } from './removals.ts';
 
-export type LogEntry = Record<string, unknown>;
+/** One event of the catalog, at its own level (the server's logger writes it at that level). */
+export interface LogEntry {
+  level: 'info' | 'warn' | 'error';
+  event: string;
+  [field: string]: unknown;
+}
 
 export interface CatalogOptions {
   /** Receives one entry per loaded or refused file. Default: a JSON line on stderr. */
@@ -122,7 +127,11 @@ export class Catalog implements CatalogSource {
 
   /** Loads the files newer than what each country serves and publishes them at once. */
   rescan(): ReloadReport[] {
-    return this.scan();
+    const reports = this.scan();
+    const loaded = reports.filter((r) => r.status === 'loaded').length;
+    // Said even when nothing changed: an operator who sent SIGHUP learns it was heard.
+    this.log({ level: 'info', event: 'snapshot_rescan', loaded, refused: reports.length - loaded, nothingNew: reports.length === 0 });
+    return reports;
   }
 
   /** Rescans on `signal` (SIGHUP by default); returns the function that stops it. */

@@ -15,6 +15,7 @@ import type { Config } from '../config.ts';
 import { Ledger, LedgerError, type ChargeOutcome, type ChargePage, type LedgerErrorCode } from '../ledger/index.ts';
 import { PUBLIC_WRITES, type PublicWrite } from './public-writes.ts';
 import { raiseThreadPriority, type ThreadPriority } from './thread-priority.ts';
+import { threadRegistry } from './metrics.ts';
 
 export interface LedgerThreadData {
   entry: string;
@@ -37,8 +38,11 @@ export type ChargeReply =
 /** From the ledger thread once it can charge: the openings it read, those it shared, how long that took, and its priority. */
 export type LedgerThreadReady = ReturnType<Ledger['loadOpenings']> & { priority: ThreadPriority };
 
-/** To the ledger thread from the pool: a new worker's port. */
-export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'close' };
+/** To the ledger thread from the pool: a new worker's port, a metrics poll, or the stop. */
+export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'metrics'; id: number } | { type: 'close' };
+
+/** This thread's metrics (process and runtime, labelled thread="ledger"), for the pool's sum. */
+export type LedgerThreadMetrics = { type: 'metrics'; id: number; json: unknown };
 
 const data = workerData as LedgerThreadData;
 const priority = raiseThreadPriority(data.config.ledgerPriority);
@@ -117,9 +121,12 @@ function listen(port: MessagePort): void {
   port.on('close', () => ports.delete(port));
 }
 
+const metrics = threadRegistry('ledger');
 parentPort!.on('message', (m: ToLedgerThread) => {
   if (m.type === 'port') listen(m.port);
-  else {
+  else if (m.type === 'metrics') {
+    void metrics.getMetricsAsJSON().then((json) => parentPort!.postMessage({ type: 'metrics', id: m.id, json } satisfies LedgerThreadMetrics));
+  } else {
     for (const p of ports) p.close();
     parentPort!.close();
   }

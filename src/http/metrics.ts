@@ -1,5 +1,21 @@
-/** Prometheus metrics for operators (`GET /metrics`). One registry per server thread; worker-pool.ts sums them. */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+/**
+ * Prometheus metrics for operators (`GET /metrics` on the operator port, metrics-server.ts). One
+ * registry per thread, each with prom-client's process and runtime metrics (resident memory,
+ * event-loop lag, heap, GC) labelled by the thread; worker-pool.ts sums the threads' registries.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CountryReport } from '../catalog/catalog.ts';
+
+/**
+ * A registry with prom-client's default metrics of this thread, labelled `thread` (main, ledger,
+ * http-<id>). Process-wide ones (resident memory, CPU, file descriptors) read the same in every
+ * thread; event-loop lag, heap and GC are the thread's own.
+ */
+export function threadRegistry(thread: string): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, labels: { thread } });
+  return registry;
+}
 
 /** What /metrics reads of a cache when asked. */
 interface WatchedCache {
@@ -10,6 +26,8 @@ interface WatchedCache {
 
 export class Metrics {
   readonly registry = new Registry();
+  /** What the snapshot gauges read (watchSnapshots). */
+  private snapshotReport: () => CountryReport[] = () => [];
   readonly requests = new Counter({
     name: 'edifice_http_requests_total', help: 'HTTP requests by route and status.',
     labelNames: ['route', 'status'] as const, registers: [this.registry],
@@ -36,6 +54,8 @@ export class Metrics {
   readonly snapshotBuildings = new Gauge({
     name: 'edifice_snapshot_buildings', help: 'Buildings in the serving snapshot of each country.',
     labelNames: ['country', 'date'] as const, registers: [this.registry], aggregator: 'first',
+    // Read first of the three (registered first): sets all of them from one report.
+    collect: () => this.publishSnapshots(),
   });
   readonly snapshotBytes = new Gauge({
     name: 'edifice_snapshot_bytes', help: 'Bytes held by the serving snapshot of each country (once, however many workers share it).',
@@ -75,6 +95,27 @@ export class Metrics {
         counted = { hits: cache.hits, misses: cache.misses };
       },
     });
+  }
+
+  /** `thread`: the label of this thread's process and runtime metrics (threadRegistry). */
+  constructor(thread: string) {
+    collectDefaultMetrics({ register: this.registry, labels: { thread } });
+  }
+
+  /** The serving snapshots of `report()` as gauges, read whenever the metrics are. */
+  watchSnapshots(report: () => CountryReport[]): void {
+    this.snapshotReport = report;
+  }
+
+  private publishSnapshots(): void {
+    this.snapshotBuildings.reset();
+    this.snapshotBytes.reset();
+    this.snapshotDate.reset();
+    for (const r of this.snapshotReport()) {
+      this.snapshotBuildings.set({ country: r.country, date: r.date }, r.buildings);
+      this.snapshotBytes.set({ country: r.country, date: r.date }, r.bytesHeld);
+      this.snapshotDate.set({ country: r.country }, Date.parse(`${r.date}T00:00:00Z`) / 1000);
+    }
   }
 
   observe(route: string, status: number, seconds: number): void {

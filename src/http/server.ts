@@ -22,7 +22,8 @@ import { QueryError } from '../query/types.ts';
 import type { ChargeResult, Ledger } from '../ledger/index.ts';
 import { asUnavailable } from '../ledger/errors.ts';
 import type { Config } from '../config.ts';
-import { fallbackRefusal, uws, uwsImplementation } from './uws.ts';
+import { fallbackRefusal, listenOn, uws, uwsImplementation } from './uws.ts';
+import { listenFailure } from './port.ts';
 import { Metrics } from './metrics.ts';
 import { BuildingCache } from './building-cache.ts';
 import { WriterPool } from './writer-pool.ts';
@@ -46,13 +47,16 @@ export interface ServerDeps {
   now?: () => number;
   /** Per-address limiter tables shared with the other threads of the server; default: new ones. */
   limiterTables?: AddressLimiterTables;
-  /**
-   * The /metrics text. Default: this server's own registry; a worker thread asks the main thread
-   * for the sum over every worker.
-   */
-  metricsText?: (own: Metrics) => Promise<string>;
+  /** The label of this thread's process and runtime metrics: `main` (default) or a worker's. */
+  thread?: string;
   /** The open operations' writes; default: on this thread's ledger (a worker sends them to the ledger thread). */
   writePublic?: WritePublic;
+  /**
+   * A worker of a pool: listens beside the pool's other workers (SO_REUSEPORT) on the port the
+   * pool holds (port.ts holdPort). Otherwise the server listens exclusively: a port anyone
+   * listens on already is refused.
+   */
+  sharedPort?: boolean;
 }
 
 export interface RunningServer {
@@ -111,7 +115,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // process at the first request: refuse to start instead.
   if (uwsImplementation !== 'native') return Promise.reject(new Error(fallbackRefusal()));
   const { config, catalog, ledger, log } = deps;
-  const metrics = new Metrics();
+  const metrics = new Metrics(deps.thread ?? 'main');
   const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   const writers = new WriterPool();
   metrics.watchFragmentCache(cache);
@@ -124,16 +128,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   let closing = false;
   const app: TemplatedApp = uws.App();
 
-  const publishSnapshots = () => {
-    metrics.snapshotBuildings.reset();
-    metrics.snapshotBytes.reset();
-    for (const r of catalog.report()) {
-      metrics.snapshotBuildings.set({ country: r.country, date: r.date }, r.buildings);
-      metrics.snapshotBytes.set({ country: r.country, date: r.date }, r.bytesHeld);
-      metrics.snapshotDate.set({ country: r.country }, Date.parse(`${r.date}T00:00:00Z`) / 1000);
-    }
-  };
-  publishSnapshots();
+  metrics.watchSnapshots(() => catalog.report());
 
   const ctx: HttpContext = {
     config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now, limiters: addressLimiters(deps.limiterTables),
@@ -345,28 +340,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       ready ? {} : { 'Retry-After': '5' }));
   });
 
-  app.get('/metrics', (res, req) => {
-    const t0 = performance.now();
-    const path = req.getUrl();
-    let aborted = false;
-    res.onAborted(() => { aborted = true; });
-    publishSnapshots();
-    inFlight.count++;
-    (deps.metricsText ?? ((own: Metrics) => own.registry.metrics()))(metrics).finally(() => { inFlight.count--; }).then((text) => {
-      if (!aborted) finish(res, '/metrics', 'GET', path, t0, { status: 200, headers: { 'Content-Type': metrics.registry.contentType }, body: text });
-    }, (err) => {
-      log.error({ err }, 'metrics failed');
-      if (!aborted) finish(res, '/metrics', 'GET', path, t0, jsonReply(500, { error: { code: 'internal', message: 'metrics failed', parameter: '' } }));
-    });
-  });
-
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
   for (const [pattern, route] of [
     [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
     [`${base}/buildings/:building_id/registered-businesses`, '/buildings/{building_id}/registered-businesses'],
-    ['/metrics', '/metrics'],
   ] as const) refuseOtherMethods(app, ctx, pattern, route, ['GET'], false);
   for (const [pattern, route] of [[`${base}/openapi.json`, '/openapi.json'], ['/healthz', '/healthz'], ['/readyz', '/readyz']] as const) {
     refuseOtherMethods(app, ctx, pattern, route, ['GET', 'HEAD'], false);
@@ -400,9 +379,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   if (warmed.requests > 0) (warmed.failed > 0 ? log.warn : log.info).call(log, warmed, 'warmed up before listening');
 
   return new Promise((resolve, reject) => {
-    app.listen(config.host, config.port, (socket: us_listen_socket | false) => {
+    listenOn(app, config.host, config.port, !deps.sharedPort, (socket: us_listen_socket | false) => {
       if (!socket) {
-        reject(new Error(`Cannot listen on ${config.host}:${config.port} (in use, or not allowed).`));
+        void listenFailure(config.host, config.port).then(reject);
         return;
       }
       const port = uws.us_socket_local_port(socket);

@@ -2,9 +2,10 @@
  * Serving with several worker threads (one per core by default). The main thread owns the
  * catalog (loading, hot swap, removals) and the demo setup; each worker runs the whole HTTP app.
  *
- * - One port: every worker listens on the same port with SO_REUSEPORT, which uWebSockets.js sets
- *   for any port but 0, and the kernel spreads connections over them; a configured port 0 is
- *   first resolved to a free port here.
+ * - One port: every worker listens on the same port with SO_REUSEPORT and the kernel spreads
+ *   connections over them. The pool first takes the port exclusively, which fails when another
+ *   server listens there, and holds it until its workers listen (port.ts); a configured port 0
+ *   becomes the free port it took.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
  * - Exact limits: the per-key and per-address GCRA tables and the daily quota's counters are
@@ -16,9 +17,9 @@
  *   in shared memory (ledger/shared-openings.ts), from which every worker answers free pages.
  *   Writers queue on one shared lock (ledger/write-lock.ts) rather than in SQLite's sleeping
  *   busy handler.
- * - /metrics: the worker asked sums every worker's registry (prom-client's aggregation).
+ * - Metrics: metricsText() sums the registries of every thread (prom-client's aggregation), for
+ *   the operator port (metrics-server.ts).
  */
-import { createServer } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
@@ -29,7 +30,10 @@ import type { Config } from '../config.ts';
 import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
-import type { LedgerThreadData, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
+import { holdPort } from './port.ts';
+import { fallbackRefusal, uwsImplementation } from './uws.ts';
+import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
+import { threadRegistry } from './metrics.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
@@ -52,6 +56,8 @@ export interface WorkerPool {
   port: number;
   implementation: string;
   workers: number;
+  /** The Prometheus text of every thread's metrics, summed. */
+  metricsText(): Promise<string>;
   /** Stops accepting, waits up to `graceMs` for open connections to finish, then ends the threads. */
   close(graceMs?: number): Promise<void>;
 }
@@ -67,22 +73,21 @@ async function within(done: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-/** A port nobody listens on now (for a configured port 0: workers must share a real one). */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
+  if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
+  // The JS fallback cannot serve (uws.ts): said before anything binds the port with it.
+  if (uwsImplementation !== 'native') throw new Error(fallbackRefusal());
+  const held = await holdPort(options.config.host, options.config.port);
+  try {
+    return await startHolding(options, held.port);
+  } finally {
+    held.release();
+  }
 }
 
-export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
+async function startHolding(options: WorkerPoolOptions, port: number): Promise<WorkerPool> {
   const { catalog, ledger, log } = options;
-  if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
-  const config = { ...options.config, port: options.config.port === 0 ? await freePort(options.config.host) : options.config.port };
+  const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
   const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
   log.info({ mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity }, 'a table of the latest openings shared by the workers');
@@ -99,24 +104,40 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
   });
   const post = (w: Worker, m: ToWorker): void => w.postMessage(m);
 
-  // Metrics: a worker asks, every worker answers with its registry, the sum goes back.
+  // Metrics: every thread answers with its registry (the workers', the ledger thread's, this
+  // one's), and the sum is the text (prom-client's aggregation; the thread label keeps each
+  // thread's process and runtime metrics apart).
+  const own = threadRegistry('main');
   let polls = 0;
-  const polling = new Map<number, { asker: Worker; askerId: number; parts: unknown[]; expected: number }>();
+  const polling = new Map<number, { parts: unknown[]; expected: number; done: (text: Promise<string>) => void }>();
   const settle = (id: number): void => {
     const poll = polling.get(id)!;
     if (poll.parts.length < poll.expected) return;
     polling.delete(id);
-    void AggregatorRegistry.aggregate(poll.parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics()
-      .then((text) => post(poll.asker, { type: 'metrics-text', id: poll.askerId, text }));
+    poll.done(AggregatorRegistry.aggregate(poll.parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics());
   };
-  const onMessage = (w: Worker, m: FromWorker): void => {
-    if (m.type === 'metrics?') {
+  const metricsText = async (): Promise<string> => {
+    const mine = await own.getMetricsAsJSON();
+    return new Promise<string>((done) => {
       const id = ++polls;
-      polling.set(id, { asker: w, askerId: m.id, parts: [], expected: workers.size });
+      const ledgerUp = ledgerThread !== undefined && ledgerThread.threadId !== -1;
+      polling.set(id, { parts: [mine], expected: 1 + workers.size + (ledgerUp ? 1 : 0), done });
       for (const x of workers) post(x, { type: 'metrics', id });
-    } else if (m.type === 'metrics' && polling.has(m.id)) {
+      if (ledgerUp) ledgerThread.postMessage({ type: 'metrics', id } satisfies ToLedgerThread);
+      settle(id);
+    });
+  };
+  const onMessage = (m: FromWorker | LedgerThreadMetrics): void => {
+    if (m.type === 'metrics' && polling.has(m.id)) {
       polling.get(m.id)!.parts.push(m.json);
       settle(m.id);
+    }
+  };
+  /** A thread that ended will not answer the polls under way: they finish without it. */
+  const forgetThread = (): void => {
+    for (const [id, poll] of polling) {
+      poll.expected--;
+      settle(id);
     }
   };
 
@@ -134,7 +155,9 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     };
     const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
     let started = false;
-    t.once('message', (ready: LedgerThreadReady) => {
+    t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
+      if ('type' in m) return onMessage(m);
+      const ready = m;
       started = true;
       ledgerThread = t;
       log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory, the latest shared with the workers)');
@@ -148,6 +171,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
       if (!started) reject(err);
     });
     t.on('exit', (code) => {
+      if (started) forgetThread();
       if (closing || !started) return;
       log.error({ code }, 'ledger thread exited; starting another');
       restartLedgerThread(RESTART_FIRST_MS);
@@ -194,7 +218,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
       } else if (m.type === 'failed') {
         reject(new Error(`a worker could not start: ${m.message}`));
       } else {
-        onMessage(w, m);
+        onMessage(m);
       }
     });
     w.on('error', (err) => {
@@ -202,12 +226,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
       if (!started) reject(err);
     });
     w.on('exit', (code) => {
-      workers.delete(w);
-      // Its part of a metrics poll will not come: finish those polls without it.
-      for (const [id, poll] of polling) {
-        poll.expected--;
-        settle(id);
-      }
+      if (workers.delete(w)) forgetThread();
       if (closing || !started) return;
       log.error({ code }, 'worker thread exited; starting another');
       spawn().catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
@@ -226,6 +245,7 @@ export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPo
     port: config.port,
     implementation,
     workers: options.workers,
+    metricsText,
     async close(graceMs = 5_000) {
       closing = true;
       clearTimeout(restartTimer);

@@ -1,6 +1,6 @@
 /**
  * A worker thread of the server (started by worker-pool.ts through thread-boot.mjs): the whole
- * HTTP app on the shared port (SO_REUSEPORT), a replica of the main thread's catalog over the same
+ * HTTP app on the shared port (SO_REUSEPORT, on the port the pool holds), a replica of the main thread's catalog over the same
  * shared memory, its own connection to the ledger file, and the limiter tables every thread shares.
  */
 import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
@@ -30,15 +30,14 @@ export interface WorkerData {
 /** Messages between the main thread and a worker. */
 export type ToWorker =
   | { type: 'view'; published: PublishedView }
+  /** Asks for this thread's metrics (the pool sums every thread's). */
   | { type: 'metrics'; id: number }
-  | { type: 'metrics-text'; id: number; text: string }
   | { type: 'ledger-port'; port: MessagePort }
   /** Stop accepting (`now` false), then, at the end of the grace, end the connections still open (`now` true). */
   | { type: 'close'; now: boolean };
 
 export type FromWorker =
   | { type: 'listening'; port: number; implementation: string }
-  | { type: 'metrics?'; id: number }
   | { type: 'metrics'; id: number; json: unknown }
   | { type: 'failed'; message: string };
 
@@ -134,17 +133,10 @@ const ledger = Ledger.open(data.config.ledgerPath, {
 });
 process.on('exit', () => ledger.close());
 
-let asked = 0;
-const waiting = new Map<number, (text: string) => void>();
-
 try {
   const server = await startServer({
-    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic,
-    metricsText: () => new Promise((resolve) => {
-      const id = ++asked;
-      waiting.set(id, resolve);
-      send({ type: 'metrics?', id });
-    }),
+    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic, sharedPort: true,
+    thread: `http-${threadId}`,
   });
   port.on('message', (m: ToWorker) => {
     switch (m.type) {
@@ -153,10 +145,6 @@ try {
         break;
       case 'metrics':
         void server.metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics', id: m.id, json }));
-        break;
-      case 'metrics-text':
-        waiting.get(m.id)?.(m.text);
-        waiting.delete(m.id);
         break;
       case 'ledger-port':
         useLedgerPort(m.port);

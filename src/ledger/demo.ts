@@ -3,7 +3,7 @@
  * key's plaintext is kept in `demo-key.txt` next to the ledger (mode 0600) so that later starts
  * can print it again. This is for the local demo only: a real key is shown once and never stored.
  */
-import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const DEMO_KEY_FILE = 'demo-key.txt';
@@ -44,4 +44,9 @@ export function writeDemoKey(dir: string, key: string): void {
   ].join('\n'), { mode: 0o600, flag: 'w' });
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
+}
+
+/** Removes the file (its key revoked); nothing to do when there is none. */
+export function removeDemoKey(dir: string): void {
+  rmSync(demoKeyPath(dir), { force: true });
 }

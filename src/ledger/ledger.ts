@@ -25,7 +25,7 @@ import { type Clock, DAY_MS, MINUTE_MS, parseUtcDay, startOfNextUtcDay, utcDay }
 import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type Grant } from './credits.ts';
 import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
-import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
+import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, removeDemoKey, writeDemoKey } from './demo.ts';
 import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
 import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
 import { GcraLimiter } from './limits.ts';
@@ -92,6 +92,16 @@ export const ABANDONED = new Error('The request was abandoned before its page wa
 export const BUSY_TIMEOUT_MS = 5_000;
 
 const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges', 'remoteReady'];
+
+/** The demo workspace's key: working (its plaintext, for the quick start's banner) or revoked for good. */
+export type DemoKey =
+  | { state: 'active'; key: string; keyId: string; workspaceId: string; created: boolean }
+  | { state: 'revoked'; keyId: string; workspaceId: string };
+
+/** Rows of the meta table that remember the demo: its workspace, its key, and when it was revoked. */
+const META_DEMO_WORKSPACE = 'demo_workspace_id';
+const META_DEMO_KEY = 'demo_key_id';
+const META_DEMO_REVOKED = 'demo_revoked_at';
 
 export type AuthResult =
   | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
@@ -642,25 +652,32 @@ export class Ledger implements RequestLedger {
   }
 
   /**
-   * The demo workspace of `npm start`: on the first call, a workspace with 100,000 bought
-   * credits, a key for demo@edifice.example, and that key written to `<dir>/demo-key.txt`
-   * (mode 0600, for the local demo only). Later calls reuse both; if the file is lost or its key
-   * no longer works, a new key is made for the same workspace and the file rewritten.
+   * The demo workspace of the quick start (`npm start` on a fresh clone, serving the demo country
+   * the server generated): on the first call, a workspace with 100,000 bought credits, a key for
+   * demo@edifice.example, and that key written to `<dir>/demo-key.txt` (mode 0600, for the local
+   * demo only). Later calls reuse both; if the file is lost, its key is revoked (nobody can read
+   * it any more) and a new one made. Once the demo key is revoked (`admin revoke-key`, or
+   * retireDemo) the ledger records it and no later call makes another: the answer says revoked.
    */
-  ensureDemo(dir: string): { key: string; workspaceId: string; created: boolean } {
+  ensureDemo(dir: string): DemoKey {
     const saved = readDemoKey(dir);
-    const known = this.guard(() => this.getMeta('demo_workspace_id'));
-    if (saved !== null && known !== null) {
-      const auth = this.authenticate(saved);
-      if ((auth.ok && auth.workspaceId === known) || (!auth.ok && auth.status === 403)) return { key: saved, workspaceId: known, created: false };
-    }
-    const made = this.write(() => {
-      let workspaceId = this.getMeta('demo_workspace_id');
+    const savedId = saved === null ? null : parseKey(saved);
+    const answer = this.write((): DemoKey => {
+      let workspaceId = this.getMeta(META_DEMO_WORKSPACE);
+      let keyId = this.getMeta(META_DEMO_KEY) ?? (workspaceId !== null ? this.legacyDemoKeyId(workspaceId, savedId) : null);
+      if (workspaceId !== null && keyId !== null) {
+        if (this.getMeta(META_DEMO_REVOKED) !== null || this.keys.info(keyId).status !== 'active') {
+          this.recordDemoRevoked(workspaceId);
+          return { state: 'revoked', workspaceId, keyId };
+        }
+        if (savedId === keyId) return { state: 'active', key: saved!, keyId, workspaceId, created: false };
+        this.keys.revoke(keyId); // its plaintext is lost (the file gone or rewritten): no one keeps it
+      }
       let created = false;
       if (workspaceId === null || !this.workspaceExists(workspaceId)) {
         workspaceId = this.createWorkspace(DEMO_WORKSPACE_NAME, { createdBy: DEMO_EMAIL }).workspaceId;
         this.credits.grant(workspaceId, DEMO_CREDITS, { kind: 'bought', note: 'demo' });
-        this.setMeta('demo_workspace_id', workspaceId);
+        this.setMeta(META_DEMO_WORKSPACE, workspaceId);
         created = true;
       }
       let member: Member;
@@ -669,11 +686,45 @@ export class Ledger implements RequestLedger {
       } catch {
         member = this.workspaces.addMember(workspaceId, DEMO_EMAIL);
       }
-      const { key } = this.keys.create(member, { name: 'demo' });
-      return { key, workspaceId, created };
+      const made = this.keys.create(member, { name: 'demo' });
+      keyId = made.keyId;
+      this.setMeta(META_DEMO_KEY, keyId);
+      return { state: 'active', key: made.key, keyId, workspaceId, created };
     });
-    writeDemoKey(dir, made.key);
-    return made;
+    this.keyCache.clear();
+    if (answer.state === 'active' && answer.key !== saved) writeDemoKey(dir, answer.key);
+    if (answer.state === 'revoked') removeDemoKey(dir);
+    return answer;
+  }
+
+  /**
+   * A server that serves real snapshots keeps no demo key: every key of the demo workspace still
+   * working is revoked, the ledger records the demo as revoked (a later demo start makes no new
+   * key) and `<dir>/demo-key.txt` is removed. Returns the keys revoked now (none: nothing to do).
+   */
+  retireDemo(dir: string): { workspaceId: string; keyIds: string[] } | null {
+    const workspaceId = this.guard(() => this.getMeta(META_DEMO_WORKSPACE));
+    if (workspaceId === null) return null;
+    const keyIds = this.write(() => {
+      const active = this.keys.list(workspaceId).filter((k) => k.status === 'active').map((k) => k.keyId);
+      for (const id of active) this.keys.revoke(id);
+      this.recordDemoRevoked(workspaceId);
+      return active;
+    });
+    for (const id of keyIds) this.keyCache.delete(id);
+    removeDemoKey(dir);
+    return keyIds.length > 0 ? { workspaceId, keyIds } : null;
+  }
+
+  /** A ledger whose demo predates the record of its key's id: the saved key's, if it belongs to the demo workspace. */
+  private legacyDemoKeyId(workspaceId: string, savedId: string | null): string | null {
+    const record = savedId === null ? undefined : this.keys.lookup(savedId);
+    return record !== undefined && record.workspaceId === workspaceId ? record.keyId : null;
+  }
+
+  private recordDemoRevoked(workspaceId: string): void {
+    if (this.getMeta(META_DEMO_REVOKED) === null) this.setMeta(META_DEMO_REVOKED, String(this.now()));
+    if (this.getMeta(META_DEMO_WORKSPACE) === null) this.setMeta(META_DEMO_WORKSPACE, workspaceId);
   }
 
   // ---- internals ------------------------------------------------------------------------

@@ -1,0 +1,74 @@
+/**
+ * The quick start's demo: `npm start` on a fresh clone generates a synthetic country into the
+ * default, empty snapshots folder and serves it with a demo key (ledger/demo.ts keeps the key).
+ * The server writes a marker beside the country it generated, so that a later start knows the
+ * folder holds its demo and nothing else. A demo is never made beside real snapshots: a folder
+ * with any other snapshot file, or one named by EDIFICE_SNAPSHOTS, is served without one unless
+ * EDIFICE_DEMO=1 asks for it (and even then not beside files the server did not generate).
+ */
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, type Config } from './config.ts';
+import { writeSyntheticCountry, type WrittenCountry } from './synth/generate.ts';
+
+export const DEMO_SEED = 20261121;
+/** In the snapshots folder: the files of the demo country the server generated there, with their sizes. */
+export const DEMO_MARKER = '.edifice-demo.json';
+
+/** Snapshot files under `dir` (`CC/YYYY-MM-DD.arrow`) with their sizes; none when the folder is missing. */
+function snapshotFiles(dir: string): Map<string, number> {
+  const files = new Map<string, number>();
+  if (!existsSync(dir)) return files;
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    if (!d.isDirectory() || !/^[A-Z]{2}$/.test(d.name)) continue;
+    for (const f of readdirSync(join(dir, d.name))) {
+      if (/^\d{4}-\d{2}-\d{2}\.arrow$/.test(f)) files.set(`${d.name}/${f}`, statSync(join(dir, d.name, f)).size);
+    }
+  }
+  return files;
+}
+
+/** The files the marker lists; an empty map when there is no marker or it cannot be read. */
+function markedFiles(dir: string): Map<string, number> {
+  try {
+    const marked = JSON.parse(readFileSync(join(dir, DEMO_MARKER), 'utf8')) as { files?: Record<string, number> };
+    return new Map(Object.entries(marked.files ?? {}));
+  } catch {
+    return new Map();
+  }
+}
+
+export interface DemoPlan {
+  /** This start is the demo: it keeps (or makes) the demo workspace and prints its key. */
+  demo: boolean;
+  /** The demo country is to be generated first (the folder holds no snapshot). */
+  generate: boolean;
+}
+
+/**
+ * Whether this start is a demo. EDIFICE_DEMO `auto` (the default): when EDIFICE_SNAPSHOTS is not
+ * set and ./snapshots holds no snapshot, or only the demo country the server generated there.
+ * `1`: in EDIFICE_SNAPSHOTS, on the same condition but for the folder's name, else refused.
+ * `0`: never.
+ */
+export function planDemo(config: Config): DemoPlan {
+  if (config.demo === 'off') return { demo: false, generate: false };
+  const files = snapshotFiles(config.snapshotsDir);
+  const marked = markedFiles(config.snapshotsDir);
+  const onlyDemo = files.size > 0 && [...files].every(([path, bytes]) => marked.get(path) === bytes);
+  const eligible = files.size === 0 || onlyDemo;
+  if (config.demo === 'on' && !eligible) {
+    throw new ConfigError(`EDIFICE_DEMO=1, but ${config.snapshotsDir} holds snapshots the server did not generate for the demo: `
+      + 'a demo key is never made beside real snapshots (EDIFICE_DEMO accepts 0, 1 or auto; point EDIFICE_SNAPSHOTS at an empty folder for a demo).');
+  }
+  const demo = eligible && (config.demo === 'on' || !config.snapshotsDirSet);
+  return { demo, generate: demo && files.size === 0 };
+}
+
+/** Generates the demo country into the snapshots folder and marks it as the demo's. */
+export async function writeDemoCountry(config: Config): Promise<WrittenCountry> {
+  const written = await writeSyntheticCountry({ seed: DEMO_SEED, buildings: config.demoBuildings, outDir: config.snapshotsDir });
+  const files = Object.fromEntries(snapshotFiles(config.snapshotsDir));
+  writeFileSync(join(config.snapshotsDir, DEMO_MARKER), `${JSON.stringify({ generatedBy: 'edifice npm start (demo)', files }, null, 2)}\n`);
+  return written;
+}
