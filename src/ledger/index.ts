@@ -4,7 +4,7 @@ export { LedgerError, LedgerUnavailableError, isLedgerUnavailable, type LedgerEr
 export { bearerToken, parseKey, KEY_PREFIX, type KeyInfo, type KeyStatus } from './keys.ts';
 export { FREE_REOPEN_MS, WELCOME_CREDITS, WELCOME_VALID_MS, type ChargeOutcome, type ChargePage, type ChargeResult, type Grant, type GrantKind } from './credits.ts';
 export { PLANS, type PlanName, type Member, type Workspace } from './workspaces.ts';
-export { GcraLimiter, clientBucket, type GcraDecision, type GcraOptions } from './limits.ts';
+export { WindowLimiter, clientBucket, RING_MAX, type LimitDecision, type RateLimiter, type WindowLimiterOptions } from './limits.ts';
 export { DEMO_KEY_FILE, DEMO_CREDITS } from './demo.ts';
 export { type Clock, DAY_MS, utcDay } from './clock.ts';
 export { type CountryDemand, type CountryRequest } from './country-requests.ts';

@@ -28,7 +28,7 @@ import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
 import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
 import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
-import { GcraLimiter } from './limits.ts';
+import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
 import { SharedQuota } from './shared-quota.ts';
 import { WriteLock } from './write-lock.ts';
@@ -153,7 +153,7 @@ export class Ledger implements RequestLedger {
   private readonly countries: CountryRequests;
   private readonly removals: Removals;
   private readonly reports: Reports;
-  private readonly keyLimiter: GcraLimiter;
+  private readonly keyLimiter: WindowLimiter;
   private readonly keyCache: LRUCache<string, CachedKey>;
   private readonly keyCacheTtlMs: number;
   private readonly rateLimitPolicy: string;
@@ -181,7 +181,7 @@ export class Ledger implements RequestLedger {
     this.countries = new CountryRequests(db, this.now);
     this.removals = new Removals(db, this.now);
     this.reports = new Reports(db, this.now);
-    this.keyLimiter = new GcraLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys, table: options.keyLimiterTable });
+    this.keyLimiter = new WindowLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys, table: options.keyLimiterTable });
     this.keyCache = new LRUCache<string, CachedKey>({ max: options.keyCacheMax });
     this.keyCacheTtlMs = options.keyCacheTtlMs;
     this.rateLimitPolicy = `"key";q=${options.perKeyPerMinute};w=60, "workspace";q=${options.dailyQuota};w=86400`;
@@ -326,7 +326,7 @@ export class Ledger implements RequestLedger {
   }
 
   /**
-   * The per-key limit (GCRA, 60 a minute) and then the workspace's daily quota (5,000 per UTC
+   * The per-key limit (60 in any minute) and then the workspace's daily quota (5,000 per UTC
    * day). A request refused by either is not counted in the quota. The headers belong on the
    * response whatever its status.
    */
