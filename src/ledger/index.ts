@@ -11,3 +11,5 @@ export { type CountryDemand, type CountryRequest } from './country-requests.ts';
 export { REMOVAL_STATUSES, type ApprovedRemovals, type NewRemovalRequest, type RemovalRequest, type RemovalStatus } from './removals.ts';
 export { isReportToken, REPORT_TOKEN_PREFIX, type NewReportOrder, type OrderStatus, type ReportOrder } from './reports.ts';
 export { paymentProvider, signWebhook, verifyWebhook, type PaymentProvider } from './payments.ts';
+export { ledgerLocation, openLedgerEngine, SqliteLedgerEngine, type LedgerEngine, type LedgerLocation } from './engine.ts';
+export { PgLedger, type PgLedgerOptions } from './pg-ledger.ts';

@@ -27,7 +27,7 @@ import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
 import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
-import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
+import { type AuthResult, hashKey, type KeyInfo, type KeyRecord, keyIdOf, Keys, keyVerdict, unauthorized } from './keys.ts';
 import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
 import { SharedQuota } from './shared-quota.ts';
@@ -93,11 +93,7 @@ export const BUSY_TIMEOUT_MS = 5_000;
 
 const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges', 'remoteReady'];
 
-export type AuthResult =
-  | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
-  | { ok: false; status: 401; code: 'unauthorized'; message: string }
-  /** A valid key of a suspended workspace: known, so its answer can carry the workspace's headers. */
-  | { ok: false; status: 403; code: 'forbidden'; message: string; keyId: string; keyPrefix: string; workspaceId: string };
+export type { AuthResult } from './keys.ts';
 
 export type LimitsResult =
   | { ok: true; headers: Record<string, string> }
@@ -136,7 +132,6 @@ interface CachedKey extends KeyRecord {
   checkedAt: number;
 }
 
-const unauthorized = (message: string): AuthResult => ({ ok: false, status: 401, code: 'unauthorized', message });
 
 export class Ledger implements RequestLedger {
   private readonly db: Db;
@@ -297,12 +292,11 @@ export class Ledger implements RequestLedger {
    * expired one and one whose creator left the workspace; 403 when the workspace is suspended.
    */
   authenticate(rawKey: string | undefined): AuthResult {
-    if (rawKey === undefined || rawKey === '') return unauthorized('Missing API key: send the header Authorization: Bearer <API_KEY>.');
-    const keyId = parseKey(rawKey);
-    if (keyId === null) return unauthorized('Malformed API key: expected the whole key as it was shown at creation (edf_…).');
+    const keyId = keyIdOf(rawKey);
+    if (typeof keyId !== 'string') return keyId;
     return this.guard(() => {
       const now = this.now();
-      const presented = hashKey(rawKey);
+      const presented = hashKey(rawKey!);
       let key = this.keyCache.get(keyId);
       if (key && (now - key.checkedAt >= this.keyCacheTtlMs || now < key.checkedAt)) key = undefined;
       if (!key) {
@@ -310,18 +304,8 @@ export class Ledger implements RequestLedger {
         if (!found || !timingSafeEqual(found.secretSha256, presented)) return unauthorized('Unknown API key.');
         key = { ...found, checkedAt: now };
         this.keyCache.set(keyId, key);
-      } else if (!timingSafeEqual(key.secretSha256, presented)) {
-        return unauthorized('Unknown API key.');
       }
-      if (key.revokedAt !== null) return unauthorized('This API key was revoked.');
-      if (key.expiresAt !== null && now >= key.expiresAt) {
-        return unauthorized(`This API key expired at ${new Date(key.expiresAt).toISOString()}.`);
-      }
-      if (key.memberLeftAt !== null) return unauthorized('This API key stopped working when the member who created it left the workspace.');
-      if (key.workspaceSuspendedAt !== null) {
-        return { ok: false, status: 403, code: 'forbidden', message: 'This workspace is suspended.', keyId, keyPrefix: keyPrefix(keyId), workspaceId: key.workspaceId };
-      }
-      return { ok: true, keyId, keyPrefix: keyPrefix(keyId), workspaceId: key.workspaceId };
+      return keyVerdict(key, presented, now);
     });
   }
 
