@@ -4,13 +4,17 @@
  * the spending order, keys; the invariants after every step; and, on each engine, two ledgers
  * (two replicas) charging the same workspace's buildings at once.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY_MS, LedgerUnavailableError, ledgerLocation, openLedgerEngine, type LedgerEngine } from '../src/ledger/index.ts';
-import { startPostgres, type TestPostgres } from './services/postgres.ts';
+import { freePort, startPostgres, type TestPostgres } from './services/postgres.ts';
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 let postgres: TestPostgres;
 const dirs: string[] = [];
@@ -211,6 +215,50 @@ describe('PostgreSQL away', () => {
       postgres.start();
       await ledger.close();
     }
+  });
+});
+
+describe('the admin CLI on PostgreSQL', () => {
+  /** `tools/admin.ts …args --json` as a child process; its exit code and output. */
+  function admin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const env = { ...process.env };
+    delete env.EDIFICE_LEDGER;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/admin.ts', ...args, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    return new Promise((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+  const ok = async (...args: string[]) => {
+    const r = await admin(...args);
+    expect(r, args.join(' ')).toMatchObject({ code: 0, stderr: '' });
+    return JSON.parse(r.stdout);
+  };
+
+  it('--ledger takes a postgres:// URL: workspaces, keys and credits, seen by a server ledger at once; what it does not hold is refused by name', { timeout: 120_000 }, async () => {
+    const url = await freshLocation('postgres');
+    const L = ['--ledger', url];
+    const made = await ok('create-workspace', '--name', 'Acme', '--member', 'ana@acme.test', ...L);
+    const key = await ok('create-key', made.workspaceId, '--member', 'ana@acme.test', ...L);
+    await ok('buy', made.workspaceId, '20', ...L);
+    const server = await openLedgerEngine(url);
+    try {
+      expect(await server.authenticate(key.key)).toMatchObject({ ok: true, workspaceId: made.workspaceId });
+      expect(await server.charge(made.workspaceId, key.keyId, ids('a', 3), '/buildings')).toMatchObject({ charged: 3, remaining: 22 });
+    } finally {
+      await server.close();
+    }
+    expect(await ok('show', made.workspaceId, ...L)).toMatchObject({ balance: 22, members: [{ email: 'ana@acme.test' }] });
+    expect(await ok('revoke-key', key.keyId, ...L)).toMatchObject({ keyId: key.keyId, status: 'revoked' });
+    expect(await ok('check', ...L)).toEqual({ ok: true, problems: [] });
+    const usage = await admin('usage', made.workspaceId, ...L);
+    expect([usage.code, JSON.parse(usage.stderr)]).toEqual([1, { error: { code: 'invalid_state', message: 'Requests per day are kept in the SQLite ledger only; a PostgreSQL ledger does not hold them.' } }]);
+    const away = await admin('list-workspaces', '--ledger', `postgres://postgres@127.0.0.1:${await freePort()}/postgres`);
+    expect([away.code, JSON.parse(away.stderr).error.code]).toEqual([1, 'unavailable']);
   });
 });
 

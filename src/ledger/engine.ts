@@ -28,7 +28,7 @@ export interface LedgerEngine {
   removeMember(workspaceId: string, member: string): Promise<Member>;
   createKey(workspaceId: string, member: string, options?: { expiresAt?: number | null; name?: string | null }): Promise<{ key: string; keyId: string; prefix: string }>;
   listKeys(workspaceId: string): Promise<KeyInfo[]>;
-  revokeKey(keyId: string): Promise<void>;
+  revokeKey(keyId: string): Promise<KeyInfo>;
   grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Promise<Grant>;
   setPlan(workspaceId: string, plan: string | null): Promise<void>;
   suspendWorkspace(workspaceId: string, reason?: string | null): Promise<void>;
@@ -81,7 +81,7 @@ export class SqliteLedgerEngine implements LedgerEngine {
   async removeMember(workspaceId: string, member: string) { return this.ledger.removeMember(workspaceId, member); }
   async createKey(workspaceId: string, member: string, options?: { expiresAt?: number | null; name?: string | null }) { return this.ledger.createKey(workspaceId, member, options); }
   async listKeys(workspaceId: string) { return this.ledger.listKeys(workspaceId); }
-  async revokeKey(keyId: string) { this.ledger.revokeKey(keyId); }
+  async revokeKey(keyId: string) { return this.ledger.revokeKey(keyId); }
   async grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }) { return this.ledger.grantCredits(workspaceId, amount, options); }
   async setPlan(workspaceId: string, plan: string | null) { this.ledger.setPlan(workspaceId, plan); }
   async suspendWorkspace(workspaceId: string, reason: string | null = null) { this.ledger.suspendWorkspace(workspaceId, reason); }

@@ -323,10 +323,13 @@ export class PgLedger implements LedgerEngine {
     }));
   }
 
-  async revokeKey(keyId: string): Promise<void> {
-    const { rows } = await this.guard(() => this.pool.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING id', [this.now(), keyId]));
+  /** Revokes the key (a second revoke changes nothing) and returns it as it now is. */
+  async revokeKey(keyId: string): Promise<KeyInfo> {
+    const { rows } = await this.guard(() => this.pool.query<{ workspace_id: string }>(
+      'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING workspace_id', [this.now(), keyId]));
     if (rows.length === 0) throw new LedgerError('not_found', `No API key ${keyId}.`);
     this.keyCache.delete(keyId);
+    return (await this.listKeys(rows[0].workspace_id)).find((k) => k.keyId === keyId)!;
   }
 
   async grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Promise<Grant> {
