@@ -13,3 +13,4 @@ export { isReportToken, REPORT_TOKEN_PREFIX, type NewReportOrder, type OrderStat
 export { paymentProvider, signWebhook, verifyWebhook, type PaymentProvider } from './payments.ts';
 export { ledgerLocation, openLedgerEngine, SqliteLedgerEngine, type LedgerEngine, type LedgerLocation } from './engine.ts';
 export { PgLedger, type PgLedgerOptions } from './pg-ledger.ts';
+export { RedisLimits, type AsyncLimiter, type QuotaDecision, type RedisLimitsOptions } from './redis-limits.ts';
