@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ABANDONED, DAY_MS, WindowLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken } from '../src/ledger/index.ts';
+import { DAY_MS, WindowLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken } from '../src/ledger/index.ts';
 import { keyChecksum } from '../src/ledger/keys.ts';
 import { PLAN_RECHECK_MS } from '../src/ledger/credits.ts';
 import { parseUtcDay, utcDay, utcMonth } from '../src/ledger/clock.ts';
 import { SCHEMA_VERSION } from '../src/ledger/db.ts';
+import { ABANDONED, PageCharges } from '../src/http/page-charges.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -271,16 +272,17 @@ describe('credits', () => {
 
   it('group commit: pages charged in one turn share a transaction, each all or nothing, in order; a free page is answered at once', async () => {
     const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const pages = new PageCharges(ledger);
     const { workspaceId, keyId } = workspace(ledger);
     ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
     ledger.charge(workspaceId, keyId, ['x'], '/buildings');
     const results: unknown[] = [];
     const done = (r: unknown) => { results.push(r); };
     // 6 new, then 9 new (only 8 left: refused, writes nothing), then 2 new, then x again (free: at once).
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('p', 6), '/buildings', done)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('q', 9), '/buildings', done)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, [...ids('r', 2), 'x'], '/buildings', done)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, ['x'], '/buildings', done)).toBe(true);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('p', 6), '/buildings', done)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('q', 9), '/buildings', done)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, [...ids('r', 2), 'x'], '/buildings', done)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ['x'], '/buildings', done)).toBe(true);
     expect(results).toEqual([{ ok: true, charged: 0, remaining: 14, chargeId: null }]);
     await new Promise((r) => setImmediate(r));
     expect(results.slice(1)).toEqual([
@@ -292,7 +294,7 @@ describe('credits', () => {
     expectSound(ledger, workspaceId, clock.t);
     // A batch that fails rolls every page of it back and tells each.
     const failed: unknown[] = [];
-    ledger.chargeSoon(workspaceId, keyId, ids('s', 1), '/buildings', (r) => failed.push(r));
+    pages.chargeSoon(workspaceId, keyId, ids('s', 1), '/buildings', (r: unknown) => failed.push(r));
     ledger.close();
     await new Promise((r) => setImmediate(r));
     expect(failed).toEqual([expect.any(LedgerUnavailableError)]);
@@ -300,12 +302,13 @@ describe('credits', () => {
 
   it('group commit: a page abandoned before the end of its turn is not charged; the others of the turn are', async () => {
     const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const pages = new PageCharges(ledger);
     const { workspaceId, keyId } = workspace(ledger);
     ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
     const results: unknown[] = [];
     let gone = false;
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('a', 4), '/buildings', (r) => results.push(['a', r]), () => gone)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('b', 3), '/buildings', (r) => results.push(['b', r]), () => false)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('a', 4), '/buildings', (r: unknown) => results.push(['a', r]), () => gone)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('b', 3), '/buildings', (r: unknown) => results.push(['b', r]), () => false)).toBe(false);
     gone = true; // later in the same turn, as uWS closes a connection with a request pipelined behind
     await new Promise((r) => setImmediate(r));
     expect(results).toEqual([['a', ABANDONED], ['b', { ok: true, charged: 3, remaining: 12, chargeId: 1 }]]);
@@ -314,7 +317,7 @@ describe('credits', () => {
     expect(ledger.charge(workspaceId, keyId, ids('a', 4), '/buildings')).toMatchObject({ ok: true, charged: 4, remaining: 8 });
     // A turn of abandoned pages only writes nothing.
     const alone: unknown[] = [];
-    ledger.chargeSoon(workspaceId, keyId, ids('c', 2), '/buildings', (r) => alone.push(r), () => true);
+    pages.chargeSoon(workspaceId, keyId, ids('c', 2), '/buildings', (r: unknown) => alone.push(r), () => true);
     await new Promise((r) => setImmediate(r));
     expect(alone).toEqual([ABANDONED]);
     expect(ledger.balance(workspaceId)).toBe(8);

@@ -14,7 +14,8 @@ import {
 } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 import { asUnavailable } from '../ledger/errors.ts';
-import { ABANDONED, WindowLimiter, paymentProvider, verifyWebhook, type ReportOrder } from '../ledger/index.ts';
+import { WindowLimiter, paymentProvider, verifyWebhook, type ReportOrder } from '../ledger/index.ts';
+import { ABANDONED } from './page-charges.ts';
 import { isoTime } from '../ledger/clock.ts';
 import { findBuilding } from '../query/children.ts';
 import { readBody } from './body.ts';

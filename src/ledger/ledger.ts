@@ -9,7 +9,7 @@
  * const limits = ledger.checkLimits(auth);                                      // headers either way
  * if (!limits.ok) return error(429, limits.code, limits.message, limits.headers);
  * const page = query(...);
- * const bill = ledger.charge(auth.workspaceId, auth.keyId, page.ids, '/buildings');
+ * const bill = ledger.charge(auth.workspaceId, auth.keyId, page.ids, '/buildings');  // or grouped: http/page-charges.ts
  * if (!bill.ok) return error(402, bill.code, bill.message);                    // nothing returned
  * // X-Credits-Charged: bill.charged, X-Credits-Remaining: bill.remaining
  * ```
@@ -26,7 +26,7 @@ import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type G
 import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, writeDemoKey } from './demo.ts';
-import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
+import { asUnavailable, LedgerError } from './errors.ts';
 import { type AuthResult, hashKey, type KeyInfo, type KeyRecord, keyIdOf, Keys, keyVerdict, unauthorized } from './keys.ts';
 import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
@@ -75,23 +75,12 @@ export interface LedgerOptions {
    * Default true; the worker threads of a server leave it to one thread.
    */
   persistQuota?: boolean;
-  /**
-   * Where `chargeSoon` sends the pages that cost credits, instead of committing them on this
-   * thread: a server's worker threads hand them to one ledger thread, which commits the pages of
-   * every worker together while the workers go on serving.
-   */
-  remoteCharges?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
-  /** With `remoteCharges`: false while the thread that charges cannot be reached (restarting), and `ping` fails. */
-  remoteReady?: () => boolean;
 }
-
-/** What `chargeSoon` tells a page that was not charged because its request was abandoned first. */
-export const ABANDONED = new Error('The request was abandoned before its page was charged; nothing was charged.');
 
 /** How long, by default, a statement waits for another process's write lock on the file (admin CLI). */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges', 'remoteReady'];
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota'];
 
 export type { AuthResult } from './keys.ts';
 
@@ -143,8 +132,6 @@ export class Ledger implements RequestLedger {
   private readonly quota: DailyQuota;
   private readonly lock: WriteLock;
   private quotaTimer: NodeJS.Timeout | null = null;
-  private readonly remoteCharges: ((pages: ChargePage[]) => Promise<ChargeOutcome[]>) | null;
-  private readonly remoteReady: (() => boolean) | null;
   private readonly countries: CountryRequests;
   private readonly removals: Removals;
   private readonly reports: Reports;
@@ -155,8 +142,8 @@ export class Ledger implements RequestLedger {
 
   private constructor(
     db: Db, quotaDb: Db,
-    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges' | 'remoteReady'>>
-      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges' | 'remoteReady'>,
+    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>>
+      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>,
   ) {
     this.db = db;
     this.quotaDb = quotaDb;
@@ -166,8 +153,6 @@ export class Ledger implements RequestLedger {
     const shared = options.openingsTable === undefined ? null : new SharedOpenings(options.openingsTable);
     this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn), shared);
     this.lock = new WriteLock(options.writeLock);
-    this.remoteCharges = options.remoteCharges ?? null;
-    this.remoteReady = options.remoteReady ?? null;
     this.quota = new DailyQuota(quotaDb, options.dailyQuota, new SharedQuota(undefined, options.quotaTable), this.lock);
     if (options.persistQuota) {
       this.quotaTimer = setInterval(() => this.persistQuota(), 250);
@@ -210,8 +195,6 @@ export class Ledger implements RequestLedger {
       quotaTable: options.quotaTable,
       openingsTable: options.openingsTable,
       persistQuota: options.persistQuota ?? true,
-      remoteCharges: options.remoteCharges,
-      remoteReady: options.remoteReady,
     };
     if (options.keyLimiterTable !== undefined && !(options.keyLimiterTable instanceof SharedArrayBuffer)) {
       throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
@@ -237,11 +220,9 @@ export class Ledger implements RequestLedger {
 
   /**
    * Readiness probe: reads the file through both connections; throws LedgerUnavailableError
-   * when the ledger cannot serve (closed, unreadable, locked past the busy timeout, or the
-   * thread that charges not reachable).
+   * when the ledger cannot serve (closed, unreadable, locked past the busy timeout).
    */
   ping(): void {
-    if (this.remoteReady !== null && !this.remoteReady()) throw new LedgerUnavailableError('The ledger thread is not running; it is being started again.', 5);
     this.guard(() => {
       this.db.prepare('SELECT count(*) FROM meta').get();
       if (this.quotaDb !== this.db) this.quotaDb.prepare('SELECT count(*) FROM daily_requests WHERE 0').get();
@@ -366,63 +347,12 @@ export class Ledger implements RequestLedger {
   }
 
   /**
-   * Charges like `charge`, with group commit: pages that cost credits and arrive in the same turn
-   * of the event loop are charged in one transaction, one after the other, so one fsync makes
-   * them all durable; `done` is called once it has committed (or with the LedgerUnavailableError
-   * or other error that rolled it back). A page that costs nothing is answered before this returns.
-   * With `remoteCharges` the pages go to the thread that charges, which groups what reaches it
-   * during a commit. Returns whether `done` was already called.
-   *
-   * A page whose `abandoned()` is true when its turn ends is not charged, and `done` gets
-   * ABANDONED: its answer can no longer be sent. uWebSockets.js closes a connection when a
-   * request arrives behind one not yet answered (no pipelining behind an answer that waits), and
-   * it does so while reading them, in the same turn: so a page is sent to be charged only at the
-   * end of the turn, never at once (sent at once to an idle ledger thread, a charged page's p50
-   * was 0.1–0.5 ms lower at 4,500 requests a second, and a page so closed was still paid for).
+   * The answer to a page that costs nothing, when this connection already knows every building of
+   * it to be opened in the 365 days: no transaction. Null when the page must be charged.
    */
-  chargeSoon(
-    workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string,
-    done: (result: ChargeResult | Error) => void, abandoned?: () => boolean,
-  ): boolean {
-    const free = this.guard(() => this.credits.free(workspaceId, buildingIds, route));
-    if (free) {
-      done(free);
-      return true;
-    }
-    this.batch.push({ page: { workspaceId, keyId, buildingIds, route }, done, abandoned });
-    if (this.batch.length === 1) setImmediate(this.commitBatch);
-    return false;
+  free(workspaceId: string, buildingIds: readonly string[], route: string): ChargeResult | null {
+    return this.guard(() => this.credits.free(workspaceId, buildingIds, route));
   }
-
-  private batch: { page: ChargePage; done: (result: ChargeResult | Error) => void; abandoned?: () => boolean }[] = [];
-
-  private readonly commitBatch = (): void => {
-    let batch = this.batch;
-    this.batch = [];
-    if (batch.some((b) => b.abandoned?.())) {
-      for (const b of batch) if (b.abandoned?.()) b.done(ABANDONED);
-      batch = batch.filter((b) => !b.abandoned?.());
-      if (batch.length === 0) return;
-    }
-    const pages = batch.map((b) => b.page);
-    const fail = (err: unknown): void => {
-      const e = asUnavailable(err) ?? (err instanceof Error ? err : new Error(String(err)));
-      for (const b of batch) b.done(e);
-    };
-    if (this.remoteCharges) {
-      this.remoteCharges(pages).then((outcomes) => {
-        for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
-      }, fail);
-      return;
-    }
-    let outcomes: ChargeOutcome[];
-    try {
-      outcomes = this.guard(() => this.credits.chargeAll(pages));
-    } catch (err) {
-      return fail(err);
-    }
-    for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
-  };
 
   /**
    * For the connection that charges pages sent by other threads: the outcome of a page that costs
