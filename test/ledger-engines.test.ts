@@ -4,17 +4,14 @@
  * the spending order, keys; the invariants after every step; and, on each engine, two ledgers
  * (two replicas) charging the same workspace's buildings at once.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY_MS, LedgerUnavailableError, ledgerLocation, openLedgerEngine, type LedgerEngine } from '../src/ledger/index.ts';
+import { adminWith } from './admin-cli.ts';
 import { freePort, startPostgres, type TestPostgres } from './services/postgres.ts';
-
-const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 let postgres: TestPostgres;
 const dirs: string[] = [];
@@ -219,20 +216,7 @@ describe('PostgreSQL away', () => {
 });
 
 describe('the admin CLI on PostgreSQL', () => {
-  /** `tools/admin.ts …args --json` as a child process; its exit code and output. */
-  function admin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const env = { ...process.env };
-    delete env.EDIFICE_LEDGER;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/admin.ts', ...args, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    return new Promise((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const admin = (...args: string[]) => adminWith({}, ...args, '--json');
   const ok = async (...args: string[]) => {
     const r = await admin(...args);
     expect(r, args.join(' ')).toMatchObject({ code: 0, stderr: '' });

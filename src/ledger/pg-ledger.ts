@@ -14,7 +14,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { type Clock, startOfNextUtcMonth, utcDay, utcMonth } from './clock.ts';
-import { type ChargeOutcome, type ChargePage, type ChargeResult, FREE_REOPEN_MS, type Grant, type GrantKind, MAX_GRANT, WELCOME_CREDITS, WELCOME_VALID_MS } from './credits.ts';
+import { type ChargeOutcome, type ChargePage, type ChargeResult, FREE_REOPEN_MS, type Grant, type GrantRow, MAX_GRANT, toGrant, WELCOME_CREDITS, WELCOME_VALID_MS } from './credits.ts';
 import { LedgerError, LedgerUnavailableError } from './errors.ts';
 import { newId } from './ids.ts';
 import { type AuthResult, hashKey, keyIdOf, type KeyInfo, type KeyRecord, keyPrefix, keyStatus, keyVerdict, newKey, unauthorized } from './keys.ts';
@@ -57,15 +57,6 @@ function asPgUnavailable(err: unknown): LedgerUnavailableError | null {
   }
   return null;
 }
-
-interface GrantRow {
-  id: number; workspace_id: string; kind: GrantKind; amount: number; remaining: number; granted_at: number;
-  expires_at: number | null; period: string | null; plan: string | null; note: string | null;
-}
-const toGrant = (r: GrantRow): Grant => ({
-  id: r.id, workspaceId: r.workspace_id, kind: r.kind, amount: r.amount, remaining: r.remaining, grantedAt: r.granted_at,
-  expiresAt: r.expires_at, period: r.period, plan: r.plan, note: r.note,
-});
 
 interface WorkspaceRow { id: string; name: string; plan: string | null; created_at: number; suspended_at: number | null; suspended_reason: string | null }
 const toWorkspace = (r: WorkspaceRow): Workspace => ({
