@@ -161,6 +161,61 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     await expect(ledger.grantCredits('ws_nope', 5, { kind: 'bought' })).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('reports usage per UTC day: credits, charged requests and buildings, zeros included', async () => {
+    const { ledger, clock } = await ledgerAt('2026-03-10T23:00:00Z');
+    const w = await workspace(ledger);
+    await ledger.grantCredits(w.workspaceId, 50, { kind: 'bought' });
+    await ledger.charge(w.workspaceId, w.keyId, ['a', 'b', 'c'], '/buildings');
+    clock.t = Date.parse('2026-03-12T01:00:00Z');
+    await ledger.charge(w.workspaceId, w.keyId, ['a', 'd'], '/buildings');
+    await ledger.charge(w.workspaceId, w.keyId, ['e'], '/buildings');
+    await ledger.charge(w.workspaceId, w.keyId, ['e'], '/buildings'); // free: no charge
+    expect(await ledger.usage(w.workspaceId, '2026-03-10', '2026-03-12')).toEqual([
+      { day: '2026-03-10', requests: 0, credits: 3, charges: 1, buildings: 3 },
+      { day: '2026-03-11', requests: 0, credits: 0, charges: 0, buildings: 0 },
+      { day: '2026-03-12', requests: 0, credits: 2, charges: 2, buildings: 3 },
+    ]);
+    expect(await ledger.usage(w.workspaceId)).toHaveLength(30);
+    await expect(ledger.usage(w.workspaceId, '2026-03-12', '2026-03-10')).rejects.toThrow(/fromDay 2026-03-12 is after toDay/);
+    await expect(ledger.usage('ws_nope')).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('keeps the requests from the public: countries asked for, removals decided once, report orders read with their token', async () => {
+    const { ledger } = await ledgerAt('2026-03-10T12:00:00Z');
+    for (const country of ['PT', 'FR', 'PT']) await ledger.addCountryRequest({ country, email: null, comment: 'please', client: '203.0.113.9' });
+    await expect(ledger.addCountryRequest({ country: 'pt', email: null, comment: null, client: 'x' })).rejects.toThrow(RangeError);
+    expect((await ledger.countryRequests()).map((r) => r.country).sort()).toEqual(['FR', 'PT', 'PT']);
+    expect((await ledger.countryDemand()).map((d) => [d.country, d.requests])).toEqual([['PT', 2], ['FR', 1]]);
+
+    const ask = (businessId: string) => ledger.addRemovalRequest({
+      businessId, registrationNumber: null, buildingId: 'b-1', country: 'LI', businessName: 'Acme', reason: 'closed', contact: 'a@b.li', client: '203.0.113.9',
+    });
+    const first = await ask('biz-1');
+    const second = await ask('biz-2');
+    expect(first).toMatchObject({ status: 'pending', decidedAt: null });
+    expect(await ledger.decideRemoval(first.id, 'approved', 'ok')).toMatchObject({ status: 'approved', decisionNote: 'ok' });
+    await expect(ledger.decideRemoval(first.id, 'rejected')).rejects.toMatchObject({ code: 'invalid_state' });
+    await expect(ledger.decideRemoval('rm_nope', 'approved')).rejects.toMatchObject({ code: 'not_found' });
+    expect((await ledger.removalRequests('pending')).map((r) => r.id)).toEqual([second.id]);
+    expect(await ledger.approvedRemovals()).toEqual({ businessIds: new Set(['biz-1']), registrationNumbers: new Set() });
+    expect(await ledger.approvedRemovalCount()).toBe(1);
+
+    const order = (paid: boolean) => ledger.createReportOrder({
+      buildingId: 'b-1', country: 'LI', snapshotDate: '2026-03-01', email: 'a@b.li', priceMinor: 990, priceCurrency: 'EUR',
+      provider: paid ? 'builtin' : 'webhook', paid, providerReference: null, report: '{"building":"b-1"}', client: '203.0.113.9',
+    });
+    const paid = await order(true);
+    expect(await ledger.readReport(paid.order.id, paid.token)).toEqual({ order: paid.order, report: '{"building":"b-1"}' });
+    const pending = await order(false);
+    expect(await ledger.readReport(pending.order.id, pending.token)).toMatchObject({ report: null, order: { status: 'pending' } });
+    expect(await ledger.readReport(pending.order.id, paid.token)).toBeNull();
+    expect(await ledger.markReportPaid(pending.order.id, 'pay_1')).toMatchObject({ changed: true, order: { status: 'paid', providerReference: 'pay_1' } });
+    expect(await ledger.markReportPaid(pending.order.id, 'pay_2')).toMatchObject({ changed: false, order: { providerReference: 'pay_1' } });
+    await expect(ledger.markReportPaid('ord_nope', null)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await ledger.reportOrder('ord_nope')).toBeNull();
+    expect((await ledger.reportOrders()).map((o) => o.id).sort()).toEqual([paid.order.id, pending.order.id].sort());
+  });
+
   it('two replicas charging one workspace at once: each building charged once, credits never below zero, credits taken = Σ charged', async () => {
     const { ledger: a, clock, where } = await ledgerAt('2026-03-10T12:00:00Z');
     const { ledger: b } = await ledgerAt('2026-03-10T12:00:00Z', where);
@@ -223,7 +278,7 @@ describe('the admin CLI on PostgreSQL', () => {
     return JSON.parse(r.stdout);
   };
 
-  it('--ledger takes a postgres:// URL: workspaces, keys and credits, seen by a server ledger at once; what it does not hold is refused by name', { timeout: 120_000 }, async () => {
+  it('--ledger takes a postgres:// URL: workspaces, keys, credits and usage, seen by a server ledger at once', { timeout: 120_000 }, async () => {
     const url = await freshLocation('postgres');
     const L = ['--ledger', url];
     const made = await ok('create-workspace', '--name', 'Acme', '--member', 'ana@acme.test', ...L);
@@ -239,8 +294,9 @@ describe('the admin CLI on PostgreSQL', () => {
     expect(await ok('show', made.workspaceId, ...L)).toMatchObject({ balance: 22, members: [{ email: 'ana@acme.test' }] });
     expect(await ok('revoke-key', key.keyId, ...L)).toMatchObject({ keyId: key.keyId, status: 'revoked' });
     expect(await ok('check', ...L)).toEqual({ ok: true, problems: [] });
-    const usage = await admin('usage', made.workspaceId, ...L);
-    expect([usage.code, JSON.parse(usage.stderr)]).toEqual([1, { error: { code: 'invalid_state', message: 'Requests per day are kept in the SQLite ledger only; a PostgreSQL ledger does not hold them.' } }]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await ok('usage', made.workspaceId, '--from', today, '--to', today, ...L)).toEqual([{ day: today, requests: 0, credits: 3, charges: 1, buildings: 3 }]);
+    expect(await ok('country-requests', ...L)).toEqual({ demand: [] });
     const away = await admin('list-workspaces', '--ledger', `postgres://postgres@127.0.0.1:${await freePort()}/postgres`);
     expect([away.code, JSON.parse(away.stderr).error.code]).toEqual([1, 'unavailable']);
   });

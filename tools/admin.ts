@@ -20,39 +20,11 @@ class UsageError extends Error {}
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | undefined>;
 
-/** What the commands use of a ledger: the SQLite Ledger answers at once, PostgreSQL later. */
+/** What the commands use of a ledger: the SQLite Ledger answers at once, PostgreSQL (PgLedger) later. */
 type Awaitable<T> = { [K in keyof T]: T[K] extends (...a: infer A) => infer R ? (...a: A) => R | Promise<R> : never };
 type AdminLedger = Awaitable<Pick<Ledger, 'createWorkspace' | 'listWorkspaces' | 'workspace' | 'addMember' | 'removeMember' | 'createKey' | 'listKeys'
   | 'revokeKey' | 'grantCredits' | 'setPlan' | 'suspendWorkspace' | 'unsuspendWorkspace' | 'audit' | 'usage' | 'countryRequests' | 'countryDemand'
   | 'removalRequests' | 'decideRemoval' | 'reportOrders'>>;
-
-/** A PostgreSQL ledger for the commands; what it does not hold yet is refused by name. */
-function pgAdmin(ledger: PgLedger): AdminLedger {
-  const sqliteOnly = (what: string) => (): never => {
-    throw new LedgerError('invalid_state', `${what} are kept in the SQLite ledger only; a PostgreSQL ledger does not hold them.`);
-  };
-  return {
-    createWorkspace: (name, options) => ledger.createWorkspace(name, options),
-    listWorkspaces: () => ledger.listWorkspaces(),
-    workspace: (ws) => ledger.workspace(ws),
-    addMember: (ws, email) => ledger.addMember(ws, email),
-    removeMember: (ws, member) => ledger.removeMember(ws, member),
-    createKey: (ws, member, options) => ledger.createKey(ws, member, options),
-    listKeys: (ws) => ledger.listKeys(ws),
-    revokeKey: (keyId) => ledger.revokeKey(keyId),
-    grantCredits: (ws, amount, options) => ledger.grantCredits(ws, amount, options),
-    setPlan: (ws, plan) => ledger.setPlan(ws, plan),
-    suspendWorkspace: (ws, reason) => ledger.suspendWorkspace(ws, reason),
-    unsuspendWorkspace: (ws) => ledger.unsuspendWorkspace(ws),
-    audit: () => ledger.audit(),
-    usage: sqliteOnly('Requests per day'),
-    countryRequests: sqliteOnly('Country requests'),
-    countryDemand: sqliteOnly('Country requests'),
-    removalRequests: sqliteOnly('Removal requests'),
-    decideRemoval: sqliteOnly('Removal requests'),
-    reportOrders: sqliteOnly('Report orders'),
-  };
-}
 
 interface Command {
   args: string[];
@@ -296,7 +268,7 @@ const COMMANDS: Record<string, Command> = {
   'country-requests': {
     args: [], options: { list: { type: 'boolean' } },
     summary: '[--list]   countries asked for, counted by country (--list: every request, newest first)',
-    run: (ledger, _, v) => (v.list ? { requests: ledger.countryRequests() } : { demand: ledger.countryDemand() }),
+    run: async (ledger, _, v) => (v.list ? { requests: await ledger.countryRequests() } : { demand: await ledger.countryDemand() }),
     text: (r: { requests?: CountryRequest[]; demand?: CountryDemand[] }) => {
       if (r.demand) {
         return r.demand.length === 0 ? 'no country requests' : table([
@@ -426,7 +398,7 @@ export async function main(argv: string[]): Promise<number> {
     if (where.kind === 'postgres') {
       const pg = await PgLedger.open(where.url);
       close = () => pg.close();
-      ledger = pgAdmin(pg);
+      ledger = pg;
     } else {
       checkLedgerFile(where.path, command.creates === true);
       const file = Ledger.open(where.path);

@@ -12,6 +12,10 @@ import type { AuthResult, KeyInfo } from './keys.ts';
 import { Ledger, type WorkspaceSummary } from './ledger.ts';
 import { PgLedger } from './pg-ledger.ts';
 import type { Member, Workspace } from './workspaces.ts';
+import type { CountryDemand, CountryRequest } from './country-requests.ts';
+import type { ApprovedRemovals, NewRemovalRequest, RemovalRequest, RemovalStatus } from './removals.ts';
+import type { NewReportOrder, ReportOrder } from './reports.ts';
+import type { UsageDay } from './usage.ts';
 
 export interface LedgerEngine {
   readonly kind: 'sqlite' | 'postgres';
@@ -33,6 +37,21 @@ export interface LedgerEngine {
   setPlan(workspaceId: string, plan: string | null): Promise<void>;
   suspendWorkspace(workspaceId: string, reason?: string | null): Promise<void>;
   unsuspendWorkspace(workspaceId: string): Promise<void>;
+  /** Requests and credits per UTC day (at most 366 days; default the last 30). */
+  usage(workspaceId: string, fromDay?: string, toDay?: string): Promise<UsageDay[]>;
+  addCountryRequest(request: { country: string; email: string | null; comment: string | null; client: string }): Promise<CountryRequest>;
+  countryRequests(limit?: number): Promise<CountryRequest[]>;
+  countryDemand(): Promise<CountryDemand[]>;
+  addRemovalRequest(request: NewRemovalRequest): Promise<RemovalRequest>;
+  removalRequests(status?: RemovalStatus): Promise<RemovalRequest[]>;
+  decideRemoval(id: string, decision: 'approved' | 'rejected', note?: string | null): Promise<RemovalRequest>;
+  approvedRemovals(): Promise<ApprovedRemovals>;
+  approvedRemovalCount(): Promise<number>;
+  createReportOrder(order: NewReportOrder): Promise<{ order: ReportOrder; token: string }>;
+  readReport(orderId: string, token: string): Promise<{ order: ReportOrder; report: string | null } | null>;
+  markReportPaid(orderId: string, providerReference: string | null): Promise<{ order: ReportOrder; changed: boolean }>;
+  reportOrder(orderId: string): Promise<ReportOrder | null>;
+  reportOrders(limit?: number): Promise<ReportOrder[]>;
   /** Every breach of the invariants; empty when sound. */
   audit(): Promise<string[]>;
   close(): Promise<void>;
@@ -86,6 +105,20 @@ export class SqliteLedgerEngine implements LedgerEngine {
   async setPlan(workspaceId: string, plan: string | null) { this.ledger.setPlan(workspaceId, plan); }
   async suspendWorkspace(workspaceId: string, reason: string | null = null) { this.ledger.suspendWorkspace(workspaceId, reason); }
   async unsuspendWorkspace(workspaceId: string) { this.ledger.unsuspendWorkspace(workspaceId); }
+  async usage(workspaceId: string, fromDay?: string, toDay?: string) { return this.ledger.usage(workspaceId, fromDay, toDay); }
+  async addCountryRequest(request: { country: string; email: string | null; comment: string | null; client: string }) { return this.ledger.addCountryRequest(request); }
+  async countryRequests(limit?: number) { return this.ledger.countryRequests(limit); }
+  async countryDemand() { return this.ledger.countryDemand(); }
+  async addRemovalRequest(request: NewRemovalRequest) { return this.ledger.addRemovalRequest(request); }
+  async removalRequests(status?: RemovalStatus) { return this.ledger.removalRequests(status); }
+  async decideRemoval(id: string, decision: 'approved' | 'rejected', note: string | null = null) { return this.ledger.decideRemoval(id, decision, note); }
+  async approvedRemovals() { return this.ledger.approvedRemovals(); }
+  async approvedRemovalCount() { return this.ledger.approvedRemovalCount(); }
+  async createReportOrder(order: NewReportOrder) { return this.ledger.createReportOrder(order); }
+  async readReport(orderId: string, token: string) { return this.ledger.readReport(orderId, token); }
+  async markReportPaid(orderId: string, providerReference: string | null) { return this.ledger.markReportPaid(orderId, providerReference); }
+  async reportOrder(orderId: string) { return this.ledger.reportOrder(orderId); }
+  async reportOrders(limit?: number) { return this.ledger.reportOrders(limit); }
   async audit() { return this.ledger.audit(); }
   async close() { this.ledger.close(); }
 }

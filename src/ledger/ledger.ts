@@ -21,7 +21,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { type Clock, DAY_MS, MINUTE_MS, parseUtcDay, startOfNextUtcDay, utcDay } from './clock.ts';
+import { type Clock, MINUTE_MS, startOfNextUtcDay, utcDay } from './clock.ts';
 import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type Grant } from './credits.ts';
 import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
@@ -32,6 +32,7 @@ import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
 import { SharedQuota } from './shared-quota.ts';
 import { WriteLock } from './write-lock.ts';
+import { type UsageDay, usageDays } from './usage.ts';
 import { type CountryDemand, type CountryRequest, CountryRequests } from './country-requests.ts';
 import { type ApprovedRemovals, type NewRemovalRequest, type RemovalRequest, type RemovalStatus, Removals } from './removals.ts';
 import { type NewReportOrder, type ReportOrder, Reports } from './reports.ts';
@@ -88,17 +89,7 @@ export type LimitsResult =
   | { ok: true; headers: Record<string, string> }
   | { ok: false; status: 429; code: 'rate_limited' | 'quota_exceeded'; message: string; retryAfterS: number; headers: Record<string, string> };
 
-export interface UsageDay {
-  day: string;
-  /** Authenticated requests counted against the daily quota. */
-  requests: number;
-  /** Credits charged. */
-  credits: number;
-  /** Requests that cost credits. */
-  charges: number;
-  /** Distinct buildings returned by the requests that cost credits. */
-  buildings: number;
-}
+export type { UsageDay } from './usage.ts';
 
 export interface WorkspaceSummary extends Workspace {
   balance: number;
@@ -386,20 +377,10 @@ export class Ledger implements RequestLedger {
    * the 30 days ending today), one entry per day, zeros included. At most 366 days.
    */
   usage(workspaceId: string, fromDay?: string, toDay?: string): UsageDay[] {
-    const to = toDay ?? utcDay(this.now());
-    const toMs = parseUtcDay(to, 'toDay');
-    const from = fromDay ?? utcDay(toMs - 29 * DAY_MS);
-    const fromMs = parseUtcDay(from, 'fromDay');
-    if (fromMs > toMs) throw new RangeError(`fromDay ${from} is after toDay ${to}.`);
-    if (toMs - fromMs >= 366 * DAY_MS) throw new RangeError('usage spans at most 366 days.');
+    const { from, to, byDay } = usageDays(this.now(), fromDay, toDay);
     if (this.quotaTimer !== null) this.persistQuota();
     return this.guard(() => {
       this.workspaces.get(workspaceId);
-      const byDay = new Map<string, UsageDay>();
-      for (let ms = fromMs; ms <= toMs; ms += DAY_MS) {
-        const day = utcDay(ms);
-        byDay.set(day, { day, requests: 0, credits: 0, charges: 0, buildings: 0 });
-      }
       for (const r of this.quota.usage(workspaceId, from, to)) byDay.get(r.day)!.requests = r.requests;
       for (const c of this.credits.usage(workspaceId, from, to)) Object.assign(byDay.get(c.day)!, c);
       return [...byDay.values()];

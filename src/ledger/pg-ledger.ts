@@ -20,7 +20,11 @@ import { newId } from './ids.ts';
 import { type AuthResult, hashKey, keyIdOf, type KeyInfo, type KeyRecord, keyPrefix, keyStatus, keyVerdict, newKey, unauthorized } from './keys.ts';
 import { migratePg } from './pg-schema.ts';
 import { checkName, checkPlan, type Member, normaliseEmail, planAllowance, type Workspace } from './workspaces.ts';
+import { checkCountry, type CountryDemand, type CountryRequest, type CountryRequestRow, toCountryRequest } from './country-requests.ts';
 import type { LedgerEngine } from './engine.ts';
+import { type ApprovedRemovals, approvedOf, type NewRemovalRequest, newRemovalRow, type RemovalRequest, type RemovalRow, type RemovalStatus, toRemoval } from './removals.ts';
+import { isReportToken, type NewReportOrder, newOrderRow, type OrderRow, readOrder, type ReportOrder, toOrder } from './reports.ts';
+import { type UsageDay, usageDays } from './usage.ts';
 import type { WorkspaceSummary } from './ledger.ts';
 
 export interface PgLedgerOptions {
@@ -354,6 +358,140 @@ export class PgLedger implements LedgerEngine {
   async unsuspendWorkspace(workspaceId: string): Promise<void> {
     await this.updateWorkspace(workspaceId, 'UPDATE workspaces SET suspended_at = NULL, suspended_reason = NULL WHERE id = $1', []);
     this.keyCache.clear();
+  }
+
+  // ---- usage and requests from the public ----------------------------------------------
+
+  /** Requests and credits per UTC day (see Ledger.usage). */
+  async usage(workspaceId: string, fromDay?: string, toDay?: string): Promise<UsageDay[]> {
+    const { from, to, byDay } = usageDays(this.now(), fromDay, toDay);
+    await this.getWorkspace(this.pool, workspaceId);
+    const [requests, credits] = await this.guard(() => Promise.all([
+      this.pool.query<{ day: string; requests: number }>(
+        'SELECT day, requests FROM daily_requests WHERE workspace_id = $1 AND day >= $2 AND day <= $3', [workspaceId, from, to]),
+      this.pool.query<{ day: string; credits: number; charges: number; buildings: number }>(
+        `SELECT day, sum(credits)::bigint AS credits, count(*) AS charges, sum(buildings)::bigint AS buildings FROM charges
+          WHERE workspace_id = $1 AND day >= $2 AND day <= $3 GROUP BY day`, [workspaceId, from, to]),
+    ]));
+    for (const r of requests.rows) byDay.get(r.day)!.requests = r.requests;
+    for (const c of credits.rows) Object.assign(byDay.get(c.day)!, c);
+    return [...byDay.values()];
+  }
+
+  /**
+   * Writes request counts of the daily quota (counted elsewhere: in shared memory or Redis); a
+   * count lower than the one stored is ignored, so a repeated or late write is harmless.
+   */
+  async persistRequests(counts: readonly { workspaceId: string; day: string; requests: number }[]): Promise<void> {
+    if (counts.length === 0) return;
+    await this.guard(() => this.pool.query(
+      `INSERT INTO daily_requests (workspace_id, day, requests)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+       ON CONFLICT (workspace_id, day) DO UPDATE SET requests = greatest(daily_requests.requests, excluded.requests)`,
+      [counts.map((c) => c.workspaceId), counts.map((c) => c.day), counts.map((c) => c.requests)]));
+  }
+
+  async addCountryRequest(request: { country: string; email: string | null; comment: string | null; client: string }): Promise<CountryRequest> {
+    checkCountry(request.country);
+    const { rows } = await this.guard(() => this.pool.query<CountryRequestRow>(
+      'INSERT INTO country_requests (country, email, comment, client, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+      [request.country, request.email, request.comment, request.client, this.now()]));
+    return toCountryRequest(rows[0]);
+  }
+
+  /** The latest country requests, newest first. */
+  async countryRequests(limit = 1000): Promise<CountryRequest[]> {
+    const { rows } = await this.guard(() => this.pool.query<CountryRequestRow>('SELECT * FROM country_requests ORDER BY created_at DESC, id DESC LIMIT $1', [limit]));
+    return rows.map(toCountryRequest);
+  }
+
+  /** Requests per country, most asked first. */
+  async countryDemand(): Promise<CountryDemand[]> {
+    const { rows } = await this.guard(() => this.pool.query<{ country: string; requests: number; latest_at: number }>(
+      'SELECT country, count(*) AS requests, max(created_at) AS latest_at FROM country_requests GROUP BY country ORDER BY requests DESC, country'));
+    return rows.map((r) => ({ country: r.country, requests: r.requests, latestAt: r.latest_at }));
+  }
+
+  async addRemovalRequest(request: NewRemovalRequest): Promise<RemovalRequest> {
+    const r = newRemovalRow(request, this.now());
+    const { rows } = await this.guard(() => this.pool.query<RemovalRow>(
+      `INSERT INTO removal_requests (id, business_id, registration_number, building_id, country, business_name, reason, contact, client, status, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10) RETURNING *`,
+      [r.id, r.business_id, r.registration_number, r.building_id, r.country, r.business_name, r.reason, r.contact, r.client, r.created_at]));
+    return toRemoval(rows[0]);
+  }
+
+  async removalRequests(status?: RemovalStatus): Promise<RemovalRequest[]> {
+    const { rows } = await this.guard(() => status === undefined
+      ? this.pool.query<RemovalRow>('SELECT * FROM removal_requests ORDER BY created_at, seq')
+      : this.pool.query<RemovalRow>('SELECT * FROM removal_requests WHERE status = $1 ORDER BY created_at, seq', [status]));
+    return rows.map(toRemoval);
+  }
+
+  /** Approves or rejects a pending removal request (LedgerError invalid_state once decided). */
+  async decideRemoval(id: string, decision: 'approved' | 'rejected', note: string | null = null): Promise<RemovalRequest> {
+    const { rows } = await this.guard(() => this.pool.query<RemovalRow>(
+      "UPDATE removal_requests SET status = $1, decided_at = $2, decision_note = $3 WHERE id = $4 AND status = 'pending' RETURNING *",
+      [decision, this.now(), note, id]));
+    if (rows.length > 0) return toRemoval(rows[0]);
+    const existing = await this.guard(() => this.pool.query<RemovalRow>('SELECT * FROM removal_requests WHERE id = $1', [id]));
+    if (existing.rows.length === 0) throw new LedgerError('not_found', `No removal request ${id}.`);
+    throw new LedgerError('invalid_state', `Removal request ${id} was already ${existing.rows[0].status}.`);
+  }
+
+  /** The businesses approved removals hide. */
+  async approvedRemovals(): Promise<ApprovedRemovals> {
+    const { rows } = await this.guard(() => this.pool.query<{ business_id: string | null; registration_number: string | null }>(
+      "SELECT business_id, registration_number FROM removal_requests WHERE status = 'approved'"));
+    return approvedOf(rows);
+  }
+
+  /** Approved removals so far; a server polls it to apply new approvals at once. */
+  async approvedRemovalCount(): Promise<number> {
+    const { rows } = await this.guard(() => this.pool.query<{ n: number }>("SELECT count(*) AS n FROM removal_requests WHERE status = 'approved'"));
+    return rows[0].n;
+  }
+
+  /** Stores a report order and its frozen report; returns the read token, shown once. */
+  async createReportOrder(order: NewReportOrder): Promise<{ order: ReportOrder; token: string }> {
+    const { row: r, token } = newOrderRow(order, this.now());
+    const { rows } = await this.guard(() => this.pool.query<OrderRow>(
+      `INSERT INTO report_orders (id, building_id, country, snapshot_date, email, token_sha256, status, price_minor, price_currency, provider,
+         provider_reference, report, client, created_at, paid_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+      [r.id, r.building_id, r.country, r.snapshot_date, r.email, r.token_sha256, r.status, r.price_minor, r.price_currency, r.provider,
+        r.provider_reference, r.report, r.client, r.created_at, r.paid_at]));
+    return { order: toOrder(rows[0]), token };
+  }
+
+  /** The order and its report once paid, or null for an unknown order or a wrong token alike. */
+  async readReport(orderId: string, token: string): Promise<{ order: ReportOrder; report: string | null } | null> {
+    if (!isReportToken(token)) return null;
+    const { rows } = await this.guard(() => this.pool.query<OrderRow>('SELECT * FROM report_orders WHERE id = $1', [orderId]));
+    return readOrder(rows[0], token);
+  }
+
+  /** Marks a report order paid (idempotent); LedgerError not_found for an unknown order. */
+  async markReportPaid(orderId: string, providerReference: string | null): Promise<{ order: ReportOrder; changed: boolean }> {
+    const { rows } = await this.guard(() => this.pool.query<OrderRow>(
+      "UPDATE report_orders SET status = 'paid', paid_at = $1, provider_reference = coalesce($2, provider_reference) WHERE id = $3 AND status = 'pending' RETURNING *",
+      [this.now(), providerReference, orderId]));
+    if (rows.length > 0) return { order: toOrder(rows[0]), changed: true };
+    const order = await this.reportOrder(orderId);
+    if (order === null) throw new LedgerError('not_found', `No report order ${orderId}.`);
+    return { order, changed: false };
+  }
+
+  /** The order (never its token), or null. */
+  async reportOrder(orderId: string): Promise<ReportOrder | null> {
+    const { rows } = await this.guard(() => this.pool.query<OrderRow>('SELECT * FROM report_orders WHERE id = $1', [orderId]));
+    return rows.length === 0 ? null : toOrder(rows[0]);
+  }
+
+  /** The latest orders, newest first (never their tokens). */
+  async reportOrders(limit = 1000): Promise<ReportOrder[]> {
+    const { rows } = await this.guard(() => this.pool.query<OrderRow>('SELECT * FROM report_orders ORDER BY created_at DESC, seq DESC LIMIT $1', [limit]));
+    return rows.map(toOrder);
   }
 
   /** Every breach of the ledger's invariants, as Credits.audit checks them; empty when sound. */

@@ -113,6 +113,58 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workspace_id, day)
   );
   `,
+  /* 2: requests from the public: countries asked for, business removals, building report orders */ `
+  CREATE TABLE country_requests (
+    id         BIGSERIAL PRIMARY KEY,
+    country    TEXT NOT NULL CHECK (length(country) = 2),
+    email      TEXT,
+    comment    TEXT,
+    client     TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX country_requests_country ON country_requests(country);
+
+  CREATE TABLE removal_requests (
+    id                  TEXT PRIMARY KEY,
+    seq                 BIGSERIAL,                -- arrival order, as SQLite's rowid
+    business_id         TEXT,
+    registration_number TEXT,
+    building_id         TEXT NOT NULL,
+    country             TEXT NOT NULL,
+    business_name       TEXT NOT NULL,
+    reason              TEXT NOT NULL,
+    contact             TEXT NOT NULL,
+    client              TEXT NOT NULL,
+    status              TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
+    created_at          BIGINT NOT NULL,
+    decided_at          BIGINT,
+    decision_note       TEXT,
+    CHECK (business_id IS NOT NULL OR registration_number IS NOT NULL),
+    CHECK ((status = 'pending') = (decided_at IS NULL))
+  );
+  CREATE INDEX removal_requests_status ON removal_requests(status, created_at);
+
+  CREATE TABLE report_orders (
+    id                 TEXT PRIMARY KEY,
+    seq                BIGSERIAL,
+    building_id        TEXT NOT NULL,
+    country            TEXT NOT NULL,
+    snapshot_date      TEXT NOT NULL,
+    email              TEXT NOT NULL,
+    token_sha256       BYTEA NOT NULL CHECK (length(token_sha256) = 32),
+    status             TEXT NOT NULL CHECK (status IN ('pending', 'paid')),
+    price_minor        BIGINT NOT NULL CHECK (price_minor >= 0),
+    price_currency     TEXT NOT NULL CHECK (length(price_currency) = 3),
+    provider           TEXT NOT NULL,
+    provider_reference TEXT,
+    report             TEXT NOT NULL,
+    client             TEXT NOT NULL,
+    created_at         BIGINT NOT NULL,
+    paid_at            BIGINT,
+    CHECK ((status = 'paid') = (paid_at IS NOT NULL))
+  );
+  CREATE INDEX report_orders_created ON report_orders(created_at);
+  `,
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
