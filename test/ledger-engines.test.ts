@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS, LedgerUnavailableError, ledgerLocation, openLedgerEngine, type LedgerEngine } from '../src/ledger/index.ts';
+import { DAY_MS, LedgerUnavailableError, ledgerLocation, openLedgerEngine, PgLedger, type LedgerEngine } from '../src/ledger/index.ts';
 import { adminWith } from './admin-cli.ts';
 import { freePort, startPostgres, type TestPostgres } from './services/postgres.ts';
 
@@ -265,6 +265,29 @@ describe('PostgreSQL away', () => {
       expect(await ledger.audit()).toEqual([]);
     } finally {
       postgres.start();
+      await ledger.close();
+    }
+  });
+});
+
+describe('PostgreSQL rows held', () => {
+  it('a page whose grants another transaction holds past the lock timeout is unavailable, not a hang; charged once they are free', async () => {
+    const clock = clockAt('2026-03-10T12:00:00Z');
+    const url = await freshLocation('postgres');
+    const ledger = await PgLedger.open(url, { now: clock.now, lockTimeoutMs: 300 });
+    const holder = new pg.Client(url);
+    await holder.connect();
+    try {
+      const { workspaceId, memberId } = await ledger.createWorkspace('Acme', { createdBy: 'ana@acme.test' });
+      const { keyId } = await ledger.createKey(workspaceId, memberId);
+      await holder.query('BEGIN');
+      await holder.query('SELECT * FROM grants WHERE workspace_id = $1 FOR UPDATE', [workspaceId]);
+      await expect(ledger.charge(workspaceId, keyId, ['a'], '/buildings')).rejects.toMatchObject({ name: 'LedgerUnavailableError', status: 503 });
+      await holder.query('ROLLBACK');
+      expect(await ledger.charge(workspaceId, keyId, ['a'], '/buildings')).toMatchObject({ ok: true, charged: 1, remaining: 4 });
+      expect(await ledger.audit()).toEqual([]);
+    } finally {
+      await holder.end();
       await ledger.close();
     }
   });

@@ -35,6 +35,11 @@ export interface PgLedgerOptions {
   keyCacheTtlMs?: number;
   /** How long to wait for a connection before answering unavailable (ms). Default 5,000. */
   connectTimeoutMs?: number;
+  /**
+   * How long a statement waits for a row another transaction holds (ms) before the page is
+   * answered unavailable, rather than waiting on a replica that stalled. Default 5,000.
+   */
+  lockTimeoutMs?: number;
 }
 
 /** int8 as a JavaScript number: every int8 of the ledger is a count or ms since the epoch, far below 2^53. */
@@ -43,8 +48,11 @@ const TYPES = {
     oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-/** SQLSTATE classes that mean "not now" (connection, resources, shutdown) rather than a bug. */
-const UNAVAILABLE_STATES = /^(08|53|57P|58)/;
+/**
+ * SQLSTATEs that mean "not now" rather than a bug: connection (08), resources (53), shutdown or
+ * a statement cancelled by its timeout (57), system (58), a lock not had in time (55P03).
+ */
+const UNAVAILABLE_STATES = /^(08|53|57|58|55P03)/;
 /** Deadlock or serialisation failure: the transaction is tried again. */
 const RETRY_STATES = new Set(['40P01', '40001']);
 const RETRIES = 5;
@@ -99,6 +107,9 @@ export class PgLedger implements LedgerEngine {
     const pool = new pg.Pool({
       connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
       idleTimeoutMillis: 30_000, types: TYPES, application_name: 'edifice',
+      lock_timeout: options.lockTimeoutMs ?? 5_000, statement_timeout: 30_000,
+      // A replica stalled inside a transaction (stopped, cut off) gives its row locks back.
+      idle_in_transaction_session_timeout: 10_000,
     });
     // An idle connection that breaks (the server restarting) must not end the process.
     pool.on('error', () => undefined);
