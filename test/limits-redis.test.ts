@@ -100,4 +100,21 @@ describe('limits in Redis', () => {
     expect(after.filter((d) => d.ok)).toHaveLength(60);
     expect(heard).toEqual(['away', null]);
   });
+
+  it('a replica started while Redis is away decides alone, then shares once Redis comes up', async () => {
+    await redis.stop();
+    const heard: (string | null)[] = [];
+    const late = await replica(2, (e) => heard.push(e === null ? null : 'away'));
+    const limiter = late.window('late', 10, 60_000);
+    expect(await limiter.take('k')).toMatchObject({ ok: true, limit: 5, remaining: 4 });
+    expect(late.shared).toBe(false);
+    await redis.start();
+    let shared = false;
+    for (let i = 0; i < 100 && !shared; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      shared = (await limiter.take(`probe-${i}`)).limit === 10;
+    }
+    expect(shared).toBe(true);
+    expect(heard).toEqual(['away', null]);
+  });
 });
