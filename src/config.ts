@@ -76,6 +76,8 @@ export interface Config {
   ledgerPriority: number;
   /** Made-up requests each serving thread runs through its handlers before listening (warm-up.ts); 0: none. */
   warmUpRequests: number;
+  /** This replica's name in a fleet, sent on every response as X-Edifice-Replica; null: none. */
+  replica: string | null;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -111,6 +113,14 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
 }
 
 /** The ledger file alone: the admin CLI reads nothing else, so a bad setting of the server does not stop it. */
+/** EDIFICE_REPLICA: 1 to 64 letters, digits, '.', '_' or '-' (it goes in a header as it is). */
+function replicaName(env: NodeJS.ProcessEnv): string | null {
+  const name = env.EDIFICE_REPLICA;
+  if (name === undefined || name === '') return null;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new RangeError(`EDIFICE_REPLICA must be 1 to 64 letters, digits, '.', '_' or '-', got "${name}".`);
+  return name;
+}
+
 export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
   return env.EDIFICE_LEDGER || './data/ledger.db';
 }
@@ -177,5 +187,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sharedOpeningsMb: int(env, 'EDIFICE_SHARED_OPENINGS_MB', 72, 1, 65_536),
     ledgerPriority: int(env, 'EDIFICE_LEDGER_PRIORITY', 10, 0, 39),
     warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
+    replica: replicaName(env),
   };
 }

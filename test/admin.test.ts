@@ -1,14 +1,12 @@
 /** The admin CLI (tools/admin.ts) run as a child process over a real ledger file. */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger/index.ts';
+import { adminWith } from './admin-cli.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -18,28 +16,8 @@ function ledgerPath(): string {
   return join(dir, 'ledger.db');
 }
 
-/**
- * `npx tsx tools/admin.ts ...args`, without npx's start-up cost. Asynchronous: a test that
- * blocked in spawnSync through forty runs could starve vitest's own messages past their 60 s.
- */
 function admin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return adminWith({}, ...args);
-}
-
-/** admin() with these environment variables set. */
-function adminWith(vars: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  delete env.EDIFICE_LEDGER;
-  Object.assign(env, vars);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/admin.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 async function ok(...args: string[]): Promise<string> {

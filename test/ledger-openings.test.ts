@@ -13,6 +13,7 @@ import { DAY_MS, Ledger } from '../src/ledger/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/ledger/db.ts';
 import { OpenedIndex } from '../src/ledger/opened-index.ts';
 import { SharedOpenings } from '../src/ledger/shared-openings.ts';
+import { PageCharges } from '../src/http/page-charges.ts';
 
 const dirs: string[] = [];
 const open: Ledger[] = [];
@@ -336,15 +337,15 @@ describe('openings in the ledger', () => {
     const charging = Ledger.open(path, { now: () => clock.t, ...shared });
     open.push(charging);
     const sent: string[][] = [];
-    const worker = Ledger.open(path, {
-      now: () => clock.t, ...shared,
-      remoteCharges: async (pages) => {
+    const worker = Ledger.open(path, { now: () => clock.t, ...shared });
+    open.push(worker);
+    const charges = new PageCharges(worker, {
+      remote: async (pages) => {
         for (const p of pages) sent.push([...p.buildingIds]);
         return charging.chargePages(pages);
       },
     });
-    open.push(worker);
-    const answeredHere = (workspace: string, page: string[]): boolean => worker.chargeSoon(workspace, null, page, '/buildings', () => {});
+    const answeredHere = (workspace: string, page: string[]): boolean => charges.chargeSoon(workspace, null, page, '/buildings', () => {});
     const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     // Before the charging connection has read the file, the worker knows nothing.
     expect(answeredHere(workspaceId, [a])).toBe(false);
@@ -391,15 +392,15 @@ describe('openings in the ledger', () => {
     expect(ledgerAt(path, clock).charge(workspaceId, null, [a, b], '/buildings')).toMatchObject({ charged: 2 });
     expect(charging.loadOpenings(0)).toMatchObject({ openings: 2, shared: 0 });
     const sent: string[][] = [];
-    const worker = Ledger.open(path, {
-      now: () => clock.t, ...shared,
-      remoteCharges: async (pages) => {
+    const worker = Ledger.open(path, { now: () => clock.t, ...shared });
+    open.push(worker);
+    const charges = new PageCharges(worker, {
+      remote: async (pages) => {
         for (const p of pages) sent.push([...p.buildingIds]);
         return pages.map((p) => charging.knownFree(p) ?? charging.chargePages([p])[0]);
       },
     });
-    open.push(worker);
-    const answeredHere = (ids: string[]): boolean => worker.chargeSoon(workspaceId, null, ids, '/buildings', () => {});
+    const answeredHere = (ids: string[]): boolean => charges.chargeSoon(workspaceId, null, ids, '/buildings', () => {});
     expect(answeredHere([a, b])).toBe(false);
     // Answered with the file's write lock held by another connection: no transaction was needed.
     const db = new Database(path);

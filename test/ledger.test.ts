@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ABANDONED, DAY_MS, GcraLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken, type DemoKey } from '../src/ledger/index.ts';
+import { DAY_MS, WindowLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken, type DemoKey } from '../src/ledger/index.ts';
 import { keyChecksum } from '../src/ledger/keys.ts';
 import { PLAN_RECHECK_MS } from '../src/ledger/credits.ts';
 import { parseUtcDay, utcDay, utcMonth } from '../src/ledger/clock.ts';
 import { SCHEMA_VERSION } from '../src/ledger/db.ts';
+import { ABANDONED, PageCharges } from '../src/http/page-charges.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -271,16 +272,17 @@ describe('credits', () => {
 
   it('group commit: pages charged in one turn share a transaction, each all or nothing, in order; a free page is answered at once', async () => {
     const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const pages = new PageCharges(ledger);
     const { workspaceId, keyId } = workspace(ledger);
     ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
     ledger.charge(workspaceId, keyId, ['x'], '/buildings');
     const results: unknown[] = [];
     const done = (r: unknown) => { results.push(r); };
     // 6 new, then 9 new (only 8 left: refused, writes nothing), then 2 new, then x again (free: at once).
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('p', 6), '/buildings', done)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('q', 9), '/buildings', done)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, [...ids('r', 2), 'x'], '/buildings', done)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, ['x'], '/buildings', done)).toBe(true);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('p', 6), '/buildings', done)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('q', 9), '/buildings', done)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, [...ids('r', 2), 'x'], '/buildings', done)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ['x'], '/buildings', done)).toBe(true);
     expect(results).toEqual([{ ok: true, charged: 0, remaining: 14, chargeId: null }]);
     await new Promise((r) => setImmediate(r));
     expect(results.slice(1)).toEqual([
@@ -292,7 +294,7 @@ describe('credits', () => {
     expectSound(ledger, workspaceId, clock.t);
     // A batch that fails rolls every page of it back and tells each.
     const failed: unknown[] = [];
-    ledger.chargeSoon(workspaceId, keyId, ids('s', 1), '/buildings', (r) => failed.push(r));
+    pages.chargeSoon(workspaceId, keyId, ids('s', 1), '/buildings', (r: unknown) => failed.push(r));
     ledger.close();
     await new Promise((r) => setImmediate(r));
     expect(failed).toEqual([expect.any(LedgerUnavailableError)]);
@@ -300,12 +302,13 @@ describe('credits', () => {
 
   it('group commit: a page abandoned before the end of its turn is not charged; the others of the turn are', async () => {
     const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const pages = new PageCharges(ledger);
     const { workspaceId, keyId } = workspace(ledger);
     ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
     const results: unknown[] = [];
     let gone = false;
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('a', 4), '/buildings', (r) => results.push(['a', r]), () => gone)).toBe(false);
-    expect(ledger.chargeSoon(workspaceId, keyId, ids('b', 3), '/buildings', (r) => results.push(['b', r]), () => false)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('a', 4), '/buildings', (r: unknown) => results.push(['a', r]), () => gone)).toBe(false);
+    expect(pages.chargeSoon(workspaceId, keyId, ids('b', 3), '/buildings', (r: unknown) => results.push(['b', r]), () => false)).toBe(false);
     gone = true; // later in the same turn, as uWS closes a connection with a request pipelined behind
     await new Promise((r) => setImmediate(r));
     expect(results).toEqual([['a', ABANDONED], ['b', { ok: true, charged: 3, remaining: 12, chargeId: 1 }]]);
@@ -314,7 +317,7 @@ describe('credits', () => {
     expect(ledger.charge(workspaceId, keyId, ids('a', 4), '/buildings')).toMatchObject({ ok: true, charged: 4, remaining: 8 });
     // A turn of abandoned pages only writes nothing.
     const alone: unknown[] = [];
-    ledger.chargeSoon(workspaceId, keyId, ids('c', 2), '/buildings', (r) => alone.push(r), () => true);
+    pages.chargeSoon(workspaceId, keyId, ids('c', 2), '/buildings', (r: unknown) => alone.push(r), () => true);
     await new Promise((r) => setImmediate(r));
     expect(alone).toEqual([ABANDONED]);
     expect(ledger.balance(workspaceId)).toBe(8);
@@ -517,29 +520,67 @@ describe('credits', () => {
 });
 
 describe('rate limits', () => {
-  it('GCRA: a burst of 60 passes, the 61st waits 1 s, tokens come back one a second', () => {
-    const limiter = new GcraLimiter({ limit: 60, periodMs: 60_000 });
-    const t = 1_000_000;
-    for (let i = 0; i < 60; i++) expect(limiter.take('k', t)).toMatchObject({ ok: true, remaining: 59 - i });
-    expect(limiter.take('k', t)).toMatchObject({ ok: false, remaining: 0, retryAfterS: 1, resetS: 60 });
-    expect(limiter.take('k', t + 999).ok).toBe(false);
-    expect(limiter.take('k', t + 1_000)).toMatchObject({ ok: true, remaining: 0 });
-    expect(limiter.take('k', t + 1_000).ok).toBe(false);
-    expect(limiter.peek('k', t + 11_000)).toMatchObject({ remaining: 10 });
-    expect(limiter.peek('k', t + 61_000)).toMatchObject({ remaining: 60, resetS: 0 });
-    // A burst at the edge of a minute cannot double the limit: 60 at 59.9 s, then only ~1 a second.
-    const edge = new GcraLimiter({ limit: 60, periodMs: 60_000 });
-    let passed = 0;
-    for (let i = 0; i < 120; i++) if (edge.take('k', 59_900 + (i < 60 ? 0 : 200)).ok) passed++;
-    expect(passed).toBe(60);
-    expect(limiter.take('other', t).ok).toBe(true);
+  /** The most requests of `times` inside any window of `periodMs` (brute force over every start). */
+  const mostInAnyWindow = (times: number[], periodMs: number): number =>
+    Math.max(0, ...times.map((t0) => times.filter((t) => t >= t0 && t < t0 + periodMs).length));
+
+  it('60 a minute means at most 60 in ANY 60-second window: 119 requests over 61 s of a fake clock', () => {
+    // 60 at once, then one a second for 59 s: a token bucket of 60 refilled one a second lets all
+    // 119 through inside one minute; the spec allows 60, and the next only when the first 60 leave.
+    const limiter = new WindowLimiter({ limit: 60, periodMs: 60_000 });
+    const t0 = 1_000_000;
+    const times = [...Array<number>(60).fill(t0), ...Array.from({ length: 59 }, (_, i) => t0 + 1_000 * (i + 1))];
+    const passed = times.filter((t) => limiter.take('k', t).ok);
+    expect(passed).toHaveLength(60);
+    expect(passed.every((t) => t === t0)).toBe(true);
+    // At 60 s the first 60 have left the window: the window is empty again, all at once.
+    expect(limiter.take('k', t0 + 59_999)).toMatchObject({ ok: false, remaining: 0, retryAfterS: 1, resetS: 1 });
+    expect(limiter.take('k', t0 + 60_000)).toMatchObject({ ok: true, remaining: 59, resetS: 60 });
+
+    // Evenly spread: 119 requests 61 s / 118 apart. The first 60 pass (up to 30.5 s), then none
+    // until the oldest leave at 60 s and 60.5 s: 62 in all, never more than 60 in a window.
+    const even = new WindowLimiter({ limit: 60, periodMs: 60_000 });
+    const spread = Array.from({ length: 119 }, (_, i) => Math.round((i * 61_000) / 118));
+    const ok = spread.filter((t) => even.take('k', t).ok);
+    expect(ok).toEqual([...spread.slice(0, 60), spread[117], spread[118]]);
+    expect(mostInAnyWindow(ok, 60_000)).toBe(60);
   });
 
-  it('GCRA state is bounded by maxKeys', () => {
-    const limiter = new GcraLimiter({ limit: 2, periodMs: 1_000, maxKeys: 3 });
+  it('headers stay truthful: remaining counts the window, reset is when it empties, Retry-After when the oldest leaves', () => {
+    const limiter = new WindowLimiter({ limit: 3, periodMs: 10_000 });
+    expect(limiter.take('k', 0)).toEqual({ ok: true, limit: 3, remaining: 2, resetS: 10, retryAfterS: 0 });
+    expect(limiter.take('k', 2_500)).toEqual({ ok: true, limit: 3, remaining: 1, resetS: 10, retryAfterS: 0 });
+    expect(limiter.take('k', 4_000)).toEqual({ ok: true, limit: 3, remaining: 0, resetS: 10, retryAfterS: 0 });
+    // Refused at 6 s: the request of 0 s leaves at 10 s; refusals are not counted.
+    expect(limiter.take('k', 6_000)).toEqual({ ok: false, limit: 3, remaining: 0, resetS: 8, retryAfterS: 4 });
+    expect(limiter.take('k', 9_999)).toMatchObject({ ok: false, retryAfterS: 1 });
+    expect(limiter.peek('k', 10_000)).toMatchObject({ remaining: 1, resetS: 4 });
+    expect(limiter.take('k', 10_000)).toMatchObject({ ok: true, remaining: 0 });
+    expect(limiter.take('k', 12_499)).toMatchObject({ ok: false, retryAfterS: 1 });
+    expect(limiter.take('k', 12_500)).toMatchObject({ ok: true, remaining: 0 });
+    expect(limiter.peek('k', 30_000)).toMatchObject({ remaining: 3, resetS: 0 });
+    expect(limiter.take('other', 6_000).ok).toBe(true);
+  });
+
+  it('limits raised past the ring count by grains of the window, never more than the limit in any window', () => {
+    // 1,000 a minute: grains of 250 ms; a grain counts until its last millisecond has left.
+    const limiter = new WindowLimiter({ limit: 1_000, periodMs: 60_000 });
+    const times: number[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      const t = 7 + i * 40; // 2 minutes at 25 a second
+      if (limiter.take('k', t).ok) times.push(t);
+    }
+    expect(mostInAnyWindow(times, 60_000)).toBe(1_000);
+    // At most one grain stricter than exact: each minute after the first lets through at least 990.
+    expect(times.filter((t) => t >= 60_007 && t < 120_007).length).toBeGreaterThanOrEqual(990);
+  });
+
+  it('limiter state is bounded by maxKeys', () => {
+    const limiter = new WindowLimiter({ limit: 2, periodMs: 1_000, maxKeys: 3 });
     for (let i = 0; i < 10; i++) limiter.take(`k${i}`, 0);
     expect(limiter.size).toBe(3);
-    expect(() => new GcraLimiter({ limit: 0, periodMs: 1 })).toThrow(RangeError);
+    expect(() => new WindowLimiter({ limit: 0, periodMs: 1 })).toThrow(RangeError);
+    expect(() => new WindowLimiter({ limit: 1, periodMs: 0.5 })).toThrow(RangeError);
   });
 
   it('group client addresses: IPv4 as is, IPv6 by /56', () => {
@@ -559,22 +600,40 @@ describe('rate limits', () => {
     expect(first).toEqual({
       ok: true,
       headers: {
-        'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '1',
+        'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '60',
         'X-Daily-Quota-Limit': '5000', 'X-Daily-Quota-Remaining': '4999',
         'RateLimit-Policy': '"key";q=60;w=60, "workspace";q=5000;w=86400',
-        'RateLimit': '"key";r=59;t=1, "workspace";r=4999;t=43200',
+        'RateLimit': '"key";r=59;t=60, "workspace";r=4999;t=43200',
       },
     });
     for (let i = 0; i < 59; i++) expect(ledger.checkLimits(auth).ok).toBe(true);
     const refused = ledger.checkLimits(auth);
-    expect(refused).toMatchObject({ ok: false, status: 429, code: 'rate_limited', retryAfterS: 1 });
-    expect(refused.headers).toMatchObject({ 'Retry-After': '1', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '60', 'X-Daily-Quota-Remaining': '4940' });
+    expect(refused).toMatchObject({ ok: false, status: 429, code: 'rate_limited', retryAfterS: 60 });
+    expect(refused.headers).toMatchObject({ 'Retry-After': '60', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '60', 'X-Daily-Quota-Remaining': '4940' });
     // Another key of the same workspace has its own minute, and shares the day.
     const other = ledger.createKey(auth.workspaceId, auth.memberId);
     expect(ledger.checkLimits({ keyId: other.keyId, workspaceId: auth.workspaceId }).headers['X-Daily-Quota-Remaining']).toBe('4939');
+    // A second later the 60 are still inside the minute; at 60 s they have all left it.
     clock.add(1_000);
-    expect(ledger.checkLimits(auth)).toMatchObject({ ok: true, headers: { 'RateLimit-Remaining': '0', 'X-Daily-Quota-Remaining': '4938' } });
+    expect(ledger.checkLimits(auth)).toMatchObject({ ok: false, retryAfterS: 59, headers: { 'RateLimit-Reset': '59' } });
+    clock.add(59_000);
+    expect(ledger.checkLimits(auth)).toMatchObject({ ok: true, headers: { 'RateLimit-Remaining': '59', 'X-Daily-Quota-Remaining': '4938' } });
     expect(ledger.usage(auth.workspaceId, '2026-03-10', '2026-03-10')[0].requests).toBe(62);
+  });
+
+  it('checkLimits through a fake clock: 119 requests over 61 s, exactly 60 in the first minute', () => {
+    const { ledger, clock } = ledgerAt('2026-03-10T12:00:00Z');
+    const auth = workspace(ledger);
+    const start = clock.t;
+    const passed: number[] = [];
+    for (let i = 0; i < 119; i++) {
+      clock.t = start + Math.round((i * 61_000) / 118);
+      const r = ledger.checkLimits(auth);
+      if (r.ok) passed.push(clock.t);
+      expect(Number(r.headers['RateLimit-Remaining'])).toBe(Math.max(0, 60 - passed.filter((t) => t > clock.t - 60_000).length));
+    }
+    expect(passed.filter((t) => t < start + 60_000)).toHaveLength(60);
+    expect(mostInAnyWindow(passed, 60_000)).toBe(60);
   });
 
   it('daily quota: 5,000 per workspace per UTC day, refused with quota_exceeded until 00:00 UTC, kept across restarts', () => {
@@ -590,7 +649,7 @@ describe('rate limits', () => {
     const toMidnight = Math.ceil((Date.parse('2026-03-11T00:00:00Z') - clock.t) / 1000);
     expect(over).toMatchObject({ ok: false, status: 429, code: 'quota_exceeded', retryAfterS: toMidnight });
     expect(over.headers).toMatchObject({ 'X-Daily-Quota-Remaining': '0', 'Retry-After': String(toMidnight) });
-    expect(over.headers['RateLimit']).toBe(`"key";r=59;t=1, "workspace";r=0;t=${toMidnight}`);
+    expect(over.headers['RateLimit']).toBe(`"key";r=0;t=60, "workspace";r=0;t=${toMidnight}`);
     ledger.close();
     open.pop();
 

@@ -8,12 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GcraLimiter, Ledger } from '../src/ledger/index.ts';
+import { WindowLimiter, Ledger } from '../src/ledger/index.ts';
 import { SharedQuota } from '../src/ledger/shared-quota.ts';
 
 
 const BOOT = new URL('../src/http/thread-boot.mjs', import.meta.url);
-const ENTRY = new URL('./workers/gcra-taker.ts', import.meta.url).href;
+const ENTRY = new URL('./workers/window-taker.ts', import.meta.url).href;
 
 const QUOTA_ENTRY = new URL('./workers/quota-taker.ts', import.meta.url).href;
 
@@ -41,9 +41,9 @@ const runWorker = (table: SharedArrayBuffer, keys: string[], n: number, now: num
 
 const GO = new SharedArrayBuffer(4);
 
-describe('GCRA shared by threads', () => {
+describe('the sliding-window limiter shared by threads', () => {
   it('threads hammering the same keys let through exactly 60 each key, not 60 per thread', async () => {
-    const limiter = new GcraLimiter({ limit: 60, periodMs: 60_000, maxKeys: 4000 });
+    const limiter = new WindowLimiter({ limit: 60, periodMs: 60_000, maxKeys: 4000 });
     // Many keys, taken in the same order by every thread, keep the threads racing on one key at a time.
     const keys = Array.from({ length: 1500 }, (_, i) => `key-${i}`);
     const workers = [0, 1, 2].map(() => runWorker(limiter.table, keys, 70, 1_000_000));
@@ -52,21 +52,21 @@ describe('GCRA shared by threads', () => {
     Atomics.notify(new Int32Array(GO), 0);
     const passed = await Promise.all(workers.map((w) => w.passed));
     expect(passed.reduce((a, b) => a + b, 0)).toBe(60 * keys.length);
-    // This thread sees the same buckets: empty now, a token back after a second.
+    // This thread sees the same rings: full now, empty once the minute has passed.
     for (const k of keys) {
-      expect(limiter.take(k, 1_000_000).ok).toBe(false);
-      expect(limiter.take(k, 1_001_000).ok).toBe(true);
+      expect(limiter.take(k, 1_059_999).ok).toBe(false);
+      expect(limiter.take(k, 1_060_000)).toMatchObject({ ok: true, remaining: 59 });
     }
   });
 
-  it('a table full of live keys drops the bucket closest to full, and attaches only to a table of its size', () => {
-    const limiter = new GcraLimiter({ limit: 2, periodMs: 1_000, maxKeys: 3 });
+  it('a table full of live keys drops the ring with the fewest requests, and attaches only to a table of its size', () => {
+    const limiter = new WindowLimiter({ limit: 2, periodMs: 1_000, maxKeys: 3 });
     for (const k of ['a', 'b', 'c']) limiter.take(k, 0);
-    limiter.take('a', 0); // a is now empty, b and c half full
+    limiter.take('a', 0); // a is now full, b and c half full
     expect(limiter.take('d', 0).ok).toBe(true); // evicts b or c, never refuses d
     expect(limiter.size).toBe(3);
     expect(limiter.take('a', 0).ok).toBe(false); // a kept its state
-    expect(() => new GcraLimiter({ limit: 2, periodMs: 1_000, maxKeys: 4, table: limiter.table })).toThrow(/needs/);
+    expect(() => new WindowLimiter({ limit: 2, periodMs: 1_000, maxKeys: 4, table: limiter.table })).toThrow(/needs/);
   });
 });
 

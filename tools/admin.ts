@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import type { ParseArgsConfig } from 'node:util';
 import { ledgerPath } from '../src/config.ts';
 import {
-  Ledger, LedgerError, LedgerUnavailableError, PLANS, REMOVAL_STATUSES, type CountryDemand, type CountryRequest, type KeyInfo,
+  Ledger, LedgerError, LedgerUnavailableError, ledgerLocation, PgLedger, PLANS, REMOVAL_STATUSES, type CountryDemand, type CountryRequest, type KeyInfo,
   type RemovalRequest, type RemovalStatus, type ReportOrder, type UsageDay,
 } from '../src/ledger/index.ts';
 import { parseUtcDay } from '../src/ledger/clock.ts';
@@ -20,13 +20,19 @@ class UsageError extends Error {}
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | undefined>;
 
+/** What the commands use of a ledger: the SQLite Ledger answers at once, PostgreSQL (PgLedger) later. */
+type Awaitable<T> = { [K in keyof T]: T[K] extends (...a: infer A) => infer R ? (...a: A) => R | Promise<R> : never };
+type AdminLedger = Awaitable<Pick<Ledger, 'createWorkspace' | 'listWorkspaces' | 'workspace' | 'addMember' | 'removeMember' | 'createKey' | 'listKeys'
+  | 'revokeKey' | 'grantCredits' | 'setPlan' | 'suspendWorkspace' | 'unsuspendWorkspace' | 'audit' | 'usage' | 'countryRequests' | 'countryDemand'
+  | 'removalRequests' | 'decideRemoval' | 'reportOrders'>>;
+
 interface Command {
   args: string[];
   options?: Options;
   summary: string;
   /** Whether the command may create the ledger file. */
   creates?: boolean;
-  run(ledger: Ledger, args: string[], values: Values): unknown;
+  run(ledger: AdminLedger, args: string[], values: Values): unknown;
   text(result: any): string;
 }
 
@@ -140,7 +146,7 @@ const COMMANDS: Record<string, Command> = {
   'list-workspaces': {
     args: [], summary: '   every workspace',
     run: (ledger) => ledger.listWorkspaces(),
-    text: (r: ReturnType<Ledger['listWorkspaces']>) => r.length === 0 ? 'no workspaces' : table([
+    text: (r: Awaited<ReturnType<AdminLedger['listWorkspaces']>>) => r.length === 0 ? 'no workspaces' : table([
       ['WORKSPACE', 'NAME', 'PLAN', 'CREATED', 'SUSPENDED'],
       ...r.map((w) => [w.id, w.name, w.plan ?? '-', iso(w.createdAt), iso(w.suspendedAt)]),
     ]),
@@ -148,7 +154,7 @@ const COMMANDS: Record<string, Command> = {
   show: {
     args: ['workspace'], summary: '<workspace>   plan, balance, members and grants',
     run: (ledger, [ws]) => ledger.workspace(ws),
-    text: (w: ReturnType<Ledger['workspace']>) => [
+    text: (w: Awaited<ReturnType<AdminLedger['workspace']>>) => [
       `workspace ${w.id}  ${printable(w.name)}`,
       `plan      ${w.plan ?? 'none'}`,
       `status    ${w.suspendedAt === null ? 'active' : `suspended since ${iso(w.suspendedAt)}${w.suspendedReason ? ` (${printable(w.suspendedReason)})` : ''}`}`,
@@ -216,24 +222,24 @@ const COMMANDS: Record<string, Command> = {
   },
   'set-plan': {
     args: ['workspace', 'plan'], summary: `<workspace> <${Object.keys(PLANS).join('|')}|none>`,
-    run: (ledger, [ws, plan]) => {
-      ledger.setPlan(ws, plan === 'none' ? null : plan);
+    run: async (ledger, [ws, plan]) => {
+      await ledger.setPlan(ws, plan === 'none' ? null : plan);
       return { workspaceId: ws, plan: plan === 'none' ? null : plan };
     },
     text: (r) => `workspace ${r.workspaceId}: plan ${r.plan ?? 'none'}`,
   },
   suspend: {
     args: ['workspace'], options: { reason: { type: 'string' } }, summary: '<workspace> [--reason <text>]   its keys answer 403',
-    run: (ledger, [ws], v) => {
-      ledger.suspendWorkspace(ws, (v.reason as string | undefined) ?? null);
+    run: async (ledger, [ws], v) => {
+      await ledger.suspendWorkspace(ws, (v.reason as string | undefined) ?? null);
       return { workspaceId: ws, suspended: true };
     },
     text: (r) => `workspace ${r.workspaceId} suspended`,
   },
   unsuspend: {
     args: ['workspace'], summary: '<workspace>',
-    run: (ledger, [ws]) => {
-      ledger.unsuspendWorkspace(ws);
+    run: async (ledger, [ws]) => {
+      await ledger.unsuspendWorkspace(ws);
       return { workspaceId: ws, suspended: false };
     },
     text: (r) => `workspace ${r.workspaceId} active`,
@@ -241,9 +247,9 @@ const COMMANDS: Record<string, Command> = {
   usage: {
     args: ['workspace'], options: { from: { type: 'string' }, to: { type: 'string' } },
     summary: '<workspace> [--from YYYY-MM-DD] [--to YYYY-MM-DD]   requests and credits per UTC day (default: last 30 days)',
-    run: (ledger, [ws], v) => {
+    run: async (ledger, [ws], v) => {
       try {
-        return ledger.usage(ws, v.from as string | undefined, v.to as string | undefined);
+        return await ledger.usage(ws, v.from as string | undefined, v.to as string | undefined);
       } catch (err) {
         // The ledger names its arguments; here they are options.
         if (err instanceof RangeError) throw new RangeError(err.message.replace(/\bfromDay\b/g, '--from').replace(/\btoDay\b/g, '--to'));
@@ -262,7 +268,7 @@ const COMMANDS: Record<string, Command> = {
   'country-requests': {
     args: [], options: { list: { type: 'boolean' } },
     summary: '[--list]   countries asked for, counted by country (--list: every request, newest first)',
-    run: (ledger, _, v) => (v.list ? { requests: ledger.countryRequests() } : { demand: ledger.countryDemand() }),
+    run: async (ledger, _, v) => (v.list ? { requests: await ledger.countryRequests() } : { demand: await ledger.countryDemand() }),
     text: (r: { requests?: CountryRequest[]; demand?: CountryDemand[] }) => {
       if (r.demand) {
         return r.demand.length === 0 ? 'no country requests' : table([
@@ -314,8 +320,8 @@ const COMMANDS: Record<string, Command> = {
   },
   check: {
     args: [], summary: '   verify the ledger\'s invariants (exit 1 on any breach)',
-    run: (ledger) => {
-      const problems = ledger.audit();
+    run: async (ledger) => {
+      const problems = await ledger.audit();
       if (problems.length > 0) process.exitCode = 1;
       return { ok: problems.length === 0, problems };
     },
@@ -326,13 +332,14 @@ const COMMANDS: Record<string, Command> = {
 function help(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
   return [
-    'Usage: npm run admin -- [--ledger <file>] [--json] <command> [arguments]',
+    'Usage: npm run admin -- [--ledger <file | postgres://…>] [--json] <command> [arguments]',
     '',
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary.replace(/^ +/, '')}`),
     '',
     '--ledger and --json go before or after the command; a command\'s own options after it.',
-    '--ledger defaults to $EDIFICE_LEDGER, else ./data/ledger.db. --json prints JSON, and an error as JSON on stderr.',
+    '--ledger defaults to $EDIFICE_LEDGER, else ./data/ledger.db; a postgres:// URL names a PostgreSQL ledger.',
+    '--json prints JSON, and an error as JSON on stderr.',
     'Dates: YYYY-MM-DD means valid through that UTC day; an ISO time (2026-12-31T12:00:00Z) is exact.',
   ].join('\n');
 }
@@ -349,7 +356,7 @@ function commandIndex(argv: readonly string[]): number {
   return argv.length;
 }
 
-export function main(argv: string[]): number {
+export async function main(argv: string[]): Promise<number> {
   const at = commandIndex(argv);
   const name = argv[at] as string | undefined;
   const rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
@@ -369,7 +376,7 @@ export function main(argv: string[]): number {
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) return fail(2, 'usage', `unknown command "${name}".`, `\n${help()}\n`);
-  let ledger: Ledger | undefined;
+  let close: (() => unknown) | undefined;
   try {
     let parsed;
     try {
@@ -386,10 +393,19 @@ export function main(argv: string[]): number {
       throw new UsageError(`${name} takes ${command.args.length === 0 ? 'no arguments' : command.args.map((a) => `<${a}>`).join(' ')}` +
         `, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}.`);
     }
-    const path = (values.ledger as string | undefined) ?? ledgerPath();
-    checkLedgerFile(path, command.creates === true);
-    ledger = Ledger.open(path);
-    const result = command.run(ledger, positionals, values as Values);
+    const where = ledgerLocation((values.ledger as string | undefined) ?? ledgerPath());
+    let ledger: AdminLedger;
+    if (where.kind === 'postgres') {
+      const pg = await PgLedger.open(where.url);
+      close = () => pg.close();
+      ledger = pg;
+    } else {
+      checkLedgerFile(where.path, command.creates === true);
+      const file = Ledger.open(where.path);
+      close = () => file.close();
+      ledger = file;
+    }
+    const result = await command.run(ledger, positionals, values as Values);
     process.stdout.write((json ? JSON.stringify(result, null, 2) : command.text(result)) + '\n');
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
@@ -400,8 +416,8 @@ export function main(argv: string[]): number {
     if (typeof (err as NodeJS.ErrnoException).syscall === 'string') return fail(1, 'system', (err as Error).message);
     throw err;
   } finally {
-    ledger?.close();
+    await close?.();
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

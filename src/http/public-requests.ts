@@ -14,7 +14,8 @@ import {
 } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 import { asUnavailable } from '../ledger/errors.ts';
-import { ABANDONED, GcraLimiter, paymentProvider, verifyWebhook, type ReportOrder } from '../ledger/index.ts';
+import { WindowLimiter, paymentProvider, verifyWebhook, type ReportOrder } from '../ledger/index.ts';
+import { ABANDONED } from './page-charges.ts';
 import { isoTime } from '../ledger/clock.ts';
 import { findBuilding } from '../query/children.ts';
 import { readBody } from './body.ts';
@@ -63,7 +64,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
 
   /** Runs the checks every open operation shares, then the handler; answers in the structured format. */
   const run = (
-    route: string, method: string, path: string, t0: number, res: HttpResponse, checks: readonly GcraLimiter[],
+    route: string, method: string, path: string, t0: number, res: HttpResponse, checks: readonly WindowLimiter[],
     incoming: Omit<Incoming, 'abandoned'>, handler: Handler,
   ): void => {
     const answer = (a: Answered): Reply => jsonReply(a.status, a.doc, { 'Cache-Control': 'no-store' });
@@ -106,7 +107,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     finish(ctx, res, route, method, path, t0, reply);
   };
 
-  const get = (route: string, pathNames: readonly string[], checks: readonly GcraLimiter[], handler: Handler) =>
+  const get = (route: string, pathNames: readonly string[], checks: readonly WindowLimiter[], handler: Handler) =>
     (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
       const path: Record<string, string> = {};
@@ -115,7 +116,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
         { client: clientOf(ctx, res, req), rawQuery: req.getQuery() ?? '', path, headers: {}, body: null }, handler);
     };
 
-  const post = (route: string, headerNames: readonly string[], checks: readonly GcraLimiter[], handler: Handler) =>
+  const post = (route: string, headerNames: readonly string[], checks: readonly WindowLimiter[], handler: Handler) =>
     (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
       const url = req.getUrl();

@@ -3,7 +3,7 @@
  * request runs: key → limits → parameters → query → serialise → charge (all or nothing) →
  * respond; every response after authentication carries the headers of spec section 8. All of it
  * is synchronous but the charge of a page that costs credits, which waits for the group commit
- * of its turn (ledger.chargeSoon): only those responses are sent later, with onAborted set. One
+ * of its turn (page-charges.ts): only those responses are sent later, with onAborted set. One
  * log line per request, never a key's secret.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
@@ -31,6 +31,7 @@ import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts'
 import { finish as finishReply, type HttpContext } from './context.ts';
 import { writeHere, type WritePublic } from './public-writes.ts';
 import { addressLimiters, type AddressLimiterTables } from './address-limits.ts';
+import { PageCharges } from './page-charges.ts';
 import { followRemovals } from './follow-removals.ts';
 import { refuseOtherMethods } from './methods.ts';
 import { registerPublicPages } from './public-pages.ts';
@@ -57,6 +58,8 @@ export interface ServerDeps {
    * listens on already is refused.
    */
   sharedPort?: boolean;
+  /** How pages are charged; default: grouped by turn on this thread's ledger (a worker sends them to the ledger thread). */
+  charges?: PageCharges;
 }
 
 export interface RunningServer {
@@ -115,6 +118,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // process at the first request: refuse to start instead.
   if (uwsImplementation !== 'native') return Promise.reject(new Error(fallbackRefusal()));
   const { config, catalog, ledger, log } = deps;
+  const charges = deps.charges ?? new PageCharges(ledger);
   const metrics = new Metrics(deps.thread ?? 'main');
   const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   const writers = new WriterPool();
@@ -245,7 +249,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       };
       let settled: boolean;
       try {
-        settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted);
+        settled = charges.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted);
       } catch (err) {
         if (called) throw err; // from answering, not from the ledger
         // Its free check read the ledger, and could not: nothing charged, and the limits' headers.
@@ -331,6 +335,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     let ledgerOpen = true;
     try {
       ledger.ping();
+      ledgerOpen = charges.ready();
     } catch {
       ledgerOpen = false;
     }

@@ -8,7 +8,7 @@
  *   becomes the free port it took.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
- * - Exact limits: the per-key and per-address GCRA tables and the daily quota's counters are
+ * - Exact limits: the per-key and per-address limiter tables and the daily quota's counters are
  *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file).
  * - Exact credits: workers read the ledger file themselves (keys, balances) and hand the pages
  *   that cost credits to one ledger thread (ledger-thread.ts), which commits those of every

@@ -7,7 +7,8 @@ import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_
 import pino from 'pino';
 import { CatalogReplica, type PublishedView } from '../catalog/replica.ts';
 import type { Config } from '../config.ts';
-import { ABANDONED, Ledger, LedgerError, LedgerUnavailableError, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
+import { Ledger, LedgerError, LedgerUnavailableError, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
+import { ABANDONED, PageCharges } from './page-charges.ts';
 import type { ChargeReply, ChargeRequest, WriteRequest } from './ledger-thread.ts';
 import type { WritePublic } from './public-writes.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
@@ -128,14 +129,16 @@ const writePublic: WritePublic = (abandoned, op, ...args) => new Promise((resolv
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
   writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
-  remoteCharges: (pages: ChargePage[]) => ask<ChargeOutcome[]>((id) => ({ type: 'charge', id, pages })),
+});
+const charges = new PageCharges(ledger, {
+  remote: (pages: ChargePage[]) => ask<ChargeOutcome[]>((id) => ({ type: 'charge', id, pages })),
   remoteReady: () => ledgerPortOpen,
 });
 process.on('exit', () => ledger.close());
 
 try {
   const server = await startServer({
-    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic, sharedPort: true,
+    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic, charges, sharedPort: true,
     thread: `http-${threadId}`,
   });
   port.on('message', (m: ToWorker) => {

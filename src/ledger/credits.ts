@@ -85,11 +85,12 @@ export interface ChargeOutcome {
   openedAt: number[];
 }
 
-interface GrantRow {
+/** A row of `grants`, as either engine returns it. */
+export interface GrantRow {
   id: number; workspace_id: string; kind: GrantKind; amount: number; remaining: number; granted_at: number;
   expires_at: number | null; period: string | null; plan: string | null; note: string | null;
 }
-const toGrant = (r: GrantRow): Grant => ({
+export const toGrant = (r: GrantRow): Grant => ({
   id: r.id, workspaceId: r.workspace_id, kind: r.kind, amount: r.amount, remaining: r.remaining, grantedAt: r.granted_at,
   expiresAt: r.expires_at, period: r.period, plan: r.plan, note: r.note,
 });

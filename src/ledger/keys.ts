@@ -10,7 +10,7 @@
  * - A key stops working when revoked, when it expires (refused from `expires_at` on), or when
  *   the member who created it leaves the workspace (even if they join again later).
  */
-import { hash } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Clock } from './clock.ts';
 import type { Db } from './db.ts';
@@ -98,6 +98,56 @@ export function keyStatus(k: { revokedAt: number | null; expiresAt: number | nul
 const INFO_SELECT = `SELECT k.id, k.name, k.workspace_id, k.member_id, m.email, k.created_at, k.expires_at, k.revoked_at, m.left_at
   FROM api_keys k JOIN members m ON m.id = k.member_id`;
 
+/** A new key for a current member, its options checked; what any store of keys writes. */
+export function newKey(member: Member, options: { name?: string | null; expiresAt?: number | null }, now: number): { key: string; keyId: string; name: string | null; expiresAt: number | null } {
+  if (member.leftAt !== null) throw new LedgerError('invalid_state', `Member ${member.id} left the workspace; they cannot create keys.`);
+  const name = options.name ?? null;
+  if (name !== null && (typeof name !== 'string' || name.length < 1 || name.length > 100)) {
+    throw new RangeError('A key name has 1 to 100 characters.');
+  }
+  const expiresAt = options.expiresAt ?? null;
+  if (expiresAt !== null && (!Number.isSafeInteger(expiresAt) || expiresAt <= now)) {
+    throw new RangeError(`expiresAt must be a time in the future (ms since epoch), got ${String(expiresAt)}.`);
+  }
+  const keyId = randomBase62(KEY_ID_CHARS);
+  const body = `${KEY_PREFIX}${keyId}_${randomBase62(SECRET_CHARS)}`;
+  return { key: body + keyChecksum(body), keyId, name, expiresAt };
+}
+
+/**
+ * Whether a key that was found speaks for its workspace at `now`: 401 when revoked, expired or
+ * its creator left, 403 when the workspace is suspended. `presented` is the SHA-256 of the key sent.
+ */
+export function keyVerdict(key: KeyRecord, presented: Buffer, now: number): AuthResult {
+  if (!timingSafeEqual(key.secretSha256, presented)) return unauthorized('Unknown API key.');
+  if (key.revokedAt !== null) return unauthorized('This API key was revoked.');
+  if (key.expiresAt !== null && now >= key.expiresAt) {
+    return unauthorized(`This API key expired at ${new Date(key.expiresAt).toISOString()}.`);
+  }
+  if (key.memberLeftAt !== null) return unauthorized('This API key stopped working when the member who created it left the workspace.');
+  if (key.workspaceSuspendedAt !== null) {
+    return { ok: false, status: 403, code: 'forbidden', message: 'This workspace is suspended.', keyId: key.keyId, keyPrefix: keyPrefix(key.keyId), workspaceId: key.workspaceId };
+  }
+  return { ok: true, keyId: key.keyId, keyPrefix: keyPrefix(key.keyId), workspaceId: key.workspaceId };
+}
+
+export type AuthResult =
+  | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
+  | { ok: false; status: 401; code: 'unauthorized'; message: string }
+  /** A valid key of a suspended workspace: known, so its answer can carry the workspace's headers. */
+  | { ok: false; status: 403; code: 'forbidden'; message: string; keyId: string; keyPrefix: string; workspaceId: string };
+
+export const unauthorized = (message: string): AuthResult => ({ ok: false, status: 401, code: 'unauthorized', message });
+
+/**
+ * The first answer of `authenticate`, before any lookup: 401 for a missing or malformed key,
+ * else the key id to look up.
+ */
+export function keyIdOf(rawKey: string | undefined): AuthResult | string {
+  if (rawKey === undefined || rawKey === '') return unauthorized('Missing API key: send the header Authorization: Bearer <API_KEY>.');
+  return parseKey(rawKey) ?? unauthorized('Malformed API key: expected the whole key as it was shown at creation (edf_…).');
+}
+
 export class Keys {
   private readonly insert;
   private readonly selectRecord;
@@ -120,21 +170,10 @@ export class Keys {
 
   /** Creates a key for a current member. The plaintext is in the answer and nowhere else. */
   create(member: Member, options: { name?: string | null; expiresAt?: number | null }): { key: string; keyId: string; prefix: string } {
-    if (member.leftAt !== null) throw new LedgerError('invalid_state', `Member ${member.id} left the workspace; they cannot create keys.`);
-    const name = options.name ?? null;
-    if (name !== null && (typeof name !== 'string' || name.length < 1 || name.length > 100)) {
-      throw new RangeError('A key name has 1 to 100 characters.');
-    }
     const now = this.now();
-    const expiresAt = options.expiresAt ?? null;
-    if (expiresAt !== null && (!Number.isSafeInteger(expiresAt) || expiresAt <= now)) {
-      throw new RangeError(`expiresAt must be a time in the future (ms since epoch), got ${String(expiresAt)}.`);
-    }
-    const keyId = randomBase62(KEY_ID_CHARS);
-    const body = `${KEY_PREFIX}${keyId}_${randomBase62(SECRET_CHARS)}`;
-    const key = body + keyChecksum(body);
-    this.insert.run(keyId, member.workspaceId, member.id, name, hashKey(key), now, expiresAt);
-    return { key, keyId, prefix: keyPrefix(keyId) };
+    const made = newKey(member, options, now);
+    this.insert.run(made.keyId, member.workspaceId, member.id, made.name, hashKey(made.key), now, made.expiresAt);
+    return { key: made.key, keyId: made.keyId, prefix: keyPrefix(made.keyId) };
   }
 
   lookup(keyId: string): KeyRecord | undefined {

@@ -9,7 +9,7 @@
  * const limits = ledger.checkLimits(auth);                                      // headers either way
  * if (!limits.ok) return error(429, limits.code, limits.message, limits.headers);
  * const page = query(...);
- * const bill = ledger.charge(auth.workspaceId, auth.keyId, page.ids, '/buildings');
+ * const bill = ledger.charge(auth.workspaceId, auth.keyId, page.ids, '/buildings');  // or grouped: http/page-charges.ts
  * if (!bill.ok) return error(402, bill.code, bill.message);                    // nothing returned
  * // X-Credits-Charged: bill.charged, X-Credits-Remaining: bill.remaining
  * ```
@@ -21,17 +21,18 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { type Clock, DAY_MS, MINUTE_MS, parseUtcDay, startOfNextUtcDay, utcDay } from './clock.ts';
+import { type Clock, MINUTE_MS, startOfNextUtcDay, utcDay } from './clock.ts';
 import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type Grant } from './credits.ts';
 import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, removeDemoKey, writeDemoKey } from './demo.ts';
 import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
-import { hashKey, type KeyInfo, type KeyRecord, keyPrefix, Keys, parseKey } from './keys.ts';
-import { GcraLimiter } from './limits.ts';
+import { type AuthResult, hashKey, type KeyInfo, type KeyRecord, keyIdOf, keyPrefix, Keys, keyVerdict, parseKey, unauthorized } from './keys.ts';
+import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
 import { SharedQuota } from './shared-quota.ts';
 import { WriteLock } from './write-lock.ts';
+import { type UsageDay, usageDays } from './usage.ts';
 import { type CountryDemand, type CountryRequest, CountryRequests } from './country-requests.ts';
 import { type ApprovedRemovals, type NewRemovalRequest, type RemovalRequest, type RemovalStatus, Removals } from './removals.ts';
 import { type NewReportOrder, type ReportOrder, Reports } from './reports.ts';
@@ -75,23 +76,12 @@ export interface LedgerOptions {
    * Default true; the worker threads of a server leave it to one thread.
    */
   persistQuota?: boolean;
-  /**
-   * Where `chargeSoon` sends the pages that cost credits, instead of committing them on this
-   * thread: a server's worker threads hand them to one ledger thread, which commits the pages of
-   * every worker together while the workers go on serving.
-   */
-  remoteCharges?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
-  /** With `remoteCharges`: false while the thread that charges cannot be reached (restarting), and `ping` fails. */
-  remoteReady?: () => boolean;
 }
-
-/** What `chargeSoon` tells a page that was not charged because its request was abandoned first. */
-export const ABANDONED = new Error('The request was abandoned before its page was charged; nothing was charged.');
 
 /** How long, by default, a statement waits for another process's write lock on the file (admin CLI). */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota', 'remoteCharges', 'remoteReady'];
+const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota'];
 
 /** The demo workspace's key: working (its plaintext, for the quick start's banner) or revoked for good. */
 export type DemoKey =
@@ -103,27 +93,13 @@ const META_DEMO_WORKSPACE = 'demo_workspace_id';
 const META_DEMO_KEY = 'demo_key_id';
 const META_DEMO_REVOKED = 'demo_revoked_at';
 
-export type AuthResult =
-  | { ok: true; keyId: string; keyPrefix: string; workspaceId: string }
-  | { ok: false; status: 401; code: 'unauthorized'; message: string }
-  /** A valid key of a suspended workspace: known, so its answer can carry the workspace's headers. */
-  | { ok: false; status: 403; code: 'forbidden'; message: string; keyId: string; keyPrefix: string; workspaceId: string };
+export type { AuthResult } from './keys.ts';
 
 export type LimitsResult =
   | { ok: true; headers: Record<string, string> }
   | { ok: false; status: 429; code: 'rate_limited' | 'quota_exceeded'; message: string; retryAfterS: number; headers: Record<string, string> };
 
-export interface UsageDay {
-  day: string;
-  /** Authenticated requests counted against the daily quota. */
-  requests: number;
-  /** Credits charged. */
-  credits: number;
-  /** Requests that cost credits. */
-  charges: number;
-  /** Distinct buildings returned by the requests that cost credits. */
-  buildings: number;
-}
+export type { UsageDay } from './usage.ts';
 
 export interface WorkspaceSummary extends Workspace {
   balance: number;
@@ -146,7 +122,6 @@ interface CachedKey extends KeyRecord {
   checkedAt: number;
 }
 
-const unauthorized = (message: string): AuthResult => ({ ok: false, status: 401, code: 'unauthorized', message });
 
 export class Ledger implements RequestLedger {
   private readonly db: Db;
@@ -158,20 +133,18 @@ export class Ledger implements RequestLedger {
   private readonly quota: DailyQuota;
   private readonly lock: WriteLock;
   private quotaTimer: NodeJS.Timeout | null = null;
-  private readonly remoteCharges: ((pages: ChargePage[]) => Promise<ChargeOutcome[]>) | null;
-  private readonly remoteReady: (() => boolean) | null;
   private readonly countries: CountryRequests;
   private readonly removals: Removals;
   private readonly reports: Reports;
-  private readonly keyLimiter: GcraLimiter;
+  private readonly keyLimiter: WindowLimiter;
   private readonly keyCache: LRUCache<string, CachedKey>;
   private readonly keyCacheTtlMs: number;
   private readonly rateLimitPolicy: string;
 
   private constructor(
     db: Db, quotaDb: Db,
-    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges' | 'remoteReady'>>
-      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable' | 'remoteCharges' | 'remoteReady'>,
+    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>>
+      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>,
   ) {
     this.db = db;
     this.quotaDb = quotaDb;
@@ -181,8 +154,6 @@ export class Ledger implements RequestLedger {
     const shared = options.openingsTable === undefined ? null : new SharedOpenings(options.openingsTable);
     this.credits = new Credits(db, this.now, (fn) => this.lock.run(fn), shared);
     this.lock = new WriteLock(options.writeLock);
-    this.remoteCharges = options.remoteCharges ?? null;
-    this.remoteReady = options.remoteReady ?? null;
     this.quota = new DailyQuota(quotaDb, options.dailyQuota, new SharedQuota(undefined, options.quotaTable), this.lock);
     if (options.persistQuota) {
       this.quotaTimer = setInterval(() => this.persistQuota(), 250);
@@ -191,7 +162,7 @@ export class Ledger implements RequestLedger {
     this.countries = new CountryRequests(db, this.now);
     this.removals = new Removals(db, this.now);
     this.reports = new Reports(db, this.now);
-    this.keyLimiter = new GcraLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys, table: options.keyLimiterTable });
+    this.keyLimiter = new WindowLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys, table: options.keyLimiterTable });
     this.keyCache = new LRUCache<string, CachedKey>({ max: options.keyCacheMax });
     this.keyCacheTtlMs = options.keyCacheTtlMs;
     this.rateLimitPolicy = `"key";q=${options.perKeyPerMinute};w=60, "workspace";q=${options.dailyQuota};w=86400`;
@@ -225,8 +196,6 @@ export class Ledger implements RequestLedger {
       quotaTable: options.quotaTable,
       openingsTable: options.openingsTable,
       persistQuota: options.persistQuota ?? true,
-      remoteCharges: options.remoteCharges,
-      remoteReady: options.remoteReady,
     };
     if (options.keyLimiterTable !== undefined && !(options.keyLimiterTable instanceof SharedArrayBuffer)) {
       throw new TypeError('Ledger option keyLimiterTable must be the SharedArrayBuffer of another Ledger (keyLimiterTable).');
@@ -252,11 +221,9 @@ export class Ledger implements RequestLedger {
 
   /**
    * Readiness probe: reads the file through both connections; throws LedgerUnavailableError
-   * when the ledger cannot serve (closed, unreadable, locked past the busy timeout, or the
-   * thread that charges not reachable).
+   * when the ledger cannot serve (closed, unreadable, locked past the busy timeout).
    */
   ping(): void {
-    if (this.remoteReady !== null && !this.remoteReady()) throw new LedgerUnavailableError('The ledger thread is not running; it is being started again.', 5);
     this.guard(() => {
       this.db.prepare('SELECT count(*) FROM meta').get();
       if (this.quotaDb !== this.db) this.quotaDb.prepare('SELECT count(*) FROM daily_requests WHERE 0').get();
@@ -307,12 +274,11 @@ export class Ledger implements RequestLedger {
    * expired one and one whose creator left the workspace; 403 when the workspace is suspended.
    */
   authenticate(rawKey: string | undefined): AuthResult {
-    if (rawKey === undefined || rawKey === '') return unauthorized('Missing API key: send the header Authorization: Bearer <API_KEY>.');
-    const keyId = parseKey(rawKey);
-    if (keyId === null) return unauthorized('Malformed API key: expected the whole key as it was shown at creation (edf_…).');
+    const keyId = keyIdOf(rawKey);
+    if (typeof keyId !== 'string') return keyId;
     return this.guard(() => {
       const now = this.now();
-      const presented = hashKey(rawKey);
+      const presented = hashKey(rawKey!);
       let key = this.keyCache.get(keyId);
       if (key && (now - key.checkedAt >= this.keyCacheTtlMs || now < key.checkedAt)) key = undefined;
       if (!key) {
@@ -320,23 +286,13 @@ export class Ledger implements RequestLedger {
         if (!found || !timingSafeEqual(found.secretSha256, presented)) return unauthorized('Unknown API key.');
         key = { ...found, checkedAt: now };
         this.keyCache.set(keyId, key);
-      } else if (!timingSafeEqual(key.secretSha256, presented)) {
-        return unauthorized('Unknown API key.');
       }
-      if (key.revokedAt !== null) return unauthorized('This API key was revoked.');
-      if (key.expiresAt !== null && now >= key.expiresAt) {
-        return unauthorized(`This API key expired at ${new Date(key.expiresAt).toISOString()}.`);
-      }
-      if (key.memberLeftAt !== null) return unauthorized('This API key stopped working when the member who created it left the workspace.');
-      if (key.workspaceSuspendedAt !== null) {
-        return { ok: false, status: 403, code: 'forbidden', message: 'This workspace is suspended.', keyId, keyPrefix: keyPrefix(keyId), workspaceId: key.workspaceId };
-      }
-      return { ok: true, keyId, keyPrefix: keyPrefix(keyId), workspaceId: key.workspaceId };
+      return keyVerdict(key, presented, now);
     });
   }
 
   /**
-   * The per-key limit (GCRA, 60 a minute) and then the workspace's daily quota (5,000 per UTC
+   * The per-key limit (60 in any minute) and then the workspace's daily quota (5,000 per UTC
    * day). A request refused by either is not counted in the quota. The headers belong on the
    * response whatever its status.
    */
@@ -392,63 +348,12 @@ export class Ledger implements RequestLedger {
   }
 
   /**
-   * Charges like `charge`, with group commit: pages that cost credits and arrive in the same turn
-   * of the event loop are charged in one transaction, one after the other, so one fsync makes
-   * them all durable; `done` is called once it has committed (or with the LedgerUnavailableError
-   * or other error that rolled it back). A page that costs nothing is answered before this returns.
-   * With `remoteCharges` the pages go to the thread that charges, which groups what reaches it
-   * during a commit. Returns whether `done` was already called.
-   *
-   * A page whose `abandoned()` is true when its turn ends is not charged, and `done` gets
-   * ABANDONED: its answer can no longer be sent. uWebSockets.js closes a connection when a
-   * request arrives behind one not yet answered (no pipelining behind an answer that waits), and
-   * it does so while reading them, in the same turn: so a page is sent to be charged only at the
-   * end of the turn, never at once (sent at once to an idle ledger thread, a charged page's p50
-   * was 0.1–0.5 ms lower at 4,500 requests a second, and a page so closed was still paid for).
+   * The answer to a page that costs nothing, when this connection already knows every building of
+   * it to be opened in the 365 days: no transaction. Null when the page must be charged.
    */
-  chargeSoon(
-    workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string,
-    done: (result: ChargeResult | Error) => void, abandoned?: () => boolean,
-  ): boolean {
-    const free = this.guard(() => this.credits.free(workspaceId, buildingIds, route));
-    if (free) {
-      done(free);
-      return true;
-    }
-    this.batch.push({ page: { workspaceId, keyId, buildingIds, route }, done, abandoned });
-    if (this.batch.length === 1) setImmediate(this.commitBatch);
-    return false;
+  free(workspaceId: string, buildingIds: readonly string[], route: string): ChargeResult | null {
+    return this.guard(() => this.credits.free(workspaceId, buildingIds, route));
   }
-
-  private batch: { page: ChargePage; done: (result: ChargeResult | Error) => void; abandoned?: () => boolean }[] = [];
-
-  private readonly commitBatch = (): void => {
-    let batch = this.batch;
-    this.batch = [];
-    if (batch.some((b) => b.abandoned?.())) {
-      for (const b of batch) if (b.abandoned?.()) b.done(ABANDONED);
-      batch = batch.filter((b) => !b.abandoned?.());
-      if (batch.length === 0) return;
-    }
-    const pages = batch.map((b) => b.page);
-    const fail = (err: unknown): void => {
-      const e = asUnavailable(err) ?? (err instanceof Error ? err : new Error(String(err)));
-      for (const b of batch) b.done(e);
-    };
-    if (this.remoteCharges) {
-      this.remoteCharges(pages).then((outcomes) => {
-        for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
-      }, fail);
-      return;
-    }
-    let outcomes: ChargeOutcome[];
-    try {
-      outcomes = this.guard(() => this.credits.chargeAll(pages));
-    } catch (err) {
-      return fail(err);
-    }
-    for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
-  };
 
   /**
    * For the connection that charges pages sent by other threads: the outcome of a page that costs
@@ -482,20 +387,10 @@ export class Ledger implements RequestLedger {
    * the 30 days ending today), one entry per day, zeros included. At most 366 days.
    */
   usage(workspaceId: string, fromDay?: string, toDay?: string): UsageDay[] {
-    const to = toDay ?? utcDay(this.now());
-    const toMs = parseUtcDay(to, 'toDay');
-    const from = fromDay ?? utcDay(toMs - 29 * DAY_MS);
-    const fromMs = parseUtcDay(from, 'fromDay');
-    if (fromMs > toMs) throw new RangeError(`fromDay ${from} is after toDay ${to}.`);
-    if (toMs - fromMs >= 366 * DAY_MS) throw new RangeError('usage spans at most 366 days.');
+    const { from, to, byDay } = usageDays(this.now(), fromDay, toDay);
     if (this.quotaTimer !== null) this.persistQuota();
     return this.guard(() => {
       this.workspaces.get(workspaceId);
-      const byDay = new Map<string, UsageDay>();
-      for (let ms = fromMs; ms <= toMs; ms += DAY_MS) {
-        const day = utcDay(ms);
-        byDay.set(day, { day, requests: 0, credits: 0, charges: 0, buildings: 0 });
-      }
       for (const r of this.quota.usage(workspaceId, from, to)) byDay.get(r.day)!.requests = r.requests;
       for (const c of this.credits.usage(workspaceId, from, to)) Object.assign(byDay.get(c.day)!, c);
       return [...byDay.values()];

@@ -54,7 +54,7 @@ export function normaliseEmail(email: string): string {
   return e;
 }
 
-function checkName(name: string): string {
+export function checkName(name: string): string {
   if (typeof name !== 'string') throw new TypeError(`Expected a workspace name, got ${typeof name}.`);
   const n = name.trim();
   if (n.length < 1 || n.length > 200) throw new RangeError(`A workspace name has 1 to 200 characters, got ${n.length}.`);

@@ -1,0 +1,57 @@
+/**
+ * The HAProxy configuration in front of a fleet of replicas on one machine: one frontend on the
+ * public port, one backend of the replicas' loopback ports, spread by least connections, each
+ * health-checked on /readyz (HTTP/1.1 with a Host header: uWebSockets.js answers nothing else), a
+ * replica that fails its checks (stopping, its ledger unreachable) taken out within a second and
+ * its connections closed. A request that found a replica gone before an answer is tried once on
+ * another: a page is never charged twice for it, as a building opened in the last 365 days is
+ * free to the same workspace on every replica.
+ */
+export interface FleetProxy {
+  /** Where clients connect. */
+  host: string;
+  port: number;
+  replicas: readonly { name: string; host: string; port: number }[];
+  /** Milliseconds between health checks of a replica. Default 500. */
+  checkEveryMs?: number;
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function haproxyConfig(proxy: FleetProxy): string {
+  if (proxy.replicas.length === 0) throw new RangeError('A fleet needs at least one replica.');
+  for (const r of proxy.replicas) {
+    if (!NAME.test(r.name)) throw new RangeError(`A replica's name is 1 to 64 letters, digits, '.', '_' or '-', got "${r.name}".`);
+    if (!Number.isInteger(r.port) || r.port < 1 || r.port > 65_535) throw new RangeError(`Replica ${r.name}: port ${r.port} is not a TCP port.`);
+  }
+  const every = proxy.checkEveryMs ?? 500;
+  return [
+    // No global maxconn: HAProxy sizes it from the file descriptors it may open (a fixed one above
+    // what the limit allows stops it at start).
+    'defaults',
+    '  mode http',
+    '  timeout connect 2s',
+    '  timeout client 60s',
+    '  timeout server 60s',
+    '  timeout http-keep-alive 10s',
+    '  option http-keep-alive',
+    // The client's address for the per-address limits (replicas trust one proxy: EDIFICE_TRUSTED_PROXIES=1).
+    '  option forwardfor',
+    '  option redispatch',
+    '  retries 1',
+    '  retry-on conn-failure empty-response',
+    '',
+    'frontend edifice',
+    `  bind ${proxy.host}:${proxy.port}`,
+    '  default_backend replicas',
+    '',
+    'backend replicas',
+    '  balance leastconn',
+    '  option httpchk',
+    '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host edifice',
+    '  http-check expect status 200',
+    `  default-server inter ${every}ms fastinter ${every}ms downinter ${every}ms fall 2 rise 2 on-marked-down shutdown-sessions`,
+    ...proxy.replicas.map((r) => `  server ${r.name} ${r.host}:${r.port} check`),
+    '',
+  ].join('\n');
+}

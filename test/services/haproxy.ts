@@ -1,0 +1,51 @@
+/** A throwaway HAProxy for tests: Debian's haproxy in the foreground, on a configuration written to a temporary folder. */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface TestHaproxy {
+  stop(): Promise<void>;
+}
+
+export function haproxyBinary(): string {
+  for (const p of ['/usr/sbin/haproxy', '/usr/bin/haproxy', '/usr/local/sbin/haproxy']) if (existsSync(p)) return p;
+  throw new Error('HAProxy is not installed: apt-get install -y haproxy');
+}
+
+/** Checks `config` with `haproxy -c`; throws with HAProxy's words when it is refused. */
+export function checkHaproxyConfig(config: string): void {
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-haproxy-'));
+  try {
+    writeFileSync(join(dir, 'haproxy.cfg'), config);
+    execFileSync(haproxyBinary(), ['-c', '-f', join(dir, 'haproxy.cfg')], { stdio: 'pipe' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Starts HAProxy on `config`; resolves once `port` accepts connections (10 s at most). */
+export async function startHaproxy(config: string, port: number): Promise<TestHaproxy> {
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-haproxy-'));
+  writeFileSync(join(dir, 'haproxy.cfg'), config);
+  const child: ChildProcess = spawn(haproxyBinary(), ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
+  let exited = false;
+  child.once('exit', () => { exited = true; });
+  for (let i = 0; i < 200; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
+      s.once('error', () => resolve(false));
+    });
+    if (up) break;
+    if (exited || i === 199) throw new Error(`haproxy did not listen on ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    stop: () => new Promise<void>((resolve) => {
+      if (exited) return resolve(rmSync(dir, { recursive: true, force: true }));
+      child.once('exit', () => resolve(rmSync(dir, { recursive: true, force: true })));
+      child.kill('SIGTERM');
+    }),
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * A throwaway PostgreSQL for tests: a new cluster (initdb) in a temporary folder, started with
+ * pg_ctl on a free loopback port, its socket in that folder too, so the suite never touches a
+ * database of the machine's. PostgreSQL refuses to run as root: as root, the cluster belongs to
+ * the `postgres` user (Debian's package makes it) and its commands run as that user.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface TestPostgres {
+  /** `postgres://…` of the cluster's `postgres` database. */
+  url: string;
+  port: number;
+  /** Stops the server (fast shutdown): clients then see their connections fail. */
+  stop(): void;
+  /** Starts it again on the same port and data. */
+  start(): void;
+  /** Stops it and removes its folder. */
+  destroy(): void;
+}
+
+/** The folder of PostgreSQL's programs: the newest of Debian's, else wherever pg_ctl is on PATH. */
+function binDir(): string {
+  const root = '/usr/lib/postgresql';
+  if (existsSync(root)) {
+    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+    if (versions.length > 0) return join(root, versions[0], 'bin');
+  }
+  for (const dir of (process.env.PATH ?? '').split(':')) if (existsSync(join(dir, 'initdb'))) return dir;
+  throw new Error('PostgreSQL is not installed (no initdb): apt-get install -y postgresql');
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = binDir();
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-pg-'));
+  const data = join(dir, 'data');
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    chownSync(dir, uid, gid);
+  }
+  chmodSync(dir, 0o700);
+  const run = (program: string, args: string[]): void => {
+    const cmd = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, program), ...args]] as const : [join(bin, program), args] as const;
+    execFileSync(cmd[0], [...cmd[1]], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+  };
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const port = await freePort();
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 -c shared_buffers=32MB`;
+  const start = (): void => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
+  const stop = (): void => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+  start();
+  let running = true;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => { if (running) stop(); running = false; },
+    start: () => { if (!running) start(); running = true; },
+    destroy: () => {
+      try {
+        if (running) stop();
+      } finally {
+        running = false;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
