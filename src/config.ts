@@ -14,6 +14,8 @@ export interface Config {
   /** Public base address ending in the base path; null: http://<host>:<port><basePath> as listened. */
   baseUrl: string | null;
   appUrl: string;
+  /** The map page's basemap: a raster tile URL template ({z}/{x}/{y}) or a MapLibre style URL; empty: none. */
+  mapBasemap: string;
   countriesUrl: string;
   /** Buildings of the synthetic demo country generated when no snapshot exists. */
   demoBuildings: number;
@@ -96,6 +98,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const secret = env.EDIFICE_PAYMENT_WEBHOOK_SECRET || null;
   if (secret !== null && secret.length < 16) throw new RangeError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
   if (provider === 'webhook' && secret === null) throw new RangeError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
+  const basemap = env.EDIFICE_MAP_BASEMAP ?? '';
+  if (basemap !== '' && !/^https?:\/\/\S+$/.test(basemap)) {
+    throw new RangeError(`EDIFICE_MAP_BASEMAP must be an http(s) URL (a tile template with {z}/{x}/{y}, or a MapLibre style), got "${basemap}".`);
+  }
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
     port,
@@ -104,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ledgerPath: ledgerPath(env),
     baseUrl: env.EDIFICE_BASE_URL ? env.EDIFICE_BASE_URL.replace(/\/$/, '') : null,
     appUrl: env.EDIFICE_APP_URL || 'https://app.edifice.example',
+    mapBasemap: basemap,
     countriesUrl: env.EDIFICE_COUNTRIES_URL || 'https://edifice.example/countries',
     demoBuildings: int(env, 'EDIFICE_DEMO_BUILDINGS', 20_000, 1_000, 10_000_000),
     trustedProxies: int(env, 'EDIFICE_TRUSTED_PROXIES', 0, 0, 10),
