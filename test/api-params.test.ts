@@ -175,12 +175,18 @@ const BAD: Record<OperationId, Record<string, string[]>> = {
     min_recent_max_one_day_precipitation_mm: ['-1', '5000.1'],
     flood_zone: ['100', '100_years', '2_year', '100_YEAR'],
     seismic_risk_class: ['rsi', 'RsV', 'U4'],
+    f: ['GeoJSON', 'csv', 'application/geo+json'],
+    geometry: ['outline', 'Point', 'polygon'],
+    fields: ['heigth', 'height.metres', 'Height', 'id'],
   },
   listBuildingsAtPoint: {
     lat: ['-90.1', '91', 'north', 'NaN', '47,1'],
     lon: ['-180.5', '181', 'east', 'Infinity'],
     radius_m: ['0', '0.5', '201', 'x', '-5'],
     limit: ['0', '26', '2.5', '100'],
+    f: ['GeoJSON', 'xml'],
+    geometry: ['outline'],
+    fields: ['footprint', 'distance'],
   },
   listBuildingUnits: {
     building_id: ['not-a-uuid', '6f1c2a8e3d4b5e6f9a0b1c2d3e4f5a6b', `{${ID}}`, 'g'.repeat(8) + ID.slice(8), `${ID}0`, ` ${ID}`],
@@ -487,8 +493,9 @@ describe('list parameters: repeated, comma-separated, both', () => {
 
   it('the lists are exactly the spec\'s', () => {
     expect(listParams.map((p) => p.name).sort()).toEqual([
-      'address_corroboration', 'building_type', 'category', 'exclude_solar_presence', 'existing_solar_panels', 'flood_zone',
-      'roof_shape', 'seismic_risk_class', 'solar_presence',
+      'address_corroboration', 'building_type', 'category', 'exclude_solar_presence', 'existing_solar_panels',
+      'fields', // an extension beyond the spec: the fields kept
+      'flood_zone', 'roof_shape', 'seismic_risk_class', 'solar_presence',
     ]);
   });
 

@@ -12,6 +12,9 @@ import {
   ADDRESS_CORROBORATION, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
 } from '../snapshot/schema.ts';
 import type { OperationId } from './operations.ts';
+import { BUILDING_KEYS } from './fields.ts';
+import { GEOMETRY_CHOICES } from './geojson.ts';
+import { FORMATS } from './output.ts';
 
 export type ParamType = 'integer' | 'number' | 'boolean' | 'string' | 'enum';
 
@@ -245,6 +248,26 @@ export const PARAMETERS: readonly ParamSpec[] = [
     num('lon', 'lon', -180, 180, 'Longitude of the point, WGS84 degrees.', { required: true }),
     num('radius_m', 'radiusM', 1, 200, 'Buildings whose outline lies within this many metres of the point.', { default: 25 }),
     int('limit', 'limit', 1, 25, 'Page size.', { default: 10 }),
+  ]),
+
+  // ---- GET /buildings, /buildings/at: how the answer is written (extensions beyond the spec) ----
+  ...rows('Output', [...BUILDINGS, ...POINT], [
+    {
+      name: 'f', key: 'format', type: 'enum', values: FORMATS,
+      doc: 'Format of the answer: json, msgpack, or geojson (a GeoJSON FeatureCollection, application/geo+json, each building a '
+        + 'Feature whose properties are its fields, paged as in JSON). Without it the Accept header chooses: application/geo+json, '
+        + 'application/msgpack, else JSON.',
+    },
+    {
+      name: 'geometry', key: 'geometry', type: 'enum', values: GEOMETRY_CHOICES,
+      doc: 'GeoJSON only: the geometry of each Feature, point (the default: the representative point, longitude and latitude) '
+        + 'or footprint (the outline, a MultiPolygon of the snapshot\'s coordinates, exterior rings counter-clockwise and holes '
+        + 'clockwise as RFC 7946 asks). Refused with another format.',
+    },
+    enumList('fields', 'fields', BUILDING_KEYS,
+      'Top-level fields of the Building object to keep; building_id is always kept. Shrinks every building of the page; '
+      + 'charges as without it.',
+      { expected: 'a top-level field of the Building object (building_id, address, … app_url: its properties in /v1/openapi.json)' }),
   ]),
 
   // ---- /public place pages, reports ----------------------------------------------------------

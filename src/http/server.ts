@@ -11,10 +11,10 @@ import type { Logger } from 'pino';
 import {
   ApiError, CONTENT_TYPE, buildOpenApi, decodePathSegment, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
   parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
-  registeredBusinessesPage, unitsPage, type ByteWriter, type Encoding, type LinkContext, type PageItems,
+  registeredBusinessesPage, unitsPage, type ByteWriter, type Encoding, type LinkContext,
+  contentTypeOf, pointPageGeoJson, rankedPageGeoJson, takeOutput,
 } from '../api/index.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
-import type { RowRef } from '../query/buildings.ts';
 import { RankingCache } from '../query/rankings.ts';
 import { queryPoint } from '../query/point.ts';
 import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
@@ -36,6 +36,7 @@ import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
 import { warmUp, type WarmUpRoute } from './warm-up.ts';
 import { loadMapAssets } from './map-page.ts';
+import { BuildingItems } from './building-items.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -75,6 +76,8 @@ export interface RunningServer {
 /** What an authenticated handler found: the document, and the buildings it returns (to charge). */
 interface Answer {
   charge: readonly string[];
+  /** Content-Type of the body when not that of the negotiated encoding (f=, GeoJSON). */
+  contentType?: string;
   /** The body; a page of buildings is written into `out` and is a view of it. */
   render(encoding: Encoding, out: ByteWriter): Uint8Array;
 }
@@ -84,6 +87,8 @@ interface Request {
   pathParameter: string;
   view: CatalogView;
   link: LinkContext;
+  /** The Accept header ('' without one). */
+  accept: string;
 }
 
 type Handler = (req: Request) => Answer;
@@ -190,7 +195,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
     const pathParameter = route.includes('{') ? req.getParameter(0) ?? '' : '';
-    const encoding = negotiateEncoding(req.getHeader('accept') || undefined);
+    const accept = req.getHeader('accept');
+    const encoding = negotiateEncoding(accept || undefined);
     const authorization = req.getHeader('authorization');
     const token = bearer(authorization);
     let keyPrefix: string | undefined;
@@ -220,7 +226,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       try {
         const view = catalog.view();
         if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No country snapshot is loaded yet; retry shortly.', '', 5);
-        answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } });
+        answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery }, accept });
         body = answer.render(encoding, out);
       } catch (err) {
         writers.give(out);
@@ -245,7 +251,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         else if (!result.ok) respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
         else {
           metrics.credits.inc(result.charged);
-          respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body }, result.charged);
+          respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': answer.contentType ?? CONTENT_TYPE[encoding] }, body }, result.charged);
         }
         writers.give(out);
       };
@@ -273,30 +279,39 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     }
   };
 
-  const pageOf = (
-    rows: readonly RowRef[], encoding: Encoding, out: ByteWriter,
-    toJson: (items: PageItems, out: ByteWriter) => Buffer, toMsgpack: (items: PageItems, out: ByteWriter) => Buffer,
-  ) => {
-    const items: PageItems = { count: rows.length, write: (i, w) => cache.write(w, rows[i].snapshot, rows[i].row, encoding) };
-    return encoding === 'json' ? toJson(items, out) : toMsgpack(items, out);
-  };
+  // f=, geometry= and fields= (output.ts) change how a page is written, never which buildings it holds or what it costs.
+  const items = new BuildingItems(cache, config.appUrl);
 
-  app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link }) => {
+  app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link, accept }) => {
     const q = parseBuildingsQuery(rawQuery);
+    const output = takeOutput(q, accept);
     const result = rankings.query(view, q);
     const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
     return {
       charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding, out) => pageOf(result.rows, encoding, out, (items, w) => rankedPageJson(items, info, link, w), (items, w) => rankedPageMsgpack(items, info, link, w)),
+      contentType: output.format && contentTypeOf(output.format),
+      render: (encoding, out) => {
+        const page = items.of(result.rows, encoding, output);
+        const format = output.format ?? encoding;
+        if (format === 'geojson') return rankedPageGeoJson(page, info, link, out);
+        return format === 'json' ? rankedPageJson(page, info, link, out) : rankedPageMsgpack(page, info, link, out);
+      },
     };
   }));
 
-  app.get(`${base}/buildings/at`, authenticated('/buildings/at', ({ rawQuery, view }) => {
+  app.get(`${base}/buildings/at`, authenticated('/buildings/at', ({ rawQuery, view, accept }) => {
     const q = parsePointQuery(rawQuery);
+    const output = takeOutput(q, accept);
     const { rows } = queryPoint(view, q);
     return {
       charge: rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding, out) => pageOf(rows, encoding, out, pointPageJson, pointPageMsgpack),
+      contentType: output.format && contentTypeOf(output.format),
+      render: (encoding, out) => {
+        const page = items.of(rows, encoding, output);
+        const format = output.format ?? encoding;
+        if (format === 'geojson') return pointPageGeoJson(page, out);
+        return format === 'json' ? pointPageJson(page, out) : pointPageMsgpack(page, out);
+      },
     };
   }));
 
@@ -407,7 +422,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const warmed = warmUp(view, config.warmUpRequests, (route, rawQuery, pathParameter, encoding) => {
     const out = writers.take();
     try {
-      handlers.get(route)!({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } }).render(encoding, out);
+      handlers.get(route)!({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery }, accept: '' }).render(encoding, out);
     } finally {
       writers.give(out);
     }
