@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The map page end to end in headless Chromium (Debian's `chromium`, driven by playwright-core):
  * the page loads MapLibre from the server itself, a pasted key loads the view's buildings from the
@@ -49,7 +50,8 @@ describe('the map page', () => {
     const before = t.ledger.balance(workspaceId);
     const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
     const outside: string[] = [];
-    page.on('request', (r) => { if (!r.url().startsWith(t.url)) outside.push(r.url()); });
+    // MapLibre starts its worker from a blob: URL; every address fetched must be the server's own.
+    page.on('request', (r) => { if (/^https?:/.test(r.url()) && !r.url().startsWith(t.url)) outside.push(r.url()); });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${t.url}/`);
