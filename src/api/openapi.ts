@@ -384,7 +384,7 @@ function operationObject(op: Operation): Json {
     200: {
       description: 'Success. Every authenticated response carries the limit and credit headers.',
       headers: headerRefs(RATE_HEADERS),
-      content: {
+      content: op.id === 'exportBuildings' ? exportContent() : {
         'application/json': { schema: ref(op.response) },
         'application/msgpack': { schema: ref(op.response) },
         ...(GEOJSON_PAGES[op.id] ? { 'application/geo+json': { schema: ref(GEOJSON_PAGES[op.id]!) } } : {}),
@@ -398,6 +398,21 @@ function operationObject(op: Operation): Json {
     503: { $ref: '#/components/responses/Unavailable' },
   };
   return out;
+}
+
+/** The export's three streamed formats: text whose records are described in words (OpenAPI has no schema for a stream of them). */
+function exportContent(): Record<string, unknown> {
+  return {
+    'application/x-ndjson': {
+      schema: { type: 'string', description: 'One Building object (as in data[] of GET /buildings, cut by fields=) a line, each line ended by LF.' },
+    },
+    'text/csv': {
+      schema: { type: 'string', description: 'RFC 4180: a header row of the field names, then a row a building; nested objects as JSON text, null as an empty cell; CRLF line ends.' },
+    },
+    'application/geo+json-seq': {
+      schema: { type: 'string', description: 'RFC 8142: each record an RS character (0x1E), a GeoJSON Feature (as in GET /buildings?f=geojson) and LF.' },
+    },
+  };
 }
 
 const TAG_DOCS: Record<Tag, string> = {

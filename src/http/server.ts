@@ -13,7 +13,9 @@ import {
   parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
   registeredBusinessesPage, unitsPage, type ByteWriter, type Encoding, type LinkContext,
   contentTypeOf, pointPageGeoJson, rankedPageGeoJson, takeOutput,
+  EXPORT_CONTENT_TYPE, exportRecords, parseExportQuery, type Output,
 } from '../api/index.ts';
+import { streamRecords, type RecordStream } from './export-stream.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
 import { RankingCache } from '../query/rankings.ts';
 import { queryPoint } from '../query/point.ts';
@@ -80,6 +82,10 @@ interface Answer {
   contentType?: string;
   /** The body; a page of buildings is written into `out` and is a view of it. */
   render(encoding: Encoding, out: ByteWriter): Uint8Array;
+  /** Instead of the body: records streamed once charged (an export); its Content-Type is `contentType`. */
+  stream?: () => RecordStream;
+  /** The most the answer may cost; above it the charge is refused (402) and nothing is sent. */
+  maxCredits?: number;
 }
 
 interface Request {
@@ -92,6 +98,8 @@ interface Request {
 }
 
 type Handler = (req: Request) => Answer;
+
+const EMPTY = new Uint8Array(0);
 
 /** A 401 whose Authorization header was sent but holds no single bearer token (RFC 6750: invalid_request). */
 const NOT_BEARER = 'The Authorization header holds no API key in the form Bearer <API_KEY> (one key; Basic and other schemes are not accepted).';
@@ -249,7 +257,19 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         if (waiting) res.resume(); // before the answer: the response is not valid after end()
         if (result instanceof Error) respond(failure(result, encoding, path, route, uncharged(headers, auth.workspaceId)));
         else if (!result.ok) respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
-        else {
+        else if (answer.stream) {
+          metrics.credits.inc(result.charged);
+          writers.give(out);
+          inFlight.count++;
+          const streamHeaders = { ...credited(headers, result.charged, result.remaining), 'Content-Type': answer.contentType! };
+          streamRecords(res, '200 OK', streamHeaders, answer.stream(), closing, (completed, bytes) => {
+            inFlight.count--;
+            const seconds = (performance.now() - t0) / 1000;
+            metrics.observe(route, 200, seconds);
+            log.info({ method: 'GET', path, route, status: 200, ms: Math.round(seconds * 1e4) / 10, credits: result.charged, key: keyPrefix, bytes, completed }, 'request');
+          });
+          return;
+        } else {
           metrics.credits.inc(result.charged);
           respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': answer.contentType ?? CONTENT_TYPE[encoding] }, body }, result.charged);
         }
@@ -257,7 +277,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       };
       let settled: boolean;
       try {
-        settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted);
+        settled = ledger.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted, answer.maxCredits);
       } catch (err) {
         if (called) throw err; // from answering, not from the ledger
         // Its free check read the ledger, and could not: nothing charged, and the limits' headers.
@@ -296,6 +316,21 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         if (format === 'geojson') return rankedPageGeoJson(page, info, link, out);
         return format === 'json' ? rankedPageJson(page, info, link, out) : rankedPageMsgpack(page, info, link, out);
       },
+    };
+  }));
+
+  // The whole ranking of a GET /buildings query in one streamed answer, charged before its first byte.
+  app.get(`${base}/buildings/export`, serve('/buildings/export', ({ rawQuery, view, accept }) => {
+    const e = parseExportQuery(rawQuery, accept);
+    const result = rankings.query(view, e.query);
+    const rows = result.rows;
+    const output: Output = { format: e.format === 'geojsonseq' ? 'geojson' : 'json', geometry: e.geometry, fields: e.fields };
+    return {
+      charge: rows.map((r) => r.snapshot.buildingId(r.row)),
+      maxCredits: e.maxCredits,
+      contentType: EXPORT_CONTENT_TYPE[e.format],
+      render: () => EMPTY,
+      stream: () => exportRecords(items.of(rows, 'json', output), e),
     };
   }));
 
@@ -396,7 +431,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
   for (const [pattern, route] of [
-    [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'],
+    [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'], [`${base}/buildings/export`, '/buildings/export'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
     [`${base}/buildings/:building_id/registered-businesses`, '/buildings/{building_id}/registered-businesses'],
     ['/metrics', '/metrics'],
