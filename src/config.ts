@@ -18,6 +18,8 @@ export interface Config {
   /** Public base address ending in the base path; null: http://<host>:<port><basePath> as listened. */
   baseUrl: string | null;
   appUrl: string;
+  /** The map page's basemap: a raster tile URL template ({z}/{x}/{y}) or a MapLibre style URL; empty: none. */
+  mapBasemap: string;
   countriesUrl: string;
   /** pino's level of the log (EDIFICE_LOG_LEVEL). */
   logLevel: string;
@@ -156,6 +158,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const free = env.EDIFICE_REPORTS_FREE || '0';
   if (free !== '0' && free !== '1') throw new ConfigError(`EDIFICE_REPORTS_FREE must be 0 or 1, got "${free}".`);
   if (free === '1' && reportPriceMinor > 0) throw new ConfigError('EDIFICE_REPORTS_FREE=1 gives reports away: leave EDIFICE_REPORT_PRICE unset or 0 with it.');
+  const basemap = env.EDIFICE_MAP_BASEMAP ?? '';
+  if (basemap !== '' && !/^https?:\/\/\S+$/.test(basemap)) {
+    throw new ConfigError(`EDIFICE_MAP_BASEMAP must be an http(s) URL (a tile template with {z}/{x}/{y}, or a MapLibre style), got "${basemap}".`);
+  }
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
     port,
@@ -169,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ledgerPath: ledgerPath(env),
     baseUrl,
     appUrl: env.EDIFICE_APP_URL || 'https://app.edifice.example',
+    mapBasemap: basemap,
     countriesUrl: env.EDIFICE_COUNTRIES_URL || 'https://edifice.example/countries',
     demoBuildings: int(env, 'EDIFICE_DEMO_BUILDINGS', 20_000, 1_000, 10_000_000),
     trustedProxies: int(env, 'EDIFICE_TRUSTED_PROXIES', 0, 0, 10),

@@ -176,11 +176,13 @@ describe('responses', () => {
   };
 
   for (const path of AUTHENTICATED) {
-    it(`GET ${path}: 200 in JSON and MessagePack with the spec 8 headers; 400, 401, 402, 403, 429, 503`, () => {
+    it(`GET ${path}: 200 in JSON and MessagePack (and GeoJSON for buildings) with the spec 8 headers; 400, 401, 402, 403, 429, 503`, () => {
       const r = operationAt(path).responses;
       expect(Object.keys(r).sort()).toEqual(['200', '400', '401', '402', '403', '429', '503']);
       const ok = r['200'];
-      expect(Object.keys(ok.content)).toEqual(['application/json', 'application/msgpack']);
+      const geojson = { '/buildings': 'BuildingsFeatureCollection', '/buildings/at': 'PointFeatureCollection' }[path];
+      expect(Object.keys(ok.content)).toEqual(['application/json', 'application/msgpack', ...(geojson ? ['application/geo+json'] : [])]);
+      if (geojson) expect(ok.content['application/geo+json'].schema).toEqual({ $ref: `#/components/schemas/${geojson}` });
       expect(ok.content['application/json'].schema).toEqual({ $ref: `#/components/schemas/${responseSchemas[path]}` });
       expect(Object.keys(ok.headers)).toEqual(RATE_HEADERS);
     });
@@ -216,8 +218,8 @@ describe('responses', () => {
 
   it('schemas of every resource and envelope', () => {
     expect(Object.keys(doc.components.schemas).sort()).toEqual([
-      'Building', 'BuildingsPage', 'CountryList', 'CountryRequestReceipt', 'Employees', 'Error', 'ExistingSolarPanels', 'FloorArea',
-      'Height', 'OpenApiDocument', 'PointPage', 'PublicBuilding', 'PublicBusiness', 'PublicError', 'PublicFact', 'PublicPlace',
+      'Building', 'BuildingFeature', 'BuildingSelection', 'BuildingsFeatureCollection', 'BuildingsPage', 'CountryList', 'CountryRequestReceipt', 'Employees', 'Error', 'ExistingSolarPanels', 'FloorArea',
+      'Height', 'MultiPolygonGeometry', 'OpenApiDocument', 'PointFeatureCollection', 'PointGeometry', 'PointPage', 'PublicBuilding', 'PublicBusiness', 'PublicError', 'PublicFact', 'PublicPlace',
       'PublicPlaceList', 'RegisteredBusiness', 'RegisteredBusinessesPage', 'RegisteredSolar', 'RemovalRequestReceipt', 'Report',
       'ReportDocument', 'ReportOrder', 'ReportOrderCreated', 'SolarInstallation', 'SolarPotential', 'Turnover', 'Unit', 'UnitsPage',
     ]);

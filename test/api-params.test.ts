@@ -12,6 +12,7 @@ import {
   parseBuildingsQuery, parseParameters, parsePointQuery, parseRegisteredBusinessesQuery, parseUnitsQuery,
 } from '../src/api/validate.ts';
 import type { OperationId } from '../src/api/operations.ts';
+import { parseExportQuery } from '../src/api/export.ts';
 import type { BuildingsQuery } from '../src/query/types.ts';
 
 const BBOX = 'bbox=9.47,47.04,9.64,47.27';
@@ -46,6 +47,8 @@ function run(op: OperationId, name: string, value: string): () => unknown {
   switch (op) {
     case 'listBuildings':
       return () => parseBuildingsQuery(name === 'bbox' ? `bbox=${enc(value)}` : `${BBOX}&${name}=${enc(value)}`);
+    case 'exportBuildings':
+      return () => parseExportQuery(name === 'bbox' ? `bbox=${enc(value)}` : `${BBOX}&${name}=${enc(value)}`, '');
     case 'listBuildingsAtPoint': {
       const base = new URLSearchParams({ lat: '47.14', lon: '9.52' });
       base.set(name, value);
@@ -175,12 +178,19 @@ const BAD: Record<OperationId, Record<string, string[]>> = {
     min_recent_max_one_day_precipitation_mm: ['-1', '5000.1'],
     flood_zone: ['100', '100_years', '2_year', '100_YEAR'],
     seismic_risk_class: ['rsi', 'RsV', 'U4'],
+    f: ['GeoJSON', 'csv', 'application/geo+json'],
+    geometry: ['outline', 'Point', 'polygon'],
+    fields: ['heigth', 'height.metres', 'Height', 'id'],
   },
+  exportBuildings: {},
   listBuildingsAtPoint: {
     lat: ['-90.1', '91', 'north', 'NaN', '47,1'],
     lon: ['-180.5', '181', 'east', 'Infinity'],
     radius_m: ['0', '0.5', '201', 'x', '-5'],
     limit: ['0', '26', '2.5', '100'],
+    f: ['GeoJSON', 'xml'],
+    geometry: ['outline'],
+    fields: ['footprint', 'distance'],
   },
   listBuildingUnits: {
     building_id: ['not-a-uuid', '6f1c2a8e3d4b5e6f9a0b1c2d3e4f5a6b', `{${ID}}`, 'g'.repeat(8) + ID.slice(8), `${ID}0`, ` ${ID}`],
@@ -213,6 +223,18 @@ const BAD: Record<OperationId, Record<string, string[]>> = {
   },
   confirmReportPayment: {},
 };
+// The export takes GET /buildings' area, sort and filters, and its own limit, cap and formats.
+{
+  const { limit: _limit, offset: _offset, f: _f, geometry: _geometry, fields, ...shared } = BAD.listBuildings;
+  BAD.exportBuildings = {
+    ...shared,
+    fields,
+    limit: ['0', '10001', '-1', '2.5', 'all'],
+    max_credits: ['-1', '10001', '1.5', 'none'],
+    f: ['json', 'geojson', 'CSV', 'text/csv'],
+    geometry: ['outline', 'Point'],
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -236,9 +258,10 @@ describe('every parameter refuses its bad values with 400 invalid_parameter nami
           expectRefused(run(op, name, ''), name);
           // A non-list parameter given twice, even with the same value.
           if (!spec.list) {
-            const good = op === 'listBuildingsAtPoint' ? 'lat=1&lon=2' : op === 'listBuildings' ? BBOX : '';
+            const good = op === 'listBuildingsAtPoint' ? 'lat=1&lon=2' : op === 'listBuildings' || op === 'exportBuildings' ? BBOX : '';
             const twice = `${good}&${name}=1&${name}=1`.replace(/^&/, '');
             const parse = op === 'listBuildings' ? () => parseBuildingsQuery(name === 'bbox' ? `${BBOX}&${BBOX}` : twice)
+              : op === 'exportBuildings' ? () => parseExportQuery(name === 'bbox' ? `${BBOX}&${BBOX}` : twice, '')
               : op === 'listBuildingsAtPoint' ? () => parsePointQuery(twice)
               : () => parseParameters(op, twice, { building_id: ID });
             expectRefused(parse, name);
@@ -487,8 +510,9 @@ describe('list parameters: repeated, comma-separated, both', () => {
 
   it('the lists are exactly the spec\'s', () => {
     expect(listParams.map((p) => p.name).sort()).toEqual([
-      'address_corroboration', 'building_type', 'category', 'exclude_solar_presence', 'existing_solar_panels', 'flood_zone',
-      'roof_shape', 'seismic_risk_class', 'solar_presence',
+      'address_corroboration', 'building_type', 'category', 'exclude_solar_presence', 'existing_solar_panels',
+      'fields', // an extension beyond the spec: the fields kept
+      'flood_zone', 'roof_shape', 'seismic_risk_class', 'solar_presence',
     ]);
   });
 

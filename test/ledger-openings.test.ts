@@ -172,6 +172,32 @@ describe('OpenedIndex growing a little at a time', () => {
   });
 });
 
+describe('OpenedIndex and large transactions', () => {
+  it('takes transactions of 10,000 openings while its slots move, and stays exact (a second growth mid-move filled the table and spun)', () => {
+    const index = new OpenedIndex();
+    const reference = new Map<string, number>();
+    let now = 10 * YEAR;
+    // Pages of a few buildings between exports of thousands: growths start while slots still wait
+    // to move (no moves inside a transaction), in every order.
+    const rand = random(5);
+    const sizes = Array.from({ length: 60 }, () => (rand() < 0.2 ? 1000 + Math.floor(rand() * 9000) : 1 + Math.floor(rand() * 100)));
+    // 8,195 in one transaction after two pages filled the table while slots still waited to move
+    // (the table had no room left for them); the rest mixes pages and exports.
+    for (const size of [79, 64, 8195, 10, 2000, 10_000, 10_000, 25_000, 10_000, ...sizes]) {
+      index.begin();
+      for (let i = 0; i < size; i++) {
+        const id = randomUUID();
+        index.add('ws_a', id, now, now - YEAR);
+        reference.set(id, now);
+      }
+      index.commit();
+      now += 1000;
+    }
+    expect(index.size).toBe(reference.size);
+    for (const [id, at] of reference) expect(index.openedAt('ws_a', id)).toBe(at);
+  });
+});
+
 describe('OpenedIndex.reserve', () => {
   it('makes room once: the openings reserved for go in without the table growing, and stay exact', () => {
     const index = new OpenedIndex();

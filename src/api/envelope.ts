@@ -141,10 +141,12 @@ const scratch = new ByteWriter();
 const OPEN_DATA = Buffer.from('{"data":[');
 const COMMA = 0x2c;
 
-/** `{"data":[item,item,...]` + tail, as one buffer. */
-function assemble(items: PageItems, tail: string, out = scratch): Buffer {
+const OPEN_FEATURES = Buffer.from('{"type":"FeatureCollection","features":[');
+
+/** `{"data":[item,item,...]` (or another opening) + tail, as one buffer. */
+function assemble(items: PageItems, tail: string, out = scratch, open = OPEN_DATA): Buffer {
   out.reset();
-  out.bytes(OPEN_DATA);
+  out.bytes(open);
   for (let i = 0; i < items.count; i++) {
     if (i > 0) out.byte(COMMA);
     items.write(i, out);
@@ -160,6 +162,25 @@ function assemble(items: PageItems, tail: string, out = scratch): Buffer {
 export function rankedPageJson(buildings: readonly (Uint8Array | string)[] | PageItems, info: RankedPageInfo, link: LinkContext, out?: ByteWriter): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
   return assemble(itemsOf(buildings), `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`, out);
+}
+
+/**
+ * The ranked page as a GeoJSON FeatureCollection: `features` in place of `data` (each item a
+ * Feature), then the same meta and links as the JSON page.
+ */
+export function rankedPageGeoJson(features: PageItems, info: RankedPageInfo, link: LinkContext, out?: ByteWriter): Buffer {
+  const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
+  return assemble(features, `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`, out, OPEN_FEATURES);
+}
+
+/** The point lookup as a GeoJSON FeatureCollection, nearest first. */
+export function pointPageGeoJson(features: PageItems, out?: ByteWriter): Buffer {
+  return assemble(features, ']}', out, OPEN_FEATURES);
+}
+
+/** A FeatureCollection of `features` followed by `tail` (foreign members, then the closing brace). */
+export function featureCollectionJson(features: PageItems, tail: string, out?: ByteWriter): Buffer {
+  return assemble(features, tail, out, OPEN_FEATURES);
 }
 
 const MSGPACK_DATA_KEY = Buffer.from([0xa4, 0x64, 0x61, 0x74, 0x61]); // fixstr "data"

@@ -15,3 +15,7 @@ export * from './bodies.ts';
 export * from './facts.ts';
 export * from './place.ts';
 export * from './report.ts';
+export * from './fields.ts';
+export * from './geojson.ts';
+export * from './output.ts';
+export * from './export.ts';

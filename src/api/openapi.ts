@@ -18,6 +18,7 @@ import { OPERATIONS, type Operation, type Tag } from './operations.ts';
 import { BBOX_PARTS, parametersOf, type ParamSpec } from './params.ts';
 import { parseBuildingsQuery } from './validate.ts';
 import { openResponses, publicPageResponses, publicResponses, publicSchemas, requestBody } from './openapi-public.ts';
+import { geoJsonSchemas } from './openapi-geojson.ts';
 import { date, enumOf, ndate, nenum, nint, nnum, nstr, nullableRef, numb, object, ref, str, type Json } from './json-schema.ts';
 
 export const API_VERSION = '1.0.0';
@@ -184,6 +185,12 @@ function resourceSchemas(): Record<string, Json> {
 const NEXT_DOC = 'The URL of the next page: this request with every parameter kept and offset moved on (near the '
   + `${MAX_WINDOW.toLocaleString('en-US')} window, limit shortened so the page ends at it); null on the last page.`;
 
+/** A Building, or the fields of one that fields= keeps. */
+const buildingOrSelection: Json = { anyOf: [ref('Building'), ref('BuildingSelection')] };
+
+/** The GeoJSON answer of the operations that write buildings in GeoJSON too. */
+const GEOJSON_PAGES: Partial<Record<string, string>> = { listBuildings: 'BuildingsFeatureCollection', listBuildingsAtPoint: 'PointFeatureCollection' };
+
 function envelopeSchemas(): Record<string, Json> {
   const links = object('Links.', { next: nstr(NEXT_DOC, { format: 'uri' }) });
   const childMeta = object('Paging of the list.', {
@@ -193,7 +200,7 @@ function envelopeSchemas(): Record<string, Json> {
   });
   return {
     BuildingsPage: object('A ranked page.', {
-      data: { type: 'array', items: ref('Building') },
+      data: { type: 'array', items: buildingOrSelection },
       meta: object('Counting and paging.', {
         total: { type: 'integer', minimum: 0, maximum: MAX_WINDOW, description: `Every match, counted up to ${MAX_WINDOW.toLocaleString('en-US')}.` },
         total_is_capped: { type: 'boolean', description: `true when counting stopped at ${MAX_WINDOW.toLocaleString('en-US')}.` },
@@ -203,7 +210,7 @@ function envelopeSchemas(): Record<string, Json> {
       }),
       links,
     }),
-    PointPage: object('Buildings at a point, nearest first.', { data: { type: 'array', maxItems: 25, items: ref('Building') } }),
+    PointPage: object('Buildings at a point, nearest first.', { data: { type: 'array', maxItems: 25, items: buildingOrSelection } }),
     UnitsPage: object('A page of a building\'s units.', { data: { type: 'array', items: ref('Unit') }, meta: childMeta, links }),
     RegisteredBusinessesPage: object('A page of the businesses registered at a building\'s address.', {
       data: { type: 'array', items: ref('RegisteredBusiness') }, meta: childMeta, links,
@@ -377,9 +384,10 @@ function operationObject(op: Operation): Json {
     200: {
       description: 'Success. Every authenticated response carries the limit and credit headers.',
       headers: headerRefs(RATE_HEADERS),
-      content: {
+      content: op.id === 'exportBuildings' ? exportContent() : {
         'application/json': { schema: ref(op.response) },
         'application/msgpack': { schema: ref(op.response) },
+        ...(GEOJSON_PAGES[op.id] ? { 'application/geo+json': { schema: ref(GEOJSON_PAGES[op.id]!) } } : {}),
       },
     },
     400: { $ref: '#/components/responses/InvalidParameter' },
@@ -390,6 +398,21 @@ function operationObject(op: Operation): Json {
     503: { $ref: '#/components/responses/Unavailable' },
   };
   return out;
+}
+
+/** The export's three streamed formats: text whose records are described in words (OpenAPI has no schema for a stream of them). */
+function exportContent(): Record<string, unknown> {
+  return {
+    'application/x-ndjson': {
+      schema: { type: 'string', description: 'One Building object (as in data[] of GET /buildings, cut by fields=) a line, each line ended by LF.' },
+    },
+    'text/csv': {
+      schema: { type: 'string', description: 'RFC 4180: a header row of the field names, then a row a building; nested objects as JSON text, null as an empty cell; CRLF line ends.' },
+    },
+    'application/geo+json-seq': {
+      schema: { type: 'string', description: 'RFC 8142: each record an RS character (0x1E), a GeoJSON Feature (as in GET /buildings?f=geojson) and LF.' },
+    },
+  };
 }
 
 const TAG_DOCS: Record<Tag, string> = {
@@ -447,7 +470,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
     security: [{ bearerAuth: [] }],
     paths,
     components: {
-      schemas: { ...resourceSchemas(), ...envelopeSchemas(), ...publicSchemas() },
+      schemas: { ...resourceSchemas(), ...envelopeSchemas(), ...publicSchemas(), ...geoJsonSchemas() },
       responses: { ...responseComponents(), ...publicResponses() },
       headers: headerComponents(),
       securitySchemes: {

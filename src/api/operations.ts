@@ -5,7 +5,7 @@
  */
 
 export const OPERATION_IDS = [
-  'listBuildings', 'listBuildingsAtPoint', 'listBuildingUnits', 'listRegisteredBusinesses', 'getOpenApi',
+  'listBuildings', 'exportBuildings', 'listBuildingsAtPoint', 'listBuildingUnits', 'listRegisteredBusinesses', 'getOpenApi',
   'getPublicBuilding', 'getPublicPlace', 'listPublicPlaces', 'listCountries', 'createCountryRequest',
   'createRemovalRequest', 'createReportOrder', 'getReport', 'confirmReportPayment',
 ] as const;
@@ -57,6 +57,24 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
     access: 'key',
     status: 200,
     response: 'BuildingsPage',
+  },
+  exportBuildings: {
+    id: 'exportBuildings',
+    method: 'get',
+    path: '/buildings/export',
+    tag: 'Buildings',
+    summary: 'Export the ranked buildings of an area (extension)',
+    description:
+      'The whole ranked result of GET /buildings for the same bbox, filters and sort (up to limit, at most 10,000 buildings) '
+      + 'in one streamed answer: NDJSON (a building a line), CSV (a header row, then a row a building; nested fields as JSON '
+      + 'text) or GeoJSON text sequences (RFC 8142: a Feature a record), chosen by f= or the Accept header. It counts as '
+      + 'one request against the limits. Every building costs 1 credit unless the workspace opened it in the last 365 days; '
+      + 'the whole export is charged all or nothing before its first byte, and refused with 402 when that would exceed '
+      + 'max_credits. A client that disconnects mid-stream has paid for the whole export; asking again within 365 days '
+      + 'costs nothing for the buildings already opened. This is an extension beyond the specification.',
+    access: 'key',
+    status: 200,
+    response: 'BuildingsExport',
   },
   listBuildingsAtPoint: {
     id: 'listBuildingsAtPoint',

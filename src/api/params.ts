@@ -12,6 +12,10 @@ import {
   ADDRESS_CORROBORATION, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
 } from '../snapshot/schema.ts';
 import type { OperationId } from './operations.ts';
+import { BUILDING_KEYS } from './fields.ts';
+import { GEOMETRY_CHOICES } from './geojson.ts';
+import { FORMATS } from './output.ts';
+import { EXPORT_FORMATS } from './export.ts';
 
 export type ParamType = 'integer' | 'number' | 'boolean' | 'string' | 'enum';
 
@@ -67,7 +71,7 @@ export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 export const BBOX_PARTS = ['minLon', 'minLat', 'maxLon', 'maxLat'] as const;
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
-const BUILDINGS: readonly OperationId[] = ['listBuildings'];
+const BUILDINGS: readonly OperationId[] = ['listBuildings', 'exportBuildings'];
 const POINT: readonly OperationId[] = ['listBuildingsAtPoint'];
 const CHILDREN: readonly OperationId[] = ['listBuildingUnits', 'listRegisteredBusinesses'];
 const PAGED: readonly OperationId[] = ['listBuildings', ...CHILDREN];
@@ -254,6 +258,47 @@ export const PARAMETERS: readonly ParamSpec[] = [
     int('limit', 'limit', 1, 25, 'Page size.', { default: 10 }),
   ]),
 
+  // ---- GET /buildings, /buildings/at: how the answer is written (extensions beyond the spec) ----
+  ...rows('Output', ['listBuildings', ...POINT], [
+    {
+      name: 'f', key: 'format', type: 'enum', values: FORMATS,
+      doc: 'Format of the answer: json, msgpack, or geojson (a GeoJSON FeatureCollection, application/geo+json, each building a '
+        + 'Feature whose properties are its fields, paged as in JSON). Without it the Accept header chooses: application/geo+json, '
+        + 'application/msgpack, else JSON.',
+    },
+    {
+      name: 'geometry', key: 'geometry', type: 'enum', values: GEOMETRY_CHOICES,
+      doc: 'GeoJSON only: the geometry of each Feature, point (the default: the representative point, longitude and latitude) '
+        + 'or footprint (the outline, a MultiPolygon of the snapshot\'s coordinates, exterior rings counter-clockwise and holes '
+        + 'clockwise as RFC 7946 asks). Refused with another format.',
+    },
+    enumList('fields', 'fields', BUILDING_KEYS,
+      'Top-level fields of the Building object to keep; building_id is always kept. Shrinks every building of the page; '
+      + 'charges as without it.',
+      { expected: 'a top-level field of the Building object (building_id, address, … app_url: its properties in /v1/openapi.json)' }),
+  ]),
+
+  // ---- GET /buildings/export (an extension beyond the spec) ------------------------------------
+  ...rows('Export', ['exportBuildings'], [
+    int('limit', 'limit', 1, MAX_WINDOW, `The first this many buildings of the ranking (at most ${MAX_WINDOW.toLocaleString('en-US')}).`, { default: MAX_WINDOW }),
+    int('max_credits', 'maxCredits', 0, MAX_WINDOW,
+      'The most this export may cost: when more of its buildings than this were not opened in the last 365 days, the answer '
+      + 'is 402 insufficient_credits and nothing is charged.'),
+    {
+      name: 'f', key: 'format', type: 'enum', values: EXPORT_FORMATS,
+      doc: 'ndjson (application/x-ndjson: a building a line, as in data[] of GET /buildings), csv (text/csv, RFC 4180: a header '
+        + 'of field names, then a row a building, nested fields as JSON text) or geojsonseq (application/geo+json-seq, RFC 8142: '
+        + 'a GeoJSON Feature a record). Without it the Accept header chooses among these; else ndjson.',
+    },
+    {
+      name: 'geometry', key: 'geometry', type: 'enum', values: GEOMETRY_CHOICES,
+      doc: 'geojsonseq only: point (the default) or footprint (the outline as a MultiPolygon, RFC 7946 ring order).',
+    },
+    enumList('fields', 'fields', BUILDING_KEYS,
+      'Top-level fields of the Building object to keep (the CSV columns); building_id is always kept.',
+      { expected: 'a top-level field of the Building object (building_id, address, … app_url: its properties in /v1/openapi.json)' }),
+  ]),
+
   // ---- /public place pages, reports ----------------------------------------------------------
   ...rows('Place of the path', ['getPublicPlace', 'listPublicPlaces'], [
     {
@@ -287,7 +332,7 @@ export function parametersOf(operation: OperationId): readonly ParamSpec[] {
 
 const PARAMETERS_BY_OPERATION = ((): Record<OperationId, ParamSpec[]> => {
   const out: Record<OperationId, ParamSpec[]> = {
-    listBuildings: [], listBuildingsAtPoint: [], listBuildingUnits: [], listRegisteredBusinesses: [], getOpenApi: [],
+    listBuildings: [], exportBuildings: [], listBuildingsAtPoint: [], listBuildingUnits: [], listRegisteredBusinesses: [], getOpenApi: [],
     getPublicBuilding: [], getPublicPlace: [], listPublicPlaces: [], listCountries: [], createCountryRequest: [],
     createRemovalRequest: [], createReportOrder: [], getReport: [], confirmReportPayment: [],
   };

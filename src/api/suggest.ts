@@ -26,6 +26,8 @@ export function closest(word: string, candidates: readonly string[]): string | u
   let best: string | undefined;
   let bestD = Math.max(2, Math.floor(w.length / 3)) + 1;
   for (const c of candidates) {
+    // A name of one or two letters (f) is no slip for a longer word (foo).
+    if (c.length < 3 && w.length > c.length + 1) continue;
     const d = distance(w, c.toLowerCase());
     if (d < bestD) {
       best = c;

@@ -119,7 +119,7 @@ function parseBoolean(p: ParamSpec, text: string): boolean {
 function parseEnum(p: ParamSpec, text: string): string {
   const values = p.values!;
   if (values.includes(text)) return text;
-  throw invalid(p.name, `${show(text)} is not one of ${values.join(', ')}${didYouMean(text, values)}`);
+  throw invalid(p.name, `${show(text)} is not ${p.expected ?? `one of ${values.join(', ')}`}${didYouMean(text, values)}`);
 }
 
 const PATTERNS = new Map<string, RegExp>();

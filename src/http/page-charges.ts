@@ -44,14 +44,15 @@ export class PageCharges {
    */
   chargeSoon(
     workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string,
-    done: (result: ChargeResult | Error) => void, abandoned?: () => boolean,
+    done: (result: ChargeResult | Error) => void, abandoned?: () => boolean, maxCredits?: number,
   ): boolean {
     const free = this.ledger.free(workspaceId, buildingIds, route);
     if (free) {
       done(free);
       return true;
     }
-    this.batch.push({ page: { workspaceId, keyId, buildingIds, route }, done, abandoned });
+    const page: ChargePage = maxCredits === undefined ? { workspaceId, keyId, buildingIds, route } : { workspaceId, keyId, buildingIds, route, maxCredits };
+    this.batch.push({ page, done, abandoned });
     if (this.batch.length === 1) setImmediate(this.commit);
     return false;
   }

@@ -11,10 +11,12 @@ import type { Logger } from 'pino';
 import {
   ApiError, CONTENT_TYPE, buildOpenApi, decodePathSegment, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
   parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
-  registeredBusinessesPage, unitsPage, type ByteWriter, type Encoding, type LinkContext, type PageItems,
+  registeredBusinessesPage, unitsPage, type ByteWriter, type Encoding, type LinkContext,
+  contentTypeOf, pointPageGeoJson, rankedPageGeoJson, takeOutput,
+  EXPORT_CONTENT_TYPE, exportRecords, parseExportQuery, type Output,
 } from '../api/index.ts';
+import { streamRecords, type RecordStream } from './export-stream.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
-import type { RowRef } from '../query/buildings.ts';
 import { RankingCache } from '../query/rankings.ts';
 import { queryPoint } from '../query/point.ts';
 import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
@@ -37,6 +39,8 @@ import { refuseOtherMethods } from './methods.ts';
 import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
 import { warmUp, type WarmUpRoute } from './warm-up.ts';
+import { loadMapAssets } from './map-page.ts';
+import { BuildingItems } from './building-items.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -81,8 +85,14 @@ export interface RunningServer {
 /** What an authenticated handler found: the document, and the buildings it returns (to charge). */
 interface Answer {
   charge: readonly string[];
+  /** Content-Type of the body when not that of the negotiated encoding (f=, GeoJSON). */
+  contentType?: string;
   /** The body; a page of buildings is written into `out` and is a view of it. */
   render(encoding: Encoding, out: ByteWriter): Uint8Array;
+  /** Instead of the body: records streamed once charged (an export); its Content-Type is `contentType`. */
+  stream?: () => RecordStream;
+  /** The most the answer may cost; above it the charge is refused (402) and nothing is sent. */
+  maxCredits?: number;
 }
 
 interface Request {
@@ -90,9 +100,13 @@ interface Request {
   pathParameter: string;
   view: CatalogView;
   link: LinkContext;
+  /** The Accept header ('' without one). */
+  accept: string;
 }
 
 type Handler = (req: Request) => Answer;
+
+const EMPTY = new Uint8Array(0);
 
 /** A 401 whose Authorization header was sent but holds no single bearer token (RFC 6750: invalid_request). */
 const NOT_BEARER = 'The Authorization header holds no API key in the form Bearer <API_KEY> (one key; Basic and other schemes are not accepted).';
@@ -188,7 +202,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
     const pathParameter = route.includes('{') ? req.getParameter(0) ?? '' : '';
-    const encoding = negotiateEncoding(req.getHeader('accept') || undefined);
+    const accept = req.getHeader('accept');
+    const encoding = negotiateEncoding(accept || undefined);
     const authorization = req.getHeader('authorization');
     const token = bearer(authorization);
     let keyPrefix: string | undefined;
@@ -218,7 +233,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       try {
         const view = catalog.view();
         if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No country snapshot is loaded yet; retry shortly.', '', 5);
-        answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } });
+        answer = handler({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery }, accept });
         body = answer.render(encoding, out);
       } catch (err) {
         writers.give(out);
@@ -241,15 +256,27 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         if (waiting) res.resume(); // before the answer: the response is not valid after end()
         if (result instanceof Error) respond(failure(result, encoding, path, route, uncharged(headers, auth.workspaceId)));
         else if (!result.ok) respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
-        else {
+        else if (answer.stream) {
           metrics.credits.inc(result.charged);
-          respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': CONTENT_TYPE[encoding] }, body }, result.charged);
+          writers.give(out);
+          inFlight.count++;
+          const streamHeaders = { ...credited(headers, result.charged, result.remaining), 'Content-Type': answer.contentType! };
+          streamRecords(res, '200 OK', streamHeaders, answer.stream(), closing, (completed, bytes) => {
+            inFlight.count--;
+            const seconds = (performance.now() - t0) / 1000;
+            metrics.observe(route, 200, seconds);
+            log.info({ method: 'GET', path, route, status: 200, ms: Math.round(seconds * 1e4) / 10, credits: result.charged, key: keyPrefix, bytes, completed }, 'request');
+          });
+          return;
+        } else {
+          metrics.credits.inc(result.charged);
+          respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': answer.contentType ?? CONTENT_TYPE[encoding] }, body }, result.charged);
         }
         writers.give(out);
       };
       let settled: boolean;
       try {
-        settled = charges.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted);
+        settled = charges.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted, answer.maxCredits);
       } catch (err) {
         if (called) throw err; // from answering, not from the ledger
         // Its free check read the ledger, and could not: nothing charged, and the limits' headers.
@@ -271,32 +298,54 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     }
   };
 
-  const pageOf = (
-    rows: readonly RowRef[], encoding: Encoding, out: ByteWriter,
-    toJson: (items: PageItems, out: ByteWriter) => Buffer, toMsgpack: (items: PageItems, out: ByteWriter) => Buffer,
-    turnoverCurrency?: string,
-  ) => {
-    const items: PageItems = { count: rows.length, write: (i, w) => cache.write(w, rows[i].snapshot, rows[i].row, encoding, turnoverCurrency) };
-    return encoding === 'json' ? toJson(items, out) : toMsgpack(items, out);
-  };
+  // f=, geometry= and fields= (output.ts) change how a page is written, never which buildings it holds or what it costs.
+  const items = new BuildingItems(cache, config.appUrl);
 
-  app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link }) => {
+  app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link, accept }) => {
     const q = parseBuildingsQuery(rawQuery);
+    const output = takeOutput(q, accept);
     const result = rankings.query(view, q);
     const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
     return {
       charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding, out) => pageOf(result.rows, encoding, out, (items, w) => rankedPageJson(items, info, link, w), (items, w) => rankedPageMsgpack(items, info, link, w),
-        q.registeredBusinessTurnoverCurrency),
+      contentType: output.format && contentTypeOf(output.format),
+      render: (encoding, out) => {
+        const page = items.of(result.rows, encoding, output, q.registeredBusinessTurnoverCurrency);
+        const format = output.format ?? encoding;
+        if (format === 'geojson') return rankedPageGeoJson(page, info, link, out);
+        return format === 'json' ? rankedPageJson(page, info, link, out) : rankedPageMsgpack(page, info, link, out);
+      },
     };
   }));
 
-  app.get(`${base}/buildings/at`, authenticated('/buildings/at', ({ rawQuery, view }) => {
+  // The whole ranking of a GET /buildings query in one streamed answer, charged before its first byte.
+  app.get(`${base}/buildings/export`, serve('/buildings/export', ({ rawQuery, view, accept }) => {
+    const e = parseExportQuery(rawQuery, accept);
+    const result = rankings.query(view, e.query);
+    const rows = result.rows;
+    const output: Output = { format: e.format === 'geojsonseq' ? 'geojson' : 'json', geometry: e.geometry, fields: e.fields };
+    return {
+      charge: rows.map((r) => r.snapshot.buildingId(r.row)),
+      maxCredits: e.maxCredits,
+      contentType: EXPORT_CONTENT_TYPE[e.format],
+      render: () => EMPTY,
+      stream: () => exportRecords(items.of(rows, 'json', output, e.query.registeredBusinessTurnoverCurrency), e),
+    };
+  }));
+
+  app.get(`${base}/buildings/at`, authenticated('/buildings/at', ({ rawQuery, view, accept }) => {
     const q = parsePointQuery(rawQuery);
+    const output = takeOutput(q, accept);
     const { rows } = queryPoint(view, q);
     return {
       charge: rows.map((r) => r.snapshot.buildingId(r.row)),
-      render: (encoding, out) => pageOf(rows, encoding, out, pointPageJson, pointPageMsgpack),
+      contentType: output.format && contentTypeOf(output.format),
+      render: (encoding, out) => {
+        const page = items.of(rows, encoding, output);
+        const format = output.format ?? encoding;
+        if (format === 'geojson') return pointPageGeoJson(page, out);
+        return format === 'json' ? pointPageJson(page, out) : pointPageMsgpack(page, out);
+      },
     };
   }));
 
@@ -345,10 +394,29 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       ready ? {} : { 'Retry-After': '5' }));
   });
 
+  const mapAssets = loadMapAssets({
+    basePath: base,
+    basemap: config.mapBasemap,
+  });
+  for (const pattern of ['/', `${base}/map`]) {
+    getAndHead(pattern, (res, req, method) => {
+      const { snapshots } = catalog.view();
+      const s = snapshots[0];
+      // Opens on the middle row of the first country: rows are in Hilbert order, so a built-up spot.
+      const center: [number, number] = s && s.rows > 0 ? [s.lon[s.rows >> 1], s.lat[s.rows >> 1]] : [0, 0];
+      const attribution = [...new Set(snapshots.flatMap((snap) => snap.sources.map((src) => src.attribution)))].join('; ');
+      finish(res, '/map', method, req.getUrl(), performance.now(), mapAssets.page({ center, zoom: s && s.rows > 0 ? 16 : 1, attribution }));
+    });
+  }
+  getAndHead(`${base}/map/:file`, (res, req, method) => {
+    const file = mapAssets.files.get(req.getParameter(0) ?? '');
+    finish(res, '/map', method, req.getUrl(), performance.now(), file ?? jsonReply(404, { error: { code: 'not_found', message: 'No such file.', parameter: '' } }));
+  });
+
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
   for (const [pattern, route] of [
-    [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'],
+    [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'], [`${base}/buildings/export`, '/buildings/export'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
     [`${base}/buildings/:building_id/registered-businesses`, '/buildings/{building_id}/registered-businesses'],
   ] as const) refuseOtherMethods(app, ctx, pattern, route, ['GET'], false);
@@ -373,7 +441,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const warmed = warmUp(view, config.warmUpRequests, (route, rawQuery, pathParameter, encoding) => {
     const out = writers.take();
     try {
-      handlers.get(route)!({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery } }).render(encoding, out);
+      handlers.get(route)!({ rawQuery, pathParameter, view, link: { baseUrl, rawQuery }, accept: '' }).render(encoding, out);
     } finally {
       writers.give(out);
     }

@@ -72,6 +72,8 @@ export interface ChargePage {
   keyId: string | null;
   buildingIds: readonly string[];
   route: string;
+  /** The most the page may cost (a bulk export's max_credits): above it, nothing is charged (402). */
+  maxCredits?: number;
 }
 
 /** A page charged, and what the ledger knows of its buildings once that is committed. */
@@ -185,10 +187,10 @@ export class Credits {
       (workspace_id, building_id, opened_at, charge_id) SELECT @workspaceId, j.value, @now, @chargeId FROM json_each(@ids) AS j`);
     this.selectUsage = db.prepare<[string, string, string], CreditUsage>(`SELECT day, SUM(credits) AS credits, COUNT(*) AS charges,
       SUM(buildings) AS buildings FROM charges WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`);
-    this.chargeTx = db.transaction((pages: readonly { workspaceId: string; keyId: string | null; distinct: Set<string>; route: string }[], now: number) => {
+    this.chargeTx = db.transaction((pages: readonly { workspaceId: string; keyId: string | null; distinct: Set<string>; route: string; maxCredits?: number }[], now: number) => {
       const index = this.catchUp(now);
       index.begin(); // what follows is this transaction's, undone if it fails
-      return pages.map((p) => this.chargeInTransaction(index, p.workspaceId, p.keyId, p.distinct, p.route, now));
+      return pages.map((p) => this.chargeInTransaction(index, p.workspaceId, p.keyId, p.distinct, p.route, now, p.maxCredits));
     });
   }
 
@@ -449,7 +451,9 @@ export class Credits {
   }
 
   /** Charges one page inside chargeTx; openedAt in the order of `distinct` (ChargeOutcome). */
-  private chargeInTransaction(index: OpenedIndex, workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number): { result: ChargeResult; openedAt: number[] } {
+  private chargeInTransaction(
+    index: OpenedIndex, workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number, maxCredits?: number,
+  ): { result: ChargeResult; openedAt: number[] } {
     this.ensurePlanGrant(workspaceId, now);
     const openedAt = new Array<number>(distinct.size);
     const fresh = this.fresh(index, workspaceId, distinct, now, openedAt);
@@ -458,6 +462,13 @@ export class Credits {
     let available = 0;
     for (const g of spendable) available += g.remaining;
     if (needed === 0) return { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt };
+    if (maxCredits !== undefined && needed > maxCredits) {
+      return { openedAt, result: {
+        ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
+        message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
+          `more than max_credits (${maxCredits}). Nothing was charged.`,
+      } };
+    }
     if (available < needed) {
       return { openedAt, result: {
         ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,

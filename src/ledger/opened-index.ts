@@ -125,7 +125,8 @@ export class OpenedIndex {
       }
       return;
     }
-    const growing = this.used + 1 > this.at.length * MAX_LOAD;
+    // The openings still to move count too: they all land in this table.
+    const growing = this.used + this.leftUsed + 1 > this.at.length * MAX_LOAD;
     if (growing) this.grow(since);
     // Not while a transaction runs: its undo notes the slots it changed, and a move could merge into one.
     const moving = this.leftKeys !== null && !this.tracking;
@@ -183,10 +184,15 @@ export class OpenedIndex {
    * would read the whole table), or `room`, fill 40%; one still being left is finished first.
    */
   private grow(since: number, room = 0): void {
-    if (this.leftKeys !== null) this.move(Infinity);
     if (this.tracking) this.grewMeanwhile = true;
+    // A table still being left is moved straight into the new one, which is sized for both: moved
+    // into the current table instead, a large transaction (no moves while it runs) could fill it.
+    const pendingKeys = this.leftKeys;
+    const pendingAt = this.leftAt;
+    const pendingFrom = this.moved;
+    const pendingSince = this.leftSince;
     let capacity = this.at.length;
-    while (capacity * 0.4 < Math.max(this.used + 1, room)) capacity *= 2;
+    while (capacity * 0.4 < Math.max(this.used + this.leftUsed + 1, room)) capacity *= 2;
     this.leftKeys = this.keys;
     this.leftAt = this.at;
     this.leftUsed = this.used;
@@ -195,20 +201,19 @@ export class OpenedIndex {
     this.keys = new Uint32Array(capacity * WORDS);
     this.at = new Float64Array(capacity);
     this.used = 0;
+    if (pendingKeys !== null) this.moveSlots(pendingKeys, pendingAt!, pendingFrom, pendingAt!.length, Math.max(pendingSince, since));
   }
 
-  /** Moves up to n more slots of the table being left into the new one (the later time where both hold one). */
-  private move(n: number): void {
-    const keys = this.leftKeys!;
-    const at = this.leftAt!;
-    const end = Math.min(at.length, this.moved + n);
+  /** Puts the live openings of slots [from, to) of another table into this one; returns how many slots held one. */
+  private moveSlots(keys: Uint32Array, at: Float64Array, from: number, to: number, since: number): number {
     const tracking = this.tracking;
     this.tracking = false; // moves are not changes
-    for (let slot = this.moved; slot < end; slot++) {
+    let held = 0;
+    for (let slot = from; slot < to; slot++) {
       const k = slot * WORDS;
       if (keys[k] === 0) continue;
-      this.leftUsed--;
-      if (!(at[slot] > this.leftSince)) continue;
+      held++;
+      if (!(at[slot] > since)) continue;
       uuid[0] = keys[k + 1];
       uuid[1] = keys[k + 2];
       uuid[2] = keys[k + 3];
@@ -216,6 +221,14 @@ export class OpenedIndex {
       this.put(keys[k], at[slot]);
     }
     this.tracking = tracking;
+    return held;
+  }
+
+  /** Moves up to n more slots of the table being left into the new one (the later time where both hold one). */
+  private move(n: number): void {
+    const at = this.leftAt!;
+    const end = Math.min(at.length, this.moved + n);
+    this.leftUsed -= this.moveSlots(this.leftKeys!, at, this.moved, end, this.leftSince);
     this.moved = end;
     if (end === at.length) {
       this.leftKeys = null;
