@@ -113,6 +113,20 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     await expectSound(ledger, w.workspaceId, clock.t);
   });
 
+  it('a page capped by maxCredits (a bulk export\'s max_credits) is 402 above it and writes nothing; at it, charged', async () => {
+    const { ledger, clock } = await ledgerAt('2026-03-10T12:00:00Z');
+    const w = await workspace(ledger);
+    await ledger.grantCredits(w.workspaceId, 100, { kind: 'bought' });
+    expect(await ledger.charge(w.workspaceId, w.keyId, ids('x', 2), '/buildings')).toMatchObject({ ok: true, charged: 2 });
+    const page = { workspaceId: w.workspaceId, keyId: w.keyId, buildingIds: ids('x', 6), route: '/buildings/export' };
+    const [refused] = await ledger.chargePages([{ ...page, maxCredits: 3 }]);
+    expect(refused.result).toMatchObject({ ok: false, status: 402, code: 'insufficient_credits', needed: 4, remaining: 103 });
+    expect(await ledger.balance(w.workspaceId)).toBe(103);
+    const [charged] = await ledger.chargePages([{ ...page, maxCredits: 4 }]);
+    expect(charged.result).toMatchObject({ ok: true, charged: 4, remaining: 99 });
+    await expectSound(ledger, w.workspaceId, clock.t);
+  });
+
   it('spends the grant that expires first; an expired grant is not counted', async () => {
     const { ledger, clock } = await ledgerAt('2026-03-10T12:00:00Z');
     const w = await workspace(ledger);

@@ -217,6 +217,13 @@ export class PgLedger implements LedgerEngine {
         for (const id of fresh) openedNow.set(id, now);
         const openedAt = page.buildingIds.map((id) => openedNow.get(id) ?? 0);
         if (needed === 0) return { rollback: true, value: { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt } };
+        if (page.maxCredits !== undefined && needed > page.maxCredits) {
+          return { rollback: true, value: { openedAt: page.buildingIds.map((id) => (opened.get(id) ?? 0) > since ? opened.get(id)! : 0), result: {
+            ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
+            message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
+              `more than max_credits (${page.maxCredits}). Nothing was charged.`,
+          } } };
+        }
         if (available < needed) {
           return { rollback: true, value: { openedAt: page.buildingIds.map((id) => (opened.get(id) ?? 0) > since ? opened.get(id)! : 0), result: {
             ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
