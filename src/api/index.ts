@@ -18,3 +18,4 @@ export * from './report.ts';
 export * from './fields.ts';
 export * from './geojson.ts';
 export * from './output.ts';
+export * from './oapif.ts';

@@ -19,6 +19,7 @@ import { BBOX_PARTS, parametersOf, type ParamSpec } from './params.ts';
 import { parseBuildingsQuery } from './validate.ts';
 import { openResponses, publicPageResponses, publicResponses, publicSchemas, requestBody } from './openapi-public.ts';
 import { geoJsonSchemas } from './openapi-geojson.ts';
+import { featuresOpenApi } from './oapif.ts';
 import { date, enumOf, ndate, nenum, nint, nnum, nstr, nullableRef, numb, object, ref, str, type Json } from './json-schema.ts';
 
 export const API_VERSION = '1.0.0';
@@ -463,7 +464,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
       },
     },
   };
-  for (const ext of options.extensions ?? []) {
+  for (const ext of [featuresOpenApi(), ...(options.extensions ?? [])]) {
     for (const t of ext.tags ?? []) if (!doc.tags.some((x) => x.name === t.name)) doc.tags.push(t);
     mergeInto(doc.paths, ext.paths, 'path');
     mergeInto(doc.components.schemas, ext.schemas, 'schema');

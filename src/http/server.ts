@@ -36,6 +36,7 @@ import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
 import { warmUp, type WarmUpRoute } from './warm-up.ts';
 import { BuildingItems } from './building-items.ts';
+import { registerFeatures } from './features.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -73,7 +74,7 @@ export interface RunningServer {
 }
 
 /** What an authenticated handler found: the document, and the buildings it returns (to charge). */
-interface Answer {
+export interface Answer {
   charge: readonly string[];
   /** Content-Type of the body when not that of the negotiated encoding (f=, GeoJSON). */
   contentType?: string;
@@ -81,7 +82,7 @@ interface Answer {
   render(encoding: Encoding, out: ByteWriter): Uint8Array;
 }
 
-interface Request {
+export interface Request {
   rawQuery: string;
   pathParameter: string;
   view: CatalogView;
@@ -90,7 +91,7 @@ interface Request {
   accept: string;
 }
 
-type Handler = (req: Request) => Answer;
+export type Handler = (req: Request) => Answer;
 
 /** A 401 whose Authorization header was sent but holds no single bearer token (RFC 6750: invalid_request). */
 const NOT_BEARER = 'The Authorization header holds no API key in the form Bearer <API_KEY> (one key; Basic and other schemes are not accepted).';
@@ -375,6 +376,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
+  registerFeatures(app, ctx, { serve, items, rank: (v, q) => rankings.query(v, q), now: ctx.now });
   for (const [pattern, route] of [
     [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
