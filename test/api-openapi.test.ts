@@ -53,6 +53,17 @@ describe('the document', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
   });
 
+  it('has a licence, and a 4xx answer on every operation', () => {
+    expect(doc.info.license).toMatchObject({ name: expect.any(String), url: expect.stringMatching(/^https:\/\//) });
+    for (const [path, item] of Object.entries<J>(doc.paths)) {
+      for (const [method, op] of Object.entries<J>(item)) {
+        expect(Object.keys(op.responses).some((code) => code.startsWith('4')), `${method} ${path}`).toBe(true);
+      }
+    }
+    expect(operationAt('/openapi.json').responses['4XX']).toEqual({ $ref: '#/components/responses/ClientError' });
+    expect(doc.components.responses.ClientError.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+  });
+
   it('has every path with its one method', () => {
     const all = [...PATHS, ...PUBLIC_GETS, ...OPEN.map(([, path]) => path)];
     expect(Object.keys(doc.paths).sort()).toEqual([...all, ...FEATURE_DOCS, ...FEATURE_ITEMS].sort());

@@ -37,6 +37,8 @@ import { registerPublicRequests } from './public-requests.ts';
 import { warmUp, type WarmUpRoute } from './warm-up.ts';
 import { BuildingItems } from './building-items.ts';
 import { registerFeatures } from './features.ts';
+import { registerDocsPage } from './docs-page.ts';
+import { CorsPolicy, withCors } from './cors.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -146,6 +148,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     closing: () => closing, inFlight: { count: 0 }, writePublic: deps.writePublic ?? writeHere(ledger),
   };
   const { inFlight } = ctx;
+  // Before any route: every route answers CORS (cors.ts).
+  withCors(app, ctx, new CorsPolicy(base, config.corsOrigins));
   const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>
     finishReply(ctx, res, route, method, path, t0, reply, extra);
 
@@ -377,6 +381,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
   registerFeatures(app, ctx, { serve, items, rank: (v, q) => rankings.query(v, q), now: ctx.now });
+  registerDocsPage(app, ctx);
   for (const [pattern, route] of [
     [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
