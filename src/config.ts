@@ -56,6 +56,8 @@ export interface Config {
    */
   perKeyPerMinute: number;
   dailyQuota: number;
+  /** Origins whose pages may call the authenticated API from a browser (CORS); what needs no key is open to any. */
+  corsOrigins: readonly string[];
   /** HTTP worker threads sharing one port and one copy of the snapshots; 0 serves from the main thread. */
   workers: number;
   /**
@@ -188,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     removalsPollMs: int(env, 'EDIFICE_REMOVALS_POLL_MS', 1_000, 50, 60_000),
     perKeyPerMinute: int(env, 'EDIFICE_KEY_PER_MINUTE', 60, 1, 1_000_000_000),
     dailyQuota: int(env, 'EDIFICE_DAILY_QUOTA', 5_000, 1, 1_000_000_000),
+    corsOrigins: corsOrigins(env.EDIFICE_CORS_ORIGINS),
     workers: int(env, 'EDIFICE_WORKERS', availableParallelism(), 0, 256),
     fragmentCacheMb: int(env, 'EDIFICE_FRAGMENT_CACHE_MB', 256, 1, 4_096),
     rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
@@ -196,4 +199,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
     replica: replicaName(env),
   };
+}
+
+/** EDIFICE_CORS_ORIGINS: a comma list of origins (scheme://host[:port]); empty: none. */
+export function corsOrigins(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  const out: string[] = [];
+  for (const item of value.split(',')) {
+    const origin = item.trim();
+    if (!/^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(origin) && !/^https?:\/\/\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(origin)) {
+      throw new RangeError(`EDIFICE_CORS_ORIGINS must be a comma list of origins such as https://app.example.com or http://localhost:3000 (scheme, host, optional port; no path), got "${origin}".`);
+    }
+    out.push(origin.toLowerCase());
+  }
+  return out;
 }

@@ -21,6 +21,9 @@ const PATHS = ['/buildings', '/buildings/at', '/buildings/{building_id}/units', 
 const AUTHENTICATED = PATHS.slice(0, 4);
 /** The operations without a key: method and path, typed again from the issue and the spec. */
 const PUBLIC_GETS = ['/public/buildings/{building_id}', '/public/places/{country}/{locality}', '/public/countries/{country}/places', '/public/countries'];
+/** OGC API – Features: the documents need no key, the items do. */
+const FEATURE_DOCS = ['/', '/conformance', '/collections', '/collections/{collectionId}'];
+const FEATURE_ITEMS = ['/collections/{collectionId}/items', '/collections/{collectionId}/items/{featureId}'];
 const OPEN = [
   ['post', '/public/country-requests'], ['post', '/removal-requests'], ['post', '/reports'], ['get', '/reports/{order_id}'],
   ['post', '/reports/payment-webhook'],
@@ -50,10 +53,21 @@ describe('the document', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
   });
 
+  it('has a licence, and a 4xx answer on every operation', () => {
+    expect(doc.info.license).toMatchObject({ name: expect.any(String), url: expect.stringMatching(/^https:\/\//) });
+    for (const [path, item] of Object.entries<J>(doc.paths)) {
+      for (const [method, op] of Object.entries<J>(item)) {
+        expect(Object.keys(op.responses).some((code) => code.startsWith('4')), `${method} ${path}`).toBe(true);
+      }
+    }
+    expect(operationAt('/openapi.json').responses['4XX']).toEqual({ $ref: '#/components/responses/ClientError' });
+    expect(doc.components.responses.ClientError.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+  });
+
   it('has every path with its one method', () => {
     const all = [...PATHS, ...PUBLIC_GETS, ...OPEN.map(([, path]) => path)];
-    expect(Object.keys(doc.paths).sort()).toEqual([...all].sort());
-    for (const path of [...PATHS, ...PUBLIC_GETS]) expect(Object.keys(doc.paths[path])).toEqual(['get']);
+    expect(Object.keys(doc.paths).sort()).toEqual([...all, ...FEATURE_DOCS, ...FEATURE_ITEMS].sort());
+    for (const path of [...PATHS, ...PUBLIC_GETS, ...FEATURE_DOCS, ...FEATURE_ITEMS]) expect(Object.keys(doc.paths[path])).toEqual(['get']);
     for (const [method, path] of OPEN) expect(Object.keys(doc.paths[path])).toEqual([method]);
     expect(Object.values(OPERATIONS).map((o) => o.path).sort()).toEqual([...all].sort());
   });
@@ -63,11 +77,26 @@ describe('the document', () => {
     for (const path of AUTHENTICATED) expect(operationAt(path).security).toBeUndefined();
     for (const path of PUBLIC_GETS) expect(operationAt(path).security).toEqual([]);
     for (const [method, path] of OPEN) expect(operationAt(path, method).security).toEqual([]);
+    for (const path of FEATURE_DOCS) expect(operationAt(path).security).toEqual([]);
+    for (const path of FEATURE_ITEMS) expect(operationAt(path).security).toBeUndefined();
+  });
+
+  it('OGC API – Features items: bbox optional, limit 1 to 100 (default 10), offset, and GET /buildings\' filters from the table', () => {
+    const items = operationAt('/collections/{collectionId}/items');
+    const names = (items.parameters as J[]).map((p) => p.name);
+    const filters = parametersOf('listBuildings').map((p) => p.name).filter((n) => !['bbox', 'limit', 'offset', 'f'].includes(n));
+    expect(names).toEqual(['collectionId', 'bbox', 'limit', 'offset', ...filters]);
+    const byName = Object.fromEntries((items.parameters as J[]).map((p) => [p.name, p]));
+    expect(byName.bbox.required).toBe(false);
+    expect(byName.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
+    expect(Object.keys(items.responses).sort()).toEqual(['200', '400', '401', '402', '403', '404', '429', '503']);
+    expect(items.responses['200'].content['application/geo+json'].schema).toEqual({ $ref: '#/components/schemas/OgcFeatureCollection' });
   });
 
   it('tags: Buildings, Registered businesses, Meta and the spec\'s groups without a key', () => {
     expect(doc.tags.map((t: J) => t.name)).toEqual([
       'Buildings', 'Registered businesses', 'Meta', 'Public building pages', 'Countries', 'Removal requests', 'Building reports',
+      'Features (OGC API)',
     ]);
     expect(operationAt('/public/countries').tags).toEqual(['Countries']);
     expect(operationAt('/public/country-requests', 'post').tags).toEqual(['Countries']);
@@ -219,7 +248,8 @@ describe('responses', () => {
   it('schemas of every resource and envelope', () => {
     expect(Object.keys(doc.components.schemas).sort()).toEqual([
       'Building', 'BuildingFeature', 'BuildingSelection', 'BuildingsFeatureCollection', 'BuildingsPage', 'CountryList', 'CountryRequestReceipt', 'Employees', 'Error', 'ExistingSolarPanels', 'FloorArea',
-      'Height', 'MultiPolygonGeometry', 'OpenApiDocument', 'PointFeatureCollection', 'PointGeometry', 'PointPage', 'PublicBuilding', 'PublicBusiness', 'PublicError', 'PublicFact', 'PublicPlace',
+      'Height', 'MultiPolygonGeometry', 'OgcCollection', 'OgcCollections', 'OgcConformance', 'OgcFeature', 'OgcFeatureCollection',
+      'OgcLandingPage', 'OgcLink', 'OpenApiDocument', 'PointFeatureCollection', 'PointGeometry', 'PointPage', 'PublicBuilding', 'PublicBusiness', 'PublicError', 'PublicFact', 'PublicPlace',
       'PublicPlaceList', 'RegisteredBusiness', 'RegisteredBusinessesPage', 'RegisteredSolar', 'RemovalRequestReceipt', 'Report',
       'ReportDocument', 'ReportOrder', 'ReportOrderCreated', 'SolarInstallation', 'SolarPotential', 'Turnover', 'Unit', 'UnitsPage',
     ]);

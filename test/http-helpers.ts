@@ -185,7 +185,9 @@ export class ResponseValidator {
       const header = this.resolve(h);
       if (header.required && !headers.has(name)) out.push(`header ${name} missing on ${status} ${path}`);
     }
-    const schema = response.content?.['application/json']?.schema;
+    // The schema of the answer's media type (GeoJSON, MessagePack decoded), else the JSON one.
+    const type = (headers.get('content-type') ?? '').split(';')[0].trim();
+    const schema = response.content?.[type]?.schema ?? response.content?.['application/json']?.schema;
     if (schema) {
       const key = JSON.stringify(schema);
       let v = this.compiled.get(key);

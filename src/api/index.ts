@@ -19,3 +19,4 @@ export * from './fields.ts';
 export * from './geojson.ts';
 export * from './output.ts';
 export * from './export.ts';
+export * from './oapif.ts';

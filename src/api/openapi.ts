@@ -19,6 +19,7 @@ import { BBOX_PARTS, parametersOf, type ParamSpec } from './params.ts';
 import { parseBuildingsQuery } from './validate.ts';
 import { openResponses, publicPageResponses, publicResponses, publicSchemas, requestBody } from './openapi-public.ts';
 import { geoJsonSchemas } from './openapi-geojson.ts';
+import { featuresOpenApi } from './oapif.ts';
 import { date, enumOf, ndate, nenum, nint, nnum, nstr, nullableRef, numb, object, ref, str, type Json } from './json-schema.ts';
 
 export const API_VERSION = '1.0.0';
@@ -443,6 +444,27 @@ const DESCRIPTION = [
 // The document
 // ---------------------------------------------------------------------------------------------
 
+/** The API's terms; data drawn from OpenStreetMap stays under its own licence, named by each snapshot's sources. */
+const LICENSE: Json = { name: 'Edifice API terms of use', url: 'https://edifice.example/terms' };
+
+/** The answer of an operation to a request it refuses, where it declares no 4xx of its own (405 for another method). */
+function clientErrorResponse(): Json {
+  return {
+    description: 'A request refused: method_not_allowed (405, with Allow) for a method the path does not take, not_found (404) for no such resource.',
+    content: { 'application/json': { schema: ref('Error'), examples: { method_not_allowed: { value: example('method_not_allowed', 'DELETE is not allowed here; use GET, HEAD.') } } } },
+  };
+}
+
+/** Every operation declares some 4xx answer: those without one get 4XX, ClientError. */
+function addClientErrors(paths: Record<string, Json>): void {
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item) as Json[]) {
+      const responses = op.responses as Record<string, Json>;
+      if (!Object.keys(responses).some((code) => code.startsWith('4'))) responses['4XX'] = { $ref: '#/components/responses/ClientError' };
+    }
+  }
+}
+
 function mergeInto(target: Record<string, unknown>, extra: Record<string, unknown> | undefined, what: string): void {
   if (!extra) return;
   for (const [k, v] of Object.entries(extra)) {
@@ -464,6 +486,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
       title: 'Edifice building catalogue API',
       version: API_VERSION,
       description: DESCRIPTION,
+      license: LICENSE,
     },
     servers: [{ url: options.baseUrl.replace(/\/$/, '') }],
     tags,
@@ -471,18 +494,19 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
     paths,
     components: {
       schemas: { ...resourceSchemas(), ...envelopeSchemas(), ...publicSchemas(), ...geoJsonSchemas() },
-      responses: { ...responseComponents(), ...publicResponses() },
+      responses: { ...responseComponents(), ...publicResponses(), ClientError: clientErrorResponse() },
       headers: headerComponents(),
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'Authorization: Bearer <API_KEY>. Keys are created in the web app under Settings, API keys.' },
       },
     },
   };
-  for (const ext of options.extensions ?? []) {
+  for (const ext of [featuresOpenApi(), ...(options.extensions ?? [])]) {
     for (const t of ext.tags ?? []) if (!doc.tags.some((x) => x.name === t.name)) doc.tags.push(t);
     mergeInto(doc.paths, ext.paths, 'path');
     mergeInto(doc.components.schemas, ext.schemas, 'schema');
     mergeInto(doc.components.responses, ext.responses, 'response');
   }
+  addClientErrors(doc.paths);
   return doc;
 }

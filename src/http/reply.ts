@@ -4,9 +4,10 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { ApiError, CONTENT_TYPE, encode, errorBody, publicErrorBody, publicErrorStatus, type Encoding } from '../api/index.ts';
+import { responseHeadersOf } from './response-headers.ts';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 304: '304 Not Modified', 413: '413 Payload Too Large',
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 304: '304 Not Modified', 413: '413 Payload Too Large',
   415: '415 Unsupported Media Type', 400: '400 Bad Request', 401: '401 Unauthorized',
   402: '402 Payment Required', 403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed',
   429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
@@ -28,9 +29,11 @@ export function send(res: HttpResponse, reply: Reply, head = false, closeConnect
   res.cork(() => {
     res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
     for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-    if (reply.status === 304) {
+    const extra = responseHeadersOf(res);
+    if (extra) for (const name in extra) res.writeHeader(name, extra[name]);
+    if (reply.status === 304 || reply.status === 204) {
       // No body, and no Content-Length: a 304's would have to be the 200's (RFC 9110 8.6), and
-      // uWS's end('') writes 0, which a cache may store as the page's length.
+      // uWS's end('') writes 0, which a cache may store as the page's length; a 204 has none.
       res.endWithoutBody();
     } else if (head) {
       // endWithoutBody(length) aborts the process (uWebSockets issue #1855), and so does any other

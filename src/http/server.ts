@@ -41,6 +41,9 @@ import { registerPublicRequests } from './public-requests.ts';
 import { warmUp, type WarmUpRoute } from './warm-up.ts';
 import { loadMapAssets } from './map-page.ts';
 import { BuildingItems } from './building-items.ts';
+import { registerFeatures } from './features.ts';
+import { registerDocsPage } from './docs-page.ts';
+import { CorsPolicy, withCors } from './cors.ts';
 
 export interface ServerDeps {
   config: Config;
@@ -83,7 +86,7 @@ export interface RunningServer {
 }
 
 /** What an authenticated handler found: the document, and the buildings it returns (to charge). */
-interface Answer {
+export interface Answer {
   charge: readonly string[];
   /** Content-Type of the body when not that of the negotiated encoding (f=, GeoJSON). */
   contentType?: string;
@@ -95,7 +98,7 @@ interface Answer {
   maxCredits?: number;
 }
 
-interface Request {
+export interface Request {
   rawQuery: string;
   pathParameter: string;
   view: CatalogView;
@@ -104,7 +107,7 @@ interface Request {
   accept: string;
 }
 
-type Handler = (req: Request) => Answer;
+export type Handler = (req: Request) => Answer;
 
 const EMPTY = new Uint8Array(0);
 
@@ -153,6 +156,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     closing: () => closing, inFlight: { count: 0 }, writePublic: deps.writePublic ?? writeHere(ledger),
   };
   const { inFlight } = ctx;
+  // Before any route: every route answers CORS (cors.ts).
+  withCors(app, ctx, new CorsPolicy(base, config.corsOrigins));
   const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>
     finishReply(ctx, res, route, method, path, t0, reply, extra);
 
@@ -415,6 +420,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
+  registerFeatures(app, ctx, { serve, items, rank: (v, q) => rankings.query(v, q), now: ctx.now });
+  registerDocsPage(app, ctx);
   for (const [pattern, route] of [
     [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'], [`${base}/buildings/export`, '/buildings/export'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],

@@ -1,0 +1,190 @@
+/**
+ * OGC API – Features over real HTTP, and Debian's GDAL reading it: `ogrinfo` lists the layer,
+ * `ogr2ogr` copies a bbox's buildings to a GeoPackage whose features are the API's for the same
+ * bbox, and the workspace pays for exactly the buildings GDAL received.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Snapshot } from '../src/catalog/catalog.ts';
+import { ResponseValidator, removeDir, startTestServer, syntheticSnapshots, workspaceWithKey, type TestServer } from './http-helpers.ts';
+
+type J = Record<string, any>;
+
+const run = promisify(execFile);
+
+let dir: string;
+let t: TestServer;
+let key: string;
+let snapshot: Snapshot;
+let validator: ResponseValidator;
+// Binary fractions: GDAL writes them back into the URL exactly as given here.
+const BBOX = [9.5, 47.125, 9.625, 47.25];
+
+async function get(path: string, headers: Record<string, string> = {}, template?: string): Promise<{ status: number; headers: Headers; body: J }> {
+  const res = await fetch(path.startsWith('http') ? path : `${t.base}${path}`, { headers });
+  const body = (await res.json()) as J;
+  if (template) expect(validator.problems(template, res.status, res.headers, body)).toEqual([]);
+  return { status: res.status, headers: res.headers, body };
+}
+const auth = (k = key) => ({ Authorization: `Bearer ${k}` });
+
+/** Every building_id GET /buildings returns for the bbox, page by page. */
+async function idsOfBbox(bbox: number[]): Promise<string[]> {
+  const ids: string[] = [];
+  let next: string | null = `${t.base}/buildings?bbox=${bbox.join(',')}&limit=100&fields=building_id`;
+  for (let pages = 0; next !== null && pages < 100; pages++) {
+    const r = await get(next, auth());
+    ids.push(...r.body.data.map((b: J) => b.building_id));
+    next = r.body.links.next;
+  }
+  return ids;
+}
+
+beforeAll(async () => {
+  dir = await syntheticSnapshots(4000);
+  t = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 });
+  validator = new ResponseValidator(await (await fetch(`${t.base}/openapi.json`)).json() as J);
+  key = workspaceWithKey(t.ledger, 1_000_000).key;
+  snapshot = t.catalog.view().snapshots[0];
+});
+
+afterAll(() => {
+  t?.close();
+  if (dir) removeDir(dir);
+});
+
+describe('the documents (no key)', () => {
+  it('GET /v1 is the landing page: service-desc, conformance and data links', async () => {
+    for (const path of ['', '/']) {
+      const r = await get(path, {}, '/');
+      expect(r.status).toBe(200);
+      const rels = Object.fromEntries(r.body.links.map((l: J) => [l.rel, l.href]));
+      expect(rels).toMatchObject({ self: t.base, 'service-desc': `${t.base}/openapi.json`, conformance: `${t.base}/conformance`, data: `${t.base}/collections` });
+    }
+  });
+
+  it('/conformance: Core and GeoJSON', async () => {
+    const r = await get('/conformance', {}, '/conformance');
+    expect(r.body.conformsTo).toEqual([
+      'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
+      'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+    ]);
+  });
+
+  it('/collections and /collections/buildings: one collection, the snapshots\' extent, an items link', async () => {
+    const list = await get('/collections', {}, '/collections');
+    expect(list.body.collections.map((c: J) => c.id)).toEqual(['buildings']);
+    const one = await get('/collections/buildings', {}, '/collections/{collectionId}');
+    expect(one.body).toEqual(list.body.collections[0]);
+    const e = snapshot.extent!;
+    expect(one.body.extent.spatial.bbox).toEqual([[e.minLon, e.minLat, e.maxLon, e.maxLat]]);
+    expect(one.body.links.find((l: J) => l.rel === 'items')).toMatchObject({ href: `${t.base}/collections/buildings/items`, type: 'application/geo+json' });
+  });
+
+  it('another collection is 404, with or without a key', async () => {
+    for (const path of ['/collections/houses', '/collections/houses/items', `/collections/houses/items/${snapshot.buildingId(0)}`]) {
+      const r = await get(path);
+      expect([r.status, r.body.error.code]).toEqual([404, 'not_found']);
+    }
+  });
+});
+
+describe('items', () => {
+  it('need a key, and answer 401 without one', async () => {
+    const r = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}`);
+    expect([r.status, r.body.error.code]).toEqual([401, 'unauthorized']);
+  });
+
+  it('with bbox: GET /buildings\' buildings in its order, footprints, numberMatched, next links to the end', async () => {
+    const want = await idsOfBbox(BBOX);
+    expect(want.length).toBeGreaterThan(150);
+    const got: string[] = [];
+    let next: string | null = `${t.base}/collections/buildings/items?bbox=${BBOX.join(',')}&limit=70`;
+    let first = true;
+    for (let pages = 0; next !== null && pages < 100; pages++) {
+      const r = await get(next, auth(), '/collections/{collectionId}/items');
+      expect(r.headers.get('content-type')).toBe('application/geo+json');
+      if (first) {
+        expect(r.body.numberMatched).toBe(want.length);
+        expect(r.body.numberReturned).toBe(70);
+        expect(r.body.features[0].geometry.type).toBe('MultiPolygon');
+        first = false;
+      }
+      got.push(...r.body.features.map((f: J) => f.id));
+      next = r.body.links.find((l: J) => l.rel === 'next')?.href ?? null;
+    }
+    expect(got).toEqual(want);
+  });
+
+  it('a limit above 100 reads as 100; filters apply as on GET /buildings', async () => {
+    const r = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=1000`, auth(), '/collections/{collectionId}/items');
+    expect(r.body.numberReturned).toBe(100);
+    const filtered = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=100&category=commercial&geometry=point`, auth());
+    const same = await get(`/buildings?bbox=${BBOX.join(',')}&limit=100&category=commercial`, auth());
+    expect(filtered.body.features.map((f: J) => f.id)).toEqual(same.body.data.map((b: J) => b.building_id));
+    expect(filtered.body.features[0].geometry.type).toBe('Point');
+    const bad = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&category=castle`, auth());
+    expect([bad.status, bad.body.error.parameter]).toEqual([400, 'category']);
+  });
+
+  it('without bbox: every building in storage order, no filter', async () => {
+    const r = await get('/collections/buildings/items?limit=5&offset=3', auth(), '/collections/{collectionId}/items');
+    expect(r.body.numberMatched).toBe(snapshot.rows);
+    expect(r.body.features.map((f: J) => f.id)).toEqual([3, 4, 5, 6, 7].map((row) => snapshot.buildingId(row)));
+    expect(r.body.links.find((l: J) => l.rel === 'next').href).toBe(`${t.base}/collections/buildings/items?limit=5&offset=8`);
+    const refused = await get('/collections/buildings/items?limit=5&min_floors=2', auth());
+    expect([refused.status, refused.body.error.parameter]).toEqual([400, 'min_floors']);
+  });
+
+  it('one feature by id, with its footprint; an unknown id is 404', async () => {
+    const id = snapshot.buildingId(42);
+    const r = await get(`/collections/buildings/items/${id}`, auth(), '/collections/{collectionId}/items/{featureId}');
+    expect(r.body).toMatchObject({ type: 'Feature', id, geometry: { type: 'MultiPolygon' }, properties: { building_id: id } });
+    expect(r.body.links.map((l: J) => l.rel)).toEqual(['self', 'collection']);
+    const unknown = await get('/collections/buildings/items/00000000-0000-4000-8000-000000000000', auth());
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'not_found']);
+  });
+
+  it('are charged as GET /buildings: 402 before anything is sent, then once per building', async () => {
+    const w = workspaceWithKey(t.ledger, 0, 'oapif'); // 5 welcome credits
+    const refused = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=6`, auth(w.key));
+    expect([refused.status, refused.body.error.code]).toEqual([402, 'insufficient_credits']);
+    const paid = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=5`, auth(w.key));
+    expect(paid.headers.get('X-Credits-Charged')).toBe('5');
+    const again = await get(`/buildings?bbox=${BBOX.join(',')}&limit=5`, auth(w.key));
+    expect(again.headers.get('X-Credits-Charged')).toBe('0');
+  });
+});
+
+describe('GDAL (Debian\'s ogrinfo and ogr2ogr, OAPIF driver)', () => {
+  it('ogrinfo lists the layer; ogr2ogr copies a bbox\'s buildings, the same as the API\'s, and the workspace pays for what GDAL read', async () => {
+    const w = workspaceWithKey(t.ledger, 100_000, 'gdal');
+    const env = { ...process.env, GDAL_HTTP_HEADERS: `Authorization: Bearer ${w.key}` };
+    const before = t.ledger.balance(w.workspaceId);
+
+    const info = await run('ogrinfo', ['-ro', `OAPIF:${t.base}`], { env, encoding: 'utf8' });
+    expect(info.stdout).toMatch(/1: buildings \(title: Buildings\) \(Multi Polygon\)/);
+
+    const gpkg = join(dir, 'buildings.gpkg');
+    await run('ogr2ogr', ['-f', 'GPKG', gpkg, `OAPIF:${t.base}`, 'buildings', '-spat', ...BBOX.map(String), '-oo', 'PAGE_SIZE=100'], { env, encoding: 'utf8' });
+    const db = new Database(gpkg, { readonly: true });
+    const copied = (db.prepare('SELECT building_id, id FROM buildings ORDER BY fid').all() as { building_id: string; id: string }[]);
+    const geometryType = (db.prepare('SELECT geometry_type_name FROM gpkg_geometry_columns WHERE table_name = ?').get('buildings') as { geometry_type_name: string }).geometry_type_name;
+    db.close();
+
+    const want = await idsOfBbox(BBOX);
+    expect(copied.length).toBe(want.length);
+    expect(copied.map((r) => r.building_id)).toEqual(want);
+    expect(copied.map((r) => r.id)).toEqual(want);
+    expect(geometryType).toBe('MULTIPOLYGON');
+
+    // GDAL read the first features of the layer (no bbox) to learn its fields, a page of them
+    // (10 for ogrinfo, PAGE_SIZE for ogr2ogr), then the bbox's.
+    const probe = (await get('/collections/buildings/items?limit=100', auth())).body.features.map((f: J) => f.id) as string[];
+    const paid = new Set([...want, ...probe]).size;
+    expect(before - t.ledger.balance(w.workspaceId)).toBe(paid);
+  }, 120_000);
+});
