@@ -10,10 +10,9 @@
  * The bytes sit in one ring per thread, written in turn and overwritten a lap later, and are
  * found through a table of typed arrays: no object per building, so nothing for the garbage
  * collector. A building asked for again in the oldest quarter of the ring is copied to its head,
- * so that what is asked for often stays, as in an LRU. The LRU of one Buffer per building it
- * replaced (twelfth session) turned its 256 MiB over every few seconds under load, each evicted
- * Buffer garbage of the old generation: the workers ran a full collection about once a second
- * (5-25 ms pauses, `--trace-gc`).
+ * so that what is asked for often stays, as in an LRU. An LRU of one Buffer per building turned
+ * its 256 MiB over every few seconds under load, each evicted Buffer garbage of the old
+ * generation: the workers ran a full collection about once a second.
  * A building is copied into the page being written (ByteWriter) as soon as it is found or
  * encoded, so no later write to the ring can reach bytes a page still needs.
  *

@@ -39,7 +39,7 @@ export class Metrics {
   });
   /**
    * The wait behind the slowest answers under load: a page that may cost credits waits for the
-   * ledger (the tail of that wait follows its slow commits: bench/README.md, twentieth session).
+   * ledger (the tail of that wait follows its slow commits: bench/README.md, What the operating defaults rest on).
    */
   readonly chargeWait = new Histogram({
     name: 'edifice_charge_wait_seconds',

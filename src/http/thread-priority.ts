@@ -5,8 +5,8 @@
  * Why: at 80% of the peak rate both cores are busy with the workers, and a commit of the ledger
  * thread that slept in its fsync then waited for a core: of its commits over 10 ms, nearly all of
  * the time was spent waiting to run (`/proc/thread-self/schedstat`), not in the disk (an fsync
- * here takes 0.2–1.4 ms alone). Ten nice steps up: 2–4 such commits a run instead of 25–33, and
- * the client's p99 at 80% 20–30 ms instead of 27–86 (bench/README.md, twenty-second session).
+ * here takes 0.2–1.4 ms alone). Ten nice steps up cut such commits and the client's p99 at 80%
+ * (bench/README.md, What the operating defaults rest on).
  *
  * Linux keeps a nice value per thread, so `setPriority(0, …)` there moves this thread alone;
  * elsewhere it would move the whole process, which changes nothing between its threads, so it is
