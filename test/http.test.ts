@@ -420,7 +420,7 @@ describe('every parameter refuses a bad value with 400 invalid_parameter naming 
     for (const p of parametersOf(op)) {
       it(`${OPERATIONS[op].path} ${p.name}`, async () => {
         const id = snapshot.buildingId(0);
-        const base: Record<string, string> = op === 'listBuildings' ? { bbox } : op === 'listBuildingsAtPoint' ? { lat: String(snapshot.lat[0]), lon: String(snapshot.lon[0]) } : {};
+        const base: Record<string, string> = op === 'listBuildings' || op === 'exportBuildings' ? { bbox } : op === 'listBuildingsAtPoint' ? { lat: String(snapshot.lat[0]), lon: String(snapshot.lon[0]) } : {};
         let path = pathOf(op, id);
         if (p.in === 'path') path = pathOf(op, 'not-a-uuid');
         else base[p.name] = badValue(p);
@@ -435,13 +435,13 @@ describe('every parameter refuses a bad value with 400 invalid_parameter naming 
       });
     }
     it(`${OPERATIONS[op].path} refuses an unknown parameter`, async () => {
-      const base = op === 'listBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
+      const base = op === 'listBuildings' || op === 'exportBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
       const r = await get(OPERATIONS[op].path, `${pathOf(op, snapshot.buildingId(0))}?${base}colour=red`, auth());
       expect(r.status).toBe(400);
       expect(r.body.error).toMatchObject({ code: 'invalid_parameter', parameter: 'colour' });
     });
     it(`${OPERATIONS[op].path} refuses a value that is not percent-encoded UTF-8, or holds a control character`, async () => {
-      const base = op === 'listBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
+      const base = op === 'listBuildings' || op === 'exportBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
       for (const value of ['%zz', '%ED%A0%80', '1%00']) {
         const r = await get(OPERATIONS[op].path, `${pathOf(op, snapshot.buildingId(0))}?${base}limit=${value}`, auth());
         expect(r.status, value).toBe(400);

@@ -230,6 +230,8 @@ export function randomCountry(shape: CountryShape): BuildingRecord[] {
     const sourceId = `${shape.sourcePrefix}:${shape.seed}:${i}`;
     const record = blankRecord(sourceId, lon, lat);
     Object.assign(record, randomAttributes(rng, record.building_id));
+    // A class means a list names the building (schema v2's flag), as the writer also records.
+    record.seismic_listed = record.seismic_risk_class !== null || record.seismic_risk_assessment_year !== null;
     records.push(record);
   }
   return records;
