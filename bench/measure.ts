@@ -88,12 +88,8 @@ export async function runPass<R>(
  *
  * Which engine goes first depends on the query and the round (`round`): over an even number of
  * rounds each query runs first on each engine equally often. It matters: the second run finds
- * the rows in the CPU caches the first left (in the bench's shuffled order, median of 10 rounds:
- * a street query 9 us against 32 for the first, a city query 64 against 116). Drawn from the
- * query's place in each round's shuffled order, as it was before, one engine went first on a
- * query from 6 to 23 times of 30, which moved the query's median and the class's tail with it:
- * a run read street 0.96x and neighbourhood 0.87x at p99 over per-query medians, the same
- * plain scan on both sides.
+ * the rows in the CPU caches the first left (bench/README.md, bench:query), and an uneven share
+ * of first runs moves a query's median and its class's tail.
  */
 export async function runPairPass(
   a: Engine, b: Engine, queries: readonly MixQuery[], order: readonly number[], round: number,

@@ -7,8 +7,8 @@
  * A class the planner sends to the plain scan runs the same code on both sides, so its ratio is
  * 1 give or take noise, and the least of a dozen such readings sits below 1 more often than
  * not. The interval covers the noise between the rounds of one run only: what stays the same
- * through a run (compiled code, where memory landed) moves a ratio too, and an A/A run read the
- * same code at street p99 1.10, interval 1.02-1.19 (bench/README.md).
+ * through a run (compiled code, where memory landed) moves a ratio too, beyond the interval
+ * (the A/A run in bench/README.md, bench:query).
  */
 import { kthLargest } from '../src/query/floor.ts';
 import { Prng } from '../src/synth/prng.ts';

@@ -15,11 +15,9 @@
  *    collections, so none pays for another's garbage). Edifice's planner and its forced scan,
  *    whose ratio per class is the point of the comparison, are timed side by side instead,
  *    query by query (each of the two first on every query in half the rounds), over
- *    --pair-reps rounds: their ratio at a class's p99 rests on its few slowest samples, and a
- *    pass-long burst of load on this shared machine fell on one of them only (the least class
- *    ratio moved between 0.5 and 1.3 from run to run). 120 rounds (a round is ~0.5 s): at 30,
- *    the classes where both run the same plain scan read 0.87–1.14 at p99 from run to run; at
- *    120, 0.98–1.06 (three runs).
+ *    --pair-reps rounds: their ratio at a class's p99 rests on its few slowest samples, and in
+ *    separate passes a pass-long burst of load on this shared machine falls on one of them
+ *    only. Why 120 rounds: bench/README.md, bench:query.
  * 5. A table of p50/p99 per class and for the whole mix, ratios to Edifice; the planner and its
  *    forced scan again over one figure per query (what a query costs, without the bursts of
  *    load a class's p99 over samples can rest on), and their ratios with a 95% interval from a
@@ -37,7 +35,7 @@
  * --engines edifice,edifice-scan,scan,duckdb --cache DIR (.cache/bench) --snapshots DIR (use
  * these snapshots instead of a synthetic country; exactly one country) --scan-both (the planner's
  * engine forced to the scan too: an A/A run, whose ratios show how far from 1 two runs of the
- * same code read here; measured, the least class ratio 0.97).
+ * same code read here).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -288,8 +286,8 @@ if (queryRows.length) {
 }
 // The same ratios with how far they move between rounds of one run (noise.ts): a class is
 // slower on the planner beyond that noise where the upper end of its interval is below 1. Not
-// beyond the noise between runs, which is wider: an A/A run (--scan-both) read the same code at
-// street p99 1.10, interval 1.02-1.19.
+// beyond the noise between runs, which is wider (an A/A run, --scan-both: bench/README.md,
+// bench:query).
 let slowerBeyondNoise = '';
 let leastUpper = Infinity;
 if (paired.length) {

@@ -46,11 +46,9 @@ async function main(config: Config): Promise<void> {
       + 'collection helper threads compete with the workers for the cores and stretch the slowest responses (README, Operating)');
   }
 
-  // The stop is in place before anything starts: a SIGTERM that came while the server started
-  // (its threads may accept connections before the banner) met the signal's default action and
-  // ended the process at once, answering nothing and closing nothing. One that comes during the
-  // start is kept and acted on once the server is up, so no file or thread is left half done (a
-  // second one ends the process at once, as during a stop).
+  // The stop is in place before anything starts, so a SIGTERM during the start (whose threads may
+  // accept connections before the banner) does not end the process half done: it is kept and acted
+  // on once the server is up (a second one ends the process at once, as during a stop).
   let serving: { port: number; implementation: string; metricsText(): Promise<string>; close(): Promise<void> | void } | null = null;
   let metricsServer: MetricsServer | null = null;
   let ledger: Ledger | null = null;
@@ -78,8 +76,8 @@ async function main(config: Config): Promise<void> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  // SIGHUP (rescan the snapshots) is in place from the start too: its default action ended the
-  // process silently while it loaded. One that comes during the start rescans once it is up.
+  // SIGHUP (rescan the snapshots) is in place from the start too, as its default action ends the
+  // process: one that comes during the start rescans once the server is up.
   let catalogUp: Catalog | null = null;
   let rescanAsked = false;
   const rescan = () => {

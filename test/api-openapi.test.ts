@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document: valid OpenAPI 3.1, every operation, every parameter of the table with
  * its range, enum, default and list style, the responses and headers of spec 7 and 8, and the
- * hook for operations a later issue adds.
+ * OGC API – Features part merged in.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
@@ -17,9 +17,9 @@ type J = Record<string, any>;
 const BASE = 'https://api.edifice.example/v1';
 const doc = buildOpenApi({ baseUrl: BASE }) as unknown as J;
 
-const PATHS = ['/buildings', '/buildings/at', '/buildings/{building_id}/units', '/buildings/{building_id}/registered-businesses', '/openapi.json'];
+const PATHS = ['/buildings', '/buildings/at', '/buildings/{building_id}/units', '/buildings/{building_id}/registered-businesses', '/buildings/export', '/openapi.json'];
 const AUTHENTICATED = PATHS.slice(0, 4);
-/** The operations without a key: method and path, typed again from the issue and the spec. */
+/** The operations without a key: method and path, typed again from the spec. */
 const PUBLIC_GETS = ['/public/buildings/{building_id}', '/public/places/{country}/{locality}', '/public/countries/{country}/places', '/public/countries'];
 /** OGC API – Features: the documents need no key, the items do. */
 const FEATURE_DOCS = ['/', '/conformance', '/collections', '/collections/{collectionId}'];
@@ -74,7 +74,7 @@ describe('the document', () => {
 
   it('the key endpoints need a key; the description, /public and the country, removal and report operations need none', () => {
     expect(operationAt('/openapi.json').security).toEqual([]);
-    for (const path of AUTHENTICATED) expect(operationAt(path).security).toBeUndefined();
+    for (const path of [...AUTHENTICATED, '/buildings/export']) expect(operationAt(path).security).toBeUndefined();
     for (const path of PUBLIC_GETS) expect(operationAt(path).security).toEqual([]);
     for (const [method, path] of OPEN) expect(operationAt(path, method).security).toEqual([]);
     for (const path of FEATURE_DOCS) expect(operationAt(path).security).toEqual([]);
@@ -307,35 +307,6 @@ describe('operations without a key', () => {
     expect(operationAt('/removal-requests', 'post').requestBody.content['application/json'].schema.anyOf)
       .toEqual([{ required: ['business_id'] }, { required: ['registration_number'] }]);
     expect(operationAt('/reports/payment-webhook', 'post').responses['401']).toBeDefined();
-  });
-});
-
-describe('extensions (the hook for operations added later)', () => {
-  it('merges tags, paths and components, and the result still validates', async () => {
-    const ext = buildOpenApi({
-      baseUrl: BASE,
-      extensions: [{
-        tags: [{ name: 'Partners', description: 'No key.' }],
-        paths: {
-          '/partners/buildings/{building_id}': {
-            get: {
-              operationId: 'getPartnerBuilding', tags: ['Partners'], security: [],
-              parameters: [{ name: 'building_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
-              responses: { 200: { description: 'Facts.', content: { 'application/json': { schema: { $ref: '#/components/schemas/PartnerBuilding' } } } } },
-            },
-          },
-        },
-        schemas: { PartnerBuilding: { type: 'object' } },
-      }],
-    });
-    expect(ext.tags.map((t) => t.name)).toContain('Partners');
-    expect(ext.paths['/partners/buildings/{building_id}']).toBeDefined();
-    await expect(SwaggerParser.validate(structuredClone(ext) as any)).resolves.toBeTruthy();
-  });
-
-  it('refuses an extension that redefines a path or schema', () => {
-    expect(() => buildOpenApi({ baseUrl: BASE, extensions: [{ paths: { '/buildings': {} } }] })).toThrow(/redefines path \/buildings/);
-    expect(() => buildOpenApi({ baseUrl: BASE, extensions: [{ schemas: { Building: {} } }] })).toThrow(/redefines schema Building/);
   });
 });
 

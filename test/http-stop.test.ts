@@ -61,8 +61,8 @@ describe('SIGTERM while a request waits for the ledger file\'s lock', () => {
       // timeout (2 s: time enough for the request to reach it on a busy machine, 3 s left).
       await new Promise((r) => setTimeout(r, 2_000));
       server.child.kill('SIGTERM');
-      // Answered once the busy timeout ends, by a worker that knows by then it is stopping (a
-      // worker used to wait in SQLite itself, where the pool terminated it after its 5 s grace).
+      // Answered once the busy timeout ends, by a worker that knows by then it is stopping (not
+      // waiting in SQLite itself, where the pool would terminate it after its 5 s grace).
       expect(await first).toEqual({ status: 503, connection: 'close' });
       const outcome = (a: Promise<Answer>) => a.catch((err: NodeJS.ErrnoException) => err.code);
       const second = await outcome(post(agent, url, '{"country":"PT"}'));
@@ -212,7 +212,7 @@ describe('SIGTERM while the server starts', () => {
       });
       await Promise.race([signalled, exited]);
       const { code, signal } = await exited;
-      // Before the stop was in place from the start, the signal's default action ended the process.
+      // Not ended by the signal's default action: the stop is in place from the start.
       expect({ code, signal }, out).toEqual({ code: 0, signal: null });
       expect(out).toMatch(/asked to stop while starting/);
       expect(out).not.toMatch(/Edifice is listening/);

@@ -1,6 +1,6 @@
 /**
  * One server per port and per ledger file. uWebSockets.js listens with SO_REUSEPORT, so a second
- * server on a taken port used to start without a word while the kernel split the connections
+ * server on a taken port would start without a word while the kernel split the connections
  * (every limit doubled); two servers on one ledger would each count the limits alone. The second
  * is refused with one line and exit 1, the server's own workers still share their port, the admin
  * CLI still opens the ledger while a server runs, and a killed server leaves no stale lock.

@@ -45,7 +45,7 @@ function sideAt(lon: number, lat: number, azimuth: number, metres: number): { at
   return { at: foot, footprint: [[[...a, ...b, ...c, ...d, ...a]]] };
 }
 
-// The cases. At 45°N a degree of longitude is 0.28% longer on the ellipsoid than on
+// Where the ellipsoid and the sphere differ most. At 45°N a degree of longitude is 0.28% longer on the ellipsoid than on
 // the sphere of mean radius; at the equator a degree of latitude is 0.56% shorter.
 const AT_45 = [10, 45] as const;
 const AT_45_B = [10.01, 45] as const;

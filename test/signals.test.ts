@@ -2,8 +2,8 @@
  * Signals reach the server. `bin/edifice`, the entry point for supervisors, `exec`s Node, so the
  * PID a supervisor holds is the server's: a SIGTERM to it stops the server with its workers and
  * leaves no process behind and the port free (`npm start` runs npm, sh and tsx before Node, and a
- * signal to the first orphaned a serving Node). A SIGHUP during the start is kept and acted on
- * (a rescan) once the server is up, where its default action used to end the process silently.
+ * signal to the first orphans a serving Node). A SIGHUP during the start is kept and acted on
+ * (a rescan) once the server is up, rather than ending the process by its default action.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';

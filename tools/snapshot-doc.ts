@@ -1,5 +1,5 @@
-// Writes snapshots/README.md from the schema table (npm run docs:snapshot). It takes no argument:
-// one it did not know used to be ignored, and the file written over all the same.
+// Writes snapshots/README.md from the schema table (npm run docs:snapshot). It takes no argument,
+// and refuses any it is given rather than ignore it and write the file over all the same.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { renderSnapshotReadme } from '../src/snapshot/doc.ts';
 

@@ -362,7 +362,7 @@ function hot(w: ByteWriter, col: NumColumn, row: number): void {
  * written straight from the store: typed columns read in place, only the cold columns the object
  * shows decoded (no record, no units, entrances, roof planes or footprint), and no text built on
  * the way (each piece goes into w as it is read: a building's JSON as one string, encoded to
- * UTF-8 after, was most of a worker's young garbage under load).
+ * UTF-8 after, would be most of a worker's young garbage under load).
  */
 export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: BuildingContext): void {
   let pick = pickers.get(s);

@@ -22,7 +22,7 @@ import { takeOutput, type Output } from './output.ts';
 import { parseParameters } from './validate.ts';
 import { withOffset, type LinkContext } from './envelope.ts';
 import { ref, type Json } from './json-schema.ts';
-import type { OpenApiExtension } from './openapi.ts';
+import type { OpenApiPart } from './openapi.ts';
 
 export const COLLECTION_ID = 'buildings';
 export const CRS84 = 'http://www.opengis.net/def/crs/OGC/1.3/CRS84';
@@ -200,7 +200,7 @@ const collectionIdParam: Json = {
   name: 'collectionId', in: 'path', required: true, description: `The collection: ${COLLECTION_ID}, the only one.`, schema: { type: 'string', enum: [COLLECTION_ID] },
 };
 
-export function featuresOpenApi(): OpenApiExtension {
+export function featuresOpenApi(): OpenApiPart {
   const list = OPERATIONS.listBuildings;
   const filters = parametersOf('listBuildings').filter((p) => !['bbox', 'limit', 'offset', 'f'].includes(p.name)).map((p) => parameterObject(p, list));
   const rated = (description: string, schema: string): Json => ({

@@ -2,10 +2,8 @@
  * The OpenAPI 3.1 document served at /v1/openapi.json. Parameters come from the same table as
  * validation (`params.ts`) and their descriptions from `docs.ts`, so the two cannot drift;
  * response schemas mirror the serializers (`building.ts`, `unit.ts`, `business.ts`,
- * `envelope.ts`), which the tests hold field by field.
- *
- * `extensions` is the hook for operations added later (the /public paths, country, removal and
- * report requests): their tags, paths and components are merged in, a clash is refused.
+ * `envelope.ts`), which the tests hold field by field. The OGC API – Features part (oapif.ts) is
+ * merged in; a clash with a path or component of the rest is refused.
  */
 import { MAX_WINDOW, SORT_KEYS } from '../query/types.ts';
 import {
@@ -39,8 +37,8 @@ export interface OpenApiDocument {
   };
 }
 
-/** Operations added by a later issue (e.g. /public); merged into the document. */
-export interface OpenApiExtension {
+/** A part of the document written beside the operations it describes (oapif.ts); merged in. */
+export interface OpenApiPart {
   tags?: { name: string; description?: string }[];
   /** Path templates relative to the base URL, e.g. `/public/buildings/{building_id}`. */
   paths?: Record<string, Json>;
@@ -51,12 +49,7 @@ export interface OpenApiExtension {
 export interface OpenApiOptions {
   /** The base URL, ending in /v1; the document's only server. */
   baseUrl: string;
-  extensions?: readonly OpenApiExtension[];
 }
-
-// ---------------------------------------------------------------------------------------------
-// Schema helpers
-// ---------------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------------
 // Resources
@@ -468,7 +461,7 @@ function addClientErrors(paths: Record<string, Json>): void {
 function mergeInto(target: Record<string, unknown>, extra: Record<string, unknown> | undefined, what: string): void {
   if (!extra) return;
   for (const [k, v] of Object.entries(extra)) {
-    if (k in target) throw new Error(`openapi: extension redefines ${what} ${k}.`);
+    if (k in target) throw new Error(`openapi: a merged part redefines ${what} ${k}.`);
     target[k] = v;
   }
 }
@@ -501,12 +494,11 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
       },
     },
   };
-  for (const ext of [featuresOpenApi(), ...(options.extensions ?? [])]) {
-    for (const t of ext.tags ?? []) if (!doc.tags.some((x) => x.name === t.name)) doc.tags.push(t);
-    mergeInto(doc.paths, ext.paths, 'path');
-    mergeInto(doc.components.schemas, ext.schemas, 'schema');
-    mergeInto(doc.components.responses, ext.responses, 'response');
-  }
+  const part = featuresOpenApi();
+  for (const t of part.tags ?? []) if (!doc.tags.some((x) => x.name === t.name)) doc.tags.push(t);
+  mergeInto(doc.paths, part.paths, 'path');
+  mergeInto(doc.components.schemas, part.schemas, 'schema');
+  mergeInto(doc.components.responses, part.responses, 'response');
   addClientErrors(doc.paths);
   return doc;
 }

@@ -59,8 +59,8 @@ function putHex(v: number, at: number, digits: number): void {
 
 /**
  * The id string of words[4*at..4*at+3]. Spelled into a scratch buffer and read out as one flat
- * string: built from pieces, it left ~680 bytes of garbage an id (a page's ids are made for
- * every charge), against ~60.
+ * string: built from pieces, it would leave about ten times the garbage an id (a page's ids are
+ * made for every charge).
  */
 export function formatUuid(words: Uint32Array, at: number): string {
   const second = words[4 * at + 1];

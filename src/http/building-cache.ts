@@ -1,18 +1,18 @@
 /**
  * Pre-serialised buildings: the JSON and the MessagePack bytes of a building, kept per snapshot
  * row, so that a page of buildings a caller has seen recently costs a copy, not a read of the
- * store and an encoding. A building's JSON written from the store costs about 5-12 µs
- * (`writeBuildingJson`), its MessagePack about 16 µs (the fields it shows read, then packed; 21 from
- * the whole record); a 100-building page from the cache costs its lookups and one copy. Its size
- * is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256 MiB: on the bench mix, 1M
- * buildings, 64 MiB left 0.46 ms of encoding a request and 256 MiB 0.26 ms; 1 GiB 0.24).
+ * store and an encoding. A building's JSON (`writeBuildingJson`) or MessagePack costs
+ * microseconds to write from the store; a 100-building page from the cache costs its lookups and
+ * one copy. Its size
+ * is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256 MiB: bench/README.md, What the
+ * operating defaults rest on).
  *
  * The bytes sit in one ring per thread, written in turn and overwritten a lap later, and are
  * found through a table of typed arrays: no object per building, so nothing for the garbage
  * collector. A building asked for again in the oldest quarter of the ring is copied to its head,
- * so that what is asked for often stays, as in an LRU. An LRU of one Buffer per building turned
- * its 256 MiB over every few seconds under load, each evicted Buffer garbage of the old
- * generation: the workers ran a full collection about once a second.
+ * so that what is asked for often stays, as in an LRU. An LRU of one Buffer per building would
+ * turn its memory over every few seconds under load, each evicted Buffer garbage of the old
+ * generation, and the workers would run full collections often.
  * A building is copied into the page being written (ByteWriter) as soon as it is found or
  * encoded, so no later write to the ring can reach bytes a page still needs.
  *

@@ -2,10 +2,8 @@
  * Runs the calling thread ahead of the server's other threads: the ledger thread, for which every
  * paid page of every worker waits.
  *
- * Why: at 80% of the peak rate both cores are busy with the workers, and a commit of the ledger
- * thread that slept in its fsync then waited for a core: of its commits over 10 ms, nearly all of
- * the time was spent waiting to run (`/proc/thread-self/schedstat`), not in the disk (an fsync
- * here takes 0.2–1.4 ms alone). Ten nice steps up cut such commits and the client's p99 at 80%
+ * Why: under load both cores are busy with the workers, and a ledger commit that slept in its
+ * fsync then waits for a core, longer than for the disk; ten nice steps up shorten those waits
  * (bench/README.md, What the operating defaults rest on).
  *
  * Linux keeps a nice value per thread, so `setPriority(0, …)` there moves this thread alone;

@@ -4,12 +4,9 @@
  * (parameters, query, page written in JSON and MessagePack) before it takes any traffic, so
  * that the first callers after a start do not wait for V8 to compile the hot paths.
  *
- * Why: a server restarted under 1,500 requests/s (bench country of 1M buildings, two workers,
- * a ledger that already knew the buildings) answered its first 1.5 s at a server-side p50 of
- * 22–76 ms and a p99 of 115–255 ms, against ~1 and ~10 ms once warm: the client's p99 over its
- * first 10 s was 217–276 ms. After 600 real requests at 200/s first, the same load's was 36 ms;
- * with 500 of these a thread (~0.55 s of start-up), 61–66 ms over three alternating pairs (the
- * first second still at a p50 of ~10 ms: HTTP, log and ledger paths it does not reach).
+ * Why: a server restarted under load answers its first seconds many times slower than once
+ * warm, while V8 compiles; this warm-up covers the query and encoding paths (not HTTP, log and
+ * ledger paths, which stay cold until real traffic reaches them).
  *
  * The requests are made up from the snapshots themselves: each is centred on a building taken
  * at a stride through the rows, with bbox sizes, sorts, filters, pages and encodings taken in

@@ -151,9 +151,8 @@ export class Credits {
   private index: OpenedIndex | null = null;
   /**
    * What is known of a workspace's plan: its grant of the month `granted` is in the file, or (null)
-   * it had no allowance when read at `at`. A page answered free reads the balance, and the plan
-   * and its grant were one or two more statements on each (~1.5% of a worker's time under the
-   * bench mix, whose workspaces have no plan).
+   * it had no allowance when read at `at`. A page answered free reads the balance; kept here, the
+   * plan and its grant are not one or two more statements on each.
    */
   private readonly planKnown = new Map<string, { granted: string | null; at: number }>();
 
@@ -275,8 +274,8 @@ export class Credits {
    * `chargeAll`, which looks in the file under the write lock, once.
    */
   free(workspaceId: string, buildingIds: readonly string[], route: string): ChargeResult | null {
-    // No Set of the distinct ids, as a charge makes: a repeated id is only looked up twice. On
-    // every page a worker answers, the Set cost ~8 µs a 100 buildings, and its garbage.
+    // No Set of the distinct ids, as a charge makes: a repeated id is only looked up twice, and
+    // every page a worker answers is spared the Set's time and garbage.
     checkBuildingIdList(buildingIds);
     if (typeof route !== 'string' || route.length === 0 || route.length > 200) {
       throw new TypeError('route is a string of 1 to 200 characters.');
@@ -356,7 +355,7 @@ export class Credits {
 
   /**
    * Reads the file's openings into memory now rather than at the first charge, which would
-   * otherwise wait for them (~2.5 s a million on the bench machine). Says how many are held and
+   * otherwise wait for them (seconds for millions). Says how many are held and
    * how long reading them took, for the start-up log.
    */
   loadOpenings(shareMax = SHARE_LATEST_MAX): { openings: number; shared: number; loadMs: number } {
@@ -369,8 +368,7 @@ export class Credits {
   /**
    * Puts the file's latest `max` openings of the last 365 days in the shared table, for the
    * connection that charges, before the workers' first page: without them, a restarted server
-   * sent every page to the ledger thread until its answers filled the table (in the first second
-   * under 1,500 requests/s, free pages at a p50 of 3.6–7.8 ms instead of ~0.2).
+   * would send every page to the ledger thread until its answers filled the table.
    */
   shareLatestOpenings(max = SHARE_LATEST_MAX): number {
     const shared = this.shared;
@@ -393,8 +391,8 @@ export class Credits {
   /**
    * Into the shared table: the openings this commit made, and every opening of a page that cost
    * nothing (a worker sent it for want of one of them). The earlier openings of a page that was
-   * charged are in the table already unless it forgot them, and adding them all took ~8% of a core
-   * under the bench mix; one forgotten comes back through `knownFree`.
+   * charged are in the table already unless it forgot them, and adding them all again costs a
+   * share of a core under load; one forgotten comes back through `knownFree`.
    */
   private share(pages: readonly { workspaceId: string; distinct: Set<string> }[], outcomes: readonly { result: ChargeResult; openedAt: number[] }[], now: number): void {
     const shared = this.shared!;

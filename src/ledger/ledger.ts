@@ -1,18 +1,9 @@
 /**
  * The ledger: workspaces, members, API keys, credits, opened buildings and quotas in one SQLite
- * file, behind one synchronous class that the HTTP layer calls on every authenticated request:
- *
- * ```ts
- * const ledger = Ledger.open('data/ledger.db');
- * const auth = ledger.authenticate(bearerToken(req.getHeader('authorization')));
- * if (!auth.ok) return error(auth.status, auth.code, auth.message);            // 401, 403
- * const limits = ledger.checkLimits(auth);                                      // headers either way
- * if (!limits.ok) return error(429, limits.code, limits.message, limits.headers);
- * const page = query(...);
- * const bill = ledger.charge(auth.workspaceId, auth.keyId, page.ids, '/buildings');  // or grouped: http/page-charges.ts
- * if (!bill.ok) return error(402, bill.code, bill.message);                    // nothing returned
- * // X-Credits-Charged: bill.charged, X-Credits-Remaining: bill.remaining
- * ```
+ * file, behind one synchronous class. On every authenticated request the HTTP layer
+ * (http/server.ts) calls `authenticate` and `checkLimits`; a page is charged through `free` or,
+ * grouped with the others of its turn, `chargePages` (http/page-charges.ts). engine.ts puts it
+ * and the PostgreSQL ledger behind one contract.
  *
  * Every method may throw a LedgerUnavailableError (answer 503 `unavailable` with Retry-After):
  * the file is locked past the busy timeout, the disk fails or is full, or the ledger is closed.
@@ -107,23 +98,12 @@ export interface WorkspaceSummary extends Workspace {
   grants: Grant[];
 }
 
-/**
- * What the HTTP layer needs of a ledger on each request. The SQLite Ledger implements it; another
- * store (PostgreSQL for several replicas) would implement the same contract, asynchronously.
- */
-export interface RequestLedger {
-  authenticate(rawKey: string | undefined): AuthResult;
-  checkLimits(auth: { keyId: string; workspaceId: string }): LimitsResult;
-  charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string): ChargeResult;
-  balance(workspaceId: string): number;
-}
-
 interface CachedKey extends KeyRecord {
   checkedAt: number;
 }
 
 
-export class Ledger implements RequestLedger {
+export class Ledger {
   private readonly db: Db;
   private readonly quotaDb: Db;
   private readonly now: Clock;

@@ -2,10 +2,9 @@
  * Which buildings each workspace opened, and when: the charging connection's memory of the
  * `openings` log (credits.ts keeps it in step with the file under the write lock).
  *
- * Why in memory: building ids are random UUIDs, so a primary key over them in the file made
- * every new opening dirty its own B-tree page, written to the WAL at each commit: ~30 µs of the
- * ledger's single writer per building (a page of 30 new buildings ~0.9 ms, against ~0.03 ms
- * appended to a log), which capped a whole server near 1,000 charged pages a second.
+ * Why in memory: building ids are random UUIDs, so a primary key over them in the file would
+ * make every new opening dirty its own B-tree page, written to the WAL at each commit, which
+ * caps the ledger's single writer far below a log's appends.
  *
  * Layout: an open-addressing hash table (linear probing) over typed arrays, so millions of
  * openings are a few flat buffers the garbage collector never walks. A slot holds the workspace
@@ -15,9 +14,9 @@
  * Openings older than the 365 days are dropped as the table grows.
  *
  * Growing is spread out: the full table stays readable beside a new one twice its size, and its
- * slots move over a few at each opening added and a chunk after each transaction. Rebuilt at
- * once, a table of a million openings held the thread that charges (and so every paid page of
- * the server) for ~150 ms, and one of 6 million for ~0.5 s.
+ * slots move over a few at each opening added and a chunk after each transaction: rebuilt at
+ * once, a table of millions of openings would hold the thread that charges (and so every paid
+ * page of the server) for a large fraction of a second.
  */
 
 import { uuidWords } from './uuid-words.ts';

@@ -1,9 +1,8 @@
 /**
  * The latest openings, in shared memory: written by the one connection of a server that charges
  * (the ledger thread, after each commit), read by every worker thread, so that a worker answers
- * a free page itself whoever's worker opened its buildings. Each worker used to keep its own
- * memory, learnt from the ledger thread's answers to its own pages: a building opened through
- * the other worker, or forgotten when that memory filled, cost a round trip to the ledger thread.
+ * a free page itself whoever's worker opened its buildings, with no round trip to the ledger
+ * thread for a building opened through another worker.
  *
  * What a reader may get wrong, and what it may not: an answer of 0 (not known) only sends the page
  * to the ledger thread, which looks in the file; an opening that was never committed would make
@@ -19,10 +18,8 @@
  * full the oldest one becomes current and is emptied by raising its generation: slots of an
  * earlier generation read as empty, so nothing is cleared and no thread waits. Readers ask the
  * tables from the newest to the oldest. A turnover forgets the oldest table's openings only:
- * SEGMENTS-1 tables' worth stay, where with two tables half of them went at once, for the same
- * memory. Under the bench mix at 4,500 requests/s, whose second run repeats the pages of the first,
- * the pages whose openings the workers had forgotten (answered by the ledger thread) were 4,890 a
- * run on average against 5,744 with two tables (six pairs of 20 s runs, fewer in four).
+ * SEGMENTS-1 tables' worth stay, where with two tables half of them would go at once, for the
+ * same memory.
  *
  * Concurrency: one writer at a time (callers hold the server's write lock), any number of
  * readers, no lock. Every access to the tables is an Atomics operation, so all of them fall in

@@ -153,12 +153,11 @@ let coveredRows = 0;
 /**
  * Verdicts in a row that proved nothing (nor let a list count the node), and blocks and leaves (nodes of RUN_LEVEL and below)
  * passed over since. Where the filters' summaries decide no node (a list of most roof shapes,
- * bounds every node straddles), asking them of every block and leaf cost a count-bound query
- * 2–5% (measured with the proofs removed); after UNDECIDED_RUN such verdicts in a row only every
- * PROBE_STRIDE-th block or leaf is asked, until one decides. Upper nodes are always asked. A node
- * not asked is read as one that may hold matches (its rows go through the filters): only time is
- * at stake. Measured per query, both ways in turn, 30 rounds: the city and heavy queries whose
- * count reads most rows (#354, #359, #363, #418, #504, #513) 1–8% faster.
+ * bounds every node straddles), asking them of every block and leaf is time lost; after
+ * UNDECIDED_RUN such verdicts in a row only every PROBE_STRIDE-th block or leaf is asked, until
+ * one decides. Upper nodes are always asked. A node not asked is read as one that may hold
+ * matches (its rows go through the filters): only time is at stake. The constants are tuned with
+ * `npm run bench:query`'s paired runs (bench/README.md, bench:query).
  */
 let undecided = 0;
 let passed = 0;
@@ -180,12 +179,9 @@ function worthProving(): boolean {
  * LEAF_SHARE of those asked were ruled out, else every LEAF_STRIDE-th block. Past MAX_WINDOW
  * matches the leaves hold matches (few are ruled out) and a row costs one key comparison. A
  * count closed below the cap is another matter: the nodes the search left (counted from a
- * list's rows per code) are then read in row order, and their leaves still asked: stopping
- * there made #483 (96 matches, 97% of leaves ruled out) 0.14 -> 0.26 ms. Measured on the bench
- * mix (5M country, both ways in turn in one process, 16 rounds): region +11% over the sum of
- * per-query medians (#471, 57% of leaves ruled out, 2.31 -> 1.70 ms; #463 0.75 -> 0.31; #469
- * 1.07 -> 0.64), heavy within 1%. Ruling out 25% of leaves (#474) gained nothing, 14% (#485)
- * lost 5-10%; with the share at 1/8, city +1.5% and deep-offset within 1%, but heavy -2.5%.
+ * list's rows per code) are then read in row order, and their leaves still asked: few matches
+ * among many ruled-out leaves is where asking pays most. The constants are tuned with
+ * `npm run bench:query`'s paired runs (bench/README.md, bench:query).
  */
 let leavesAsked = 0;
 let leavesOut = 0;
@@ -248,12 +244,10 @@ let blocks = EVERY_BLOCK;
  * in for the plans' keys and keeps their matches unranked, and the nodes are listed here. Once
  * the count is past MAX_WINDOW the held rows are dropped and the nodes queued for the ranking
  * like those the walk never reached; it reads again only the few bounded above the k-th key.
- * Offering ~10,000 rows in the walk's order rebuilt the heap ~1,000 times (k = 200) and fetched
- * each row's key and rank cold: 270 of the 820 us of #504 (3x3 degrees, sort=height). Past
- * that share, or when the walk ends before the count caps, the held rows are offered (each
- * found once, in the order found) and the walk goes on offering: the ranking would read most
- * of the deferred nodes again (measured on the bench mix with no share: the region queries
- * whose walk covered a third of their candidates or more, 10–100% slower).
+ * Offering the walk's rows in its order would rebuild the heap again and again and fetch each
+ * row's key and rank cold. Past that share, or when the walk ends before the count caps, the
+ * held rows are offered (each found once, in the order found) and the walk goes on offering:
+ * the ranking would otherwise read most of the deferred nodes again.
  */
 export const DEFER_SHARE = 8;
 /** Below this many rows scanned, the share is not asked (the bbox's candidates are not counted). */
@@ -364,12 +358,9 @@ class Run {
    * deferring, read in row order, not best-first). After each run the limit is half the rows
    * the count is expected to need before it caps (rowsBeforeCap, at least CHUNK): a count-bound
    * query, a few thousand matches among 700,000 candidates, reads in runs of MAX_RUN_ROWS as
-   * the walk does. In runs of CHUNK its steps were called ~340 times more; measured on the
-   * bench mix (5M country, both ways in turn in one process, 16 rounds) the count-bound region
-   * queries 4-20% faster (#485 2.08 -> 1.82 ms, #499 1.22 -> 0.95, #461 2.00 -> 1.92), the
-   * region class 7% over the sum of per-query medians, heavy within 3%; with no limit at all,
-   * heavy was 35% slower. With `gaps`, filtered ranges inside the bbox gather across gaps, in
-   * ascending row order only (scanSpans).
+   * the walk does, rather than calling its steps hundreds of times more in runs of CHUNK; an
+   * unbounded run reads far past the cap on heavy boxes. With `gaps`, filtered ranges inside
+   * the bbox gather across gaps, in ascending row order only (scanSpans).
    */
   start(s: Snapshot, si: number, plan: Plan, bbox: BBox, limit = CHUNK, gaps = false, toCap = false): void {
     this.s = s;
@@ -491,13 +482,9 @@ export function searchBuildings(snapshots: readonly Snapshot[], plans: readonly 
  * The threshold rises once k matches above it are kept. The rows the walk kept above it,
  * scaled from the rows it covered to the rows left, are a first estimate; where that falls
  * short of 2k (a factor of 2 to spare), the blocks left are counted: each bounded above the
- * threshold holds a row above it, which matches at the rate the walk found. Measured on the
- * bench mix (5M country, each query on both finishes in turn): sort=registered_business_employees
- * over residential buildings (#363), whose k-th key sits at 1 employee from the count walk on,
- * with 241 of the 242 blocks left holding a business: best-first 1.41 ms, row order 1.19. Where
- * the walk's rows held few businesses but the blocks left hold many (#478, #488), best-first
- * 0.14 ms against 0.56; where few blocks are bounded at or above the threshold, it reads just
- * those (#496: 14 of 130, 0.37 ms against 0.49).
+ * threshold holds a row above it, which matches at the rate the walk found. Where nearly every
+ * block left is bounded above a threshold that will not rise, row order reads the same rows
+ * without the queue's cost; where few are, best-first reads just those.
  */
 function boundsWillNotPrune(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox): boolean {
   if (queue.size === 0 || coveredRows === 0) return false;
@@ -662,7 +649,7 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
       if (inside && level > 0 && verdict === SOME && proofs.length > 0 && blockRead(lo) && worthLeaves()) addLeaves(proofs, lo, hi);
       else run.add(lo, hi, !inside, verdict !== ALL);
       // The share counts the block's rows, ruled-out leaves included: counting only those read
-      // kept the walk deferring longer and made #476 and #477 (capped, most leaves ruled out) 18% slower.
+      // would keep the walk deferring too long where most leaves are ruled out.
       if (search && deferring) defer(si, level, i, hi - lo);
       continue;
     }

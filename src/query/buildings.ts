@@ -85,7 +85,7 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
   else if (path === 'walk') {
     const k = q.offset + q.limit;
     // A floor needs k leaves proven full inside the bbox, which only deep pages over large
-    // areas find; for a short page the search for them cost a street query a tenth of its time.
+    // areas find; for a short page the search for them costs a street query a tenth of its time.
     const floor = k > FLOOR_MIN_K ? provenFloor(snapshots, plans, q.bbox, k) : -Infinity;
     if (worthGuessing(snapshots, q.bbox, k)) walkGuessing(snapshots, plans, q.bbox, k, floor);
     else {

@@ -19,10 +19,8 @@
  * k = offset + limit is small next to the matches: the k-th key then sits high, and most
  * nodes bound below it are never read. For a deep page the k-th key sits low,
  * few nodes bound below it, the time goes to keeping the top k (which the order barely changes), and
- * the queue's per-node work is not repaid: measured on the bench mix, best-first was faster
- * than the scan at every bbox size for k up to a few hundred, and a wash, now faster, now
- * slower, for k in the thousands (bench/README.md). Such pages, and sort keys without a bound,
- * take the walk.
+ * the queue's per-node work is not repaid (bench/README.md, bench:query). Such pages, and sort
+ * keys without a bound, take the walk.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidatesReach, fitsInOneNode } from './estimate.ts';
@@ -42,12 +40,9 @@ export function hasBounds(plans: readonly (Plan | null)[]): boolean {
 }
 
 /**
- * Below this many candidate rows (candidateRows), the walk (or the scan: hasProofs). Measured per query on the bench
- * mix (5M country, each query on both paths in turn): under ~100,000 candidates (streets,
- * neighbourhoods, most cities) the walk was faster at both class p50s (neighbourhood 0.026 ms
- * against 0.033, city 0.044 against 0.059): the count walk settles most of them, and what is
- * left, read best-first leaf by leaf, costs more than in one run; from 1 degree up, best-first
- * (region p50 0.27 ms against 0.54). Between the two, each won about as often.
+ * Below this many candidate rows (candidateRows), the walk (or the scan: hasProofs): the count
+ * walk settles most of such a bbox, and what is left, read best-first leaf by leaf, costs more
+ * than in one run. Tuned with `npm run bench:query` (bench/README.md, bench:query).
  */
 export const BEST_FIRST_MIN_ROWS = 131_072;
 
@@ -56,9 +51,7 @@ export const BEST_FIRST_MIN_ROWS = 131_072;
  *
  * A bbox that fits in one node of 4,096 rows takes the scan whatever its filters and page: the
  * walk's node summaries, cold in a mix of queries over the whole country, cost more there than
- * the few rows they spare. Measured in the bench mix's order (5M country, every query on each
- * path in turn, 10 rounds): street queries the walk took (those with a filter a summary can
- * prove) 0.81–0.92 of the scan's speed at p50, its deep pages (k past 256) 0.52–0.65.
+ * the few rows they spare.
  */
 export function choosePath(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], q: BuildingsQuery): Path {
   const k = q.offset + q.limit;
@@ -69,10 +62,7 @@ export function choosePath(snapshots: readonly Snapshot[], plans: readonly (Plan
 
 /**
  * Some plan has a filter whose node summaries can prove something. Without one, and without a
- * floor to look for, the walk reads what the scan reads, node by node: measured on the bench
- * mix's street queries (each on both paths in turn, 40 rounds over the class alone, before such
- * small bboxes went to the scan outright), those without were 5% slower on the walk (p50 18.9
- * against 17.9 µs, faster on 11 of 46).
+ * floor to look for, the walk reads what the scan reads, node by node, and pays for the nodes.
  */
 export function hasProofs(plans: readonly (Plan | null)[]): boolean {
   for (const plan of plans) if (plan !== null && plan.proofs.length > 0) return true;

@@ -25,8 +25,8 @@ export function candidateRows(snapshots: readonly Snapshot[], bbox: BBox): numbe
 /**
  * candidateRows(snapshots, bbox) >= n, decided in fewer nodes: a street's bbox is settled a
  * level or two below the root, where the few nodes it meets hold fewer than n rows together.
- * The planner asks this of every query, where the tree's upper boxes are often cold: measured in
- * the bench mix's order (5M country), the full count cost a street query 1.1–1.9 µs of its ~25.
+ * The planner asks this of every query, where the tree's upper boxes are often cold: the full
+ * count would cost a street query a noticeable share of its time.
  */
 export function candidatesReach(snapshots: readonly Snapshot[], bbox: BBox, n: number): boolean {
   let rest = 0;
@@ -46,9 +46,8 @@ export function candidatesReach(snapshots: readonly Snapshot[], bbox: BBox, n: n
  * where the snapshot is densest: Snapshot.leastNodeArea): it meets a few such nodes. A
  * heuristic, not a bound (nodes may overlap), for the planner alone, whose choice is only about
  * time; it reads one number beside the extent every query reads, where `candidatesReach` reads
- * ~20 of the tree's upper boxes, cold in a mix of queries over the whole country (1–2 µs of a
- * street query's ~20). On the bench mix (5M country) every street and neighbourhood bbox fits
- * and none met more than 6 such nodes (best-first wants 32); no city bbox fits.
+ * ~20 of the tree's upper boxes, cold in a mix of queries over the whole country. Street and
+ * neighbourhood bboxes fit; city bboxes do not.
  */
 export function fitsInOneNode(snapshots: readonly Snapshot[], bbox: BBox): boolean {
   const side = Math.max(bbox.maxLon - bbox.minLon, bbox.maxLat - bbox.minLat);

@@ -7,11 +7,8 @@
  * least the k-th greatest of their maxima: no row below that can enter the page, so rows
  * under it are dropped on their key alone, before the filters and before the top-k keeps them.
  * The maximum of 64 rows sits high in their distribution, so the floor lands close under the
- * final threshold. Written when deep pages ranked in a heap (78% of an unfiltered one's time
- * went to sifting); since topk.ts buffers them, what is left is the rows before the buffer's
- * first cut: on the bench mix's deep pages (5M, walk, each query with and without in turn) a
- * large unfiltered page gains (#567, 0.95°, k = 2,050: 2.08 → 1.48 ms), the class as a whole
- * does not (2.45 ms either way).
+ * final threshold. With topk.ts's buffer, what it spares is the rows kept before the buffer's
+ * first cut: it pays on large unfiltered deep pages.
  *
  * Only keys whose summary maximum is attained by a row of the node (volume, area, height: plain
  * columns) give a floor; so do only leaves proven ALL, which a filter that leaves out rows at

@@ -4,8 +4,8 @@
  *
  * A deep page (k = offset + limit past BUFFER_MIN_CAPACITY) keeps its best rows in a buffer
  * that selects the best k each time it holds 2k (topk.ts). With no floor every match above the
- * last cut is appended, and selecting among them took a third of such a page's time (#533 and
- * #571 on the bench mix). So the walk first reads every SAMPLE_STRIDE-th block of 512 rows
+ * last cut is appended, and selecting among them is a large share of such a page's time. So
+ * the walk first reads every SAMPLE_STRIDE-th block of 512 rows
  * (blocks in row order follow the space: the sample spreads over the whole bbox), counting and
  * keeping its matches as usual. The key at rank GUESS_MARGIN * k / SAMPLE_STRIDE among them has
  * about GUESS_MARGIN * k matches of the bbox at or above it; the walk over the other blocks

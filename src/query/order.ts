@@ -14,15 +14,10 @@
  * filters by their observed pass rates, Babu et al., "Adaptive Ordering of Pipelined Stream
  * Filters", SIGMOD 2004). Filters commute: the order changes the time, never the rows kept. A
  * step moves ahead only where that would pay even if its kernel cost twice the other's a row
- * (measured over the 5M columns: 3.9-4.8 ns a row for every kernel's range, 6.8-7.5 for refine;
- * a sample of a few hundred rows is noisy too). Business steps (loops over a row's businesses)
- * stay last, in compile's order. Both the planner's paths and the plain scan use it.
- *
- * Measured on the bench mix (5M country, each query with the tries and without them in turn, 15
- * rounds, one process): the plain scan 1.4-2.3x faster on the count-bound queries whose
- * selective bound compile puts late (#373 0.69 -> 0.30 ms, #417 0.88 -> 0.54, #492 1.61 ->
- * 1.01, #481, #468, #543), city +3.8% and region +2.7% over the sums of per-query medians,
- * heavy and deep-offset unchanged within the noise; with the planner, city +2.0%, region +1.4-2.3%.
+ * (kernels' costs a row differ by up to about that much, and a sample of a few hundred rows is
+ * noisy too). Business steps (loops over a row's businesses) stay last, in compile's order.
+ * Both the planner's paths and the plain scan use it. It pays most on count-bound queries whose
+ * most selective bound compile puts late.
  */
 import { CHUNK, type Step } from './kernels.ts';
 

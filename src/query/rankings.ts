@@ -61,7 +61,7 @@ export class RankingCache {
       return page(view, kept, q.offset, end);
     }
     this.misses++;
-    // A first miss ranks only what it needs (a lone deep page costs what it always did); a walk
+    // A first miss ranks only what it needs (a lone deep page costs no more than without the cache); a walk
     // that outruns its ranking is ranked twice as deep as it has reached.
     const depth = kept === undefined ? end : Math.min(MAX_WINDOW, Math.max(2 * end, 2 * kept.depth));
     const ranked = queryBuildings(view, { ...q, offset: 0, limit: depth });

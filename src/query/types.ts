@@ -119,11 +119,10 @@ const EVERY_FIELD: { [K in keyof Required<BuildingsQuery>]: undefined } = {
 
 /**
  * q with every field present (absent ones undefined), in one order, so that all queries share
- * one hidden class. Queries come with only the fields their callers set (338 different sets of
- * keys in the bench mix), and compile reads ~60 of them: on so many shapes each read is a
- * megamorphic lookup that mostly misses V8's stub cache, and compile cost 13-18 us a query,
- * more than the scan of a street's rows; on this one shape, 4-5 us (bench mix, each query
- * compiled in turn, copy included).
+ * one hidden class. Queries come with only the fields their callers set (hundreds of different
+ * sets of keys), and compile reads ~60 of them: on so many shapes each read is a megamorphic
+ * lookup that mostly misses V8's stub cache, costing compile more than the scan of a street's
+ * rows; on this one shape it costs a few microseconds.
  */
 export function withEveryField(q: BuildingsQuery): BuildingsQuery {
   return Object.assign({ ...EVERY_FIELD }, q) as BuildingsQuery;

@@ -5,9 +5,8 @@
  * and the body when the caller asks for it or the status is not 2xx (error codes).
  *
  * Why not node:http or fetch: the load generator shares a 2-core machine with the server, so its
- * cost per request is cost taken from the server. Measured here (uWS answering 2 KB, client and
- * server in one process, CPU per request): this client 12 µs, node:http with a keep-alive Agent
- * 38 µs, fetch (undici) 183 µs.
+ * cost per request is cost taken from the server, and this client costs a fraction of theirs
+ * (bench/README.md, The harness).
  *
  * No closure is made per request: a Connection calls its one `ResponseSink` with itself and the
  * caller's per-request state given to `send`.
@@ -29,7 +28,7 @@ const MAX_HEAD = 64 * 1024;
  * A connection idle longer than this is closed and a new one opened for the next request, as
  * HTTP clients do (undici's default keep-alive timeout is 4 s): servers close idle connections
  * (uWebSockets.js after 10 s), and a request written as the server's close is on its way meets
- * a reset, which the report would count against the server (4-5 a run of bench:http's fixed rate).
+ * a reset, which the report would count against the server.
  */
 export const IDLE_REUSE_MS = 4_000;
 

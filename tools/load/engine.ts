@@ -162,9 +162,9 @@ class Engine implements ResponseSink<InFlight> {
       return;
     }
     // Timers have a granularity of 1 ms. Waiting less than that would mean spinning on
-    // setImmediate, which costs the client a whole core at any rate (measured: 0.43 cores at
-    // 500/s). So what falls due meanwhile goes out at the next timer, up to ~1 ms late; the
-    // lateness counts in the latency (measured from the due time) and is reported apart.
+    // setImmediate, which costs the client a large share of a core at any rate. So what falls
+    // due meanwhile goes out at the next timer, up to ~1 ms late; the lateness counts in the
+    // latency (measured from the due time) and is reported apart.
     this.timer = setTimeout(this.tickBound, Math.max(1, Math.floor(s.untilNext(performance.now()))));
   }
 
