@@ -15,17 +15,10 @@ export const CONTENT_TYPE: Readonly<Record<Encoding, string>> = {
 const MSGPACK_TYPES = new Set(['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack']);
 const JSON_TYPES = new Set(['application/json', 'application/*', '*/*']);
 
-/**
- * MessagePack when a MessagePack media type is named with q > 0 and ranks at least as high as
- * JSON (`application/json`, `application/*` or `*∕*`); JSON otherwise, and with no Accept.
- */
-export function negotiateEncoding(accept: string | undefined): Encoding {
-  if (!accept || !/msgpack/i.test(accept)) return 'json';
-  let qMsgpack = 0;
-  let qJson = 0;
-  for (const range of accept.split(',')) {
+/** The media ranges of an Accept header, lowercase, each with its q (1 unless given; 0 when unreadable). */
+export function mediaRanges(accept: string): [media: string, q: number][] {
+  return accept.split(',').map((range) => {
     const [type, ...params] = range.split(';');
-    const media = type.trim().toLowerCase();
     let q = 1;
     for (const param of params) {
       const [k, v] = param.split('=');
@@ -34,6 +27,19 @@ export function negotiateEncoding(accept: string | undefined): Encoding {
         q = Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 0;
       }
     }
+    return [type.trim().toLowerCase(), q];
+  });
+}
+
+/**
+ * MessagePack when a MessagePack media type is named with q > 0 and ranks at least as high as
+ * JSON (`application/json`, `application/*` or `*∕*`); JSON otherwise, and with no Accept.
+ */
+export function negotiateEncoding(accept: string | undefined): Encoding {
+  if (!accept || !/msgpack/i.test(accept)) return 'json';
+  let qMsgpack = 0;
+  let qJson = 0;
+  for (const [media, q] of mediaRanges(accept)) {
     if (MSGPACK_TYPES.has(media)) qMsgpack = Math.max(qMsgpack, q);
     else if (JSON_TYPES.has(media)) qJson = Math.max(qJson, q);
   }

@@ -4,6 +4,7 @@
  */
 import { ApiError } from './errors.ts';
 import { ByteWriter } from './byte-writer.ts';
+import { mediaRanges } from './encode.ts';
 import { BUILDING_KEYS, FieldSelection, type BuildingKey } from './fields.ts';
 import type { GeometryChoice } from './geojson.ts';
 import type { PageItems } from './envelope.ts';
@@ -38,17 +39,10 @@ export interface ExportQuery {
 export function exportFormatOf(accept: string): ExportFormat | null {
   let best: ExportFormat | null = null;
   let bestQ = 0;
-  for (const range of accept.split(',')) {
-    const [type, ...params] = range.split(';');
-    const media = type.trim().toLowerCase();
+  for (const [media, q] of mediaRanges(accept)) {
     const format = ACCEPTED.find(([m]) => m === media)?.[1];
     if (format === undefined) continue;
-    let q = 1;
-    for (const param of params) {
-      const [k, v] = param.split('=');
-      if (k.trim().toLowerCase() === 'q') q = Number(v);
-    }
-    if (Number.isFinite(q) && q > bestQ) {
+    if (q > bestQ) {
       best = format;
       bestQ = q;
     }

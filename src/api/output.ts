@@ -4,7 +4,7 @@
  * are parameters of the table like the filters; `takeOutput` removes them from the parsed query
  * so that the engine and its ranking cache see the query alone.
  */
-import { CONTENT_TYPE, type Encoding } from './encode.ts';
+import { CONTENT_TYPE, mediaRanges, type Encoding } from './encode.ts';
 import { ApiError } from './errors.ts';
 import { FieldSelection } from './fields.ts';
 import { GEOJSON_CONTENT_TYPE, type GeometryChoice } from './geojson.ts';
@@ -31,17 +31,7 @@ export function prefersGeoJson(accept: string): boolean {
   if (accept.indexOf('geo+json') < 0) return false;
   let qGeo = 0;
   let qOther = 0;
-  for (const range of accept.split(',')) {
-    const [type, ...params] = range.split(';');
-    const media = type.trim().toLowerCase();
-    let q = 1;
-    for (const param of params) {
-      const [k, v] = param.split('=');
-      if (k.trim().toLowerCase() === 'q') {
-        const n = Number(v);
-        q = Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 0;
-      }
-    }
+  for (const [media, q] of mediaRanges(accept)) {
     if (media === GEOJSON) qGeo = Math.max(qGeo, q);
     else if (OTHERS.has(media)) qOther = Math.max(qOther, q);
   }
