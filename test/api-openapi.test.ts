@@ -7,6 +7,8 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { renderParameterDocs } from '../src/api/docs.ts';
 import { ERROR_CODES } from '../src/api/errors.ts';
+import { internalErrorReply } from '../src/http/reply.ts';
+import { unpack } from 'msgpackr';
 import { OPERATIONS } from '../src/api/operations.ts';
 import { buildOpenApi } from '../src/api/openapi.ts';
 import { PARAMETERS, parametersOf } from '../src/api/params.ts';
@@ -236,9 +238,19 @@ describe('responses', () => {
     expect(e.properties.error.required).toEqual(['code', 'message', 'parameter']);
     expect(e.properties.error.properties.code.enum).toEqual([...ERROR_CODES]);
     expect([...ERROR_CODES].sort()).toEqual([
-      'forbidden', 'insufficient_credits', 'invalid_parameter', 'method_not_allowed', 'not_found', 'payload_too_large', 'quota_exceeded', 'rate_limited',
-      'unauthorized', 'unavailable', 'unsupported_media_type',
+      'forbidden', 'insufficient_credits', 'internal', 'invalid_parameter', 'method_not_allowed', 'not_found', 'payload_too_large', 'quota_exceeded',
+      'rate_limited', 'unauthorized', 'unavailable', 'unsupported_media_type',
     ]);
+  });
+
+  it('an unexpected failure is 500 internal, in the Error schema (or the flat one of /public), never cached', () => {
+    const json = internalErrorReply('json', { 'X-Credits-Charged': '0' });
+    expect([json.status, json.headers['Cache-Control'], json.headers['X-Credits-Charged']]).toEqual([500, 'no-store', '0']);
+    expect(JSON.parse(String(json.body))).toEqual({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } });
+    const msgpack = internalErrorReply('msgpack');
+    expect(unpack(msgpack.body as Buffer)).toEqual({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } });
+    const flat = internalErrorReply('public');
+    expect([flat.status, flat.headers['Cache-Control'], JSON.parse(String(flat.body))]).toEqual([500, 'no-store', { error: 'internal' }]);
   });
 
   it('every header of spec 8 is a component', () => {
@@ -274,7 +286,7 @@ describe('operations without a key', () => {
   it('the flat error format: {error: code} with a message for invalid_parameter only (spec 7)', () => {
     const e = doc.components.schemas.PublicError;
     expect(e.required).toEqual(['error']);
-    expect(e.properties.error.enum).toEqual(['not_found', 'invalid_parameter', 'rate_limited', 'unavailable']);
+    expect(e.properties.error.enum).toEqual(['not_found', 'invalid_parameter', 'rate_limited', 'unavailable', 'internal']);
   });
 
   for (const [method, path] of OPEN) {

@@ -6,17 +6,17 @@
 
 /**
  * Every `error.code` of the structured error format (spec 7; DESIGN "Interpretations"). The last
- * four answer a record that does not exist, a method a path does not take, and bodies (country,
- * removal and report requests).
+ * five answer a record that does not exist, a method a path does not take, bodies (country,
+ * removal and report requests), and an unexpected failure of the server (500, logged).
  */
 export const ERROR_CODES = [
   'invalid_parameter', 'unauthorized', 'insufficient_credits', 'forbidden', 'rate_limited', 'quota_exceeded', 'unavailable',
-  'not_found', 'method_not_allowed', 'payload_too_large', 'unsupported_media_type',
+  'not_found', 'method_not_allowed', 'payload_too_large', 'unsupported_media_type', 'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The status of each code. */
-export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 404 | 405 | 413 | 415 | 429 | 503>> = {
+export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 404 | 405 | 413 | 415 | 429 | 500 | 503>> = {
   invalid_parameter: 400,
   unauthorized: 401,
   insufficient_credits: 402,
@@ -28,10 +28,11 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, 400 | 401 | 402 | 403 | 40
   method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  internal: 500,
 };
 
 /** The codes of the flat error format of the endpoints under /public (spec 7). */
-export const PUBLIC_ERROR_CODES = ['not_found', 'invalid_parameter', 'rate_limited', 'unavailable'] as const;
+export const PUBLIC_ERROR_CODES = ['not_found', 'invalid_parameter', 'rate_limited', 'unavailable', 'internal'] as const;
 export type PublicErrorCode = (typeof PUBLIC_ERROR_CODES)[number];
 
 /** `{error: code}`, with `message` for invalid_parameter only: spec 7, endpoints under /public. */

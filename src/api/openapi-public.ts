@@ -95,7 +95,7 @@ export function publicSchemas(): Record<string, Json> {
     PublicError: {
       type: 'object', required: ['error'], description: 'Every non-2xx response under /public (spec 7): the flat format.',
       properties: {
-        error: enumOf(PUBLIC_ERROR_CODES, 'not_found: unknown resource; invalid_parameter: bad parameter; rate_limited: limit exceeded; unavailable: temporarily unavailable.'),
+        error: enumOf(PUBLIC_ERROR_CODES, 'not_found: unknown resource; invalid_parameter: bad parameter; rate_limited: limit exceeded; unavailable: temporarily unavailable; internal: an unexpected failure of the server (500, logged).'),
         message: str('For people; with invalid_parameter only.'),
       },
       additionalProperties: false,

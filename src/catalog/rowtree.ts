@@ -9,7 +9,7 @@
  * Per-node aggregates sit beside `boxes`, node for node, in summaries.ts.
  */
 import { sharedF64 } from './shared.ts';
-import type { BBox } from '../query/types.ts';
+import type { BBox } from '../geo/bbox.ts';
 
 export const LEAF_ROWS = 64;
 export const FANOUT = 8;

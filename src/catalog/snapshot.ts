@@ -9,7 +9,7 @@
  */
 import type Flatbush from 'flatbush';
 import { COLUMNS, columnSpec, type BuildingRecord, type BusinessRecord, type ColumnSpec, type SnapshotSource, type UnitRecord } from '../snapshot/schema.ts';
-import type { BBox } from '../query/types.ts';
+import type { BBox } from '../geo/bbox.ts';
 import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
 import type { ByteReader, ColdCodec, StringTables } from './cold.ts';
 import { COLD_COLUMNS, FLAG_BOOLS, FLAG_NULLABLE_BOOLS, type HotEnum, type HotNum } from './columns.ts';

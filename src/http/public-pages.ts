@@ -14,7 +14,7 @@ import type { CatalogView, Snapshot } from '../catalog/catalog.ts';
 import { findBuilding } from '../query/children.ts';
 import { clientOf, finish, type HttpContext } from './context.ts';
 import { refuseOtherMethods } from './methods.ts';
-import { publicErrorReply, type Reply } from './reply.ts';
+import { internalErrorReply, publicErrorReply, type Reply } from './reply.ts';
 
 interface Page {
   doc: unknown;
@@ -78,7 +78,7 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
       } catch (err) {
         if (!(err instanceof ApiError)) {
           ctx.log.error({ err, path, route }, 'unexpected error');
-          reply = { status: 500, headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'no-store' }, body: JSON.stringify({ error: 'internal' }) };
+          reply = internalErrorReply('public');
         } else {
           reply = publicErrorReply(err);
         }

@@ -21,7 +21,7 @@ import { findBuilding } from '../query/children.ts';
 import { readBody } from './body.ts';
 import { clientOf, finish, type HttpContext } from './context.ts';
 import { refuseOtherMethods } from './methods.ts';
-import { errorReply, jsonReply, type Reply } from './reply.ts';
+import { errorReply, internalErrorReply, jsonReply, type Reply } from './reply.ts';
 
 const MINUTE_MS = 60_000;
 
@@ -246,5 +246,5 @@ function refusal(ctx: HttpContext, err: unknown, route: string, path: string): R
   const unavailable = asUnavailable(err);
   if (unavailable) return errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), 'json');
   ctx.log.error({ err, path, route }, 'unexpected error');
-  return jsonReply(500, { error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } });
+  return internalErrorReply('json');
 }

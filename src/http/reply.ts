@@ -62,3 +62,13 @@ export function publicErrorReply(err: ApiError, headers: Record<string, string> 
   if (err.retryAfter !== undefined) h['Retry-After'] = String(err.retryAfter);
   return { status: publicErrorStatus(err), headers: h, body: JSON.stringify(publicErrorBody(err)) };
 }
+
+/**
+ * The answer to an unexpected failure, which the caller logs: 500 `internal` in the route's error
+ * format (`public`: the flat one of /public), never cached.
+ */
+export function internalErrorReply(format: Encoding | 'public', headers: Record<string, string> = {}): Reply {
+  const err = new ApiError('internal', 'Unexpected error; it has been logged.');
+  if (format === 'public') return publicErrorReply(err, headers);
+  return errorReply(err, format, { ...headers, 'Cache-Control': 'no-store' });
+}

@@ -29,7 +29,7 @@ import { listenFailure } from './port.ts';
 import { Metrics } from './metrics.ts';
 import { BuildingCache } from './building-cache.ts';
 import { WriterPool } from './writer-pool.ts';
-import { errorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
+import { errorReply, internalErrorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
 import { writeHere, type WritePublic } from './public-writes.ts';
 import { addressLimiters, type AddressLimiterTables } from './address-limits.ts';
@@ -175,7 +175,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       return errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding, headers);
     }
     log.error({ err, path, route }, 'unexpected error');
-    return { status: 500, headers: { ...headers, 'Content-Type': CONTENT_TYPE[encoding] }, body: encode({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } }, encoding) };
+    return internalErrorReply(encoding, headers);
   };
 
   /**

@@ -3,6 +3,7 @@
  * the spec's parameter names in camelCase; an absent optional field means the filter is off.
  * Booleans documented "default false" are `true` or absent (false keeps everything).
  */
+import type { BBox } from '../geo/bbox.ts';
 import type {
   AddressCorroboration, Category, FloodZone, PanelsStatus, RoofShape, SeismicRiskClass, SolarPresence,
 } from '../snapshot/schema.ts';
@@ -18,12 +19,7 @@ export const MAX_BBOX_SIDE_DEG = 3;
 export const MAX_BBOX_SIDE_WITH_ROUNDING = MAX_BBOX_SIDE_DEG + 1e-9;
 export const MAX_WINDOW = 10_000; // offset + limit, and the count cap of meta.total
 
-export interface BBox {
-  minLon: number;
-  minLat: number;
-  maxLon: number;
-  maxLat: number;
-}
+export type { BBox };
 
 export interface BuildingsQuery {
   bbox: BBox;
