@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haproxyConfig } from '../src/fleet/haproxy.ts';
 import { removeDir, startTestServer, syntheticSnapshots, workspaceWithKey, type TestServer } from './http-helpers.ts';
 import { checkHaproxyConfig, startHaproxy, type TestHaproxy } from './services/haproxy.ts';
-import { freePort } from './services/postgres.ts';
+import { freePort } from './services/ports.ts';
 
 let dir: string;
 let replicas: TestServer[] = [];

@@ -11,7 +11,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY_MS, LedgerUnavailableError, ledgerLocation, openLedgerEngine, PgLedger, type LedgerEngine } from '../src/ledger/index.ts';
 import { adminWith } from './admin-cli.ts';
-import { freePort, startPostgres, type TestPostgres } from './services/postgres.ts';
+import { freePort } from './services/ports.ts';
+import { startPostgres, type TestPostgres } from './services/postgres.ts';
 
 let postgres: TestPostgres;
 const dirs: string[] = [];

@@ -2,7 +2,7 @@
  * /metrics is served on the operator port (EDIFICE_METRICS_PORT, loopback) and not on the API
  * port, with prom-client's process and runtime metrics of every thread, labelled by thread.
  */
-import { createServer } from 'node:net';
+import { freePort } from './services/ports.ts';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
@@ -14,17 +14,6 @@ afterAll(() => {
   for (const d of dirs) removeDir(d);
 });
 
-/** A port free now on 127.0.0.1 (the metrics port takes no 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** Series of `name` by their thread label. */
 function threads(text: string, name: string): string[] {

@@ -3,13 +3,10 @@
  * swagger-ui-dist package, served by Edifice itself: the page loads nothing from elsewhere).
  * Keys typed into its Authorize dialog stay in the page.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { TemplatedApp } from 'uWebSockets.js';
-import { finish, type HttpContext } from './context.ts';
-import { refuseOtherMethods } from './methods.ts';
-import type { Reply } from './reply.ts';
+import type { HttpContext } from './context.ts';
+import { fileReply, packageDir, serveStatic } from './static-files.ts';
 
 const ASSETS = {
   'swagger-ui.css': 'text/css; charset=utf-8',
@@ -44,16 +41,10 @@ window.ui = SwaggerUIBundle({
 
 export function registerDocsPage(app: TemplatedApp, ctx: HttpContext): void {
   const base = ctx.config.basePath;
-  const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-  const files: [string, string, Reply][] = [
-    [`${base}/docs`, '/docs', { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'public, max-age=300' }, body: PAGE }],
-  ];
+  const dist = packageDir('swagger-ui-dist');
+  serveStatic(app, ctx, `${base}/docs`, '/docs',
+    { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'public, max-age=300' }, body: PAGE });
   for (const [name, type] of Object.entries(ASSETS)) {
-    files.push([`${base}/docs/${name}`, `/docs/${name}`, { status: 200, headers: { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400' }, body: readFileSync(join(dist, name)) }]);
-  }
-  for (const [pattern, route, reply] of files) {
-    app.get(pattern, (res, req) => finish(ctx, res, route, 'GET', req.getUrl(), performance.now(), reply));
-    app.head(pattern, (res, req) => finish(ctx, res, route, 'HEAD', req.getUrl(), performance.now(), reply));
-    refuseOtherMethods(app, ctx, pattern, route, ['GET', 'HEAD'], false);
+    serveStatic(app, ctx, `${base}/docs/${name}`, `/docs/${name}`, fileReply(join(dist, name), type, 86_400));
   }
 }

@@ -4,54 +4,41 @@
  * (a basemap is optional: EDIFICE_MAP_BASEMAP).
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TemplatedApp } from 'uWebSockets.js';
+import type { HttpContext } from './context.ts';
 import type { Reply } from './reply.ts';
+import { fileReply, packageDir, serveStatic } from './static-files.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const maplibreDist = join(dirname(createRequire(import.meta.url).resolve('maplibre-gl/package.json')), 'dist');
+const here = join(dirname(fileURLToPath(import.meta.url)), 'map');
+const JS = 'text/javascript; charset=utf-8';
+const MAX_AGE_S = 3600;
 
-export interface MapPageOptions {
-  basePath: string;
-  /** A raster tile URL template with {z}/{x}/{y}, or a MapLibre style URL; empty: no basemap. */
-  basemap: string;
-}
-
-export interface MapView {
-  /** Longitude, latitude to open on. */
-  center: [number, number];
-  zoom: number;
-  /** The served snapshots' attributions (OpenStreetMap data must name its contributors). */
-  attribution: string;
-}
-
-export interface MapAssets {
-  page(view: MapView): Reply;
-  /** The static files under `<base>/map/`, by name. */
-  files: Map<string, Reply>;
-}
-
-const CACHE = 'public, max-age=3600';
-
-export function loadMapAssets(options: MapPageOptions): MapAssets {
-  const html = readFileSync(join(here, 'map', 'index.html'), 'utf8').replaceAll('__BASE__', options.basePath);
-  const file = (path: string, type: string): Reply => ({ status: 200, headers: { 'Content-Type': type, 'Cache-Control': CACHE }, body: readFileSync(path) });
-  const files = new Map<string, Reply>([
-    ['maplibre-gl.js', file(join(maplibreDist, 'maplibre-gl.js'), 'text/javascript; charset=utf-8')],
-    ['maplibre-gl.css', file(join(maplibreDist, 'maplibre-gl.css'), 'text/css; charset=utf-8')],
-    ['map.js', file(join(here, 'map', 'map.js'), 'text/javascript; charset=utf-8')],
-  ]);
-  return {
-    files,
-    page(view) {
-      // JSON inside a <script> element: '<' escaped so no value can close the element.
-      const config = JSON.stringify({ base: options.basePath, basemap: options.basemap, ...view }).replaceAll('<', '\\u003c');
-      return {
-        status: 200,
-        headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' },
-        body: html.replace('__CONFIG__', config),
-      };
-    },
+export function registerMapPage(app: TemplatedApp, ctx: HttpContext): void {
+  const base = ctx.config.basePath;
+  const html = readFileSync(join(here, 'index.html'), 'utf8').replaceAll('__BASE__', base);
+  const page = (): Reply => {
+    const { snapshots } = ctx.catalog.view();
+    const s = snapshots[0];
+    const known = s !== undefined && s.rows > 0;
+    // Opens on the middle row of the first country: rows are in Hilbert order, so a built-up spot.
+    const config = {
+      base,
+      basemap: ctx.config.mapBasemap,
+      center: known ? [s.lon[s.rows >> 1], s.lat[s.rows >> 1]] : [0, 0],
+      zoom: known ? 16 : 1,
+      // OpenStreetMap data must name its contributors.
+      attribution: [...new Set(snapshots.flatMap((snap) => snap.sources.map((src) => src.attribution)))].join('; '),
+    };
+    // JSON inside a <script> element: '<' escaped so no value can close the element.
+    const json = JSON.stringify(config).replaceAll('<', '\\u003c');
+    return { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' }, body: html.replace('__CONFIG__', json) };
   };
+  serveStatic(app, ctx, '/', '/map', page);
+  serveStatic(app, ctx, `${base}/map`, '/map', page);
+  const maplibre = join(packageDir('maplibre-gl'), 'dist');
+  serveStatic(app, ctx, `${base}/map/maplibre-gl.js`, '/map', fileReply(join(maplibre, 'maplibre-gl.js'), JS, MAX_AGE_S));
+  serveStatic(app, ctx, `${base}/map/maplibre-gl.css`, '/map', fileReply(join(maplibre, 'maplibre-gl.css'), 'text/css; charset=utf-8', MAX_AGE_S));
+  serveStatic(app, ctx, `${base}/map/map.js`, '/map', fileReply(join(here, 'map.js'), JS, MAX_AGE_S));
 }

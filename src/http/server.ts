@@ -39,7 +39,7 @@ import { refuseOtherMethods } from './methods.ts';
 import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
 import { warmUp, type WarmUpRoute } from './warm-up.ts';
-import { loadMapAssets } from './map-page.ts';
+import { registerMapPage } from './map-page.ts';
 import { BuildingItems } from './building-items.ts';
 import { registerFeatures } from './features.ts';
 import { registerDocsPage } from './docs-page.ts';
@@ -399,29 +399,11 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       ready ? {} : { 'Retry-After': '5' }));
   });
 
-  const mapAssets = loadMapAssets({
-    basePath: base,
-    basemap: config.mapBasemap,
-  });
-  for (const pattern of ['/', `${base}/map`]) {
-    getAndHead(pattern, (res, req, method) => {
-      const { snapshots } = catalog.view();
-      const s = snapshots[0];
-      // Opens on the middle row of the first country: rows are in Hilbert order, so a built-up spot.
-      const center: [number, number] = s && s.rows > 0 ? [s.lon[s.rows >> 1], s.lat[s.rows >> 1]] : [0, 0];
-      const attribution = [...new Set(snapshots.flatMap((snap) => snap.sources.map((src) => src.attribution)))].join('; ');
-      finish(res, '/map', method, req.getUrl(), performance.now(), mapAssets.page({ center, zoom: s && s.rows > 0 ? 16 : 1, attribution }));
-    });
-  }
-  getAndHead(`${base}/map/:file`, (res, req, method) => {
-    const file = mapAssets.files.get(req.getParameter(0) ?? '');
-    finish(res, '/map', method, req.getUrl(), performance.now(), file ?? jsonReply(404, { error: { code: 'not_found', message: 'No such file.', parameter: '' } }));
-  });
-
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
   registerFeatures(app, ctx, { serve, items, rank: (v, q) => rankings.query(v, q), now: ctx.now });
   registerDocsPage(app, ctx);
+  registerMapPage(app, ctx);
   for (const [pattern, route] of [
     [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'], [`${base}/buildings/export`, '/buildings/export'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],

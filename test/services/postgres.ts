@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './ports.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,16 +33,6 @@ function binDir(): string {
   throw new Error('PostgreSQL is not installed (no initdb): apt-get install -y postgresql');
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = binDir();

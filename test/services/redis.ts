@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './postgres.ts';
+import { freePort } from './ports.ts';
 
 export interface TestRedis {
   url: string;
