@@ -10,7 +10,14 @@
 import type { Data, Table, Vector } from 'apache-arrow';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 import {
-  BASIS, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_BASIS, SOLAR_PRESENCE,
+  BASIS,
+  CATEGORY,
+  FLOOD_ZONE,
+  PANELS_STATUS,
+  ROOF_SHAPE,
+  SEISMIC_RISK_CLASS,
+  SOLAR_BASIS,
+  SOLAR_PRESENCE,
 } from '../src/snapshot/schema.ts';
 
 export const NULL_CODE = 255;
@@ -44,7 +51,10 @@ export interface BenchColumns {
   bizTurnover: Float64Array;
   bizCurrency: Uint8Array;
   currencies: string[];
-  /** Footprint: building b has polygons [polyStart[b], polyStart[b+1]), polygon p rings [ringStart[p], ...), ring r vertices [vertexStart[r], ...). */
+  /**
+   * Footprint: building b has polygons [polyStart[b], polyStart[b+1]), polygon p rings
+   * [ringStart[p], ...), ring r vertices [vertexStart[r], ...).
+   */
   polyStart: Int32Array;
   ringStart: Int32Array;
   vertexStart: Int32Array;
@@ -155,7 +165,10 @@ const hexWord = (w: number): string => HEX_BYTE[w >>> 24] + HEX_BYTE[(w >>> 16) 
 
 /** The id string of row `row`. */
 export function formatId(words: Uint32Array, row: number): string {
-  const a = hexWord(words[4 * row]), b = hexWord(words[4 * row + 1]), c = hexWord(words[4 * row + 2]), d = hexWord(words[4 * row + 3]);
+  const a = hexWord(words[4 * row]),
+    b = hexWord(words[4 * row + 1]),
+    c = hexWord(words[4 * row + 2]),
+    d = hexWord(words[4 * row + 3]);
   return `${a}-${b.slice(0, 4)}-${b.slice(4)}-${c.slice(0, 4)}-${c.slice(4)}${d}`;
 }
 
@@ -169,11 +182,15 @@ function childByName(d: Data, name: string): Data {
 function utf8At(d: Data, i: number): string | null {
   if (!isValid(d, i)) return null;
   const offsets = d.valueOffsets as Int32Array;
-  const s = offsets[d.offset + i], e = offsets[d.offset + i + 1];
+  const s = offsets[d.offset + i],
+    e = offsets[d.offset + i + 1];
   return Buffer.from((d.values as Uint8Array).buffer, (d.values as Uint8Array).byteOffset + s, e - s).toString('utf8');
 }
 
-function businesses(table: Table, c: Pick<BenchColumns, 'bizRow' | 'bizEmployeesMin' | 'bizTurnover' | 'bizCurrency' | 'currencies'>): void {
+function businesses(
+  table: Table,
+  c: Pick<BenchColumns, 'bizRow' | 'bizEmployeesMin' | 'bizTurnover' | 'bizCurrency' | 'currencies'>,
+): void {
   const rows: number[] = [];
   const emp: number[] = [];
   const turnover: number[] = [];
@@ -214,14 +231,17 @@ function businesses(table: Table, c: Pick<BenchColumns, 'bizRow' | 'bizEmployees
 
 function footprints(table: Table, n: number, c: BenchColumns): void {
   const parts = batches(table, 'footprint');
-  let polys = 0, rings = 0, vertices = 0;
+  let polys = 0,
+    rings = 0,
+    vertices = 0;
   for (const d of parts) {
     const po = d.valueOffsets as Int32Array;
     const pd = d.children[0];
     const ro = pd.valueOffsets as Int32Array;
     const rd = pd.children[0];
     const vo = rd.valueOffsets as Int32Array;
-    const p0 = po[d.offset], p1 = po[d.offset + d.length];
+    const p0 = po[d.offset],
+      p1 = po[d.offset + d.length];
     polys += p1 - p0;
     rings += ro[p1] - ro[p0];
     vertices += vo[ro[p1]] - vo[ro[p0]];
@@ -234,7 +254,10 @@ function footprints(table: Table, n: number, c: BenchColumns): void {
   c.fpMinLat = new Float64Array(n);
   c.fpMaxLon = new Float64Array(n);
   c.fpMaxLat = new Float64Array(n);
-  let b = 0, p = 0, r = 0, v = 0;
+  let b = 0,
+    p = 0,
+    r = 0,
+    v = 0;
   for (const d of parts) {
     const po = d.valueOffsets as Int32Array;
     const pd = d.children[0];
@@ -246,13 +269,17 @@ function footprints(table: Table, n: number, c: BenchColumns): void {
     const xyOff = 2 * rd.children[0].offset + xy.offset;
     for (let i = 0; i < d.length; i++, b++) {
       c.polyStart[b] = p;
-      let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+      let minX = Infinity,
+        minY = Infinity,
+        maxX = -Infinity,
+        maxY = -Infinity;
       for (let fp = po[d.offset + i]; fp < po[d.offset + i + 1]; fp++, p++) {
         c.ringStart[p] = r;
         for (let fr = ro[pd.offset + fp]; fr < ro[pd.offset + fp + 1]; fr++, r++) {
           c.vertexStart[r] = v;
           for (let fv = vo[rd.offset + fr]; fv < vo[rd.offset + fr + 1]; fv++, v++) {
-            const x = values[xyOff + 2 * fv], y = values[xyOff + 2 * fv + 1];
+            const x = values[xyOff + 2 * fv],
+              y = values[xyOff + 2 * fv + 1];
             c.coords[2 * v] = x;
             c.coords[2 * v + 1] = y;
             if (x < minX) minX = x;

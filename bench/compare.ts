@@ -20,7 +20,8 @@ export function difference(x: Answer | Error, y: Answer | Error): string | null 
     return `one refused the query: ${(x instanceof Error ? x : (y as Error)).message}`;
   }
   const parts: string[] = [];
-  if (x.total !== y.total || x.capped !== y.capped) parts.push(`total ${x.total}${x.capped ? '+' : ''} vs ${y.total}${y.capped ? '+' : ''}`);
+  if (x.total !== y.total || x.capped !== y.capped)
+    parts.push(`total ${x.total}${x.capped ? '+' : ''} vs ${y.total}${y.capped ? '+' : ''}`);
   if (x.ids.length !== y.ids.length) parts.push(`page length ${x.ids.length} vs ${y.ids.length}`);
   const n = Math.min(x.ids.length, y.ids.length);
   for (let i = 0; i < n; i++) {
@@ -35,17 +36,20 @@ export function difference(x: Answer | Error, y: Answer | Error): string | null 
 
 /** Every pair of engines on every query. */
 export function compareAll(
-  queries: readonly MixQuery[], answers: Map<string, (Answer | Error)[]>,
+  queries: readonly MixQuery[],
+  answers: Map<string, (Answer | Error)[]>,
 ): { mismatches: Mismatch[]; pairs: Map<string, number> } {
   const names = [...answers.keys()];
   const mismatches: Mismatch[] = [];
   const pairs = new Map<string, number>();
   for (let i = 0; i < names.length; i++) {
     for (let j = i + 1; j < names.length; j++) {
-      const a = names[i], b = names[j];
+      const a = names[i],
+        b = names[j];
       const key = `${a} vs ${b}`;
       pairs.set(key, 0);
-      const xa = answers.get(a)!, xb = answers.get(b)!;
+      const xa = answers.get(a)!,
+        xb = answers.get(b)!;
       for (let k = 0; k < queries.length; k++) {
         const what = difference(xa[k], xb[k]);
         if (what === null) continue;

@@ -17,7 +17,9 @@ export function snapshotFiles(dir: string): string[] {
   const out: string[] = [];
   for (const cc of readdirSync(dir).sort()) {
     if (!/^[A-Z]{2}$/.test(cc) || !statSync(join(dir, cc)).isDirectory()) continue;
-    const files = readdirSync(join(dir, cc)).filter((f) => /^\d{4}-\d{2}-\d{2}\.arrow$/.test(f)).sort();
+    const files = readdirSync(join(dir, cc))
+      .filter((f) => /^\d{4}-\d{2}-\d{2}\.arrow$/.test(f))
+      .sort();
     if (files.length > 0) out.push(join(dir, cc, files[files.length - 1]));
   }
   return out;
@@ -34,10 +36,26 @@ export async function ensureSynthetic(cacheDir: string, seed: number, buildings:
   mkdirSync(partial, { recursive: true });
   log(`dataset: generating ${buildings.toLocaleString('en')} buildings (seed ${seed}) into ${relative(process.cwd(), dir)}`);
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--max-old-space-size=16384', '--import', 'tsx', join(HERE, 'generate.ts'),
-    '--seed', String(seed), '--buildings', String(buildings), '--out', partial], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--max-old-space-size=16384',
+      '--import',
+      'tsx',
+      join(HERE, 'generate.ts'),
+      '--seed',
+      String(seed),
+      '--buildings',
+      String(buildings),
+      '--out',
+      partial,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => { out += s; });
+  child.stdout.setEncoding('utf8').on('data', (s: string) => {
+    out += s;
+  });
   const code: number = await new Promise((res, rej) => child.on('error', rej).on('exit', (c) => res(c ?? 1)));
   if (code !== 0) throw new Error(`dataset: the generator exited with code ${code}`);
   const result = JSON.parse(out.trim().split('\n').pop()!) as { path: string; rows: number; bytes: number };
@@ -48,6 +66,8 @@ export async function ensureSynthetic(cacheDir: string, seed: number, buildings:
     renameSync(result.path, join(partial, cc, basename(result.path)));
   }
   renameSync(partial, dir);
-  log(`dataset: ${result.rows.toLocaleString('en')} rows, ${(result.bytes / 1e6).toFixed(0)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `dataset: ${result.rows.toLocaleString('en')} rows, ${(result.bytes / 1e6).toFixed(0)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   return dir;
 }

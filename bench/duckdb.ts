@@ -12,13 +12,31 @@
  * which is what the point query's SQL measures distances on.
  */
 import {
-  DuckDBBooleanType, DuckDBDataChunk, DuckDBDoubleType, DuckDBInstance, DuckDBIntegerType,
-  DuckDBUTinyIntType, DuckDBVarCharType,
-  type DuckDBAppender, type DuckDBBooleanVector, type DuckDBConnection, type DuckDBDoubleVector,
-  type DuckDBIntegerVector, type DuckDBType, type DuckDBUTinyIntVector, type DuckDBVarCharVector,
+  DuckDBBooleanType,
+  DuckDBDataChunk,
+  DuckDBDoubleType,
+  DuckDBInstance,
+  DuckDBIntegerType,
+  DuckDBUTinyIntType,
+  DuckDBVarCharType,
+  type DuckDBAppender,
+  type DuckDBBooleanVector,
+  type DuckDBConnection,
+  type DuckDBDoubleVector,
+  type DuckDBIntegerVector,
+  type DuckDBType,
+  type DuckDBUTinyIntVector,
+  type DuckDBVarCharVector,
 } from '@duckdb/node-api';
 import {
-  BASIS, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_BASIS, SOLAR_PRESENCE,
+  BASIS,
+  CATEGORY,
+  FLOOD_ZONE,
+  PANELS_STATUS,
+  ROOF_SHAPE,
+  SEISMIC_RISK_CLASS,
+  SOLAR_BASIS,
+  SOLAR_PRESENCE,
 } from '../src/snapshot/schema.ts';
 import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
 import { formatId, type BenchColumns } from './columns.ts';
@@ -62,7 +80,13 @@ function fillVarchar(v: DuckDBVarCharVector, f: (i: number) => string | null, st
 }
 
 /** Creates `table` with `cols` and appends rows 0..rows-1, chunk by chunk. */
-async function appendTable(conn: DuckDBConnection, table: string, cols: Col[], rows: number, progress?: (done: number) => void): Promise<void> {
+async function appendTable(
+  conn: DuckDBConnection,
+  table: string,
+  cols: Col[],
+  rows: number,
+  progress?: (done: number) => void,
+): Promise<void> {
   await conn.run(`CREATE TABLE ${table} (${cols.map((c) => `${c.name} ${SQL_TYPE[c.type]}`).join(', ')})`);
   const appender: DuckDBAppender = await conn.createAppender(table);
   const types = cols.map((c) => DUCK_TYPE[c.type]);
@@ -74,11 +98,21 @@ async function appendTable(conn: DuckDBConnection, table: string, cols: Col[], r
       const col = cols[k];
       const vec = chunk.getColumnVector(k);
       switch (col.type) {
-        case 'double': fillDouble(vec as DuckDBDoubleVector, col.values, start, n); break;
-        case 'int': fillInt(vec as DuckDBIntegerVector, col.values, start, n); break;
-        case 'u8': fillU8(vec as DuckDBUTinyIntVector, col.values, start, n); break;
-        case 'bool': fillBool(vec as DuckDBBooleanVector, col.values, start, n); break;
-        case 'varchar': fillVarchar(vec as DuckDBVarCharVector, col.values, start, n); break;
+        case 'double':
+          fillDouble(vec as DuckDBDoubleVector, col.values, start, n);
+          break;
+        case 'int':
+          fillInt(vec as DuckDBIntegerVector, col.values, start, n);
+          break;
+        case 'u8':
+          fillU8(vec as DuckDBUTinyIntVector, col.values, start, n);
+          break;
+        case 'bool':
+          fillBool(vec as DuckDBBooleanVector, col.values, start, n);
+          break;
+        case 'varchar':
+          fillVarchar(vec as DuckDBVarCharVector, col.values, start, n);
+          break;
       }
       vec.flush();
     }
@@ -112,7 +146,10 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
   readonly name = 'duckdb';
   readonly async = true;
 
-  private constructor(private readonly instance: DuckDBInstance, private readonly conn: DuckDBConnection) {}
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly conn: DuckDBConnection,
+  ) {}
 
   /** Opens an in-memory DuckDB and loads the columns into it. */
   static async load(c: BenchColumns, log: (msg: string) => void): Promise<{ engine: DuckDbEngine; load: DuckLoad }> {
@@ -121,52 +158,68 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
     const conn = await instance.connect();
     const n = c.n;
     const nanIfNull = (a: Float64Array) => (i: number) => a[i];
-    await appendTable(conn, 'raw', [
-      { name: 'rid', type: 'int', values: (i) => i },
-      { name: 'building_id', type: 'varchar', values: (i) => formatId(c.idWords, i) },
-      { name: 'latitude', type: 'double', values: nanIfNull(c.lat) },
-      { name: 'longitude', type: 'double', values: nanIfNull(c.lon) },
-      { name: 'category', type: 'u8', values: (i) => c.category[i] },
-      { name: 'roof_shape', type: 'u8', values: (i) => c.roofShape[i] },
-      { name: 'volume_basis', type: 'u8', values: (i) => c.volumeBasis[i] },
-      { name: 'flood_zone', type: 'u8', values: (i) => c.floodZone[i] },
-      { name: 'seismic_risk_class', type: 'u8', values: (i) => c.seismicRiskClass[i] },
-      { name: 'solar_presence', type: 'u8', values: (i) => c.solarPresence[i] },
-      { name: 'panels_status', type: 'u8', values: (i) => c.panelsStatus[i] },
-      { name: 'solar_potential_basis', type: 'u8', values: (i) => c.solarPotentialBasis[i] },
-      { name: 'has_3d_model', type: 'bool', values: (i) => c.has3dModel[i] === 1 },
-      { name: 'floors', type: 'double', values: nanIfNull(c.floors) },
-      { name: 'dwellings', type: 'double', values: nanIfNull(c.dwellings) },
-      { name: 'height_m', type: 'double', values: nanIfNull(c.heightM) },
-      { name: 'volume_m3', type: 'double', values: nanIfNull(c.volumeM3) },
-      { name: 'footprint_area_m2', type: 'double', values: nanIfNull(c.areaM2) },
-      { name: 'recent_frost_days', type: 'double', values: nanIfNull(c.recentFrostDays) },
-      { name: 'fp_min_lon', type: 'double', values: nanIfNull(c.fpMinLon) },
-      { name: 'fp_min_lat', type: 'double', values: nanIfNull(c.fpMinLat) },
-      { name: 'fp_max_lon', type: 'double', values: nanIfNull(c.fpMaxLon) },
-      { name: 'fp_max_lat', type: 'double', values: nanIfNull(c.fpMaxLat) },
-    ], n, (done) => log(`duckdb: appending buildings ${done.toLocaleString('en')}/${n.toLocaleString('en')}`));
+    await appendTable(
+      conn,
+      'raw',
+      [
+        { name: 'rid', type: 'int', values: (i) => i },
+        { name: 'building_id', type: 'varchar', values: (i) => formatId(c.idWords, i) },
+        { name: 'latitude', type: 'double', values: nanIfNull(c.lat) },
+        { name: 'longitude', type: 'double', values: nanIfNull(c.lon) },
+        { name: 'category', type: 'u8', values: (i) => c.category[i] },
+        { name: 'roof_shape', type: 'u8', values: (i) => c.roofShape[i] },
+        { name: 'volume_basis', type: 'u8', values: (i) => c.volumeBasis[i] },
+        { name: 'flood_zone', type: 'u8', values: (i) => c.floodZone[i] },
+        { name: 'seismic_risk_class', type: 'u8', values: (i) => c.seismicRiskClass[i] },
+        { name: 'solar_presence', type: 'u8', values: (i) => c.solarPresence[i] },
+        { name: 'panels_status', type: 'u8', values: (i) => c.panelsStatus[i] },
+        { name: 'solar_potential_basis', type: 'u8', values: (i) => c.solarPotentialBasis[i] },
+        { name: 'has_3d_model', type: 'bool', values: (i) => c.has3dModel[i] === 1 },
+        { name: 'floors', type: 'double', values: nanIfNull(c.floors) },
+        { name: 'dwellings', type: 'double', values: nanIfNull(c.dwellings) },
+        { name: 'height_m', type: 'double', values: nanIfNull(c.heightM) },
+        { name: 'volume_m3', type: 'double', values: nanIfNull(c.volumeM3) },
+        { name: 'footprint_area_m2', type: 'double', values: nanIfNull(c.areaM2) },
+        { name: 'recent_frost_days', type: 'double', values: nanIfNull(c.recentFrostDays) },
+        { name: 'fp_min_lon', type: 'double', values: nanIfNull(c.fpMinLon) },
+        { name: 'fp_min_lat', type: 'double', values: nanIfNull(c.fpMinLat) },
+        { name: 'fp_max_lon', type: 'double', values: nanIfNull(c.fpMaxLon) },
+        { name: 'fp_max_lat', type: 'double', values: nanIfNull(c.fpMaxLat) },
+      ],
+      n,
+      (done) => log(`duckdb: appending buildings ${done.toLocaleString('en')}/${n.toLocaleString('en')}`),
+    );
 
     const nb = c.bizRow.length;
-    await appendTable(conn, 'biz_raw', [
-      { name: 'rid', type: 'int', values: (j) => c.bizRow[j] },
-      { name: 'employees_min', type: 'double', values: (j) => c.bizEmployeesMin[j] },
-      { name: 'turnover', type: 'double', values: (j) => c.bizTurnover[j] },
-      { name: 'currency', type: 'varchar', values: (j) => (c.bizCurrency[j] === 255 ? null : c.currencies[c.bizCurrency[j]]) },
-    ], nb);
+    await appendTable(
+      conn,
+      'biz_raw',
+      [
+        { name: 'rid', type: 'int', values: (j) => c.bizRow[j] },
+        { name: 'employees_min', type: 'double', values: (j) => c.bizEmployeesMin[j] },
+        { name: 'turnover', type: 'double', values: (j) => c.bizTurnover[j] },
+        { name: 'currency', type: 'varchar', values: (j) => (c.bizCurrency[j] === 255 ? null : c.currencies[c.bizCurrency[j]]) },
+      ],
+      nb,
+    );
 
     // Edges: every ring's consecutive vertex pairs, plus the closing pair (last -> first) flagged,
     // which only the even-odd test reads (as the reference does).
     let edges = 0;
     const nRings = c.vertexStart.length - 1;
     for (let r = 0; r < nRings; r++) edges += c.vertexStart[r + 1] - c.vertexStart[r];
-    const eRid = new Int32Array(edges), ePoly = new Int32Array(edges), eRing = new Int32Array(edges), eClosing = new Uint8Array(edges);
-    const eA = new Int32Array(edges), eB = new Int32Array(edges);
+    const eRid = new Int32Array(edges),
+      ePoly = new Int32Array(edges),
+      eRing = new Int32Array(edges),
+      eClosing = new Uint8Array(edges);
+    const eA = new Int32Array(edges),
+      eB = new Int32Array(edges);
     let e = 0;
     for (let b = 0; b < n; b++) {
       for (let p = c.polyStart[b]; p < c.polyStart[b + 1]; p++) {
         for (let r = c.ringStart[p]; r < c.ringStart[p + 1]; r++) {
-          const v0 = c.vertexStart[r], v1 = c.vertexStart[r + 1];
+          const v0 = c.vertexStart[r],
+            v1 = c.vertexStart[r + 1];
           for (let v = v0; v < v1; v++, e++) {
             eRid[e] = b;
             ePoly[e] = p - c.polyStart[b];
@@ -180,21 +233,32 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
       }
     }
     const xy = c.coords;
-    await appendTable(conn, 'edges', [
-      { name: 'rid', type: 'int', values: (i) => eRid[i] },
-      { name: 'poly', type: 'int', values: (i) => ePoly[i] },
-      { name: 'ring', type: 'int', values: (i) => eRing[i] },
-      { name: 'closing', type: 'bool', values: (i) => eClosing[i] === 1 },
-      { name: 'x0', type: 'double', values: (i) => xy[2 * eA[i]] },
-      { name: 'y0', type: 'double', values: (i) => xy[2 * eA[i] + 1] },
-      { name: 'x1', type: 'double', values: (i) => xy[2 * eB[i]] },
-      { name: 'y1', type: 'double', values: (i) => xy[2 * eB[i] + 1] },
-    ], edges, (done) => log(`duckdb: appending edges ${done.toLocaleString('en')}/${edges.toLocaleString('en')}`));
+    await appendTable(
+      conn,
+      'edges',
+      [
+        { name: 'rid', type: 'int', values: (i) => eRid[i] },
+        { name: 'poly', type: 'int', values: (i) => ePoly[i] },
+        { name: 'ring', type: 'int', values: (i) => eRing[i] },
+        { name: 'closing', type: 'bool', values: (i) => eClosing[i] === 1 },
+        { name: 'x0', type: 'double', values: (i) => xy[2 * eA[i]] },
+        { name: 'y0', type: 'double', values: (i) => xy[2 * eA[i] + 1] },
+        { name: 'x1', type: 'double', values: (i) => xy[2 * eB[i]] },
+        { name: 'y1', type: 'double', values: (i) => xy[2 * eB[i] + 1] },
+      ],
+      edges,
+      (done) => log(`duckdb: appending edges ${done.toLocaleString('en')}/${edges.toLocaleString('en')}`),
+    );
 
     log('duckdb: typing the table (CREATE TABLE buildings AS ...)');
     const enums: [string, readonly string[]][] = [
-      ['category_t', CATEGORY], ['roof_shape_t', ROOF_SHAPE], ['basis_t', BASIS], ['flood_zone_t', FLOOD_ZONE],
-      ['seismic_t', SEISMIC_RISK_CLASS], ['solar_presence_t', SOLAR_PRESENCE], ['panels_t', PANELS_STATUS],
+      ['category_t', CATEGORY],
+      ['roof_shape_t', ROOF_SHAPE],
+      ['basis_t', BASIS],
+      ['flood_zone_t', FLOOD_ZONE],
+      ['seismic_t', SEISMIC_RISK_CLASS],
+      ['solar_presence_t', SOLAR_PRESENCE],
+      ['panels_t', PANELS_STATUS],
       ['solar_basis_t', SOLAR_BASIS],
     ];
     for (const [name, values] of enums) await conn.run(`CREATE TYPE ${name} AS ENUM (${values.map(sqlString).join(', ')})`);
@@ -234,8 +298,10 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
   static buildingsSql(q: BuildingsQuery): string {
     checkSupported(q);
     const w: string[] = [
-      `longitude >= ${sqlDouble(q.bbox.minLon)}`, `longitude <= ${sqlDouble(q.bbox.maxLon)}`,
-      `latitude >= ${sqlDouble(q.bbox.minLat)}`, `latitude <= ${sqlDouble(q.bbox.maxLat)}`,
+      `longitude >= ${sqlDouble(q.bbox.minLon)}`,
+      `longitude <= ${sqlDouble(q.bbox.maxLon)}`,
+      `latitude >= ${sqlDouble(q.bbox.minLat)}`,
+      `latitude <= ${sqlDouble(q.bbox.maxLat)}`,
     ];
     const num = (col: string, lo: number | undefined, hi: number | undefined): void => {
       if (lo !== undefined) w.push(`${col} >= ${sqlDouble(lo)}`);
@@ -259,10 +325,18 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
     if (q.seismicRiskClass) w.push(inList('seismic_risk_class', q.seismicRiskClass));
     let key: string;
     switch (q.sort) {
-      case 'volume': key = 'volume_m3'; break;
-      case 'area': key = 'footprint_area_m2'; break;
-      case 'height': key = 'height_m'; break;
-      case 'registered_business_employees': key = 'list_max(list_transform(businesses, x -> x.employees_min))'; break;
+      case 'volume':
+        key = 'volume_m3';
+        break;
+      case 'area':
+        key = 'footprint_area_m2';
+        break;
+      case 'height':
+        key = 'height_m';
+        break;
+      case 'registered_business_employees':
+        key = 'list_max(list_transform(businesses, x -> x.employees_min))';
+        break;
       case 'registered_business_turnover':
         key = `list_max(list_transform(list_filter(businesses, x -> x.currency = ${sqlString(q.registeredBusinessTurnoverCurrency!)}), x -> x.turnover))`;
         break;
@@ -285,12 +359,13 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
     const frame = new LocalFrame().centre(q.lon, q.lat);
     if (frame.exact) throw new RangeError(`bench: the DuckDB peer measures points up to latitude 75 only, got ${q.lat}`);
     const cos0 = Math.cos((q.lat * Math.PI) / 180);
-    const mPerDegLat = EARTH_RADIUS_M * Math.PI / 180;
+    const mPerDegLat = (EARTH_RADIUS_M * Math.PI) / 180;
     // Candidate box in degrees, wider than the radius + 2 m on the sphere by 1%, which covers
     // the ellipsoid's difference (under 0.6%): the exact test follows.
     const dLat = ((q.radiusM + 2) / mPerDegLat) * 1.01;
     const dLon = dLat / cos0;
-    const lon0 = sqlDouble(q.lon), lat0 = sqlDouble(q.lat);
+    const lon0 = sqlDouble(q.lon),
+      lat0 = sqlDouble(q.lat);
     const [ax, bx, ay, by, cy] = [frame.ax, frame.bx, frame.ay, frame.by, frame.cy].map(sqlDouble);
     const X = (lon: string, lat: string) => `(${lon} - ${lon0}) * (${ax} + ${bx} * (${lat} - ${lat0}))`;
     const Y = (lon: string, lat: string) =>

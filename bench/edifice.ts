@@ -15,7 +15,11 @@ type Raw = BuildingsResult | { rows: PointRow[] };
 export class EdificeEngine implements Engine<Raw> {
   readonly async = false;
 
-  constructor(private readonly view: CatalogView, readonly name = 'edifice', private readonly options: BuildingsOptions = {}) {}
+  constructor(
+    private readonly view: CatalogView,
+    readonly name = 'edifice',
+    private readonly options: BuildingsOptions = {},
+  ) {}
 
   run(m: MixQuery): Raw {
     return m.kind === 'buildings' ? queryBuildings(this.view, m.q, this.options) : queryPoint(this.view, m.q);

@@ -5,9 +5,7 @@
  */
 import type { BuildingsQuery, PointQuery } from '../src/query/types.ts';
 
-export type MixQuery =
-  | { cls: string; kind: 'buildings'; q: BuildingsQuery }
-  | { cls: string; kind: 'point'; q: PointQuery };
+export type MixQuery = { cls: string; kind: 'buildings'; q: BuildingsQuery } | { cls: string; kind: 'point'; q: PointQuery };
 
 /** An answer in comparable form: ids in page order; total and capped for GET /buildings. */
 export interface Answer {

@@ -40,10 +40,24 @@ for (let i = 0; i < runs * 4 + 1; i++) {
 }
 ledger.close();
 
-const server = await startChild('edifice', ['--single-threaded-gc', '--import', 'tsx', 'src/main.ts'], {
-  EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledgerPath,
-  EDIFICE_WORKERS: '1', EDIFICE_DEMO: '0', EDIFICE_LOG_LEVEL: 'warn', EDIFICE_KEY_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
-}, join(work, 'server.log'), /listening on [^\s]+:(\d+)/);
+const server = await startChild(
+  'edifice',
+  ['--single-threaded-gc', '--import', 'tsx', 'src/main.ts'],
+  {
+    EDIFICE_HOST: '127.0.0.1',
+    EDIFICE_PORT: '0',
+    EDIFICE_METRICS_PORT: '0',
+    EDIFICE_SNAPSHOTS: snapshots,
+    EDIFICE_LEDGER: ledgerPath,
+    EDIFICE_WORKERS: '1',
+    EDIFICE_DEMO: '0',
+    EDIFICE_LOG_LEVEL: 'warn',
+    EDIFICE_KEY_PER_MINUTE: '1000000000',
+    EDIFICE_DAILY_QUOTA: '1000000000',
+  },
+  join(work, 'server.log'),
+  /listening on [^\s]+:(\d+)/,
+);
 const base = `http://127.0.0.1:${server.port}/v1`;
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
 
@@ -90,7 +104,9 @@ const pagedRuns = [];
 for (let r = 0; r < runs; r++) pagedRuns.push(await paged(keys[k++]));
 const pagedMs = median(pagedRuns.map((p) => p.ms));
 const pagedCount = pagedRuns[0].count;
-rows.push(`| 100 pages of GET /buildings (baseline) | charged | ${pagedCount.toLocaleString('en')} | ${(median(pagedRuns.map((p) => p.bytes)) / 1e6).toFixed(1)} | ${pagedMs.toFixed(0)} | ${Math.round(pagedCount / (pagedMs / 1000)).toLocaleString('en')} | ${(median(pagedRuns.map((p) => p.bytes)) / 1e6 / (pagedMs / 1000)).toFixed(1)} | 1.00 | – |`);
+rows.push(
+  `| 100 pages of GET /buildings (baseline) | charged | ${pagedCount.toLocaleString('en')} | ${(median(pagedRuns.map((p) => p.bytes)) / 1e6).toFixed(1)} | ${pagedMs.toFixed(0)} | ${Math.round(pagedCount / (pagedMs / 1000)).toLocaleString('en')} | ${(median(pagedRuns.map((p) => p.bytes)) / 1e6 / (pagedMs / 1000)).toFixed(1)} | 1.00 | – |`,
+);
 let ndjsonRatio = 0;
 let peakOverIdle = 0;
 for (const format of ['ndjson', 'csv', 'geojsonseq'] as const) {
@@ -108,16 +124,22 @@ for (const format of ['ndjson', 'csv', 'geojsonseq'] as const) {
     exported = pagedCount;
     const ratio = pagedMs / ms;
     if (format === 'ndjson' && kind === 'charged') ndjsonRatio = ratio;
-    rows.push(`| export f=${format} | ${kind} | ${exported.toLocaleString('en')} | ${(bytes / 1e6).toFixed(1)} | ${ms.toFixed(0)} | ${Math.round(exported / (ms / 1000)).toLocaleString('en')} | ${(bytes / 1e6 / (ms / 1000)).toFixed(1)} | ${ratio.toFixed(2)} | ${(peak - idleRss).toFixed(0)} |`);
+    rows.push(
+      `| export f=${format} | ${kind} | ${exported.toLocaleString('en')} | ${(bytes / 1e6).toFixed(1)} | ${ms.toFixed(0)} | ${Math.round(exported / (ms / 1000)).toLocaleString('en')} | ${(bytes / 1e6 / (ms / 1000)).toFixed(1)} | ${ratio.toFixed(2)} | ${(peak - idleRss).toFixed(0)} |`,
+    );
   }
 }
 await server.stop();
 rmSync(work, { recursive: true, force: true });
 
-console.log(`bench:export on ${buildings.toLocaleString('en')} synthetic buildings, ${QUERY}, median of ${runs} runs, one worker, loopback`);
+console.log(
+  `bench:export on ${buildings.toLocaleString('en')} synthetic buildings, ${QUERY}, median of ${runs} runs, one worker, loopback`,
+);
 console.log('');
 console.log('| request | credits | buildings | MB | ms | buildings/s | MB/s | speed vs paging | server RSS over idle, MB |');
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
 console.log('');
-console.log(`summary: buildings=${buildings} ndjson_vs_paging=${ndjsonRatio.toFixed(2)} peak_rss_over_idle_mb=${peakOverIdle.toFixed(0)} idle_rss_mb=${idleRss.toFixed(0)}`);
+console.log(
+  `summary: buildings=${buildings} ndjson_vs_paging=${ndjsonRatio.toFixed(2)} peak_rss_over_idle_mb=${peakOverIdle.toFixed(0)} idle_rss_mb=${idleRss.toFixed(0)}`,
+);

@@ -27,8 +27,21 @@ const { values } = parseArgs({
 const pages = Number(values.pages);
 
 const dir = mkdtempSync(join(tmpdir(), 'edifice-fields-'));
-await writeSyntheticCountry({ seed: 7, buildings: Number(values.buildings), country: 'XA', bounds: [9.4, 47.0, 9.7, 47.3], outDir: join(dir, 'snapshots') });
-const config = { ...loadConfig({}), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, 'ledger.db'), perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 };
+await writeSyntheticCountry({
+  seed: 7,
+  buildings: Number(values.buildings),
+  country: 'XA',
+  bounds: [9.4, 47.0, 9.7, 47.3],
+  outDir: join(dir, 'snapshots'),
+});
+const config = {
+  ...loadConfig({}),
+  port: 0,
+  snapshotsDir: join(dir, 'snapshots'),
+  ledgerPath: join(dir, 'ledger.db'),
+  perKeyPerMinute: 1_000_000,
+  dailyQuota: 1_000_000,
+};
 const catalog = Catalog.open(config.snapshotsDir);
 const ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 });
 const server = await startServer({ config, catalog, ledger, log: pino({ level: 'silent' }) });
@@ -55,7 +68,8 @@ async function page(url: string): Promise<{ bytes: number; ms: number; count: nu
   return { bytes: Buffer.byteLength(text), ms, count: doc.data.length };
 }
 
-const urlOf = (i: number, slim: boolean) => `${base}/buildings?bbox=${boxes[i % boxes.length]}&limit=100${slim ? `&fields=${values.fields}` : ''}`;
+const urlOf = (i: number, slim: boolean) =>
+  `${base}/buildings?bbox=${boxes[i % boxes.length]}&limit=100${slim ? `&fields=${values.fields}` : ''}`;
 for (let i = 0; i < boxes.length; i++) await page(urlOf(i, false)); // opens them: later pages are free
 for (let i = 0; i < 100; i++) await page(urlOf(i, i % 2 === 1)); // warm-up
 
@@ -83,6 +97,8 @@ const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
 const n = whole.length;
 console.log(`${n} pairs of pages, ${(items / n).toFixed(1)} buildings a page, fields=${values.fields}`);
-console.log(`bytes a page:      whole ${Math.round(wholeBytes / n)}, fields ${Math.round(slimBytes / n)} (${(100 * (1 - slimBytes / wholeBytes)).toFixed(1)}% less)`);
+console.log(
+  `bytes a page:      whole ${Math.round(wholeBytes / n)}, fields ${Math.round(slimBytes / n)} (${(100 * (1 - slimBytes / wholeBytes)).toFixed(1)}% less)`,
+);
 console.log(`ms a page, median: whole ${median(whole).toFixed(3)}, fields ${median(slim).toFixed(3)}`);
 console.log(`ms a page, mean:   whole ${mean(whole).toFixed(3)}, fields ${mean(slim).toFixed(3)}`);

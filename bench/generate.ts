@@ -21,7 +21,9 @@ let shown = 0;
 const onProgress = (done: number): void => {
   if (done < shown + buildings / 20 && done !== buildings) return;
   shown = done;
-  process.stderr.write(`  generator: ${done.toLocaleString('en')}/${buildings.toLocaleString('en')} buildings, ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+  process.stderr.write(
+    `  generator: ${done.toLocaleString('en')}/${buildings.toLocaleString('en')} buildings, ${((performance.now() - t0) / 1000).toFixed(0)} s\n`,
+  );
 };
 const result = await writeSyntheticCountry({ seed: Number(values.seed), buildings, outDir: values.out, onProgress });
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -79,7 +79,8 @@ const { values: args } = parseArgs({
 
 function positive(name: string, v: string, integer: boolean, max = Infinity): number {
   const n = Number(v.replace(/_/g, ''));
-  if (!(n > 0) || n > max || (integer && !Number.isInteger(n))) throw new RangeError(`--${name} must be a positive ${integer ? 'integer' : 'number'} up to ${max}, got "${v}".`);
+  if (!(n > 0) || n > max || (integer && !Number.isInteger(n)))
+    throw new RangeError(`--${name} must be a positive ${integer ? 'integer' : 'number'} up to ${max}, got "${v}".`);
   return n;
 }
 const buildings = positive('buildings', args.buildings!, true);
@@ -93,7 +94,8 @@ const workers = positive('workers', args.workers!, true, 256);
 const profileS = positive('profile-duration', args['profile-duration']!, false, LIMITS.durationS);
 const replayAnswers = positive('replay-answers', args['replay-answers']!, true, 100_000);
 const weights = parseWeights(args.mix!);
-if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(args['log-level']!)) throw new RangeError(`--log-level must be one of fatal, error, warn, info, debug, got "${args['log-level']}".`);
+if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(args['log-level']!))
+  throw new RangeError(`--log-level must be one of fatal, error, warn, info, debug, got "${args['log-level']}".`);
 if (args.snapshots && !args.bbox) throw new RangeError('--snapshots needs --bbox W,S,E,N (the area the snapshots cover).');
 
 const started = performance.now();
@@ -148,21 +150,38 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Node's flags in `npm start` (package.json; each one word, `--name` or `--name=value`), so that Edifice runs here as it does in production. */
-const START_FLAGS: string[] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
-  .scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+/**
+ * Node's flags in `npm start` (package.json; each one word, `--name` or `--name=value`), so that
+ * Edifice runs here as it does in production.
+ */
+const START_FLAGS: string[] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 async function startEdifice(name: string, workerCount: number, nodeFlags: string[] = []): Promise<Server> {
   const ledger = freshLedger(name);
   const metricsPort = await freePort();
   log(`${name}: starting (EDIFICE_WORKERS=${workerCount}; node ${[...START_FLAGS, ...nodeFlags].join(' ')}; loads the snapshot first)`);
-  const child = await startChild(name, [...START_FLAGS, ...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
-    EDIFICE_HOST: '127.0.0.1', EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: String(metricsPort), EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: ledger.path,
-    EDIFICE_WORKERS: String(workerCount), EDIFICE_BASE_URL: '', EDIFICE_LOG_LEVEL: args['log-level'],
-    EDIFICE_KEY_PER_MINUTE: '1000000000', EDIFICE_DAILY_QUOTA: '1000000000',
-    // The mix's public pages come from many addresses (--client-addresses), as behind a proxy.
-    EDIFICE_TRUSTED_PROXIES: '1',
-  }, join(work, `${name}.log`), /listening on \S+:(\d+)/);
+  const child = await startChild(
+    name,
+    [...START_FLAGS, ...nodeFlags, '--import', 'tsx', 'src/main.ts'],
+    {
+      EDIFICE_HOST: '127.0.0.1',
+      EDIFICE_PORT: '0',
+      EDIFICE_METRICS_PORT: String(metricsPort),
+      EDIFICE_SNAPSHOTS: snapshots,
+      EDIFICE_LEDGER: ledger.path,
+      EDIFICE_WORKERS: String(workerCount),
+      EDIFICE_BASE_URL: '',
+      EDIFICE_LOG_LEVEL: args['log-level'],
+      EDIFICE_KEY_PER_MINUTE: '1000000000',
+      EDIFICE_DAILY_QUOTA: '1000000000',
+      // The mix's public pages come from many addresses (--client-addresses), as behind a proxy.
+      EDIFICE_TRUSTED_PROXIES: '1',
+    },
+    join(work, `${name}.log`),
+    /listening on \S+:(\d+)/,
+  );
   return { child, keys: ledger.keys, metricsPort };
 }
 
@@ -177,9 +196,21 @@ let discovery: Discovery | null = null;
 
 function loadOptions(s: Server, over: Partial<LoadOptions>): LoadOptions {
   return {
-    target: parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false), keys: s.keys, mode: 'max', rate: null,
-    connections, durationS, requests: LIMITS.requests, weights, seed: mixSeed, threads: 1, timeoutMs: 10_000,
-    bbox, discovery: discovery ?? undefined, clientAddresses: 4096, ...over,
+    target: parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false),
+    keys: s.keys,
+    mode: 'max',
+    rate: null,
+    connections,
+    durationS,
+    requests: LIMITS.requests,
+    weights,
+    seed: mixSeed,
+    threads: 1,
+    timeoutMs: 10_000,
+    bbox,
+    discovery: discovery ?? undefined,
+    clientAddresses: 4096,
+    ...over,
   };
 }
 
@@ -197,8 +228,10 @@ async function measure(name: string, s: Server, over: Partial<LoadOptions>): Pro
   const report = await runLoad(loadOptions(s, over));
   const serverCores = (s.child.cpuSeconds() - cpu0) / report.duration_s;
   const bad = report.completed - report.ok;
-  log(`${name}: ${report.rps.toFixed(0)} requests/s, p50 ${report.latency_ms.p50} ms, p99 ${report.latency_ms.p99} ms, `
-    + `${bad} non-2xx; server ${serverCores.toFixed(2)} cores, client ${report.client_cpu_cores.toFixed(2)} cores; load average ${load1.toFixed(1)}`);
+  log(
+    `${name}: ${report.rps.toFixed(0)} requests/s, p50 ${report.latency_ms.p50} ms, p99 ${report.latency_ms.p99} ms, ` +
+      `${bad} non-2xx; server ${serverCores.toFixed(2)} cores, client ${report.client_cpu_cores.toFixed(2)} cores; load average ${load1.toFixed(1)}`,
+  );
   return { name, report, serverCores, load1 };
 }
 
@@ -214,7 +247,8 @@ async function chargeWaits(s: Server): Promise<Map<number, number>> {
   if (s.metricsPort === undefined) throw new Error('only Edifice serves /metrics');
   const text = await (await fetch(`http://127.0.0.1:${s.metricsPort}/metrics`)).text();
   const buckets = new Map<number, number>();
-  for (const m of text.matchAll(/^edifice_charge_wait_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
+  for (const m of text.matchAll(/^edifice_charge_wait_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm))
+    buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
   return buckets;
 }
 
@@ -227,8 +261,10 @@ function describeWaits(before: Map<number, number>, after: Map<number, number>):
   const within = (q: number) => bounds.find((le) => count(le) >= q * total)!;
   const ms = (le: number) => (le === Infinity ? 'more' : `${le * 1000} ms`);
   const over25 = total - count(0.025);
-  return `${total.toLocaleString('en')} pages waited for their charge (the ledger's group commit and fsync, or its word that they are free): `
-    + `p50 within ${ms(within(0.5))}, p99 within ${ms(within(0.99))}; ${over25.toLocaleString('en')} (${((100 * over25) / total).toFixed(2)}%) over 25 ms`;
+  return (
+    `${total.toLocaleString('en')} pages waited for their charge (the ledger's group commit and fsync, or its word that they are free): ` +
+    `p50 within ${ms(within(0.5))}, p99 within ${ms(within(0.99))}; ${over25.toLocaleString('en')} (${((100 * over25) / total).toFixed(2)}%) over 25 ms`
+  );
 }
 
 const results: Measured[] = [];
@@ -241,7 +277,9 @@ let waitsAt80 = '';
 {
   const s = await startEdifice('edifice-all', workers);
   discovery = await discover(parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false), s.keys, bbox);
-  log(`discovery: ${discovery.requests} requests, ${discovery.buildings} buildings in ${discovery.cells} cells; public pages ${discovery.publicAvailable ? 'answer' : 'answer 404'}`);
+  log(
+    `discovery: ${discovery.requests} requests, ${discovery.buildings} buildings in ${discovery.cells} cells; public pages ${discovery.publicAvailable ? 'answer' : 'answer 404'}`,
+  );
   results.push(await peak('edifice-all', s));
   const rate = Math.max(1, Math.round(results[0].report.rps * 0.8));
   log(`edifice-all: fixed rate ${rate}/s (80% of its peak) for ${durationS} s`);
@@ -249,8 +287,20 @@ let waitsAt80 = '';
   at80 = await measure('edifice-all @80%', s, { mode: 'rate', rate, connections: 1024 });
   waitsAt80 = describeWaits(waits0, await chargeWaits(s));
   log(`edifice-all: recording its answers to ${replayAnswers} requests of the mix, one at a time, for uws-replay`);
-  const r = await recordMix(parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false), s.keys, discovery!, weights, mixSeed, replayAnswers, recording);
-  recorded = `${r.answers.toLocaleString('en')} answers, ${(r.bytes / r.answers / 1024).toFixed(1)} KiB of body each on average; statuses ${Object.entries(r.statuses).map(([k, n]) => `${k}: ${n}`).join(', ')}`;
+  const r = await recordMix(
+    parseTarget(`http://127.0.0.1:${s.child.port}/v1`, false),
+    s.keys,
+    discovery!,
+    weights,
+    mixSeed,
+    replayAnswers,
+    recording,
+  );
+  recorded = `${r.answers.toLocaleString('en')} answers, ${(r.bytes / r.answers / 1024).toFixed(1)} KiB of body each on average; statuses ${Object.entries(
+    r.statuses,
+  )
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(', ')}`;
   log(`edifice-all: recorded ${recorded}`);
   await s.child.stop();
 }
@@ -277,10 +327,12 @@ if (args.profile) {
   const p = await measure('edifice-profile', s, { durationS: profileS });
   const to = process.hrtime.bigint();
   await s.child.stop();
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f));
   profile = [
-    `profile: edifice-all (EDIFICE_WORKERS=${workers}) under the mix, as fast as possible for ${profileS} s `
-      + `(${p.report.rps.toFixed(0)} requests/s under the profiler); ${files.join(', ')}`,
+    `profile: edifice-all (EDIFICE_WORKERS=${workers}) under the mix, as fast as possible for ${profileS} s ` +
+      `(${p.report.rps.toFixed(0)} requests/s under the profiler); ${files.join(', ')}`,
     formatProfile(files, ROOT, 20, { fromUs: Number(from / 1000n), toUs: Number(to / 1000n) }),
   ].join('\n');
 }
@@ -293,41 +345,77 @@ const ratioHello = rps('edifice-all') / rps('uws-hello');
 const replayOfHello = (100 * rps('uws-replay')) / rps('uws-hello');
 const p99At80 = at80!.report.latency_ms.p99;
 const fmt = (v: number, d: number) => (Number.isFinite(v) ? v.toFixed(d) : 'nan');
-const cols = ['server', 'requests/s', 'p50 ms', 'p99 ms', 'vs node:http', 'vs uws-hello', 'non-2xx', 'server CPU', 'client CPU', 'load avg'];
+const cols = [
+  'server',
+  'requests/s',
+  'p50 ms',
+  'p99 ms',
+  'vs node:http',
+  'vs uws-hello',
+  'non-2xx',
+  'server CPU',
+  'client CPU',
+  'load avg',
+];
 const rows = [...results, at80!].map((m) => [
-  m.name, fmt(m.report.rps, 0), fmt(m.report.latency_ms.p50, 2), fmt(m.report.latency_ms.p99, 2),
-  `${fmt(m.report.rps / rps('node:http'), 2)}x`, `${fmt((100 * m.report.rps) / rps('uws-hello'), 1)}%`,
-  String(m.report.completed - m.report.ok), fmt(m.serverCores, 2), fmt(m.report.client_cpu_cores, 2), fmt(m.load1, 1),
+  m.name,
+  fmt(m.report.rps, 0),
+  fmt(m.report.latency_ms.p50, 2),
+  fmt(m.report.latency_ms.p99, 2),
+  `${fmt(m.report.rps / rps('node:http'), 2)}x`,
+  `${fmt((100 * m.report.rps) / rps('uws-hello'), 1)}%`,
+  String(m.report.completed - m.report.ok),
+  fmt(m.serverCores, 2),
+  fmt(m.report.client_cpu_cores, 2),
+  fmt(m.load1, 1),
 ]);
 const width = cols.map((c, k) => Math.max(c.length, ...rows.map((r) => r[k].length)));
 const line = (cells: string[]) => `| ${cells.map((c, k) => (k === 0 ? c.padEnd(width[k]) : c.padStart(width[k]))).join(' | ')} |`;
 
-print(`machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; `
-  + `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
-print(`data: ${snapshots} (${args.snapshots ? 'given' : `${buildings.toLocaleString('en')} synthetic buildings, seed ${seed}`}); `
-  + `mix ${formatWeights(results[0].report.mix)} (seed ${mixSeed}); ${durationS} s per run after a ${warmupS} s warm-up; `
-  + `peaks over ${connections} connections; Edifice with ${keyCount} keys, log level ${args['log-level']}, ledgers in ${ledgerDir}`);
-print(`edifice-all runs EDIFICE_WORKERS=${workers}, edifice-1 EDIFICE_WORKERS=1; a server without multi-worker serving ignores the variable, and then both are the same single-threaded server.`);
-print(`Edifice runs with npm start's Node flags (${START_FLAGS.length ? START_FLAGS.join(' ') : 'none'}); node:http and uws-hello with Node's defaults.`);
-print('server CPU and client CPU: cores busy during the run (server: every thread of its process; client: this process, the load generator).');
+print(
+  `machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; ` +
+    `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg()
+      .map((v) => v.toFixed(1))
+      .join(' ')}`,
+);
+print(
+  `data: ${snapshots} (${args.snapshots ? 'given' : `${buildings.toLocaleString('en')} synthetic buildings, seed ${seed}`}); ` +
+    `mix ${formatWeights(results[0].report.mix)} (seed ${mixSeed}); ${durationS} s per run after a ${warmupS} s warm-up; ` +
+    `peaks over ${connections} connections; Edifice with ${keyCount} keys, log level ${args['log-level']}, ledgers in ${ledgerDir}`,
+);
+print(
+  `edifice-all runs EDIFICE_WORKERS=${workers}, edifice-1 EDIFICE_WORKERS=1; a server without multi-worker serving ignores the variable, and then both are the same single-threaded server.`,
+);
+print(
+  `Edifice runs with npm start's Node flags (${START_FLAGS.length ? START_FLAGS.join(' ') : 'none'}); node:http and uws-hello with Node's defaults.`,
+);
+print(
+  'server CPU and client CPU: cores busy during the run (server: every thread of its process; client: this process, the load generator).',
+);
 print();
 print(line(cols));
 print(`|${width.map((w, k) => (k === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
 for (const r of rows) print(line(r));
 print();
-print(`uws-replay answered with edifice-all's recorded answers (${recorded}): the most any server could do on this stack and machine `
-  + `while sending Edifice's bytes for the mix, with no work behind them. It reached ${fmt(replayOfHello, 1)}% of uws-hello; `
-  + `edifice-all reached ${fmt((100 * rps('edifice-all')) / rps('uws-replay'), 1)}% of it.`);
+print(
+  `uws-replay answered with edifice-all's recorded answers (${recorded}): the most any server could do on this stack and machine ` +
+    `while sending Edifice's bytes for the mix, with no work behind them. It reached ${fmt(replayOfHello, 1)}% of uws-hello; ` +
+    `edifice-all reached ${fmt((100 * rps('edifice-all')) / rps('uws-replay'), 1)}% of it.`,
+);
 print();
 print('edifice-all per request kind at its peak:');
-for (const [k, s] of Object.entries(results[0].report.kinds)) print(`  ${k.padEnd(8)} ${String(s.count).padStart(8)} requests, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms`);
+for (const [k, s] of Object.entries(results[0].report.kinds))
+  print(`  ${k.padEnd(8)} ${String(s.count).padStart(8)} requests, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms`);
 for (const m of [...results, at80!]) {
   const errs = Object.entries(m.report.errors);
   if (errs.length > 0) print(`  ${m.name} non-2xx: ${errs.map(([k, n]) => `${k}: ${n}`).join(', ')}`);
 }
 const lag = at80!.report.send_lag_ms;
-if (lag) print(`edifice-all @80%: the client's send lag (part of its latency) p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms; `
-  + `${at80!.report.queued} requests waited for a free connection`);
+if (lag)
+  print(
+    `edifice-all @80%: the client's send lag (part of its latency) p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms; ` +
+      `${at80!.report.queued} requests waited for a free connection`,
+  );
 print(`edifice-all @80%: ${waitsAt80} (edifice_charge_wait_seconds)`);
 for (const w of new Set(results.flatMap((m) => m.report.warnings))) print(`warning: ${w}`);
 if (profile) {
@@ -336,11 +424,15 @@ if (profile) {
 }
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 print();
-print(`goal: edifice-all >= ${GOAL.ratioNodeHttp}x node:http (${fmt(ratioNode, 2)}x: ${verdict(ratioNode >= GOAL.ratioNodeHttp)}), `
-  + `>= ${GOAL.ratioHello * 100}% of uws-hello (${fmt(ratioHello * 100, 1)}%: ${verdict(ratioHello >= GOAL.ratioHello)}; `
-  + `uws-replay, Edifice's answers with no work behind them, ${fmt(replayOfHello, 1)}%), `
-  + `p99 < ${GOAL.p99At80Ms} ms at 80% of its peak (${fmt(p99At80, 2)} ms: ${verdict(p99At80 < GOAL.p99At80Ms)})`);
-print(`summary: rps=${fmt(rps('edifice-all'), 0)} ratio_node_http=${fmt(ratioNode, 2)} ratio_hello=${fmt(ratioHello, 3)} p99_ms_at_80pct=${fmt(p99At80, 2)}`);
+print(
+  `goal: edifice-all >= ${GOAL.ratioNodeHttp}x node:http (${fmt(ratioNode, 2)}x: ${verdict(ratioNode >= GOAL.ratioNodeHttp)}), ` +
+    `>= ${GOAL.ratioHello * 100}% of uws-hello (${fmt(ratioHello * 100, 1)}%: ${verdict(ratioHello >= GOAL.ratioHello)}; ` +
+    `uws-replay, Edifice's answers with no work behind them, ${fmt(replayOfHello, 1)}%), ` +
+    `p99 < ${GOAL.p99At80Ms} ms at 80% of its peak (${fmt(p99At80, 2)} ms: ${verdict(p99At80 < GOAL.p99At80Ms)})`,
+);
+print(
+  `summary: rps=${fmt(rps('edifice-all'), 0)} ratio_node_http=${fmt(ratioNode, 2)} ratio_hello=${fmt(ratioHello, 3)} p99_ms_at_80pct=${fmt(p99At80, 2)}`,
+);
 process.stdout.write(`${out.join('\n')}\n`);
 if (!args.profile) rmSync(work, { recursive: true, force: true });
 if (ledgerDir !== work) rmSync(ledgerDir, { recursive: true, force: true });

@@ -58,8 +58,11 @@ export let sink = 0;
  * query the engine refused), indexed like `queries`. `onAnswer` sees raw results (answers).
  */
 export async function runPass<R>(
-  engine: Engine<R>, queries: readonly MixQuery[], order: readonly number[],
-  onAnswer?: (index: number, raw: R | Error) => void, progress?: (done: number) => void,
+  engine: Engine<R>,
+  queries: readonly MixQuery[],
+  order: readonly number[],
+  onAnswer?: (index: number, raw: R | Error) => void,
+  progress?: (done: number) => void,
 ): Promise<Float64Array> {
   const ms = new Float64Array(queries.length).fill(NaN);
   let done = 0;
@@ -72,8 +75,11 @@ export async function runPass<R>(
     } catch (err) {
       raw = err instanceof Error ? err : new Error(String(err));
     }
-    if (!(raw instanceof Error)) sink += (raw as { rows?: ArrayLike<unknown>; ids?: ArrayLike<unknown> }).rows?.length
-      ?? (raw as { ids?: ArrayLike<unknown> }).ids?.length ?? 1;
+    if (!(raw instanceof Error))
+      sink +=
+        (raw as { rows?: ArrayLike<unknown>; ids?: ArrayLike<unknown> }).rows?.length ??
+        (raw as { ids?: ArrayLike<unknown> }).ids?.length ??
+        1;
     onAnswer?.(i, raw);
     if (progress && ++done % 50 === 0) progress(done);
   }
@@ -92,7 +98,11 @@ export async function runPass<R>(
  * of first runs moves a query's median and its class's tail.
  */
 export async function runPairPass(
-  a: Engine, b: Engine, queries: readonly MixQuery[], order: readonly number[], round: number,
+  a: Engine,
+  b: Engine,
+  queries: readonly MixQuery[],
+  order: readonly number[],
+  round: number,
   progress?: (done: number) => void,
 ): Promise<[Float64Array, Float64Array]> {
   const msA = new Float64Array(queries.length).fill(NaN);
@@ -101,7 +111,15 @@ export async function runPairPass(
   for (const i of order) {
     done++;
     const aFirst = (i + round) % 2 === 0;
-    for (const [engine, ms] of aFirst ? [[a, msA], [b, msB]] as const : [[b, msB], [a, msA]] as const) {
+    for (const [engine, ms] of aFirst
+      ? ([
+          [a, msA],
+          [b, msB],
+        ] as const)
+      : ([
+          [b, msB],
+          [a, msA],
+        ] as const)) {
       const t0 = performance.now();
       try {
         const raw = engine.async ? await engine.run(queries[i]) : engine.run(queries[i]);

@@ -5,9 +5,7 @@
  * as a caller would type them, so filters keep a sensible share of buildings whatever the
  * generator's distributions.
  */
-import {
-  CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
-} from '../src/snapshot/schema.ts';
+import { CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
 import { MAX_BBOX_SIDE_DEG, MAX_WINDOW, type BuildingsQuery, type SortKey } from '../src/query/types.ts';
 import { Prng } from '../src/synth/prng.ts';
 import type { BenchColumns } from './columns.ts';
@@ -95,53 +93,151 @@ export function makeMix(c: BenchColumns, seed: number, scale = 1): Mix {
 
   type F = (q: BuildingsQuery) => void;
   const tight: [string, F][] = [
-    ['category', (q) => { q.category = pickSome(rng, CATEGORY, 1, 3); }],
-    ['roofShape', (q) => { q.roofShape = pickSome(rng, ROOF_SHAPE, 1, 3); }],
-    ['floors', (q) => {
-      if (qs.floors.empty) return;
-      if (rng.chance(0.6)) q.minFloors = Math.round(qs.floors.at(rng.pick([0.25, 0.5, 0.75, 0.9])));
-      else q.maxFloors = Math.round(qs.floors.at(rng.pick([0.25, 0.5, 0.75])));
-    }],
-    ['dwellings', (q) => { if (!qs.dwellings.empty) q.minDwellings = Math.round(qs.dwellings.at(rng.pick([0.5, 0.75, 0.9]))); }],
-    ['area', (q) => {
-      q.minAreaM2 = qs.area.at(rng.pick([0.25, 0.5, 0.75, 0.9]));
-      if (rng.chance(0.2)) q.maxAreaM2 = qs.area.at(0.97);
-    }],
-    ['height', (q) => {
-      if (qs.height.empty) return;
-      const p = rng.pick([0.25, 0.5, 0.75, 0.9]);
-      q.minHeightM = qs.height.at(p);
-      if (rng.chance(0.3)) q.maxHeightM = qs.height.at(Math.min(0.99, p + 0.2));
-    }],
-    ['volume', (q) => {
-      if (qs.volume.empty) return;
-      if (rng.chance(0.7)) q.minVolumeM3 = qs.volume.at(rng.pick([0.5, 0.75, 0.9, 0.97]));
-      else q.maxVolumeM3 = qs.volume.at(rng.pick([0.25, 0.5]));
-    }],
-    ['measuredHeightOnly', (q) => { q.measuredHeightOnly = true; }],
-    ['hasSolarPotential', (q) => { q.hasSolarPotential = true; }],
-    ['has3dModel', (q) => { q.has3dModel = true; }],
-    ['floodZone', (q) => { q.floodZone = pickSome(rng, FLOOD_ZONE, 2, 6); }],
-    ['seismicRiskClass', (q) => { q.seismicRiskClass = pickSome(rng, SEISMIC_RISK_CLASS, 2, 6); }],
-    ['solarPresence', (q) => {
-      if (rng.chance(0.7)) q.solarPresence = pickSome(rng, SOLAR_PRESENCE, 1, 3);
-      else q.excludeSolarPresence = pickSome(rng, SOLAR_PRESENCE, 1, 2);
-    }],
-    ['existingSolarPanels', (q) => { q.existingSolarPanels = pickSome(rng, PANELS_STATUS, 1, 2); }],
-    ['frost', (q) => { if (!qs.frost.empty) q.minRecentFrostDays = qs.frost.at(rng.pick([0.25, 0.5, 0.75])); }],
+    [
+      'category',
+      (q) => {
+        q.category = pickSome(rng, CATEGORY, 1, 3);
+      },
+    ],
+    [
+      'roofShape',
+      (q) => {
+        q.roofShape = pickSome(rng, ROOF_SHAPE, 1, 3);
+      },
+    ],
+    [
+      'floors',
+      (q) => {
+        if (qs.floors.empty) return;
+        if (rng.chance(0.6)) q.minFloors = Math.round(qs.floors.at(rng.pick([0.25, 0.5, 0.75, 0.9])));
+        else q.maxFloors = Math.round(qs.floors.at(rng.pick([0.25, 0.5, 0.75])));
+      },
+    ],
+    [
+      'dwellings',
+      (q) => {
+        if (!qs.dwellings.empty) q.minDwellings = Math.round(qs.dwellings.at(rng.pick([0.5, 0.75, 0.9])));
+      },
+    ],
+    [
+      'area',
+      (q) => {
+        q.minAreaM2 = qs.area.at(rng.pick([0.25, 0.5, 0.75, 0.9]));
+        if (rng.chance(0.2)) q.maxAreaM2 = qs.area.at(0.97);
+      },
+    ],
+    [
+      'height',
+      (q) => {
+        if (qs.height.empty) return;
+        const p = rng.pick([0.25, 0.5, 0.75, 0.9]);
+        q.minHeightM = qs.height.at(p);
+        if (rng.chance(0.3)) q.maxHeightM = qs.height.at(Math.min(0.99, p + 0.2));
+      },
+    ],
+    [
+      'volume',
+      (q) => {
+        if (qs.volume.empty) return;
+        if (rng.chance(0.7)) q.minVolumeM3 = qs.volume.at(rng.pick([0.5, 0.75, 0.9, 0.97]));
+        else q.maxVolumeM3 = qs.volume.at(rng.pick([0.25, 0.5]));
+      },
+    ],
+    [
+      'measuredHeightOnly',
+      (q) => {
+        q.measuredHeightOnly = true;
+      },
+    ],
+    [
+      'hasSolarPotential',
+      (q) => {
+        q.hasSolarPotential = true;
+      },
+    ],
+    [
+      'has3dModel',
+      (q) => {
+        q.has3dModel = true;
+      },
+    ],
+    [
+      'floodZone',
+      (q) => {
+        q.floodZone = pickSome(rng, FLOOD_ZONE, 2, 6);
+      },
+    ],
+    [
+      'seismicRiskClass',
+      (q) => {
+        q.seismicRiskClass = pickSome(rng, SEISMIC_RISK_CLASS, 2, 6);
+      },
+    ],
+    [
+      'solarPresence',
+      (q) => {
+        if (rng.chance(0.7)) q.solarPresence = pickSome(rng, SOLAR_PRESENCE, 1, 3);
+        else q.excludeSolarPresence = pickSome(rng, SOLAR_PRESENCE, 1, 2);
+      },
+    ],
+    [
+      'existingSolarPanels',
+      (q) => {
+        q.existingSolarPanels = pickSome(rng, PANELS_STATUS, 1, 2);
+      },
+    ],
+    [
+      'frost',
+      (q) => {
+        if (!qs.frost.empty) q.minRecentFrostDays = qs.frost.at(rng.pick([0.25, 0.5, 0.75]));
+      },
+    ],
   ];
   const loose: [string, F][] = [
-    ['category', (q) => { q.category = pickSome(rng, CATEGORY, 5, 7); }],
-    ['area', (q) => { q.minAreaM2 = qs.area.at(0.1); }],
-    ['excludeSolarPresence', (q) => { q.excludeSolarPresence = [rng.pick(SOLAR_PRESENCE)]; }],
-    ['floors', (q) => { if (!qs.floors.empty) q.maxFloors = Math.max(1, Math.round(qs.floors.at(0.97))); }],
-    ['roofShape', (q) => { q.roofShape = pickSome(rng, ROOF_SHAPE, 7, 9); }],
-    ['frost', (q) => { if (!qs.frost.empty) q.minRecentFrostDays = qs.frost.at(0.1); }],
+    [
+      'category',
+      (q) => {
+        q.category = pickSome(rng, CATEGORY, 5, 7);
+      },
+    ],
+    [
+      'area',
+      (q) => {
+        q.minAreaM2 = qs.area.at(0.1);
+      },
+    ],
+    [
+      'excludeSolarPresence',
+      (q) => {
+        q.excludeSolarPresence = [rng.pick(SOLAR_PRESENCE)];
+      },
+    ],
+    [
+      'floors',
+      (q) => {
+        if (!qs.floors.empty) q.maxFloors = Math.max(1, Math.round(qs.floors.at(0.97)));
+      },
+    ],
+    [
+      'roofShape',
+      (q) => {
+        q.roofShape = pickSome(rng, ROOF_SHAPE, 7, 9);
+      },
+    ],
+    [
+      'frost',
+      (q) => {
+        if (!qs.frost.empty) q.minRecentFrostDays = qs.frost.at(0.1);
+      },
+    ],
   ];
 
   const sorts: [SortKey, number][] = [
-    ['volume', 0.4], ['area', 0.2], ['height', 0.2],
-    ['registered_business_turnover', currency ? 0.1 : 0], ['registered_business_employees', 0.1],
+    ['volume', 0.4],
+    ['area', 0.2],
+    ['height', 0.2],
+    ['registered_business_turnover', currency ? 0.1 : 0],
+    ['registered_business_employees', 0.1],
   ];
   const sortWeights = Float64Array.from(sorts, (s) => s[1]);
   const sortTotal = sortWeights.reduce((a, b) => a + b, 0);
@@ -151,12 +247,14 @@ export function makeMix(c: BenchColumns, seed: number, scale = 1): Mix {
     const count = Math.max(1, Math.round(spec.count * scale));
     for (let k = 0; k < count; k++) {
       const at = Math.floor(rng.next() * c.n);
-      const lon = c.lon[at], lat = c.lat[at];
+      const lon = c.lon[at],
+        lat = c.lat[at];
       if (spec.kind === 'point') {
         // Up to ~20 m from a building's representative point.
         const jitter = rng.next() < 0.5 ? 0 : 20 / 111_320;
         queries.push({
-          cls: spec.name, kind: 'point',
+          cls: spec.name,
+          kind: 'point',
           q: {
             lat: round6(lat + (rng.next() - 0.5) * jitter),
             lon: round6(lon + ((rng.next() - 0.5) * jitter) / Math.cos((lat * Math.PI) / 180)),
@@ -170,7 +268,8 @@ export function makeMix(c: BenchColumns, seed: number, scale = 1): Mix {
       // Not centred exactly on the building, so the building sits anywhere in the box.
       const minLon = round6(lon - side * (0.2 + 0.6 * rng.next()));
       const minLat = round6(lat - side * (0.2 + 0.6 * rng.next()));
-      let maxLon = round6(minLon + side), maxLat = round6(minLat + side);
+      let maxLon = round6(minLon + side),
+        maxLat = round6(minLat + side);
       while (maxLon - minLon > MAX_BBOX_SIDE_DEG) maxLon = round6(maxLon - 1e-6);
       while (maxLat - minLat > MAX_BBOX_SIDE_DEG) maxLat = round6(maxLat - 1e-6);
       const limit = rng.chance(0.6) ? 25 : 100;

@@ -23,8 +23,12 @@ export interface RatioInterval {
  * where a[r][i] and b[r][i] are the times of query i in round r (NaN: refused, left out).
  */
 export function ratioIntervals(
-  a: readonly Float64Array[], b: readonly Float64Array[], idx: readonly number[], ps: readonly number[],
-  resamples = 1000, seed = 1,
+  a: readonly Float64Array[],
+  b: readonly Float64Array[],
+  idx: readonly number[],
+  ps: readonly number[],
+  resamples = 1000,
+  seed = 1,
 ): RatioInterval[] {
   const rounds = Math.min(a.length, b.length);
   const rng = new Prng(seed, 0xb007);

@@ -73,7 +73,8 @@ const { values: args } = parseArgs({
 
 function positive(name: string, v: string, integer: boolean): number {
   const n = Number(v.replace(/_/g, ''));
-  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new RangeError(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got "${v}".`);
+  if (!(n > 0) || (integer && !Number.isInteger(n)))
+    throw new RangeError(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got "${v}".`);
   return n;
 }
 const buildings = positive('buildings', args.buildings!, true);
@@ -82,8 +83,12 @@ const mixSeed = positive('mix-seed', args['mix-seed']!, true);
 const scale = positive('scale', args.scale!, false);
 const reps = positive('reps', args.reps!, true);
 const pairReps = positive('pair-reps', args['pair-reps']!, true);
-const engineNames = args.engines!.split(',').map((s) => s.trim()).filter(Boolean);
-for (const e of engineNames) if (!ENGINES.includes(e)) throw new RangeError(`--engines: unknown engine "${e}", expected some of ${ENGINES.join(', ')}.`);
+const engineNames = args
+  .engines!.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+for (const e of engineNames)
+  if (!ENGINES.includes(e)) throw new RangeError(`--engines: unknown engine "${e}", expected some of ${ENGINES.join(', ')}.`);
 
 const started = performance.now();
 const loadAtStart = loadavg();
@@ -124,10 +129,15 @@ if (edifice) {
   if (edificeRows === 0) throw new Error('bench: Edifice loaded no building (see the catalog log above).');
   bytesPerBuilding = (after.rss - before.rss) / edificeRows;
   print(`edifice load: ${loadS.toFixed(2)} s for ${edificeRows.toLocaleString('en')} buildings`);
-  for (const r of report) print(`  ${r.country} ${r.date}: ${r.buildings.toLocaleString('en')} buildings, bytesHeld ${mb(r.bytesHeld)} (${(r.bytesHeld / r.buildings).toFixed(0)} B/building), loadMs ${r.loadMs}`);
-  print(`edifice memory: RSS +${mb(after.rss - before.rss)} = ${bytesPerBuilding.toFixed(0)} B/building; `
-    + `arrayBuffers +${mb(after.arrayBuffers - before.arrayBuffers)} = ${((after.arrayBuffers - before.arrayBuffers) / edificeRows).toFixed(0)} B/building; `
-    + `heapUsed +${mb(after.heapUsed - before.heapUsed)}${hasGc ? '' : ' (no gc: includes garbage)'}`);
+  for (const r of report)
+    print(
+      `  ${r.country} ${r.date}: ${r.buildings.toLocaleString('en')} buildings, bytesHeld ${mb(r.bytesHeld)} (${(r.bytesHeld / r.buildings).toFixed(0)} B/building), loadMs ${r.loadMs}`,
+    );
+  print(
+    `edifice memory: RSS +${mb(after.rss - before.rss)} = ${bytesPerBuilding.toFixed(0)} B/building; ` +
+      `arrayBuffers +${mb(after.arrayBuffers - before.arrayBuffers)} = ${((after.arrayBuffers - before.arrayBuffers) / edificeRows).toFixed(0)} B/building; ` +
+      `heapUsed +${mb(after.heapUsed - before.heapUsed)}${hasGc ? '' : ' (no gc: includes garbage)'}`,
+  );
   const view = catalog.view();
   summaryBytes = view.snapshots.reduce((n, s) => n + s.memory().summaries, 0);
   print(`edifice node summaries: ${mb(summaryBytes)} = ${(summaryBytes / edificeRows).toFixed(2)} B/building (included above)`);
@@ -152,8 +162,10 @@ if (engineNames.includes('duckdb')) {
   log('duckdb: loading');
   const { engine, load } = await DuckDbEngine.load(columns, log);
   const m1 = await memory();
-  print(`duckdb load: ${load.seconds.toFixed(1)} s (${columns.n.toLocaleString('en')} buildings, ${load.businesses.toLocaleString('en')} businesses, `
-    + `${load.edges.toLocaleString('en')} footprint edges); RSS +${mb(m1.rss - m0.rss)}`);
+  print(
+    `duckdb load: ${load.seconds.toFixed(1)} s (${columns.n.toLocaleString('en')} buildings, ${load.businesses.toLocaleString('en')} businesses, ` +
+      `${load.edges.toLocaleString('en')} footprint edges); RSS +${mb(m1.rss - m0.rss)}`,
+  );
   engines.push(engine);
 }
 if (engines.length === 0) throw new Error('bench: no engine to run.');
@@ -173,9 +185,14 @@ for (const engine of engines) {
   const got: (Answer | Error)[] = new Array(queries.length);
   log(`${engine.name}: warm-up pass (answers compared)`);
   t0 = performance.now();
-  await runPass(engine, queries, queries.map((_, i) => i), (i, raw) => {
-    got[i] = raw instanceof Error ? raw : engine.answer(raw);
-  });
+  await runPass(
+    engine,
+    queries,
+    queries.map((_, i) => i),
+    (i, raw) => {
+      got[i] = raw instanceof Error ? raw : engine.answer(raw);
+    },
+  );
   log(`${engine.name}: warm-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   answers.set(engine.name, got);
   times.set(engine.name, []);
@@ -192,8 +209,9 @@ for (let r = 0; r < Math.max(reps, paired.length ? pairReps : 0); r++) {
   if (paired.length && r < pairReps) {
     await settle();
     t0 = performance.now();
-    const [a, b] = await runPairPass(paired[0], paired[1], queries, order, r,
-      (done) => { if (done % 200 === 0) log(`edifice + edifice-scan: round ${r + 1}/${pairReps} ${done}/${queries.length}`); });
+    const [a, b] = await runPairPass(paired[0], paired[1], queries, order, r, (done) => {
+      if (done % 200 === 0) log(`edifice + edifice-scan: round ${r + 1}/${pairReps} ${done}/${queries.length}`);
+    });
     times.get(paired[0].name)!.push(a);
     times.get(paired[1].name)!.push(b);
     log(`edifice + edifice-scan: round ${r + 1}/${pairReps} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -204,8 +222,11 @@ for (let r = 0; r < Math.max(reps, paired.length ? pairReps : 0); r++) {
     // Each pass starts on a collected heap: no engine pays for another's garbage.
     await settle();
     t0 = performance.now();
-    times.get(engine.name)!.push(await runPass(engine, queries, order, undefined,
-      (done) => { if (done % 200 === 0) log(`${engine.name}: pass ${r + 1}/${reps} ${done}/${queries.length}`); }));
+    times.get(engine.name)!.push(
+      await runPass(engine, queries, order, undefined, (done) => {
+        if (done % 200 === 0) log(`${engine.name}: pass ${r + 1}/${reps} ${done}/${queries.length}`);
+      }),
+    );
     log(`${engine.name}: pass ${r + 1}/${reps} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 }
@@ -243,15 +264,22 @@ function middleMean(t: number[]): number {
 }
 /** The indexes of class `cls`'s queries in the mix. */
 const queriesOf = (cls: string): number[] => queries.map((q, i) => (q.cls === cls ? i : -1)).filter((i) => i >= 0);
-const queryRows = paired.length ? summarise(CLASSES.filter((c) => c.kind === 'buildings').map((spec) => {
-  const idx = queriesOf(spec.name);
-  const perEngine = new Map<string, Float64Array>();
-  for (const engine of paired) {
-    const passes = times.get(engine.name)!;
-    perEngine.set(engine.name, Float64Array.from(idx.map((i) => middleMean(passes.map((p) => p[i]))).filter((v) => !Number.isNaN(v))).sort());
-  }
-  return { cls: spec.name, queries: idx.length, times: perEngine };
-})) : [];
+const queryRows = paired.length
+  ? summarise(
+      CLASSES.filter((c) => c.kind === 'buildings').map((spec) => {
+        const idx = queriesOf(spec.name);
+        const perEngine = new Map<string, Float64Array>();
+        for (const engine of paired) {
+          const passes = times.get(engine.name)!;
+          perEngine.set(
+            engine.name,
+            Float64Array.from(idx.map((i) => middleMean(passes.map((p) => p[i]))).filter((v) => !Number.isNaN(v))).sort(),
+          );
+        }
+        return { cls: spec.name, queries: idx.length, times: perEngine };
+      }),
+    )
+  : [];
 
 const { mismatches, pairs } = compareAll(queries, answers);
 const refused = new Map<string, number>();
@@ -267,22 +295,40 @@ const scanRatio = (r: (typeof rows)[number], p: 'p50' | 'p99') => (r[p].get('edi
 const heavy = rows.find((r) => r.cls === 'heavy-3x3');
 const heavyP99RatioScan = heavy ? scanRatio(heavy, 'p99') : NaN;
 const buildingClasses = rows.filter((r) => CLASSES.some((c) => c.name === r.cls && c.kind === 'buildings'));
-const slowestClassRatio = buildingClasses.length ? Math.min(...buildingClasses.flatMap((r) => [scanRatio(r, 'p50'), scanRatio(r, 'p99')])) : NaN;
+const slowestClassRatio = buildingClasses.length
+  ? Math.min(...buildingClasses.flatMap((r) => [scanRatio(r, 'p50'), scanRatio(r, 'p99')]))
+  : NaN;
 
 print();
-print(`machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${mb(totalmem())}; Node ${process.version}; `
-  + `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
-print(`data: ${file} (${columns.n.toLocaleString('en')} buildings, seed ${seed}); mix seed ${mixSeed}, ${queries.length} queries, `
-  + `1 warm-up + ${reps} timed passes per engine${paired.length ? ` (edifice and edifice-scan: ${pairReps} rounds side by side)` : ''}; `
-  + 'times in ms (every timed run is one sample)');
-if (args['scan-both']) print('A/A run (--scan-both): "edifice" runs the scan forced, as edifice-scan does; its ratios to edifice-scan are noise, and so are the goals below.');
+print(
+  `machine: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, ${mb(totalmem())}; Node ${process.version}; ` +
+    `load average at start ${loadAtStart.map((v) => v.toFixed(1)).join(' ')}, at end ${loadavg()
+      .map((v) => v.toFixed(1))
+      .join(' ')}`,
+);
+print(
+  `data: ${file} (${columns.n.toLocaleString('en')} buildings, seed ${seed}); mix seed ${mixSeed}, ${queries.length} queries, ` +
+    `1 warm-up + ${reps} timed passes per engine${paired.length ? ` (edifice and edifice-scan: ${pairReps} rounds side by side)` : ''}; ` +
+    'times in ms (every timed run is one sample)',
+);
+if (args['scan-both'])
+  print(
+    'A/A run (--scan-both): "edifice" runs the scan forced, as edifice-scan does; its ratios to edifice-scan are noise, and so are the goals below.',
+  );
 print();
 print(formatTable(rows, names));
 if (queryRows.length) {
   print();
-  print(`edifice and edifice-scan, one figure per query (the mean of the middle half of its ${pairReps} rounds), then p50 and p99 over the queries of each class:`);
+  print(
+    `edifice and edifice-scan, one figure per query (the mean of the middle half of its ${pairReps} rounds), then p50 and p99 over the queries of each class:`,
+  );
   print();
-  print(formatTable(queryRows, paired.map((e) => e.name)));
+  print(
+    formatTable(
+      queryRows,
+      paired.map((e) => e.name),
+    ),
+  );
 }
 // The same ratios with how far they move between rounds of one run (noise.ts): a class is
 // slower on the planner beyond that noise where the upper end of its interval is below 1. Not
@@ -300,7 +346,10 @@ if (paired.length) {
     const [i50, i99] = ratioIntervals(times.get(paired[0].name)!, times.get(paired[1].name)!, queriesOf(r.cls), [50, 99]);
     const cell = (v: { lo: number; hi: number }) => `${v.lo.toFixed(2)}–${v.hi.toFixed(2)}`;
     print(`| ${r.cls} | ${scanRatio(r, 'p50').toFixed(2)}x | ${cell(i50)} | ${scanRatio(r, 'p99').toFixed(2)}x | ${cell(i99)} |`);
-    for (const [p, v] of [['p50', i50], ['p99', i99]] as const) {
+    for (const [p, v] of [
+      ['p50', i50],
+      ['p99', i99],
+    ] as const) {
       if (v.hi < leastUpper) {
         leastUpper = v.hi;
         slowerBeyondNoise = `${r.cls} ${p}`;
@@ -325,27 +374,42 @@ for (const m of mismatches.slice(0, 12)) {
 if (mismatches.length > 0) {
   const path = join(resolve(args.cache!), `mismatches-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(resolve(args.cache!), { recursive: true });
-  writeFileSync(path, JSON.stringify(mismatches.map((m) => ({ ...m, query: queries[m.index] })), null, 1));
+  writeFileSync(
+    path,
+    JSON.stringify(
+      mismatches.map((m) => ({ ...m, query: queries[m.index] })),
+      null,
+      1,
+    ),
+  );
   print(`  all ${mismatches.length} mismatches with their queries: ${path}`);
 }
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 print();
-print(`goal: whole-mix p50 >= ${GOAL.p50Ratio}x lower than DuckDB (${Number.isFinite(p50Ratio) ? p50Ratio.toFixed(1) : '-'}x: ${verdict(p50Ratio >= GOAL.p50Ratio)}), `
-  + `p99 >= ${GOAL.p99Ratio}x lower (${Number.isFinite(p99Ratio) ? p99Ratio.toFixed(1) : '-'}x: ${verdict(p99Ratio >= GOAL.p99Ratio)}), `
-  + `<= ${GOAL.bytesPerBuilding} B/building resident (${Number.isFinite(bytesPerBuilding) ? bytesPerBuilding.toFixed(0) : '-'}: ${verdict(bytesPerBuilding <= GOAL.bytesPerBuilding)})`);
+print(
+  `goal: whole-mix p50 >= ${GOAL.p50Ratio}x lower than DuckDB (${Number.isFinite(p50Ratio) ? p50Ratio.toFixed(1) : '-'}x: ${verdict(p50Ratio >= GOAL.p50Ratio)}), ` +
+    `p99 >= ${GOAL.p99Ratio}x lower (${Number.isFinite(p99Ratio) ? p99Ratio.toFixed(1) : '-'}x: ${verdict(p99Ratio >= GOAL.p99Ratio)}), ` +
+    `<= ${GOAL.bytesPerBuilding} B/building resident (${Number.isFinite(bytesPerBuilding) ? bytesPerBuilding.toFixed(0) : '-'}: ${verdict(bytesPerBuilding <= GOAL.bytesPerBuilding)})`,
+);
 if (Number.isFinite(heavyP99RatioScan)) {
-  print(`goal: heavy-3x3 p99 >= ${GOAL.heavyRatioScan}x lower with the planner than with the scan forced (${heavyP99RatioScan.toFixed(2)}x: `
-    + `${verdict(heavyP99RatioScan >= GOAL.heavyRatioScan)}), no class slower (least ratio ${slowestClassRatio.toFixed(2)}: ${verdict(slowestClassRatio >= 1)})`);
+  print(
+    `goal: heavy-3x3 p99 >= ${GOAL.heavyRatioScan}x lower with the planner than with the scan forced (${heavyP99RatioScan.toFixed(2)}x: ` +
+      `${verdict(heavyP99RatioScan >= GOAL.heavyRatioScan)}), no class slower (least ratio ${slowestClassRatio.toFixed(2)}: ${verdict(slowestClassRatio >= 1)})`,
+  );
   if (Number.isFinite(leastUpper)) {
-    print(`noise: the least upper end of the 95% intervals over rounds is ${leastUpper.toFixed(2)} (${slowerBeyondNoise}): `
-      + `${leastUpper >= 1 ? 'no class slower beyond the noise between rounds' : 'slower there beyond the noise between rounds'}; `
-      + 'the noise between runs is wider (an A/A run, --scan-both, bench/README.md)');
+    print(
+      `noise: the least upper end of the 95% intervals over rounds is ${leastUpper.toFixed(2)} (${slowerBeyondNoise}): ` +
+        `${leastUpper >= 1 ? 'no class slower beyond the noise between rounds' : 'slower there beyond the noise between rounds'}; ` +
+        'the noise between runs is wider (an A/A run, --scan-both, bench/README.md)',
+    );
   }
 }
 
 for (const e of engines) await e.close?.();
 log(`done (sink ${sink})`);
 const fmt = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(digits) : 'nan');
-print(`summary: p50_ratio_duckdb=${fmt(p50Ratio, 2)} p99_ratio_duckdb=${fmt(p99Ratio, 2)} bytes_per_building=${fmt(bytesPerBuilding, 0)} load_s=${fmt(loadS, 2)} `
-  + `heavy_p99_ratio_scan=${fmt(heavyP99RatioScan, 2)} slowest_class_ratio=${fmt(slowestClassRatio, 2)}`);
+print(
+  `summary: p50_ratio_duckdb=${fmt(p50Ratio, 2)} p99_ratio_duckdb=${fmt(p99Ratio, 2)} bytes_per_building=${fmt(bytesPerBuilding, 0)} load_s=${fmt(loadS, 2)} ` +
+    `heavy_p99_ratio_scan=${fmt(heavyP99RatioScan, 2)} slowest_class_ratio=${fmt(slowestClassRatio, 2)}`,
+);
 process.stdout.write(`${out.join('\n')}\n`);

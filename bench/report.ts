@@ -17,7 +17,8 @@ export interface Row {
 
 export function summarise(classes: readonly ClassTimes[]): Row[] {
   return classes.map(({ cls, queries, times }) => {
-    const p50 = new Map<string, number>(), p99 = new Map<string, number>();
+    const p50 = new Map<string, number>(),
+      p99 = new Map<string, number>();
     for (const [engine, t] of times) {
       p50.set(engine, percentile(t, 50));
       p99.set(engine, percentile(t, 99));
@@ -26,7 +27,8 @@ export function summarise(classes: readonly ClassTimes[]): Row[] {
   });
 }
 
-const ms = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? '-' : v < 1 ? v.toFixed(3) : v < 100 ? v.toFixed(2) : v.toFixed(0));
+const ms = (v: number | undefined): string =>
+  v === undefined || Number.isNaN(v) ? '-' : v < 1 ? v.toFixed(3) : v < 100 ? v.toFixed(2) : v.toFixed(0);
 const ratio = (a: number | undefined, b: number | undefined): string =>
   a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) || b === 0 ? '-' : `${(a / b).toFixed(a / b < 10 ? 2 : 1)}x`;
 
@@ -46,19 +48,32 @@ export function formatTable(rows: readonly Row[], engines: readonly string[]): s
   }
   const width = head.map((_, k) => Math.max(...lines.map((l) => l[k].length)));
   const fmt = (l: string[]) => `| ${l.map((c, k) => (k < 1 ? c.padEnd(width[k]) : c.padStart(width[k]))).join(' | ')} |`;
-  return [fmt(lines[0]), `|${width.map((w, k) => (k < 1 ? ':' : '') + '-'.repeat(w + 1) + (k < 1 ? '' : ':')).join('|')}|`, ...lines.slice(1).map(fmt)].join('\n');
+  return [
+    fmt(lines[0]),
+    `|${width.map((w, k) => (k < 1 ? ':' : '') + '-'.repeat(w + 1) + (k < 1 ? '' : ':')).join('|')}|`,
+    ...lines.slice(1).map(fmt),
+  ].join('\n');
 }
 
 /** One line per query: its class, shape and median time, slowest first (where an engine's time goes). */
 export function slowest(
-  queries: readonly import('./engine.ts').MixQuery[], passes: readonly Float64Array[],
-  answers: readonly (import('./engine.ts').Answer | Error)[], k: number,
+  queries: readonly import('./engine.ts').MixQuery[],
+  passes: readonly Float64Array[],
+  answers: readonly (import('./engine.ts').Answer | Error)[],
+  k: number,
 ): string[] {
   const median = queries.map((_, i) => {
-    const t = passes.map((p) => p[i]).filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+    const t = passes
+      .map((p) => p[i])
+      .filter((v) => !Number.isNaN(v))
+      .sort((a, b) => a - b);
     return t.length ? t[(t.length - 1) >> 1] : NaN;
   });
-  const order = queries.map((_, i) => i).filter((i) => !Number.isNaN(median[i])).sort((a, b) => median[b] - median[a]).slice(0, k);
+  const order = queries
+    .map((_, i) => i)
+    .filter((i) => !Number.isNaN(median[i]))
+    .sort((a, b) => median[b] - median[a])
+    .slice(0, k);
   return order.map((i) => {
     const m = queries[i];
     const a = answers[i];
@@ -70,7 +85,8 @@ export function slowest(
       const names = Object.keys(filters).filter((f) => f !== 'registeredBusinessTurnoverCurrency');
       shape = `${side}, sort ${sort}, limit ${limit} offset ${offset}, filters [${names.join(', ')}]`;
     }
-    const total = a instanceof Error ? 'refused' : a.total !== undefined ? `total ${a.total}${a.capped ? '+' : ''}` : `${a.ids.length} rows`;
+    const total =
+      a instanceof Error ? 'refused' : a.total !== undefined ? `total ${a.total}${a.capped ? '+' : ''}` : `${a.ids.length} rows`;
     return `${ms(median[i])} ms  #${i} ${m.cls}: ${shape}; ${total}`;
   });
 }

@@ -8,9 +8,7 @@
  * Filters are compiled once per query into two flat lists (ranges over number columns,
  * 256-entry masks over code columns), so the loop calls no function per filter.
  */
-import {
-  BASIS, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
-} from '../src/snapshot/schema.ts';
+import { BASIS, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
 import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
 import { NULL_CODE, formatId, type BenchColumns } from './columns.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
@@ -21,10 +19,28 @@ export const EARTH_RADIUS_M = 6_371_008.8;
 
 /** The filters of `BuildingsQuery` the bench's mix uses; anything else is refused. */
 export const SUPPORTED_FILTERS = new Set([
-  'category', 'roofShape', 'minFloors', 'maxFloors', 'minDwellings', 'maxDwellings', 'minAreaM2', 'maxAreaM2',
-  'minHeightM', 'maxHeightM', 'minVolumeM3', 'maxVolumeM3', 'measuredHeightOnly', 'solarPresence',
-  'excludeSolarPresence', 'existingSolarPanels', 'hasSolarPotential', 'has3dModel', 'minRecentFrostDays',
-  'floodZone', 'seismicRiskClass', 'registeredBusinessTurnoverCurrency',
+  'category',
+  'roofShape',
+  'minFloors',
+  'maxFloors',
+  'minDwellings',
+  'maxDwellings',
+  'minAreaM2',
+  'maxAreaM2',
+  'minHeightM',
+  'maxHeightM',
+  'minVolumeM3',
+  'maxVolumeM3',
+  'measuredHeightOnly',
+  'solarPresence',
+  'excludeSolarPresence',
+  'existingSolarPanels',
+  'hasSolarPotential',
+  'has3dModel',
+  'minRecentFrostDays',
+  'floodZone',
+  'seismicRiskClass',
+  'registeredBusinessTurnoverCurrency',
 ]);
 const PAGING = new Set(['bbox', 'sort', 'limit', 'offset']);
 
@@ -63,7 +79,8 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
   constructor(readonly c: BenchColumns) {
     this.employeesMax = new Float64Array(c.n).fill(NaN);
     for (let j = 0; j < c.bizRow.length; j++) {
-      const r = c.bizRow[j], v = c.bizEmployeesMin[j];
+      const r = c.bizRow[j],
+        v = c.bizEmployeesMin[j];
       if (v === v && !(this.employeesMax[r] >= v)) this.employeesMax[r] = v;
     }
   }
@@ -77,7 +94,8 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
     const code = c.currencies.indexOf(currency);
     for (let j = 0; j < c.bizRow.length; j++) {
       if (c.bizCurrency[j] !== code || code < 0) continue;
-      const r = c.bizRow[j], v = c.bizTurnover[j];
+      const r = c.bizRow[j],
+        v = c.bizTurnover[j];
       if (v === v && !(out[r] >= v)) out[r] = v;
     }
     this.turnoverMax.set(currency, out);
@@ -86,11 +104,16 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
 
   sortKey(q: BuildingsQuery): Float64Array {
     switch (q.sort) {
-      case 'volume': return this.c.volumeM3;
-      case 'area': return this.c.areaM2;
-      case 'height': return this.c.heightM;
-      case 'registered_business_employees': return this.employeesMax;
-      case 'registered_business_turnover': return this.turnover(q.registeredBusinessTurnoverCurrency!);
+      case 'volume':
+        return this.c.volumeM3;
+      case 'area':
+        return this.c.areaM2;
+      case 'height':
+        return this.c.heightM;
+      case 'registered_business_employees':
+        return this.employeesMax;
+      case 'registered_business_turnover':
+        return this.turnover(q.registeredBusinessTurnoverCurrency!);
     }
   }
 
@@ -147,11 +170,13 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
   buildings(q: BuildingsQuery): { rows: Int32Array; total: number; capped: boolean } {
     const c = this.c;
     const { rangeCols, lo, hi, maskCols, masks } = this.compile(q);
-    const nr = rangeCols.length, nm = maskCols.length;
+    const nr = rangeCols.length,
+      nm = maskCols.length;
     const key = this.sortKey(q);
     const words = c.idWords;
     const { minLon, minLat, maxLon, maxLat } = q.bbox;
-    const lon = c.lon, lat = c.lat;
+    const lon = c.lon,
+      lat = c.lat;
     const k = q.offset + q.limit;
     const heap = new Int32Array(k);
     let size = 0;
@@ -159,10 +184,12 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
 
     // a ranks before b: key descending, unknown (NaN) last, ties by building_id ascending.
     const before = (a: number, b: number): boolean => {
-      const ka = key[a], kb = key[b];
+      const ka = key[a],
+        kb = key[b];
       if (ka === kb || (ka !== ka && kb !== kb)) {
         for (let w = 0; w < 4; w++) {
-          const x = words[4 * a + w], y = words[4 * b + w];
+          const x = words[4 * a + w],
+            y = words[4 * b + w];
           if (x !== y) return x < y;
         }
         return false;
@@ -217,7 +244,8 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
 
   point(q: PointQuery): { rows: Int32Array; dist: Float64Array } {
     const c = this.c;
-    const lon0 = q.lon, lat0 = q.lat;
+    const lon0 = q.lon,
+      lat0 = q.lat;
     const cos0 = Math.cos((lat0 * Math.PI) / 180);
     const frame = this.frame.centre(lon0, lat0);
     const margin = q.radiusM * 1.01 + 1;
@@ -226,13 +254,13 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
     const { fpMinLon, fpMinLat, fpMaxLon, fpMaxLat } = c;
     for (let i = 0, n = c.n; i < n; i++) {
       // Skip what lies wholly beyond the radius (1% + 1 m over the sphere's measure) on one side.
-      const x0 = (fpMinLon[i] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI / 180;
+      const x0 = ((fpMinLon[i] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI) / 180;
       if (x0 > margin) continue;
-      const x1 = (fpMaxLon[i] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI / 180;
+      const x1 = ((fpMaxLon[i] - lon0) * cos0 * EARTH_RADIUS_M * Math.PI) / 180;
       if (-x1 > margin) continue;
-      const y0 = (fpMinLat[i] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
+      const y0 = ((fpMinLat[i] - lat0) * EARTH_RADIUS_M * Math.PI) / 180;
       if (y0 > margin) continue;
-      const y1 = (fpMaxLat[i] - lat0) * EARTH_RADIUS_M * Math.PI / 180;
+      const y1 = ((fpMaxLat[i] - lat0) * EARTH_RADIUS_M * Math.PI) / 180;
       if (-y1 > margin) continue;
       const d = footprintDistance(c, i, frame);
       if (d <= q.radiusM) {
@@ -240,14 +268,18 @@ export class ScanEngine implements Engine<{ rows: Int32Array; total: number; cap
         dists.push(d);
       }
     }
-    const order = near.map((_, j) => j).sort((a, b) => {
-      if (dists[a] !== dists[b]) return dists[a] - dists[b];
-      for (let w = 0; w < 4; w++) {
-        const x = c.idWords[4 * near[a] + w], y = c.idWords[4 * near[b] + w];
-        if (x !== y) return x < y ? -1 : 1;
-      }
-      return 0;
-    }).slice(0, q.limit);
+    const order = near
+      .map((_, j) => j)
+      .sort((a, b) => {
+        if (dists[a] !== dists[b]) return dists[a] - dists[b];
+        for (let w = 0; w < 4; w++) {
+          const x = c.idWords[4 * near[a] + w],
+            y = c.idWords[4 * near[b] + w];
+          if (x !== y) return x < y ? -1 : 1;
+        }
+        return 0;
+      })
+      .slice(0, q.limit);
     return { rows: Int32Array.from(order, (j) => near[j]), dist: Float64Array.from(order, (j) => dists[j]) };
   }
 }
@@ -262,24 +294,28 @@ export function footprintDistance(c: BenchColumns, i: number, frame: LocalFrame)
   const xy = c.coords;
   let best = Infinity;
   for (let p = c.polyStart[i]; p < c.polyStart[i + 1]; p++) {
-    let insideOuter = false, insideHole = false;
+    let insideOuter = false,
+      insideHole = false;
     for (let r = c.ringStart[p]; r < c.ringStart[p + 1]; r++) {
-      const v0 = c.vertexStart[r], v1 = c.vertexStart[r + 1];
+      const v0 = c.vertexStart[r],
+        v1 = c.vertexStart[r + 1];
       let inside = false;
       frame.project(xy[2 * (v1 - 1)], xy[2 * (v1 - 1) + 1]);
       let jx = frame.x;
       let jy = frame.y;
-      let px = 0, py = 0;
+      let px = 0,
+        py = 0;
       for (let v = v0; v < v1; v++) {
         frame.project(xy[2 * v], xy[2 * v + 1]);
         const x = frame.x;
         const y = frame.y;
-        if ((y > 0) !== (jy > 0)) {
+        if (y > 0 !== jy > 0) {
           const xCross = x + ((0 - y) * (jx - x)) / (jy - y);
           if (xCross > 0) inside = !inside;
         }
         if (v > v0) {
-          const dx = x - px, dy = y - py;
+          const dx = x - px,
+            dy = y - py;
           const len2 = dx * dx + dy * dy;
           let t = len2 === 0 ? 0 : ((0 - px) * dx + (0 - py) * dy) / len2;
           if (t < 0) t = 0;

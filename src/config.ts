@@ -121,7 +121,8 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
 function replicaName(env: NodeJS.ProcessEnv): string | null {
   const name = env.EDIFICE_REPLICA;
   if (name === undefined || name === '') return null;
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new RangeError(`EDIFICE_REPLICA must be 1 to 64 letters, digits, '.', '_' or '-', got "${name}".`);
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(name))
+    throw new RangeError(`EDIFICE_REPLICA must be 1 to 64 letters, digits, '.', '_' or '-', got "${name}".`);
   return name;
 }
 
@@ -132,19 +133,25 @@ export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'EDIFICE_PORT', 8080, 0, 65535);
   const basePath = env.EDIFICE_BASE_PATH ?? '/v1';
-  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath)) throw new ConfigError(`EDIFICE_BASE_PATH must look like /v1 (no trailing slash), got "${basePath}".`);
+  if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(basePath))
+    throw new ConfigError(`EDIFICE_BASE_PATH must look like /v1 (no trailing slash), got "${basePath}".`);
   const currency = env.EDIFICE_REPORT_CURRENCY || 'EUR';
   if (!/^[A-Z]{3}$/.test(currency)) throw new ConfigError(`EDIFICE_REPORT_CURRENCY must be three capitals (ISO 4217), got "${currency}".`);
   const provider = env.EDIFICE_PAYMENT_PROVIDER || 'builtin';
-  if (provider !== 'builtin' && provider !== 'webhook') throw new ConfigError(`EDIFICE_PAYMENT_PROVIDER must be builtin or webhook, got "${provider}".`);
+  if (provider !== 'builtin' && provider !== 'webhook')
+    throw new ConfigError(`EDIFICE_PAYMENT_PROVIDER must be builtin or webhook, got "${provider}".`);
   const secret = env.EDIFICE_PAYMENT_WEBHOOK_SECRET || null;
   if (secret !== null && secret.length < 16) throw new ConfigError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
-  if (provider === 'webhook' && secret === null) throw new ConfigError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
+  if (provider === 'webhook' && secret === null)
+    throw new ConfigError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
   const logLevel = env.EDIFICE_LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`EDIFICE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`EDIFICE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
   const baseUrl = env.EDIFICE_BASE_URL ? env.EDIFICE_BASE_URL.replace(/\/$/, '') : null;
   if (baseUrl !== null && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(baseUrl)) {
-    throw new ConfigError(`EDIFICE_BASE_URL must be an http:// or https:// address without query, such as https://api.example.com/v1, got "${env.EDIFICE_BASE_URL}".`);
+    throw new ConfigError(
+      `EDIFICE_BASE_URL must be an http:// or https:// address without query, such as https://api.example.com/v1, got "${env.EDIFICE_BASE_URL}".`,
+    );
   }
   const demo = ({ '': 'auto', auto: 'auto', '1': 'on', '0': 'off' } as const)[env.EDIFICE_DEMO ?? ''];
   if (demo === undefined) throw new ConfigError(`EDIFICE_DEMO must be 0, 1 or auto, got "${env.EDIFICE_DEMO}".`);
@@ -153,16 +160,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const demoMayCreate = demo === 'on' || (demo === 'auto' && !env.EDIFICE_SNAPSHOTS);
   const kind = folderKind(snapshotsDir);
   if (kind === 'other' || (kind === 'missing' && !demoMayCreate)) {
-    throw new ConfigError(`EDIFICE_SNAPSHOTS must name an existing folder of snapshots (<CC>/<YYYY-MM-DD>.arrow), got "${snapshotsDir}", `
-      + `which ${kind === 'missing' ? 'does not exist' : 'is not a folder that can be read'}${kind === 'missing' ? ' (only the demo creates its folder: EDIFICE_DEMO=1)' : ''}.`);
+    throw new ConfigError(
+      `EDIFICE_SNAPSHOTS must name an existing folder of snapshots (<CC>/<YYYY-MM-DD>.arrow), got "${snapshotsDir}", ` +
+        `which ${kind === 'missing' ? 'does not exist' : 'is not a folder that can be read'}${kind === 'missing' ? ' (only the demo creates its folder: EDIFICE_DEMO=1)' : ''}.`,
+    );
   }
   const reportPriceMinor = price(env, 'EDIFICE_REPORT_PRICE');
   const free = env.EDIFICE_REPORTS_FREE || '0';
   if (free !== '0' && free !== '1') throw new ConfigError(`EDIFICE_REPORTS_FREE must be 0 or 1, got "${free}".`);
-  if (free === '1' && reportPriceMinor > 0) throw new ConfigError('EDIFICE_REPORTS_FREE=1 gives reports away: leave EDIFICE_REPORT_PRICE unset or 0 with it.');
+  if (free === '1' && reportPriceMinor > 0)
+    throw new ConfigError('EDIFICE_REPORTS_FREE=1 gives reports away: leave EDIFICE_REPORT_PRICE unset or 0 with it.');
   const basemap = env.EDIFICE_MAP_BASEMAP ?? '';
   if (basemap !== '' && !/^https?:\/\/\S+$/.test(basemap)) {
-    throw new ConfigError(`EDIFICE_MAP_BASEMAP must be an http(s) URL (a tile template with {z}/{x}/{y}, or a MapLibre style), got "${basemap}".`);
+    throw new ConfigError(
+      `EDIFICE_MAP_BASEMAP must be an http(s) URL (a tile template with {z}/{x}/{y}, or a MapLibre style), got "${basemap}".`,
+    );
   }
   return {
     host: env.EDIFICE_HOST || '127.0.0.1',
@@ -208,7 +220,9 @@ export function corsOrigins(value: string | undefined): string[] {
   for (const item of value.split(',')) {
     const origin = item.trim();
     if (!/^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(origin) && !/^https?:\/\/\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(origin)) {
-      throw new RangeError(`EDIFICE_CORS_ORIGINS must be a comma list of origins such as https://app.example.com or http://localhost:3000 (scheme, host, optional port; no path), got "${origin}".`);
+      throw new RangeError(
+        `EDIFICE_CORS_ORIGINS must be a comma list of origins such as https://app.example.com or http://localhost:3000 (scheme, host, optional port; no path), got "${origin}".`,
+      );
     }
     out.push(origin.toLowerCase());
   }

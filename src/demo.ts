@@ -58,8 +58,10 @@ export function planDemo(config: Config): DemoPlan {
   const onlyDemo = files.size > 0 && [...files].every(([path, bytes]) => marked.get(path) === bytes);
   const eligible = files.size === 0 || onlyDemo;
   if (config.demo === 'on' && !eligible) {
-    throw new ConfigError(`EDIFICE_DEMO=1, but ${config.snapshotsDir} holds snapshots the server did not generate for the demo: `
-      + 'a demo key is never made beside real snapshots (EDIFICE_DEMO accepts 0, 1 or auto; point EDIFICE_SNAPSHOTS at an empty folder for a demo).');
+    throw new ConfigError(
+      `EDIFICE_DEMO=1, but ${config.snapshotsDir} holds snapshots the server did not generate for the demo: ` +
+        'a demo key is never made beside real snapshots (EDIFICE_DEMO accepts 0, 1 or auto; point EDIFICE_SNAPSHOTS at an empty folder for a demo).',
+    );
   }
   const demo = eligible && (config.demo === 'on' || !config.snapshotsDirSet);
   return { demo, generate: demo && files.size === 0 };

@@ -42,8 +42,10 @@ async function main(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel });
   if (config.workers > 0 && !process.execArgv.includes('--single-threaded-gc')) {
     // A command-line flag only: V8 aborts when it is set at run time (v8.setFlagsFromString).
-    log.warn('Node runs without --single-threaded-gc, which npm start passes: with a worker per core, V8\'s garbage '
-      + 'collection helper threads compete with the workers for the cores and stretch the slowest responses (README, Operating)');
+    log.warn(
+      "Node runs without --single-threaded-gc, which npm start passes: with a worker per core, V8's garbage " +
+        'collection helper threads compete with the workers for the cores and stretch the slowest responses (README, Operating)',
+    );
   }
 
   // The stop is in place before anything starts, so a SIGTERM during the start (whose threads may
@@ -110,7 +112,11 @@ async function main(config: Config): Promise<void> {
   const demo = plan.demo ? ledger.ensureDemo(dirname(config.ledgerPath)) : null;
   if (!plan.demo) {
     const retired = ledger.retireDemo(dirname(config.ledgerPath));
-    if (retired) log.warn({ workspaceId: retired.workspaceId, keyIds: retired.keyIds }, 'the demo workspace\'s keys are revoked: this server serves real snapshots');
+    if (retired)
+      log.warn(
+        { workspaceId: retired.workspaceId, keyIds: retired.keyIds },
+        "the demo workspace's keys are revoked: this server serves real snapshots",
+      );
   }
 
   if (config.workers === 0) {
@@ -120,7 +126,9 @@ async function main(config: Config): Promise<void> {
     // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
     // on every later response, the grace for what is in flight, then the rest ended.
     serving = {
-      port: server.port, implementation: server.implementation, metricsText: () => server.metrics.registry.metrics(),
+      port: server.port,
+      implementation: server.implementation,
+      metricsText: () => server.metrics.registry.metrics(),
       close: () => server.stop(STOP_GRACE_MS),
     };
   } else {
@@ -128,8 +136,13 @@ async function main(config: Config): Promise<void> {
     const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
     const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
     serving = {
-      port: pool.port, implementation: pool.implementation, metricsText: () => pool.metricsText(),
-      close: () => { stopFollowing(); return pool.close(STOP_GRACE_MS); },
+      port: pool.port,
+      implementation: pool.implementation,
+      metricsText: () => pool.metricsText(),
+      close: () => {
+        stopFollowing();
+        return pool.close(STOP_GRACE_MS);
+      },
     };
   }
   if (config.metricsPort > 0) metricsServer = await startMetricsServer(config.metricsHost, config.metricsPort, serving.metricsText, log);
@@ -141,14 +154,20 @@ async function main(config: Config): Promise<void> {
   if (rescanAsked) rescan();
   const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
   const metricsAt = metricsServer ? `http://${config.metricsHost}:${metricsServer.port}/metrics` : 'off';
-  log.info({ uWebSockets: serving.implementation, port: serving.port, metrics: metricsAt, workers: config.workers, snapshots: catalog.report() },
-    `listening (uWebSockets.js ${serving.implementation}, ${threads})`);
+  log.info(
+    { uWebSockets: serving.implementation, port: serving.port, metrics: metricsAt, workers: config.workers, snapshots: catalog.report() },
+    `listening (uWebSockets.js ${serving.implementation}, ${threads})`,
+  );
 
-  if (config.reports === 'off') log.info('building reports are off: POST /reports answers 404 until EDIFICE_REPORT_PRICE is set (or EDIFICE_REPORTS_FREE=1)');
+  if (config.reports === 'off')
+    log.info('building reports are off: POST /reports answers 404 until EDIFICE_REPORT_PRICE is set (or EDIFICE_REPORTS_FREE=1)');
   if (config.reports === 'free') log.info('building reports are free (EDIFICE_REPORTS_FREE=1): anyone may order one without paying');
 
-  const lines = ['', `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`,
-    `Metrics for operators: ${metricsAt}`];
+  const lines = [
+    '',
+    `Edifice is listening on ${config.host}:${serving.port} (uWebSockets.js ${serving.implementation}, ${threads}).`,
+    `Metrics for operators: ${metricsAt}`,
+  ];
   const keyFile = join(dirname(config.ledgerPath), 'demo-key.txt');
   if (demo?.state === 'active') {
     // The quick start's demo alone prints a key: it is in a file beside the ledger anyway.
@@ -160,7 +179,9 @@ async function main(config: Config): Promise<void> {
       `  curl -s -H 'Authorization: Bearer ${demo.key}' '${url}'`,
     );
   } else if (demo?.state === 'revoked') {
-    lines.push(`The demo key ${demo.keyId} of workspace ${demo.workspaceId} was revoked, and stays so. Make a key with the admin CLI: npm run admin -- --help`);
+    lines.push(
+      `The demo key ${demo.keyId} of workspace ${demo.workspaceId} was revoked, and stays so. Make a key with the admin CLI: npm run admin -- --help`,
+    );
   } else {
     lines.push('Keys: npm run admin -- --help');
   }

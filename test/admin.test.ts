@@ -70,7 +70,9 @@ describe('admin CLI', () => {
     expect(JSON.parse(listedJson)).toHaveLength(2);
 
     expect(await ok('grant', workspaceId, '25', '--note', 'goodwill', ...L)).toMatch(/25 manual credits/);
-    expect(await ok('buy', workspaceId, '1_000', '--expires', '2099-01-01T00:00:00Z', ...L)).toMatch(/1000 bought credits .* expires 2099-01-01T00:00:00Z/);
+    expect(await ok('buy', workspaceId, '1_000', '--expires', '2099-01-01T00:00:00Z', ...L)).toMatch(
+      /1000 bought credits .* expires 2099-01-01T00:00:00Z/,
+    );
     const shown = await json('show', workspaceId, ...L);
     expect(shown).toMatchObject({ plan: 'starter', balance: 5 + 1000 + 25 + 1000 });
     expect(shown.grants.map((g: { kind: string }) => g.kind).sort()).toEqual(['bought', 'manual', 'plan', 'welcome']);
@@ -93,7 +95,15 @@ describe('admin CLI', () => {
       l.charge(workspaceId, a.keyId, ['b1', 'b2', 'b3'], '/buildings');
     });
     const today = new Date().toISOString().slice(0, 10);
-    const usage = await json<{ day: string; requests: number; credits: number }[]>('usage', workspaceId, '--from', today, '--to', today, ...L);
+    const usage = await json<{ day: string; requests: number; credits: number }[]>(
+      'usage',
+      workspaceId,
+      '--from',
+      today,
+      '--to',
+      today,
+      ...L,
+    );
     expect(usage).toEqual([{ day: today, requests: 1, credits: 3, charges: 1, buildings: 3 }]);
     expect(await ok('usage', workspaceId, ...L)).toMatch(/total +1 +3/);
 
@@ -108,24 +118,50 @@ describe('admin CLI', () => {
       l.addCountryRequest({ country: 'PT', email: 'a@b.pt', comment: 'Porto', client: '192.0.2.1' });
       l.addCountryRequest({ country: 'PT', email: null, comment: null, client: '192.0.2.2' });
       l.addCountryRequest({ country: 'FR', email: null, comment: null, client: '192.0.2.3' });
-      const base = { buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', country: 'RO', businessName: 'Alpha SRL', reason: 'Moved out in 2019.', contact: 'o@x.ro', client: '192.0.2.4' };
+      const base = {
+        buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b',
+        country: 'RO',
+        businessName: 'Alpha SRL',
+        reason: 'Moved out in 2019.',
+        contact: 'o@x.ro',
+        client: '192.0.2.4',
+      };
       return [
         l.addRemovalRequest({ ...base, businessId: 'biz-1', registrationNumber: null }),
         l.addRemovalRequest({ ...base, businessId: null, registrationNumber: 'J12/34/2001' }),
       ];
     });
-    expect((await json('country-requests', ...L)).demand.map((d: { country: string; requests: number }) => [d.country, d.requests])).toEqual([['PT', 2], ['FR', 1]]);
+    expect(
+      (await json('country-requests', ...L)).demand.map((d: { country: string; requests: number }) => [d.country, d.requests]),
+    ).toEqual([
+      ['PT', 2],
+      ['FR', 1],
+    ]);
     expect(await ok('country-requests', '--list', ...L)).toMatch(/PT +\S+ +a@b\.pt +Porto/);
     expect((await json('removals', '--status', 'pending', ...L)).map((q: { id: string }) => q.id)).toEqual([r1.id, r2.id]);
     expect(await ok('approve-removal', r1.id, '--note', 'checked', ...L)).toMatch(/approved: Alpha SRL \(biz-1\) is hidden/);
     expect(await ok('reject-removal', r2.id, ...L)).toMatch(/rejected/);
     expect(await admin('approve-removal', r2.id, ...L)).toMatchObject({ code: 1, stderr: expect.stringMatching(/already rejected/) });
     expect(withLedger(path, (l) => l.approvedRemovals())).toEqual({ businessIds: new Set(['biz-1']), registrationNumbers: new Set() });
-    expect(await admin('removals', '--status', 'done', ...L)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--status takes pending, approved, rejected/) });
-    withLedger(path, (l) => l.createReportOrder({
-      buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', country: 'RO', snapshotDate: '2026-11-21', email: 'buyer@x.ro', priceMinor: 990,
-      priceCurrency: 'EUR', provider: 'builtin', paid: true, providerReference: null, report: '{}', client: '192.0.2.5',
-    }));
+    expect(await admin('removals', '--status', 'done', ...L)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--status takes pending, approved, rejected/),
+    });
+    withLedger(path, (l) =>
+      l.createReportOrder({
+        buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b',
+        country: 'RO',
+        snapshotDate: '2026-11-21',
+        email: 'buyer@x.ro',
+        priceMinor: 990,
+        priceCurrency: 'EUR',
+        provider: 'builtin',
+        paid: true,
+        providerReference: null,
+        report: '{}',
+        client: '192.0.2.5',
+      }),
+    );
     const reports = await ok('reports', ...L);
     expect(reports).toMatch(/paid .* RO 2026-11-21 +9\.90 EUR +buyer@x\.ro/);
     expect(reports).not.toMatch(/rpt_/);
@@ -135,44 +171,56 @@ describe('admin CLI', () => {
     expect(await ok('create-key', '--help')).toMatch(/--member/);
   });
 
-  it('opens only a ledger file: not memory, not another SQLite file (left untouched), not a newer schema', { timeout: 300_000 }, async () => {
-    const dir = dirname(ledgerPath());
-    const foreign = join(dir, 'photos.db');
-    const db = new Database(foreign);
-    db.exec('CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)');
-    db.close();
-    const empty = join(dir, 'empty.db');
-    writeFileSync(empty, '');
-    const png = join(dir, 'picture.db');
-    writeFileSync(png, Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'));
-    const newer = join(dir, 'newer.db');
-    const n = new Database(newer);
-    n.pragma('user_version = 99');
-    n.exec('CREATE TABLE workspaces (id TEXT)');
-    n.close();
-    const cases: [string[], number, RegExp][] = [
-      [['list-workspaces', '--ledger', ':memory:'], 2, /--ledger must name a file, got ":memory:"/],
-      [['create-workspace', '--name', 'Ghost', '--member', 'g@b.test', '--ledger', ''], 2, /--ledger must name a file, got ""/],
-      [['list-workspaces', '--ledger', foreign], 1, /photos\.db is a SQLite file of something else, not an Edifice ledger; it is left as it is/],
-      [['create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', foreign], 1, /something else, not an Edifice ledger/],
-      [['list-workspaces', '--ledger', empty], 1, /empty\.db is an empty file, not a ledger/],
-      [['list-workspaces', '--ledger', png], 1, /picture\.db is not a ledger: SQLite cannot read it \(SQLITE_NOTADB\)/],
-      [['list-workspaces', '--ledger', dir], 1, /is a folder, not a ledger file/],
-      [['list-workspaces', '--ledger', newer], 1, /newer\.db is a ledger of a newer schema \(99\) than this program reads/],
-    ];
-    for (const [args, code, message] of cases) {
-      const r = await admin(...args);
-      expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }, args.join(' ')).toEqual({ code, stderr: expect.stringMatching(message), stdout: '' });
-      expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /); // one line, no stack
-    }
-    const after = new Database(foreign, { readonly: true });
-    expect(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual(['photos']);
-    expect(after.pragma('user_version', { simple: true })).toBe(0);
-    after.close();
-    // An empty file may become a ledger, by create-workspace only.
-    expect(await ok('create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', empty)).toMatch(/workspace ws_/);
-    expect(await ok('list-workspaces', '--ledger', empty)).toMatch(/X/);
-  });
+  it(
+    'opens only a ledger file: not memory, not another SQLite file (left untouched), not a newer schema',
+    { timeout: 300_000 },
+    async () => {
+      const dir = dirname(ledgerPath());
+      const foreign = join(dir, 'photos.db');
+      const db = new Database(foreign);
+      db.exec('CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)');
+      db.close();
+      const empty = join(dir, 'empty.db');
+      writeFileSync(empty, '');
+      const png = join(dir, 'picture.db');
+      writeFileSync(png, Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'));
+      const newer = join(dir, 'newer.db');
+      const n = new Database(newer);
+      n.pragma('user_version = 99');
+      n.exec('CREATE TABLE workspaces (id TEXT)');
+      n.close();
+      const cases: [string[], number, RegExp][] = [
+        [['list-workspaces', '--ledger', ':memory:'], 2, /--ledger must name a file, got ":memory:"/],
+        [['create-workspace', '--name', 'Ghost', '--member', 'g@b.test', '--ledger', ''], 2, /--ledger must name a file, got ""/],
+        [
+          ['list-workspaces', '--ledger', foreign],
+          1,
+          /photos\.db is a SQLite file of something else, not an Edifice ledger; it is left as it is/,
+        ],
+        [['create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', foreign], 1, /something else, not an Edifice ledger/],
+        [['list-workspaces', '--ledger', empty], 1, /empty\.db is an empty file, not a ledger/],
+        [['list-workspaces', '--ledger', png], 1, /picture\.db is not a ledger: SQLite cannot read it \(SQLITE_NOTADB\)/],
+        [['list-workspaces', '--ledger', dir], 1, /is a folder, not a ledger file/],
+        [['list-workspaces', '--ledger', newer], 1, /newer\.db is a ledger of a newer schema \(99\) than this program reads/],
+      ];
+      for (const [args, code, message] of cases) {
+        const r = await admin(...args);
+        expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }, args.join(' ')).toEqual({
+          code,
+          stderr: expect.stringMatching(message),
+          stdout: '',
+        });
+        expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /); // one line, no stack
+      }
+      const after = new Database(foreign, { readonly: true });
+      expect(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual(['photos']);
+      expect(after.pragma('user_version', { simple: true })).toBe(0);
+      after.close();
+      // An empty file may become a ledger, by create-workspace only.
+      expect(await ok('create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', empty)).toMatch(/workspace ws_/);
+      expect(await ok('list-workspaces', '--ledger', empty)).toMatch(/X/);
+    },
+  );
 
   it('refuses bad arguments with a clear message and a non-zero exit', { timeout: 300_000 }, async () => {
     const path = ledgerPath();
@@ -199,7 +247,11 @@ describe('admin CLI', () => {
       [['buy', workspaceId, '0', ...L], 2, /whole number/],
       [['buy', workspaceId, '5', '--bogus', ...L], 2, /Unknown option '--bogus'/],
       [['buy', workspaceId, '5', '--expires', 'soon', ...L], 2, /--expires takes a date/],
-      [['buy', workspaceId, '5', '--expires', '2001-01-01', ...L], 1, /--expires 2001-01-01 has passed \(it ends 2001-01-02T00:00:00Z\); give a time in the future/],
+      [
+        ['buy', workspaceId, '5', '--expires', '2001-01-01', ...L],
+        1,
+        /--expires 2001-01-01 has passed \(it ends 2001-01-02T00:00:00Z\); give a time in the future/,
+      ],
       [['set-plan', workspaceId, 'gold', ...L], 1, /Unknown plan "gold"/],
       [['add-member', workspaceId, ...L], 2, /needs --email/],
       [['add-member', workspaceId, '--email', 'a@b.test', ...L], 1, /already a member/],
@@ -224,33 +276,53 @@ describe('admin CLI', () => {
     }
   });
 
-  it('takes --ledger and --json before the command as well as after it, and refuses an option given twice', { timeout: 300_000 }, async () => {
-    const path = ledgerPath();
-    const other = ledgerPath();
-    expect(await ok('--ledger', path, 'create-workspace', '--name', 'Before', '--member', 'a@b.test')).toMatch(/workspace ws_/);
-    expect(JSON.parse(await ok('--json', '--ledger', path, 'list-workspaces'))).toMatchObject([{ name: 'Before' }]);
-    expect(JSON.parse(await ok(`--ledger=${path}`, 'list-workspaces', '--json'))).toMatchObject([{ name: 'Before' }]);
-    // A switch given twice says the same thing twice.
-    expect(JSON.parse(await ok('--json', 'list-workspaces', '--ledger', path, '--json'))).toHaveLength(1);
-    expect(await ok('--ledger', path, '--help')).toMatch(/create-workspace/);
-    const cases: [string[], RegExp][] = [
-      [['list-workspaces', '--ledger', path, '--ledger', other], /^error: --ledger given twice \(".*ledger\.db", then ".*ledger\.db"\): give it once\n/],
-      [['--ledger', path, 'list-workspaces', '--ledger', other], /--ledger given twice/],
-      [['create-workspace', '--name', 'A', '--name', 'B', '--member', 'a@b.test', '--ledger', other], /--name given twice \("A", then "B"\)/],
-      [['--name', 'A', 'create-workspace', '--member', 'a@b.test', '--ledger', other], /--name comes before the command: only --ledger, --json and --help may; give the command's own options after it/],
-    ];
-    for (const [args, message] of cases) {
-      const r = await admin(...args);
-      expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }, args.join(' ')).toEqual({ code: 2, stderr: expect.stringMatching(message), stdout: '' });
-    }
-    expect(existsSync(other)).toBe(false);
-  });
+  it(
+    'takes --ledger and --json before the command as well as after it, and refuses an option given twice',
+    { timeout: 300_000 },
+    async () => {
+      const path = ledgerPath();
+      const other = ledgerPath();
+      expect(await ok('--ledger', path, 'create-workspace', '--name', 'Before', '--member', 'a@b.test')).toMatch(/workspace ws_/);
+      expect(JSON.parse(await ok('--json', '--ledger', path, 'list-workspaces'))).toMatchObject([{ name: 'Before' }]);
+      expect(JSON.parse(await ok(`--ledger=${path}`, 'list-workspaces', '--json'))).toMatchObject([{ name: 'Before' }]);
+      // A switch given twice says the same thing twice.
+      expect(JSON.parse(await ok('--json', 'list-workspaces', '--ledger', path, '--json'))).toHaveLength(1);
+      expect(await ok('--ledger', path, '--help')).toMatch(/create-workspace/);
+      const cases: [string[], RegExp][] = [
+        [
+          ['list-workspaces', '--ledger', path, '--ledger', other],
+          /^error: --ledger given twice \(".*ledger\.db", then ".*ledger\.db"\): give it once\n/,
+        ],
+        [['--ledger', path, 'list-workspaces', '--ledger', other], /--ledger given twice/],
+        [
+          ['create-workspace', '--name', 'A', '--name', 'B', '--member', 'a@b.test', '--ledger', other],
+          /--name given twice \("A", then "B"\)/,
+        ],
+        [
+          ['--name', 'A', 'create-workspace', '--member', 'a@b.test', '--ledger', other],
+          /--name comes before the command: only --ledger, --json and --help may; give the command's own options after it/,
+        ],
+      ];
+      for (const [args, message] of cases) {
+        const r = await admin(...args);
+        expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }, args.join(' ')).toEqual({
+          code: 2,
+          stderr: expect.stringMatching(message),
+          stdout: '',
+        });
+      }
+      expect(existsSync(other)).toBe(false);
+    },
+  );
 
   it('reads only EDIFICE_LEDGER of the environment: a bad setting of the server does not stop it', { timeout: 300_000 }, async () => {
     const path = ledgerPath();
     await ok('create-workspace', '--name', 'Env', '--member', 'a@b.test', '--ledger', path);
     const bad = { EDIFICE_PORT: 'abc', EDIFICE_WORKERS: '-1', EDIFICE_REPORT_CURRENCY: 'euro' };
-    for (const [vars, args] of [[bad, ['list-workspaces', '--ledger', path]], [{ ...bad, EDIFICE_LEDGER: path }, ['list-workspaces']]] as const) {
+    for (const [vars, args] of [
+      [bad, ['list-workspaces', '--ledger', path]],
+      [{ ...bad, EDIFICE_LEDGER: path }, ['list-workspaces']],
+    ] as const) {
       const r = await adminWith(vars, ...args);
       expect(r, JSON.stringify(vars)).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/Env/) });
     }
@@ -258,7 +330,9 @@ describe('admin CLI', () => {
 
   it('with --json, prints an error as one JSON object on stderr, with the exit code of the text form', { timeout: 300_000 }, async () => {
     const path = ledgerPath();
-    const workspaceId = /workspace (ws_\w+)/.exec(await ok('create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', path))![1];
+    const workspaceId = /workspace (ws_\w+)/.exec(
+      await ok('create-workspace', '--name', 'X', '--member', 'a@b.test', '--ledger', path),
+    )![1];
     const cases: [string[], number, string, RegExp][] = [
       [[], 2, 'usage', /^no command given/],
       [['frobnicate'], 2, 'usage', /^unknown command "frobnicate"/],
@@ -272,7 +346,11 @@ describe('admin CLI', () => {
     for (const [args, code, errorCode, message] of cases) {
       const text = await admin(...args);
       const r = await admin(...args, '--json');
-      expect({ code: r.code, stdout: r.stdout, lines: r.stderr.split('\n') }, args.join(' ')).toMatchObject({ code: text.code, stdout: '', lines: [expect.any(String), ''] });
+      expect({ code: r.code, stdout: r.stdout, lines: r.stderr.split('\n') }, args.join(' ')).toMatchObject({
+        code: text.code,
+        stdout: '',
+        lines: [expect.any(String), ''],
+      });
       expect(r.code, args.join(' ')).toBe(code);
       expect(JSON.parse(r.stderr), args.join(' ')).toEqual({ error: { code: errorCode, message: expect.stringMatching(message) } });
       expect(text.stderr, args.join(' ')).toMatch(/^error: /);
@@ -290,8 +368,14 @@ describe('admin CLI', () => {
     const request = withLedger(path, (l) => {
       l.addCountryRequest({ country: 'PT', email: 'a@b.pt', comment: 'Porto\x1b[2J', client: '192.0.2.1' });
       return l.addRemovalRequest({
-        buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', country: 'RO', businessName: 'Alpha\nSRL', reason: 'Moved\nout', contact: 'o@x.ro\r\nBcc: y@x.ro',
-        client: '192.0.2.4', businessId: 'biz\n1', registrationNumber: null,
+        buildingId: '0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b',
+        country: 'RO',
+        businessName: 'Alpha\nSRL',
+        reason: 'Moved\nout',
+        contact: 'o@x.ro\r\nBcc: y@x.ro',
+        client: '192.0.2.4',
+        businessId: 'biz\n1',
+        registrationNumber: null,
       });
     });
     const tables: [string[], number, string[]][] = [
@@ -310,7 +394,9 @@ describe('admin CLI', () => {
     expect(show).toContain('suspended since');
     expect(show).toContain('(unpaid\\n\\x1b[31mnow)\n');
     expect(show).toMatch(/manual +5 +5 .* first\\nsecond\n/);
-    expect(await ok('approve-removal', request.id, ...L)).toBe(`removal ${request.id} approved: Alpha\\nSRL (biz\\n1) is hidden from every response\n`);
+    expect(await ok('approve-removal', request.id, ...L)).toBe(
+      `removal ${request.id} approved: Alpha\\nSRL (biz\\n1) is hidden from every response\n`,
+    );
     // JSON carries the text as it is.
     expect((await json('removals', ...L))[0]).toMatchObject({ businessName: 'Alpha\nSRL', contact: 'o@x.ro\r\nBcc: y@x.ro' });
   });

@@ -41,7 +41,12 @@ const positions = (ring: ArrayLike<number>): number[][] => {
   return out;
 };
 
-async function get(template: string, path: string, headers: Record<string, string> = {}, k = key): Promise<{ status: number; headers: Headers; body: J; text: string }> {
+async function get(
+  template: string,
+  path: string,
+  headers: Record<string, string> = {},
+  k = key,
+): Promise<{ status: number; headers: Headers; body: J; text: string }> {
   const res = await fetch(`${t.base}${path}`, { headers: { Authorization: `Bearer ${k}`, ...headers } });
   const raw = Buffer.from(await res.arrayBuffer());
   const type = res.headers.get('content-type') ?? '';
@@ -56,18 +61,29 @@ beforeAll(async () => {
   // osmium draws every outline counter-clockwise; a GeoJSON source need not: every other polygon
   // is turned round before the build, so that the snapshot keeps rings both ways.
   const turned = join(dir, 'turned.geojsonseq');
-  writeFileSync(turned, readFileSync(exported, 'utf8').split('\n').map((line, i) => {
-    const start = line.indexOf('{');
-    if (start < 0 || i % 2 === 0) return line;
-    const feature = JSON.parse(line.slice(start)) as J;
-    const g = feature.geometry;
-    if (g?.type === 'Polygon') g.coordinates = g.coordinates.map((r: number[][]) => r.reverse());
-    if (g?.type === 'MultiPolygon') g.coordinates = g.coordinates.map((p: number[][][]) => p.map((r) => r.reverse()));
-    return line.slice(0, start) + JSON.stringify(feature);
-  }).join('\n'));
-  await buildSnapshot({ country: 'MC', snapshotDate: '2021-04-21', buildings: turned, out: join(dir, 'snapshots', 'MC', '2021-04-21.arrow') });
+  writeFileSync(
+    turned,
+    readFileSync(exported, 'utf8')
+      .split('\n')
+      .map((line, i) => {
+        const start = line.indexOf('{');
+        if (start < 0 || i % 2 === 0) return line;
+        const feature = JSON.parse(line.slice(start)) as J;
+        const g = feature.geometry;
+        if (g?.type === 'Polygon') g.coordinates = g.coordinates.map((r: number[][]) => r.reverse());
+        if (g?.type === 'MultiPolygon') g.coordinates = g.coordinates.map((p: number[][][]) => p.map((r) => r.reverse()));
+        return line.slice(0, start) + JSON.stringify(feature);
+      })
+      .join('\n'),
+  );
+  await buildSnapshot({
+    country: 'MC',
+    snapshotDate: '2021-04-21',
+    buildings: turned,
+    out: join(dir, 'snapshots', 'MC', '2021-04-21.arrow'),
+  });
   t = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 });
-  validator = new ResponseValidator(await (await fetch(`${t.base}/openapi.json`)).json() as J);
+  validator = new ResponseValidator((await (await fetch(`${t.base}/openapi.json`)).json()) as J);
   key = workspaceWithKey(t.ledger, 1_000_000).key;
   snapshot = t.catalog.view().snapshots[0];
   const e = snapshot.extent!;
@@ -94,7 +110,10 @@ function rowsWith(): { clockwise: number; holed: number } {
 describe('GeoJSON', () => {
   it('f=geojson and Accept: application/geo+json answer the JSON page as a FeatureCollection of points', async () => {
     const json = await get('/buildings', `/buildings?bbox=${bbox}&limit=50`);
-    for (const [path, headers] of [[`/buildings?bbox=${bbox}&limit=50&f=geojson`, {}], [`/buildings?bbox=${bbox}&limit=50`, { Accept: 'application/geo+json' }]] as const) {
+    for (const [path, headers] of [
+      [`/buildings?bbox=${bbox}&limit=50&f=geojson`, {}],
+      [`/buildings?bbox=${bbox}&limit=50`, { Accept: 'application/geo+json' }],
+    ] as const) {
       const geo = await get('/buildings', path, headers);
       expect(geo.status).toBe(200);
       expect(geo.headers.get('content-type')).toBe('application/geo+json');
@@ -105,11 +124,18 @@ describe('GeoJSON', () => {
       expect(geo.body.features).toHaveLength(50);
       geo.body.features.forEach((f: J, i: number) => {
         const b = json.body.data[i];
-        expect(f).toEqual({ type: 'Feature', id: b.building_id, geometry: { type: 'Point', coordinates: [b.longitude, b.latitude] }, properties: b });
+        expect(f).toEqual({
+          type: 'Feature',
+          id: b.building_id,
+          geometry: { type: 'Point', coordinates: [b.longitude, b.latitude] },
+          properties: b,
+        });
       });
     }
     // The JSON answer is the same as ever: an Accept that lists JSON first, or none, gets JSON.
-    expect((await get('/buildings', `/buildings?bbox=${bbox}&limit=50`, { Accept: 'application/json, application/geo+json;q=0.5' })).body.data).toEqual(json.body.data);
+    expect(
+      (await get('/buildings', `/buildings?bbox=${bbox}&limit=50`, { Accept: 'application/json, application/geo+json;q=0.5' })).body.data,
+    ).toEqual(json.body.data);
   });
 
   it('links.next of a GeoJSON page keeps f=geojson, so the walk stays GeoJSON', async () => {
@@ -117,13 +143,16 @@ describe('GeoJSON', () => {
     expect(geo.body.links.next).toBe(`${t.base}/buildings?bbox=${bbox}&limit=10&f=geojson&geometry=footprint&offset=10`);
   });
 
-  it('geometry=footprint: the snapshot\'s rings, exterior counter-clockwise and holes clockwise (RFC 7946)', async () => {
+  it("geometry=footprint: the snapshot's rings, exterior counter-clockwise and holes clockwise (RFC 7946)", async () => {
     const { clockwise, holed } = rowsWith();
     expect(clockwise).toBeGreaterThanOrEqual(0); // some outlines are stored clockwise: turning is exercised
     expect(holed).toBeGreaterThanOrEqual(0);
     for (const row of [clockwise, holed]) {
       const id = snapshot.buildingId(row);
-      const r = await get('/buildings/at', `/buildings/at?lat=${snapshot.lat[row]}&lon=${snapshot.lon[row]}&radius_m=1&limit=25&f=geojson&geometry=footprint`);
+      const r = await get(
+        '/buildings/at',
+        `/buildings/at?lat=${snapshot.lat[row]}&lon=${snapshot.lon[row]}&radius_m=1&limit=25&f=geojson&geometry=footprint`,
+      );
       const feature = r.body.features.find((f: J) => f.id === id);
       expect(feature.geometry.type).toBe('MultiPolygon');
       const stored = snapshot.record(row).footprint;
@@ -185,14 +214,20 @@ describe('GeoJSON', () => {
 });
 
 describe('fields=', () => {
-  it('keeps the listed fields and building_id, in the Building object\'s order, values unchanged', async () => {
+  it("keeps the listed fields and building_id, in the Building object's order, values unchanged", async () => {
     const full = await get('/buildings', `/buildings?bbox=${bbox}&limit=100`);
     const slim = await get('/buildings', `/buildings?bbox=${bbox}&limit=100&fields=height,address,registered_solar&fields=app_url`);
     expect(slim.body.meta).toEqual(full.body.meta);
     slim.body.data.forEach((b: J, i: number) => {
       const f = full.body.data[i];
       expect(Object.keys(b)).toEqual(['building_id', 'address', 'height', 'registered_solar', 'app_url']);
-      expect(b).toEqual({ building_id: f.building_id, address: f.address, height: f.height, registered_solar: f.registered_solar, app_url: f.app_url });
+      expect(b).toEqual({
+        building_id: f.building_id,
+        address: f.address,
+        height: f.height,
+        registered_solar: f.registered_solar,
+        app_url: f.app_url,
+      });
     });
   });
 

@@ -19,15 +19,30 @@ type J = Record<string, any>;
 const BASE = 'https://api.edifice.example/v1';
 const doc = buildOpenApi({ baseUrl: BASE }) as unknown as J;
 
-const PATHS = ['/buildings', '/buildings/at', '/buildings/{building_id}/units', '/buildings/{building_id}/registered-businesses', '/buildings/export', '/openapi.json'];
+const PATHS = [
+  '/buildings',
+  '/buildings/at',
+  '/buildings/{building_id}/units',
+  '/buildings/{building_id}/registered-businesses',
+  '/buildings/export',
+  '/openapi.json',
+];
 const AUTHENTICATED = PATHS.slice(0, 4);
 /** The operations without a key: method and path, typed again from the spec. */
-const PUBLIC_GETS = ['/public/buildings/{building_id}', '/public/places/{country}/{locality}', '/public/countries/{country}/places', '/public/countries'];
+const PUBLIC_GETS = [
+  '/public/buildings/{building_id}',
+  '/public/places/{country}/{locality}',
+  '/public/countries/{country}/places',
+  '/public/countries',
+];
 /** OGC API – Features: the documents need no key, the items do. */
 const FEATURE_DOCS = ['/', '/conformance', '/collections', '/collections/{collectionId}'];
 const FEATURE_ITEMS = ['/collections/{collectionId}/items', '/collections/{collectionId}/items/{featureId}'];
 const OPEN = [
-  ['post', '/public/country-requests'], ['post', '/removal-requests'], ['post', '/reports'], ['get', '/reports/{order_id}'],
+  ['post', '/public/country-requests'],
+  ['post', '/removal-requests'],
+  ['post', '/reports'],
+  ['get', '/reports/{order_id}'],
   ['post', '/reports/payment-webhook'],
 ] as const;
 
@@ -59,7 +74,10 @@ describe('the document', () => {
     expect(doc.info.license).toMatchObject({ name: expect.any(String), url: expect.stringMatching(/^https:\/\//) });
     for (const [path, item] of Object.entries<J>(doc.paths)) {
       for (const [method, op] of Object.entries<J>(item)) {
-        expect(Object.keys(op.responses).some((code) => code.startsWith('4')), `${method} ${path}`).toBe(true);
+        expect(
+          Object.keys(op.responses).some((code) => code.startsWith('4')),
+          `${method} ${path}`,
+        ).toBe(true);
       }
     }
     expect(operationAt('/openapi.json').responses['4XX']).toEqual({ $ref: '#/components/responses/ClientError' });
@@ -71,7 +89,11 @@ describe('the document', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([...all, ...FEATURE_DOCS, ...FEATURE_ITEMS].sort());
     for (const path of [...PATHS, ...PUBLIC_GETS, ...FEATURE_DOCS, ...FEATURE_ITEMS]) expect(Object.keys(doc.paths[path])).toEqual(['get']);
     for (const [method, path] of OPEN) expect(Object.keys(doc.paths[path])).toEqual([method]);
-    expect(Object.values(OPERATIONS).map((o) => o.path).sort()).toEqual([...all].sort());
+    expect(
+      Object.values(OPERATIONS)
+        .map((o) => o.path)
+        .sort(),
+    ).toEqual([...all].sort());
   });
 
   it('the key endpoints need a key; the description, /public and the country, removal and report operations need none', () => {
@@ -83,10 +105,12 @@ describe('the document', () => {
     for (const path of FEATURE_ITEMS) expect(operationAt(path).security).toBeUndefined();
   });
 
-  it('OGC API – Features items: bbox optional, limit 1 to 100 (default 10), offset, and GET /buildings\' filters from the table', () => {
+  it("OGC API – Features items: bbox optional, limit 1 to 100 (default 10), offset, and GET /buildings' filters from the table", () => {
     const items = operationAt('/collections/{collectionId}/items');
     const names = (items.parameters as J[]).map((p) => p.name);
-    const filters = parametersOf('listBuildings').map((p) => p.name).filter((n) => !['bbox', 'limit', 'offset', 'f'].includes(n));
+    const filters = parametersOf('listBuildings')
+      .map((p) => p.name)
+      .filter((n) => !['bbox', 'limit', 'offset', 'f'].includes(n));
     expect(names).toEqual(['collectionId', 'bbox', 'limit', 'offset', ...filters]);
     const byName = Object.fromEntries((items.parameters as J[]).map((p) => [p.name, p]));
     expect(byName.bbox.required).toBe(false);
@@ -95,9 +119,15 @@ describe('the document', () => {
     expect(items.responses['200'].content['application/geo+json'].schema).toEqual({ $ref: '#/components/schemas/OgcFeatureCollection' });
   });
 
-  it('tags: Buildings, Registered businesses, Meta and the spec\'s groups without a key', () => {
+  it("tags: Buildings, Registered businesses, Meta and the spec's groups without a key", () => {
     expect(doc.tags.map((t: J) => t.name)).toEqual([
-      'Buildings', 'Registered businesses', 'Meta', 'Public building pages', 'Countries', 'Removal requests', 'Building reports',
+      'Buildings',
+      'Registered businesses',
+      'Meta',
+      'Public building pages',
+      'Countries',
+      'Removal requests',
+      'Building reports',
       'Features (OGC API)',
     ]);
     expect(operationAt('/public/countries').tags).toEqual(['Countries']);
@@ -134,7 +164,12 @@ describe('parameters come from the table', () => {
         }
         if (p.format === 'bbox') {
           expect([o.style, o.explode]).toEqual(['form', false]);
-          expect(o.schema.prefixItems.map((s: J) => [s.minimum, s.maximum])).toEqual([[-180, 180], [-90, 90], [-180, 180], [-90, 90]]);
+          expect(o.schema.prefixItems.map((s: J) => [s.minimum, s.maximum])).toEqual([
+            [-180, 180],
+            [-90, 90],
+            [-180, 180],
+            [-90, 90],
+          ]);
           return;
         }
         if (p.type === 'integer' || p.type === 'number') {
@@ -152,7 +187,7 @@ describe('parameters come from the table', () => {
     }
   }
 
-  it('the spec\'s ranges, read from the document', () => {
+  it("the spec's ranges, read from the document", () => {
     const range = (path: string, name: string) => {
       const s = parameter(path, name).schema;
       return [s.minimum ?? s.exclusiveMinimum, s.maximum, s.default];
@@ -173,19 +208,26 @@ describe('parameters come from the table', () => {
     expect(range('/buildings/{building_id}/units', 'limit')).toEqual([1, 100, 25]);
     expect(range('/buildings/{building_id}/registered-businesses', 'offset')).toEqual([0, 10_000, 0]);
     expect(parameter('/buildings', 'sort').schema).toEqual({
-      type: 'string', enum: ['volume', 'area', 'height', 'registered_business_turnover', 'registered_business_employees'], default: 'volume',
+      type: 'string',
+      enum: ['volume', 'area', 'height', 'registered_business_turnover', 'registered_business_employees'],
+      default: 'volume',
     });
     expect(parameter('/buildings', 'has_3d_model').schema).toEqual({ type: 'boolean', default: false });
     expect(parameter('/buildings', 'registered_solar').schema).toEqual({ type: 'boolean' });
     expect(parameter('/buildings', 'building_type').schema.items.pattern).toBe('^[a-z0-9_]{1,64}$');
     expect(parameter('/buildings', 'registered_business_turnover_currency').schema.pattern).toBe('^[A-Z]{3}$');
     expect(parameter('/buildings', 'registered_business_name').schema).toEqual({ type: 'string', minLength: 2, maxLength: 120 });
-    expect(parameter('/buildings/{building_id}/units', 'building_id')).toMatchObject({ in: 'path', required: true, schema: { type: 'string', format: 'uuid' } });
+    expect(parameter('/buildings/{building_id}/units', 'building_id')).toMatchObject({
+      in: 'path',
+      required: true,
+      schema: { type: 'string', format: 'uuid' },
+    });
   });
 
   it('the rules between parameters are in the descriptions', () => {
-    expect(parameter('/buildings', 'registered_business_turnover_currency').description)
-      .toContain('Required with min_registered_business_turnover, max_registered_business_turnover or sort=registered_business_turnover.');
+    expect(parameter('/buildings', 'registered_business_turnover_currency').description).toContain(
+      'Required with min_registered_business_turnover, max_registered_business_turnover or sort=registered_business_turnover.',
+    );
     expect(parameter('/buildings', 'registered_solar_storage').description).toContain('Not accepted with registered_solar=false.');
     expect(parameter('/buildings', 'min_registered_solar_kw').description).toContain('Not accepted with registered_solar=false.');
     expect(parameter('/buildings', 'exclude_solar_presence').description).toContain('must not also be given in solar_presence');
@@ -196,8 +238,15 @@ describe('parameters come from the table', () => {
 
 describe('responses', () => {
   const RATE_HEADERS = [
-    'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit',
-    'X-Daily-Quota-Limit', 'X-Daily-Quota-Remaining', 'X-Credits-Charged', 'X-Credits-Remaining',
+    'RateLimit-Limit',
+    'RateLimit-Remaining',
+    'RateLimit-Reset',
+    'RateLimit-Policy',
+    'RateLimit',
+    'X-Daily-Quota-Limit',
+    'X-Daily-Quota-Remaining',
+    'X-Credits-Charged',
+    'X-Credits-Remaining',
   ];
   const responseSchemas: Record<string, string> = {
     '/buildings': 'BuildingsPage',
@@ -228,7 +277,11 @@ describe('responses', () => {
     expect(Object.keys(r.TooManyRequests.content['application/json'].examples).sort()).toEqual(['quota_exceeded', 'rate_limited']);
     expect(r.Unavailable.headers['Retry-After']).toEqual({ $ref: '#/components/headers/Retry-After' });
     expect(r.InvalidParameter.content['application/json'].examples.invalid_parameter.value).toEqual({
-      error: { code: 'invalid_parameter', message: 'bbox: each side may span at most 3 degrees; this one spans 4.2 degrees of longitude', parameter: 'bbox' },
+      error: {
+        code: 'invalid_parameter',
+        message: 'bbox: each side may span at most 3 degrees; this one spans 4.2 degrees of longitude',
+        parameter: 'bbox',
+      },
     });
   });
 
@@ -238,17 +291,31 @@ describe('responses', () => {
     expect(e.properties.error.required).toEqual(['code', 'message', 'parameter']);
     expect(e.properties.error.properties.code.enum).toEqual([...ERROR_CODES]);
     expect([...ERROR_CODES].sort()).toEqual([
-      'forbidden', 'insufficient_credits', 'internal', 'invalid_parameter', 'method_not_allowed', 'not_found', 'payload_too_large', 'quota_exceeded',
-      'rate_limited', 'unauthorized', 'unavailable', 'unsupported_media_type',
+      'forbidden',
+      'insufficient_credits',
+      'internal',
+      'invalid_parameter',
+      'method_not_allowed',
+      'not_found',
+      'payload_too_large',
+      'quota_exceeded',
+      'rate_limited',
+      'unauthorized',
+      'unavailable',
+      'unsupported_media_type',
     ]);
   });
 
   it('an unexpected failure is 500 internal, in the Error schema (or the flat one of /public), never cached', () => {
     const json = internalErrorReply('json', { 'X-Credits-Charged': '0' });
     expect([json.status, json.headers['Cache-Control'], json.headers['X-Credits-Charged']]).toEqual([500, 'no-store', '0']);
-    expect(JSON.parse(String(json.body))).toEqual({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } });
+    expect(JSON.parse(String(json.body))).toEqual({
+      error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' },
+    });
     const msgpack = internalErrorReply('msgpack');
-    expect(unpack(msgpack.body as Buffer)).toEqual({ error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' } });
+    expect(unpack(msgpack.body as Buffer)).toEqual({
+      error: { code: 'internal', message: 'Unexpected error; it has been logged.', parameter: '' },
+    });
     const flat = internalErrorReply('public');
     expect([flat.status, flat.headers['Cache-Control'], JSON.parse(String(flat.body))]).toEqual([500, 'no-store', { error: 'internal' }]);
   });
@@ -259,11 +326,49 @@ describe('responses', () => {
 
   it('schemas of every resource and envelope', () => {
     expect(Object.keys(doc.components.schemas).sort()).toEqual([
-      'Building', 'BuildingFeature', 'BuildingSelection', 'BuildingsFeatureCollection', 'BuildingsPage', 'CountryList', 'CountryRequestReceipt', 'Employees', 'Error', 'ExistingSolarPanels', 'FloorArea',
-      'Height', 'MultiPolygonGeometry', 'OgcCollection', 'OgcCollections', 'OgcConformance', 'OgcFeature', 'OgcFeatureCollection',
-      'OgcLandingPage', 'OgcLink', 'OpenApiDocument', 'PointFeatureCollection', 'PointGeometry', 'PointPage', 'PublicBuilding', 'PublicBusiness', 'PublicError', 'PublicFact', 'PublicPlace',
-      'PublicPlaceList', 'RegisteredBusiness', 'RegisteredBusinessesPage', 'RegisteredSolar', 'RemovalRequestReceipt', 'Report',
-      'ReportDocument', 'ReportOrder', 'ReportOrderCreated', 'SolarInstallation', 'SolarPotential', 'Turnover', 'Unit', 'UnitsPage',
+      'Building',
+      'BuildingFeature',
+      'BuildingSelection',
+      'BuildingsFeatureCollection',
+      'BuildingsPage',
+      'CountryList',
+      'CountryRequestReceipt',
+      'Employees',
+      'Error',
+      'ExistingSolarPanels',
+      'FloorArea',
+      'Height',
+      'MultiPolygonGeometry',
+      'OgcCollection',
+      'OgcCollections',
+      'OgcConformance',
+      'OgcFeature',
+      'OgcFeatureCollection',
+      'OgcLandingPage',
+      'OgcLink',
+      'OpenApiDocument',
+      'PointFeatureCollection',
+      'PointGeometry',
+      'PointPage',
+      'PublicBuilding',
+      'PublicBusiness',
+      'PublicError',
+      'PublicFact',
+      'PublicPlace',
+      'PublicPlaceList',
+      'RegisteredBusiness',
+      'RegisteredBusinessesPage',
+      'RegisteredSolar',
+      'RemovalRequestReceipt',
+      'Report',
+      'ReportDocument',
+      'ReportOrder',
+      'ReportOrderCreated',
+      'SolarInstallation',
+      'SolarPotential',
+      'Turnover',
+      'Unit',
+      'UnitsPage',
     ]);
     expect(doc.components.schemas.BuildingsPage.properties.meta.required).toEqual(['total', 'total_is_capped', 'limit', 'offset', 'sort']);
   });
@@ -295,14 +400,19 @@ describe('operations without a key', () => {
       const codes = Object.keys(op.responses);
       expect(codes).toEqual(expect.arrayContaining(['400', '503']));
       expect(codes.includes('429')).toBe(path !== '/reports/payment-webhook');
-      expect(doc.components.responses[op.responses['400'].$ref.split('/').pop()].content['application/json'].schema)
-        .toEqual({ $ref: '#/components/schemas/Error' });
+      expect(doc.components.responses[op.responses['400'].$ref.split('/').pop()].content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/Error',
+      });
       const opId = op.operationId as keyof typeof OPERATIONS;
       if (method === 'post') {
         expect(codes).toEqual(expect.arrayContaining(['413', '415']));
         const schema = op.requestBody.content['application/json'].schema;
         expect(Object.keys(schema.properties)).toEqual(bodyFieldsOf(opId).map((f) => f.name));
-        expect(schema.required).toEqual(bodyFieldsOf(opId).filter((f) => f.required).map((f) => f.name));
+        expect(schema.required).toEqual(
+          bodyFieldsOf(opId)
+            .filter((f) => f.required)
+            .map((f) => f.name),
+        );
         expect(schema.additionalProperties).toBe(false);
       } else {
         expect(op.requestBody).toBeUndefined();
@@ -316,8 +426,10 @@ describe('operations without a key', () => {
     expect(field('createCountryRequest', 'email').required).toBe(false);
     expect(field('createRemovalRequest', 'reason')).toMatchObject({ required: true, minLength: 10, maxLength: 2000 });
     expect(field('createReportOrder', 'email').required).toBe(true);
-    expect(operationAt('/removal-requests', 'post').requestBody.content['application/json'].schema.anyOf)
-      .toEqual([{ required: ['business_id'] }, { required: ['registration_number'] }]);
+    expect(operationAt('/removal-requests', 'post').requestBody.content['application/json'].schema.anyOf).toEqual([
+      { required: ['business_id'] },
+      { required: ['registration_number'] },
+    ]);
     expect(operationAt('/reports/payment-webhook', 'post').responses['401']).toBeDefined();
   });
 });

@@ -9,7 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/api/errors.ts';
 import { PARAMETERS, parametersOf } from '../src/api/params.ts';
 import {
-  parseBuildingsQuery, parseParameters, parsePointQuery, parseRegisteredBusinessesQuery, parseUnitsQuery,
+  parseBuildingsQuery,
+  parseParameters,
+  parsePointQuery,
+  parseRegisteredBusinessesQuery,
+  parseUnitsQuery,
 } from '../src/api/validate.ts';
 import type { OperationId } from '../src/api/operations.ts';
 import { parseExportQuery } from '../src/api/export.ts';
@@ -83,22 +87,35 @@ function run(op: OperationId, name: string, value: string): () => unknown {
 
 /** [min, max] of every integer and number parameter of GET /buildings (spec 4.1). */
 const BUILDINGS_RANGES: Record<string, [number, number]> = {
-  limit: [1, 100], offset: [0, 10_000],
-  min_floors: [0, 500], max_floors: [0, 500],
-  min_dwellings: [0, 1_000_000], max_dwellings: [0, 1_000_000],
-  min_entrances: [1, 1_000_000], max_entrances: [1, 1_000_000],
-  min_area_m2: [0, 1e9], max_area_m2: [0, 1e9],
-  min_height_m: [0, 1000], max_height_m: [0, 1000],
-  min_volume_m3: [0, 1e9], max_volume_m3: [0, 1e9],
+  limit: [1, 100],
+  offset: [0, 10_000],
+  min_floors: [0, 500],
+  max_floors: [0, 500],
+  min_dwellings: [0, 1_000_000],
+  max_dwellings: [0, 1_000_000],
+  min_entrances: [1, 1_000_000],
+  max_entrances: [1, 1_000_000],
+  min_area_m2: [0, 1e9],
+  max_area_m2: [0, 1e9],
+  min_height_m: [0, 1000],
+  max_height_m: [0, 1000],
+  min_volume_m3: [0, 1e9],
+  max_volume_m3: [0, 1e9],
   min_registered_solar_kw: [0, 1e9], // greater than 0
-  min_panel_count: [0, 1_000_000], max_panel_count: [0, 1_000_000],
-  min_capacity_kwp: [0, 1e9], max_capacity_kwp: [0, 1e9],
-  min_yearly_energy_kwh: [0, 1e9], max_yearly_energy_kwh: [0, 1e9],
-  min_co2_savings_kg_per_year: [0, 1e9], max_co2_savings_kg_per_year: [0, 1e9],
+  min_panel_count: [0, 1_000_000],
+  max_panel_count: [0, 1_000_000],
+  min_capacity_kwp: [0, 1e9],
+  max_capacity_kwp: [0, 1e9],
+  min_yearly_energy_kwh: [0, 1e9],
+  max_yearly_energy_kwh: [0, 1e9],
+  min_co2_savings_kg_per_year: [0, 1e9],
+  max_co2_savings_kg_per_year: [0, 1e9],
   // The spec gives no range for turnovers: decided 0 to the largest exact integer.
-  min_registered_business_turnover: [0, Number.MAX_SAFE_INTEGER], max_registered_business_turnover: [0, Number.MAX_SAFE_INTEGER],
+  min_registered_business_turnover: [0, Number.MAX_SAFE_INTEGER],
+  max_registered_business_turnover: [0, Number.MAX_SAFE_INTEGER],
   registered_business_financial_year: [1990, 2100],
-  min_registered_business_employees: [0, 1_000_000], max_registered_business_employees: [0, 1_000_000],
+  min_registered_business_employees: [0, 1_000_000],
+  max_registered_business_employees: [0, 1_000_000],
   min_recent_frost_days: [0, 366],
   max_recent_minimum_daily_temperature_c: [-100, 100],
   min_recent_hot_days: [0, 366],
@@ -109,18 +126,45 @@ const POINT_RANGES: Record<string, [number, number]> = { lat: [-90, 90], lon: [-
 const CHILD_RANGES: Record<string, [number, number]> = { limit: [1, 100], offset: [0, 10_000] };
 
 const INTEGERS = new Set([
-  'limit', 'offset', 'min_floors', 'max_floors', 'min_dwellings', 'max_dwellings', 'min_entrances', 'max_entrances',
-  'min_panel_count', 'max_panel_count', 'min_registered_business_turnover', 'max_registered_business_turnover',
-  'registered_business_financial_year', 'min_registered_business_employees', 'max_registered_business_employees',
+  'limit',
+  'offset',
+  'min_floors',
+  'max_floors',
+  'min_dwellings',
+  'max_dwellings',
+  'min_entrances',
+  'max_entrances',
+  'min_panel_count',
+  'max_panel_count',
+  'min_registered_business_turnover',
+  'max_registered_business_turnover',
+  'registered_business_financial_year',
+  'min_registered_business_employees',
+  'max_registered_business_employees',
 ]);
 
 /** Bad values of every parameter of every operation, by hand from the spec. */
 const BAD: Record<OperationId, Record<string, string[]>> = {
   listBuildings: {
     bbox: [
-      '1,2,3', '1,2,3,4,5', 'a,47,10,48', '9,,10,48', '-181,47,-180,48', '9,-91,10,-90', '179,47,181,48', '9,89,10,91',
-      '10,47,9,48', '9,48,10,47', '9,47,12.5,48', '9,45,10,48.0001', 'NaN,47,10,48', '9, 47,10,48', '0x1,47,1,48',
-      '9;47;10;48', '9 47 10 48', '1e999,47,10,48',
+      '1,2,3',
+      '1,2,3,4,5',
+      'a,47,10,48',
+      '9,,10,48',
+      '-181,47,-180,48',
+      '9,-91,10,-90',
+      '179,47,181,48',
+      '9,89,10,91',
+      '10,47,9,48',
+      '9,48,10,47',
+      '9,47,12.5,48',
+      '9,45,10,48.0001',
+      'NaN,47,10,48',
+      '9, 47,10,48',
+      '0x1,47,1,48',
+      '9;47;10;48',
+      '9 47 10 48',
+      '1e999,47,10,48',
     ],
     sort: ['Volume', 'turnover', 'random', 'volume,area', 'registered_business_turnover_eur'],
     limit: ['0', '101', '-1', '2.5', 'ten', '1e1', '+5', '0x10'],
@@ -241,7 +285,11 @@ const BAD: Record<OperationId, Record<string, string[]>> = {
 describe('every parameter refuses its bad values with 400 invalid_parameter naming it', () => {
   it('every parameter of the table has bad values here, and nothing here is missing from the table', () => {
     for (const op of Object.keys(BAD) as OperationId[]) {
-      expect(Object.keys(BAD[op]).sort(), op).toEqual(parametersOf(op).map((p) => p.name).sort());
+      expect(Object.keys(BAD[op]).sort(), op).toEqual(
+        parametersOf(op)
+          .map((p) => p.name)
+          .sort(),
+      );
     }
   });
 
@@ -260,10 +308,14 @@ describe('every parameter refuses its bad values with 400 invalid_parameter nami
           if (!spec.list) {
             const good = op === 'listBuildingsAtPoint' ? 'lat=1&lon=2' : op === 'listBuildings' || op === 'exportBuildings' ? BBOX : '';
             const twice = `${good}&${name}=1&${name}=1`.replace(/^&/, '');
-            const parse = op === 'listBuildings' ? () => parseBuildingsQuery(name === 'bbox' ? `${BBOX}&${BBOX}` : twice)
-              : op === 'exportBuildings' ? () => parseExportQuery(name === 'bbox' ? `${BBOX}&${BBOX}` : twice, '')
-              : op === 'listBuildingsAtPoint' ? () => parsePointQuery(twice)
-              : () => parseParameters(op, twice, { building_id: ID });
+            const parse =
+              op === 'listBuildings'
+                ? () => parseBuildingsQuery(name === 'bbox' ? `${BBOX}&${BBOX}` : twice)
+                : op === 'exportBuildings'
+                  ? () => parseExportQuery(name === 'bbox' ? `${BBOX}&${BBOX}` : twice, '')
+                  : op === 'listBuildingsAtPoint'
+                    ? () => parsePointQuery(twice)
+                    : () => parseParameters(op, twice, { building_id: ID });
             expectRefused(parse, name);
           }
         } else {
@@ -274,9 +326,12 @@ describe('every parameter refuses its bad values with 400 invalid_parameter nami
   }
 });
 
-describe('ranges are the spec\'s, ends included', () => {
+describe("ranges are the spec's, ends included", () => {
   const cases: [OperationId, Record<string, [number, number]>][] = [
-    ['listBuildings', BUILDINGS_RANGES], ['listBuildingsAtPoint', POINT_RANGES], ['listBuildingUnits', CHILD_RANGES], ['listRegisteredBusinesses', CHILD_RANGES],
+    ['listBuildings', BUILDINGS_RANGES],
+    ['listBuildingsAtPoint', POINT_RANGES],
+    ['listBuildingUnits', CHILD_RANGES],
+    ['listRegisteredBusinesses', CHILD_RANGES],
   ];
   for (const [op, ranges] of cases) {
     it(`${op}: the table holds the spec's ranges`, () => {
@@ -291,9 +346,10 @@ describe('ranges are the spec\'s, ends included', () => {
         const parse = (v: string) => (run(op, name, v)() as Record<string, unknown>)[key];
         const isInt = op === 'listBuildingsAtPoint' ? name === 'limit' : INTEGERS.has(name);
         const withCurrency = (v: string) => parseBuildingsQuery(`${BBOX}&${name}=${v}&registered_business_turnover_currency=EUR`);
-        const parseOk = name.includes('registered_business_turnover') && name !== 'registered_business_turnover_currency'
-          ? (v: string) => (withCurrency(v) as unknown as Record<string, unknown>)[key]
-          : parse;
+        const parseOk =
+          name.includes('registered_business_turnover') && name !== 'registered_business_turnover_currency'
+            ? (v: string) => (withCurrency(v) as unknown as Record<string, unknown>)[key]
+            : parse;
         if (name === 'min_registered_solar_kw') {
           expect(parseOk('0.001')).toBe(0.001);
           expectRefused(run(op, name, '0'), name);
@@ -328,23 +384,64 @@ describe('ranges are the spec\'s, ends included', () => {
 describe('good values parse to the exact query', () => {
   it('a query with every parameter of GET /buildings', () => {
     const raw = [
-      'bbox=9.47,47.04,9.64,47.27', 'sort=registered_business_turnover', 'limit=100', 'offset=200',
-      'category=commercial,public', 'building_type=office', 'building_type=school,retail', 'roof_shape=flat&roof_shape=hipped',
-      'min_floors=2', 'max_floors=12', 'min_dwellings=0', 'max_dwellings=40', 'min_entrances=1', 'max_entrances=3',
+      'bbox=9.47,47.04,9.64,47.27',
+      'sort=registered_business_turnover',
+      'limit=100',
+      'offset=200',
+      'category=commercial,public',
+      'building_type=office',
+      'building_type=school,retail',
+      'roof_shape=flat&roof_shape=hipped',
+      'min_floors=2',
+      'max_floors=12',
+      'min_dwellings=0',
+      'max_dwellings=40',
+      'min_entrances=1',
+      'max_entrances=3',
       'address_corroboration=corroborated,single_source',
-      'min_area_m2=50.5', 'max_area_m2=2e3', 'min_height_m=3', 'max_height_m=45.25', 'min_volume_m3=100', 'max_volume_m3=1000000000',
+      'min_area_m2=50.5',
+      'max_area_m2=2e3',
+      'min_height_m=3',
+      'max_height_m=45.25',
+      'min_volume_m3=100',
+      'max_volume_m3=1000000000',
       'measured_height_only=true',
-      'solar_presence=registered,detected', 'exclude_solar_presence=unknown', 'existing_solar_panels=detected,unclear',
-      'registered_solar=true', 'registered_solar_storage=false', 'min_registered_solar_kw=0.5', 'has_solar_potential=true',
-      'min_panel_count=4', 'max_panel_count=200', 'min_capacity_kwp=1.6', 'max_capacity_kwp=80', 'min_yearly_energy_kwh=1500',
-      'max_yearly_energy_kwh=75000', 'min_co2_savings_kg_per_year=600', 'max_co2_savings_kg_per_year=30000', 'has_3d_model=true',
-      'has_registered_business=true', 'registered_business_name=B%C3%A4ckerei+%26+Co', 'min_registered_business_turnover=50000',
-      'max_registered_business_turnover=2500000', 'registered_business_turnover_currency=CHF', 'registered_business_financial_year=2023',
-      'min_registered_business_employees=10', 'max_registered_business_employees=249',
-      'has_annual_heating_estimate=true', 'has_thermal_assessment=true', 'has_peak_heat_load=true', 'has_recent_climate_trend=true',
-      'has_recent_temperature_extremes=true', 'has_recent_precipitation=true', 'min_recent_frost_days=40.5',
-      'max_recent_minimum_daily_temperature_c=-12.5', 'min_recent_hot_days=3', 'min_recent_max_one_day_precipitation_mm=45.5',
-      'flood_zone=100_year,100_year_climate_change', 'seismic_risk_class=RsI,U1,consolidated',
+      'solar_presence=registered,detected',
+      'exclude_solar_presence=unknown',
+      'existing_solar_panels=detected,unclear',
+      'registered_solar=true',
+      'registered_solar_storage=false',
+      'min_registered_solar_kw=0.5',
+      'has_solar_potential=true',
+      'min_panel_count=4',
+      'max_panel_count=200',
+      'min_capacity_kwp=1.6',
+      'max_capacity_kwp=80',
+      'min_yearly_energy_kwh=1500',
+      'max_yearly_energy_kwh=75000',
+      'min_co2_savings_kg_per_year=600',
+      'max_co2_savings_kg_per_year=30000',
+      'has_3d_model=true',
+      'has_registered_business=true',
+      'registered_business_name=B%C3%A4ckerei+%26+Co',
+      'min_registered_business_turnover=50000',
+      'max_registered_business_turnover=2500000',
+      'registered_business_turnover_currency=CHF',
+      'registered_business_financial_year=2023',
+      'min_registered_business_employees=10',
+      'max_registered_business_employees=249',
+      'has_annual_heating_estimate=true',
+      'has_thermal_assessment=true',
+      'has_peak_heat_load=true',
+      'has_recent_climate_trend=true',
+      'has_recent_temperature_extremes=true',
+      'has_recent_precipitation=true',
+      'min_recent_frost_days=40.5',
+      'max_recent_minimum_daily_temperature_c=-12.5',
+      'min_recent_hot_days=3',
+      'min_recent_max_one_day_precipitation_mm=45.5',
+      'flood_zone=100_year,100_year_climate_change',
+      'seismic_risk_class=RsI,U1,consolidated',
     ].join('&');
     const expected: Required<BuildingsQuery> = {
       bbox: { minLon: 9.47, minLat: 47.04, maxLon: 9.64, maxLat: 47.27 },
@@ -412,7 +509,10 @@ describe('good values parse to the exact query', () => {
 
   it('only bbox: defaults sort=volume, limit=25, offset=0, every filter off', () => {
     expect(parseBuildingsQuery('bbox=-0.5,51.25,0.25,51.75')).toStrictEqual({
-      bbox: { minLon: -0.5, minLat: 51.25, maxLon: 0.25, maxLat: 51.75 }, sort: 'volume', limit: 25, offset: 0,
+      bbox: { minLon: -0.5, minLat: 51.25, maxLon: 0.25, maxLat: 51.75 },
+      sort: 'volume',
+      limit: 25,
+      offset: 0,
     });
   });
 
@@ -421,32 +521,50 @@ describe('good values parse to the exact query', () => {
     expect(parseBuildingsQuery('bbox=-180,87,-177,90').bbox).toEqual({ minLon: -180, minLat: 87, maxLon: -177, maxLat: 90 });
     expect(parseBuildingsQuery('bbox=9.5,47.1,9.5,47.1').bbox).toEqual({ minLon: 9.5, minLat: 47.1, maxLon: 9.5, maxLat: 47.1 });
     expect(parseBuildingsQuery('bbox=20.5,44,23.5,47').bbox).toEqual({ minLon: 20.5, minLat: 44, maxLon: 23.5, maxLat: 47 });
-    expect(parseBuildingsQuery('bbox=9.47%2C47.04%2C9.64%2C47.27').bbox).toEqual({ minLon: 9.47, minLat: 47.04, maxLon: 9.64, maxLat: 47.27 });
+    expect(parseBuildingsQuery('bbox=9.47%2C47.04%2C9.64%2C47.27').bbox).toEqual({
+      minLon: 9.47,
+      minLat: 47.04,
+      maxLon: 9.64,
+      maxLat: 47.27,
+    });
     expect(parseBuildingsQuery('bbox=9.5e0,4.7e1,96e-1,47.2').bbox).toEqual({ minLon: 9.5, minLat: 47, maxLon: 9.6, maxLat: 47.2 });
     expect(Object.is(parseBuildingsQuery('bbox=-0,0,1,1').bbox.minLon, 0)).toBe(true);
     // Decimals exactly 3 apart whose float difference rounds above 3 (-127.8 - -130.8 = 3.0000000000000142).
     expect(-127.8 - -130.8).toBeGreaterThan(3);
-    expect(parseBuildingsQuery('bbox=-130.8,10.1,-127.8,13.1').bbox).toEqual({ minLon: -130.8, minLat: 10.1, maxLon: -127.8, maxLat: 13.1 });
-    expect(expectRefused(() => parseBuildingsQuery('bbox=-130.8,10,-127.799999,11'), 'bbox').message)
-      .toBe('bbox: each side may span at most 3 degrees; this one spans 3.000001 degrees of longitude');
+    expect(parseBuildingsQuery('bbox=-130.8,10.1,-127.8,13.1').bbox).toEqual({
+      minLon: -130.8,
+      minLat: 10.1,
+      maxLon: -127.8,
+      maxLat: 13.1,
+    });
+    expect(expectRefused(() => parseBuildingsQuery('bbox=-130.8,10,-127.799999,11'), 'bbox').message).toBe(
+      'bbox: each side may span at most 3 degrees; this one spans 3.000001 degrees of longitude',
+    );
     // Past 3 by less than a millionth: the message shows by how much, not a rounded 3.
-    expect(expectRefused(() => parseBuildingsQuery('bbox=20,40,23.0000001,43'), 'bbox').message)
-      .toBe('bbox: each side may span at most 3 degrees; this one spans 3.0000001 degrees of longitude');
+    expect(expectRefused(() => parseBuildingsQuery('bbox=20,40,23.0000001,43'), 'bbox').message).toBe(
+      'bbox: each side may span at most 3 degrees; this one spans 3.0000001 degrees of longitude',
+    );
   });
 
   it('bbox: messages a person understands', () => {
-    expect(expectRefused(() => parseBuildingsQuery('bbox=20,44,24.2,45'), 'bbox').message)
-      .toBe('bbox: each side may span at most 3 degrees; this one spans 4.2 degrees of longitude');
-    expect(expectRefused(() => parseBuildingsQuery('bbox=20,44,21,47.5'), 'bbox').message)
-      .toBe('bbox: each side may span at most 3 degrees; this one spans 3.5 degrees of latitude');
-    expect(expectRefused(() => parseBuildingsQuery('bbox=179,40,-179,41'), 'bbox').message)
-      .toBe('bbox: minLon 179 is greater than maxLon -179 (a box across the antimeridian is asked as two boxes)');
-    expect(expectRefused(() => parseBuildingsQuery('bbox=20,95,21,96'), 'bbox').message)
-      .toBe('bbox: minLat is a latitude and must be from -90 to 90; got 95');
-    expect(expectRefused(() => parseBuildingsQuery('bbox=20,44,21'), 'bbox').message)
-      .toBe('bbox: expected four comma-separated decimals minLon,minLat,maxLon,maxLat; got 3 values in "20,44,21"');
-    expect(expectRefused(() => parseBuildingsQuery(''), 'bbox').message)
-      .toBe('bbox: required (four comma-separated decimals minLon,minLat,maxLon,maxLat)');
+    expect(expectRefused(() => parseBuildingsQuery('bbox=20,44,24.2,45'), 'bbox').message).toBe(
+      'bbox: each side may span at most 3 degrees; this one spans 4.2 degrees of longitude',
+    );
+    expect(expectRefused(() => parseBuildingsQuery('bbox=20,44,21,47.5'), 'bbox').message).toBe(
+      'bbox: each side may span at most 3 degrees; this one spans 3.5 degrees of latitude',
+    );
+    expect(expectRefused(() => parseBuildingsQuery('bbox=179,40,-179,41'), 'bbox').message).toBe(
+      'bbox: minLon 179 is greater than maxLon -179 (a box across the antimeridian is asked as two boxes)',
+    );
+    expect(expectRefused(() => parseBuildingsQuery('bbox=20,95,21,96'), 'bbox').message).toBe(
+      'bbox: minLat is a latitude and must be from -90 to 90; got 95',
+    );
+    expect(expectRefused(() => parseBuildingsQuery('bbox=20,44,21'), 'bbox').message).toBe(
+      'bbox: expected four comma-separated decimals minLon,minLat,maxLon,maxLat; got 3 values in "20,44,21"',
+    );
+    expect(expectRefused(() => parseBuildingsQuery(''), 'bbox').message).toBe(
+      'bbox: required (four comma-separated decimals minLon,minLat,maxLon,maxLat)',
+    );
     expect(expectRefused(() => parseBuildingsQuery(undefined), 'bbox').message).toMatch(/^bbox: required/);
     expectRefused(() => parseBuildingsQuery('limit=5'), 'bbox');
   });
@@ -464,20 +582,29 @@ describe('good values parse to the exact query', () => {
       const err = expectRefused(() => parse(bad), 'min_height_m');
       expect(err.message).toContain(JSON.stringify(bad));
     }
-    expect(parsePointQuery('lat=-33.8688&lon=151.2093&radius_m=12.5')).toStrictEqual({ lat: -33.8688, lon: 151.2093, radiusM: 12.5, limit: 10 });
+    expect(parsePointQuery('lat=-33.8688&lon=151.2093&radius_m=12.5')).toStrictEqual({
+      lat: -33.8688,
+      lon: 151.2093,
+      radiusM: 12.5,
+      limit: 10,
+    });
   });
 
   it('integers: plain digits; a minus only where the range has negatives', () => {
     expect(parseBuildingsQuery(`${BBOX}&min_floors=007`).minFloors).toBe(7);
     expect(parseBuildingsQuery(`${BBOX}&min_floors=-0`).minFloors).toBe(0);
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_floors=-1`), 'min_floors').message)
-      .toBe('min_floors: must be from 0 to 500; got "-1"');
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_floors=1.5`), 'min_floors').message)
-      .toBe('min_floors: expected a whole number written in digits, from 0 to 500; got "1.5"');
+    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_floors=-1`), 'min_floors').message).toBe(
+      'min_floors: must be from 0 to 500; got "-1"',
+    );
+    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_floors=1.5`), 'min_floors').message).toBe(
+      'min_floors: expected a whole number written in digits, from 0 to 500; got "1.5"',
+    );
   });
 
   it('booleans: true/false; a "default false" flag given false is off, registered_solar=false is kept', () => {
-    const q = parseBuildingsQuery(`${BBOX}&has_3d_model=false&measured_height_only=false&has_solar_potential=false&registered_solar=false&has_registered_business=false`);
+    const q = parseBuildingsQuery(
+      `${BBOX}&has_3d_model=false&measured_height_only=false&has_solar_potential=false&registered_solar=false&has_registered_business=false`,
+    );
     expect(q).toStrictEqual({ bbox: q.bbox, sort: 'volume', limit: 25, offset: 0, registeredSolar: false });
     expect(parseBuildingsQuery(`${BBOX}&registered_solar_storage=false`).registeredSolarStorage).toBe(false);
     expect(parseBuildingsQuery(`${BBOX}&registered_solar_storage=true`).registeredSolarStorage).toBe(true);
@@ -489,14 +616,19 @@ describe('good values parse to the exact query', () => {
     expect(parseBuildingsQuery(`${BBOX}&registered_business_name=ab`).registeredBusinessName).toBe('ab');
     // Two emoji are two characters (four UTF-16 units): accepted; 120 accented letters too.
     expect(parseBuildingsQuery(`${BBOX}&registered_business_name=${encodeURIComponent('😀😀')}`).registeredBusinessName).toBe('😀😀');
-    expect(parseBuildingsQuery(`${BBOX}&registered_business_name=${encodeURIComponent('é'.repeat(120))}`).registeredBusinessName).toBe('é'.repeat(120));
+    expect(parseBuildingsQuery(`${BBOX}&registered_business_name=${encodeURIComponent('é'.repeat(120))}`).registeredBusinessName).toBe(
+      'é'.repeat(120),
+    );
     expect(parseBuildingsQuery(`${BBOX}&registered_business_name=a,b`).registeredBusinessName).toBe('a,b');
     expect(parseBuildingsQuery(`${BBOX}&registered_business_name=ACME+GmbH`).registeredBusinessName).toBe('ACME GmbH');
     expect(parseBuildingsQuery(`${BBOX}&registered_business_turnover_currency=RON`).registeredBusinessTurnoverCurrency).toBe('RON');
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&building_type=Office`), 'building_type').message)
-      .toBe('building_type: expected 1 to 64 lowercase letters, digits or underscores; got "Office"');
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&registered_business_turnover_currency=eur`), 'registered_business_turnover_currency').message)
-      .toBe('registered_business_turnover_currency: expected three uppercase letters (ISO 4217), e.g. EUR; got "eur"');
+    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&building_type=Office`), 'building_type').message).toBe(
+      'building_type: expected 1 to 64 lowercase letters, digits or underscores; got "Office"',
+    );
+    expect(
+      expectRefused(() => parseBuildingsQuery(`${BBOX}&registered_business_turnover_currency=eur`), 'registered_business_turnover_currency')
+        .message,
+    ).toBe('registered_business_turnover_currency: expected three uppercase letters (ISO 4217), e.g. EUR; got "eur"');
   });
 
   it('an echoed value is cut short', () => {
@@ -508,11 +640,18 @@ describe('good values parse to the exact query', () => {
 describe('list parameters: repeated, comma-separated, both', () => {
   const listParams = PARAMETERS.filter((p) => p.list);
 
-  it('the lists are exactly the spec\'s', () => {
+  it("the lists are exactly the spec's", () => {
     expect([...new Set(listParams.map((p) => p.name))].sort()).toEqual([
-      'address_corroboration', 'building_type', 'category', 'exclude_solar_presence', 'existing_solar_panels',
+      'address_corroboration',
+      'building_type',
+      'category',
+      'exclude_solar_presence',
+      'existing_solar_panels',
       'fields', // an extension beyond the spec: the fields kept
-      'flood_zone', 'roof_shape', 'seismic_risk_class', 'solar_presence',
+      'flood_zone',
+      'roof_shape',
+      'seismic_risk_class',
+      'solar_presence',
     ]);
   });
 
@@ -541,10 +680,12 @@ describe('list parameters: repeated, comma-separated, both', () => {
 
 describe('unknown parameters (rule 1)', () => {
   it('are refused, naming them, with a suggestion when one is near', () => {
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_flors=2`), 'min_flors').message)
-      .toBe('min_flors: not a parameter of GET /buildings; did you mean min_floors?');
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&foo=1`), 'foo').message)
-      .toBe('foo: not a parameter of GET /buildings (its parameters are listed in /v1/openapi.json)');
+    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_flors=2`), 'min_flors').message).toBe(
+      'min_flors: not a parameter of GET /buildings; did you mean min_floors?',
+    );
+    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&foo=1`), 'foo').message).toBe(
+      'foo: not a parameter of GET /buildings (its parameters are listed in /v1/openapi.json)',
+    );
     expectRefused(() => parseBuildingsQuery(`${BBOX}&BBOX=1,2,3,4`), 'BBOX');
     expectRefused(() => parseBuildingsQuery(`${BBOX}&minFloors=2`), 'minFloors');
     expectRefused(() => parseBuildingsQuery(`${BBOX}&lat=47`), 'lat');
@@ -561,7 +702,7 @@ describe('unknown parameters (rule 1)', () => {
   });
 });
 
-describe('the query string\'s encoding', () => {
+describe("the query string's encoding", () => {
   it('refuses a broken percent-escape, bytes that are not UTF-8 and control characters, naming the parameter', () => {
     const name = (v: string) => () => parseBuildingsQuery(`${BBOX}&registered_business_name=${v}`);
     for (const bad of ['%zz', 'ab%', 'ab%4', '%ED%A0%80', '%C0%AE', '%FF', '%E2%82']) {
@@ -573,8 +714,9 @@ describe('the query string\'s encoding', () => {
     expectRefused(() => parseBuildingsQuery(`bbox=9.47%2C47.04,9.64,47%.27`), 'bbox');
     expectRefused(() => parsePointQuery('lat=47.1&lon=9.5&limit=%31%'), 'limit');
     // In a name: the parameter is the name as sent.
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_%zzfloors=2`), 'min_%zzfloors').message)
-      .toBe('min_%zzfloors: a parameter name that is not valid percent-encoding (each % must be followed by two hex digits, and the bytes must form UTF-8)');
+    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&min_%zzfloors=2`), 'min_%zzfloors').message).toBe(
+      'min_%zzfloors: a parameter name that is not valid percent-encoding (each % must be followed by two hex digits, and the bytes must form UTF-8)',
+    );
     expectRefused(() => parseBuildingsQuery(`${BBOX}&a%00=1`), 'a\u0000');
   });
 
@@ -609,36 +751,59 @@ describe('rules between parameters', () => {
     for (const extra of ['min_registered_business_turnover=1', 'max_registered_business_turnover=1', 'sort=registered_business_turnover']) {
       const err = expectRefused(() => parseBuildingsQuery(`${BBOX}&${extra}`), 'registered_business_turnover_currency');
       expect(err.message).toContain(`required with ${extra.replace(/=1$/, '')}`);
-      expect(parseBuildingsQuery(`${BBOX}&${extra}&registered_business_turnover_currency=EUR`).registeredBusinessTurnoverCurrency).toBe('EUR');
+      expect(parseBuildingsQuery(`${BBOX}&${extra}&registered_business_turnover_currency=EUR`).registeredBusinessTurnoverCurrency).toBe(
+        'EUR',
+      );
     }
     // Alone, or with the financial year or the employees sort, it is not required.
-    expect(parseBuildingsQuery(`${BBOX}&registered_business_financial_year=2023&sort=registered_business_employees`).sort).toBe('registered_business_employees');
+    expect(parseBuildingsQuery(`${BBOX}&registered_business_financial_year=2023&sort=registered_business_employees`).sort).toBe(
+      'registered_business_employees',
+    );
     expect(parseBuildingsQuery(`${BBOX}&registered_business_turnover_currency=EUR`).registeredBusinessTurnoverCurrency).toBe('EUR');
   });
 
   it('rule 6: a value kept by solar_presence must not be left out by exclude_solar_presence', () => {
     const err = expectRefused(
-      () => parseBuildingsQuery(`${BBOX}&solar_presence=detected,registered&exclude_solar_presence=unclear,detected`), 'exclude_solar_presence');
+      () => parseBuildingsQuery(`${BBOX}&solar_presence=detected,registered&exclude_solar_presence=unclear,detected`),
+      'exclude_solar_presence',
+    );
     expect(err.message).toBe('exclude_solar_presence: detected is also kept by solar_presence; a value cannot be both kept and left out');
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&solar_presence=detected,unclear&exclude_solar_presence=unclear,detected`), 'exclude_solar_presence').message)
-      .toContain('unclear, detected are also kept');
+    expect(
+      expectRefused(
+        () => parseBuildingsQuery(`${BBOX}&solar_presence=detected,unclear&exclude_solar_presence=unclear,detected`),
+        'exclude_solar_presence',
+      ).message,
+    ).toContain('unclear, detected are also kept');
     const q = parseBuildingsQuery(`${BBOX}&solar_presence=detected&exclude_solar_presence=unclear`);
     expect([q.solarPresence, q.excludeSolarPresence]).toEqual([['detected'], ['unclear']]);
   });
 
   it('rule 7: registered_solar_storage and min_registered_solar_kw are not accepted with registered_solar=false', () => {
-    expect(expectRefused(() => parseBuildingsQuery(`${BBOX}&registered_solar=false&registered_solar_storage=true`), 'registered_solar_storage').message)
-      .toBe('registered_solar_storage: not accepted with registered_solar=false');
+    expect(
+      expectRefused(() => parseBuildingsQuery(`${BBOX}&registered_solar=false&registered_solar_storage=true`), 'registered_solar_storage')
+        .message,
+    ).toBe('registered_solar_storage: not accepted with registered_solar=false');
     expectRefused(() => parseBuildingsQuery(`${BBOX}&registered_solar_storage=false&registered_solar=false`), 'registered_solar_storage');
     expectRefused(() => parseBuildingsQuery(`${BBOX}&min_registered_solar_kw=5&registered_solar=false`), 'min_registered_solar_kw');
-    expect(parseBuildingsQuery(`${BBOX}&registered_solar=true&registered_solar_storage=true&min_registered_solar_kw=5`).minRegisteredSolarKw).toBe(5);
+    expect(
+      parseBuildingsQuery(`${BBOX}&registered_solar=true&registered_solar_storage=true&min_registered_solar_kw=5`).minRegisteredSolarKw,
+    ).toBe(5);
     expect(parseBuildingsQuery(`${BBOX}&registered_solar_storage=true&min_registered_solar_kw=5`).registeredSolarStorage).toBe(true);
   });
 
   const PAIRS = [
-    ['floors', '5', '3'], ['dwellings', '10', '9'], ['entrances', '3', '2'], ['area_m2', '100.5', '100'], ['height_m', '12', '11.99'],
-    ['volume_m3', '1000', '999'], ['panel_count', '40', '12'], ['capacity_kwp', '16', '4.8'], ['yearly_energy_kwh', '4500', '1500'],
-    ['co2_savings_kg_per_year', '1800', '600'], ['registered_business_turnover', '50000', '49999'], ['registered_business_employees', '20', '19'],
+    ['floors', '5', '3'],
+    ['dwellings', '10', '9'],
+    ['entrances', '3', '2'],
+    ['area_m2', '100.5', '100'],
+    ['height_m', '12', '11.99'],
+    ['volume_m3', '1000', '999'],
+    ['panel_count', '40', '12'],
+    ['capacity_kwp', '16', '4.8'],
+    ['yearly_energy_kwh', '4500', '1500'],
+    ['co2_savings_kg_per_year', '1800', '600'],
+    ['registered_business_turnover', '50000', '49999'],
+    ['registered_business_employees', '20', '19'],
   ] as const;
   for (const [pair, lo, hi] of PAIRS) {
     it(`min_${pair} <= max_${pair}`, () => {

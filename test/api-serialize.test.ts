@@ -16,7 +16,16 @@ import { SnapshotWriter } from '../src/snapshot/writer.ts';
 import { serializeBusiness } from '../src/api/business.ts';
 import { encode, negotiateEncoding, CONTENT_TYPE } from '../src/api/encode.ts';
 import {
-  nextPageUrl, pointPage, pointPageJson, pointPageMsgpack, rankedPage, rankedPageJson, rankedPageMsgpack, registeredBusinessesPage, unitsPage, withOffset,
+  nextPageUrl,
+  pointPage,
+  pointPageJson,
+  pointPageMsgpack,
+  rankedPage,
+  rankedPageJson,
+  rankedPageMsgpack,
+  registeredBusinessesPage,
+  unitsPage,
+  withOffset,
 } from '../src/api/envelope.ts';
 import { ApiError } from '../src/api/errors.ts';
 import { buildOpenApi } from '../src/api/openapi.ts';
@@ -58,8 +67,16 @@ function expectValid(name: string, value: unknown): void {
 // ---------------------------------------------------------------------------------------------
 
 const business = (over: Partial<BusinessRecord>): BusinessRecord => ({
-  business_id: 'b', registration_number: null, name: 'X', active: true, employees_min: null, employees_max: null,
-  turnover: null, turnover_currency: null, turnover_financial_year: null, ...over,
+  business_id: 'b',
+  registration_number: null,
+  name: 'X',
+  active: true,
+  employees_min: null,
+  employees_max: null,
+  turnover: null,
+  turnover_currency: null,
+  turnover_financial_year: null,
+  ...over,
 });
 
 const FULL: BuildingRecord = blankRecord('test:full', 9.5213, 47.1389, {
@@ -104,9 +121,25 @@ const FULL: BuildingRecord = blankRecord('test:full', 9.5213, 47.1389, {
   solar_potential_basis: 'measured_cut_to_outline',
   roof_planes: [{ azimuth_deg: 180, tilt_deg: 30, area_m2: 200, panel_count: 60, yearly_energy_kwh: 24000 }],
   businesses: [
-    business({ business_id: 'b-1', name: 'Alpen Bäckerei', employees_min: 10, employees_max: 19, turnover: 2_500_000, turnover_currency: 'CHF', turnover_financial_year: 2023 }),
+    business({
+      business_id: 'b-1',
+      name: 'Alpen Bäckerei',
+      employees_min: 10,
+      employees_max: 19,
+      turnover: 2_500_000,
+      turnover_currency: 'CHF',
+      turnover_financial_year: 2023,
+    }),
     business({ business_id: 'b-2', name: 'Old Shop', active: false, employees_min: 50, employees_max: 50 }),
-    business({ business_id: 'b-3', name: 'Vaduz Print', employees_min: 50, employees_max: null, turnover: 1_000_000, turnover_currency: 'CHF', turnover_financial_year: 2024 }),
+    business({
+      business_id: 'b-3',
+      name: 'Vaduz Print',
+      employees_min: 50,
+      employees_max: null,
+      turnover: 1_000_000,
+      turnover_currency: 'CHF',
+      turnover_financial_year: 2024,
+    }),
   ],
   units: [{ unit_id: 'u-1', label: 'Ap. 1', floor: 2, use: 'residential', area_m2: 74.5, rooms: 3 }],
   entrances: [{ address: 'Städtle 35', house_number: '35', postal_code: '9490', source: 'osm:node/1' }],
@@ -145,7 +178,13 @@ const FULL_EXPECTED = {
   construction_year: 1962,
   completed_by_year: 1965,
   dwellings: 3,
-  existing_solar_panels: { status: 'detected', photo_date: '2025-06-14', confidence: 0.93, analysed_on: '2025-09-01', photo_resolution_cm: 10 },
+  existing_solar_panels: {
+    status: 'detected',
+    photo_date: '2025-06-14',
+    confidence: 0.93,
+    analysed_on: '2025-09-01',
+    photo_resolution_cm: 10,
+  },
   solar_presence: 'registered',
   registered_solar: {
     installed_power_kw: 10.7,
@@ -154,7 +193,13 @@ const FULL_EXPECTED = {
       { power_kw: 0.8, storage: null, register: 'energy_regulator', commissioned_on: null },
     ],
   },
-  solar_potential: { panel_count: 120, capacity_kwp: 48, yearly_energy_kwh: 45600, co2_savings_kg_per_year: 18240, basis: 'measured_cut_to_outline' },
+  solar_potential: {
+    panel_count: 120,
+    capacity_kwp: 48,
+    yearly_energy_kwh: 45600,
+    co2_savings_kg_per_year: 18240,
+    basis: 'measured_cut_to_outline',
+  },
   registered_business_count: 3,
   // b-2 and b-3 both start at 50; b-3 has the larger turnover.
   registered_business_employees: { min: 50, max: null },
@@ -235,7 +280,7 @@ describe('Building (spec 2.1)', () => {
     expectValid('Building', out);
   });
 
-  it('field order is the spec\'s and the schema lists exactly those fields, all required', () => {
+  it("field order is the spec's and the schema lists exactly those fields, all required", () => {
     const schema = doc.components.schemas.Building as { required: string[]; properties: Record<string, unknown> };
     expect(Object.keys(serializeBuilding(FULL, CTX))).toEqual(schema.required);
     expect(Object.keys(schema.properties)).toEqual(schema.required);
@@ -256,7 +301,12 @@ describe('Building (spec 2.1)', () => {
       ],
     });
     const floats = blankRecord('t:2', 0, 0, {
-      solar_installations: [0.1, 0.2].map((p) => ({ power_kw: p, storage: null, register: 'grid_operator' as const, commissioned_on: null })),
+      solar_installations: [0.1, 0.2].map((p) => ({
+        power_kw: p,
+        storage: null,
+        register: 'grid_operator' as const,
+        commissioned_on: null,
+      })),
     });
     expect(serializeBuilding(floats, CTX).registered_solar!.installed_power_kw).toBe(0.3);
   });
@@ -266,12 +316,17 @@ describe('Building (spec 2.1)', () => {
     expect(serializeBuilding(noBasis, CTX).solar_potential).toBeNull();
     const estimated = blankRecord('t:4', 0, 0, { solar_potential_basis: 'estimated', solar_panel_count: 12 });
     expect(serializeBuilding(estimated, CTX).solar_potential).toStrictEqual({
-      panel_count: 12, capacity_kwp: null, yearly_energy_kwh: null, co2_savings_kg_per_year: null, basis: 'estimated',
+      panel_count: 12,
+      capacity_kwp: null,
+      yearly_energy_kwh: null,
+      co2_savings_kg_per_year: null,
+      basis: 'estimated',
     });
   });
 
   it('registered_business_employees: the largest stated size among every business, active or not; a band counts where it starts', () => {
-    const shown = (...list: BusinessRecord[]) => serializeBuilding(blankRecord('t:5', 0, 0, { businesses: list }), CTX).registered_business_employees;
+    const shown = (...list: BusinessRecord[]) =>
+      serializeBuilding(blankRecord('t:5', 0, 0, { businesses: list }), CTX).registered_business_employees;
     const band = business({ business_id: 'a', employees_min: 10, employees_max: 19, turnover: 5, turnover_currency: 'EUR' });
     const exact = business({ business_id: 'b', employees_min: 10, employees_max: 10, turnover: 7, turnover_currency: 'EUR' });
     const open = business({ business_id: 'c', employees_min: 10, employees_max: null });
@@ -279,22 +334,33 @@ describe('Building (spec 2.1)', () => {
     // Equal starts: the band reaching higher, an open top band highest; turnover plays no part.
     expect(shown(exact, band, small)).toEqual({ min: 10, max: 19 });
     expect(shown(band, open, exact)).toEqual({ min: 10, max: null });
-    expect(shown(small, business({ business_id: 'e', active: false, employees_min: 250, employees_max: null }))).toEqual({ min: 250, max: null });
+    expect(shown(small, business({ business_id: 'e', active: false, employees_min: 250, employees_max: null }))).toEqual({
+      min: 250,
+      max: null,
+    });
     expect(shown(business({ turnover: 3, turnover_currency: 'EUR' }))).toBeNull();
     expect(shown()).toBeNull();
   });
 
-  it('registered_business_turnover: the largest latest turnover, in the request\'s currency or else the one most businesses state', () => {
+  it("registered_business_turnover: the largest latest turnover, in the request's currency or else the one most businesses state", () => {
     const t = (amount: number, currency: string | null, year: number | null, over: Partial<BusinessRecord> = {}) =>
       business({ turnover: amount, turnover_currency: currency, turnover_financial_year: year, ...over });
     const shown = (list: BusinessRecord[], turnoverCurrency?: string) =>
       serializeBuilding(blankRecord('t:6', 0, 0, { businesses: list }), { ...CTX, turnoverCurrency }).registered_business_turnover;
     // The largest business by size states no turnover: the turnover shown is another's, not null.
     const big = business({ business_id: 'x', employees_min: 250, employees_max: null });
-    expect(shown([big, t(476_063_163, 'RON', 2023, { employees_min: 1, employees_max: 1 })], 'RON')).toEqual({ amount: 476_063_163, currency: 'RON', financial_year: 2023 });
+    expect(shown([big, t(476_063_163, 'RON', 2023, { employees_min: 1, employees_max: 1 })], 'RON')).toEqual({
+      amount: 476_063_163,
+      currency: 'RON',
+      financial_year: 2023,
+    });
     expect(shown([big, t(476_063_163, 'RON', 2023)])).toEqual({ amount: 476_063_163, currency: 'RON', financial_year: 2023 });
     // In the currency asked for, whatever the other businesses state; null when none states one in it.
-    const mixed = [t(0, 'RON', 2022, { employees_min: 100, employees_max: 100 }), t(20_000_000, 'EUR', 2023), t(5, 'RON', 2021, { active: false })];
+    const mixed = [
+      t(0, 'RON', 2022, { employees_min: 100, employees_max: 100 }),
+      t(20_000_000, 'EUR', 2023),
+      t(5, 'RON', 2021, { active: false }),
+    ];
     expect(shown(mixed, 'EUR')).toEqual({ amount: 20_000_000, currency: 'EUR', financial_year: 2023 });
     expect(shown(mixed, 'RON')).toEqual({ amount: 5, currency: 'RON', financial_year: 2021 });
     expect(shown(mixed, 'USD')).toBeNull();
@@ -305,8 +371,15 @@ describe('Building (spec 2.1)', () => {
     expect(shown([t(9, null, null), t(1, 'RON', null)])).toEqual({ amount: 1, currency: 'RON', financial_year: null });
     expect(shown([t(9, null, 2020)])).toEqual({ amount: 9, currency: null, financial_year: 2020 });
     // A currency stated without a turnover does not count; equal amounts show the later year.
-    expect(shown([business({ turnover_currency: 'CHF' }), business({ turnover_currency: 'CHF' }), t(3, 'EUR', 2022), t(3, 'EUR', 2024), t(3, 'EUR', null)]))
-      .toEqual({ amount: 3, currency: 'EUR', financial_year: 2024 });
+    expect(
+      shown([
+        business({ turnover_currency: 'CHF' }),
+        business({ turnover_currency: 'CHF' }),
+        t(3, 'EUR', 2022),
+        t(3, 'EUR', 2024),
+        t(3, 'EUR', null),
+      ]),
+    ).toEqual({ amount: 3, currency: 'EUR', financial_year: 2024 });
     expect(shown([business({ turnover_currency: 'CHF', turnover_financial_year: 2024 })])).toBeNull();
   });
 
@@ -338,29 +411,67 @@ describe('writeBuildingJson writes exactly the UTF-8 of JSON.stringify(serialize
   }
   const expected = (record: BuildingRecord, ctx: BuildingContext): Buffer => Buffer.from(JSON.stringify(serializeBuilding(record, ctx)));
 
-  const NASTY = ['"quoted"', 'back\\slash', 'tab\there', 'new\nline', '\u0000\u001f', '\ud800 lone', 'lone \udfff', '😀 ok', '</script>', '\u2028\u2029'];
+  const NASTY = [
+    '"quoted"',
+    'back\\slash',
+    'tab\there',
+    'new\nline',
+    '\u0000\u001f',
+    '\ud800 lone',
+    'lone \udfff',
+    '😀 ok',
+    '</script>',
+    '\u2028\u2029',
+  ];
   const root = mkdtempSync(join(tmpdir(), 'edifice-json-'));
   let snapshot: Snapshot;
 
   beforeAll(async () => {
     // Every kind of building a test here makes, through the real writer and loader.
-    const writer = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }] });
+    const writer = new SnapshotWriter({
+      country: 'LI',
+      snapshotDate: '2026-11-21',
+      sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }],
+    });
     writer.add(FULL);
     writer.add(BLANK);
     for (const r of randomRecords(2000, 5)) writer.add(r);
-    NASTY.forEach((text, i) => writer.add(blankRecord(`t:esc:${i}`, 9.5, 47.1, {
-      address: text, nearest_road: text, postal_code: text, locality: text, building_type: text, flood_zone_source: text,
-      businesses: [business({ turnover: 1, turnover_currency: text })],
-    })));
+    NASTY.forEach((text, i) =>
+      writer.add(
+        blankRecord(`t:esc:${i}`, 9.5, 47.1, {
+          address: text,
+          nearest_road: text,
+          postal_code: text,
+          locality: text,
+          building_type: text,
+          flood_zone_source: text,
+          businesses: [business({ turnover: 1, turnover_currency: text })],
+        }),
+      ),
+    );
     // Strings the store keeps as references to earlier ones of the row (the source id, the
     // address), and lists of strings the writer passes over before the fields after them.
-    writer.add(blankRecord('osm:way/4242', 9.51, 47.14, {
-      address: 'osm:way/4242 Gasse 1', nearest_road: 'osm:way/4242 Gasse 1', flood_zone_source: 'Amt 2020', seismic_risk_assessment_year: 2019,
-      units: [0, 1, 2].map((k) => ({ unit_id: `osm:way/4242:unit/${k}`, label: k ? `Top ${k}` : null, floor: k, use: 'residential' as const, area_m2: 50 + k, rooms: k })),
-      entrances: [{ address: 'osm:way/4242 Gasse 1', house_number: '1', postal_code: '9490', source: 'osm:node/1' },
-        { address: 'osm:way/4242 Gasse 1a', house_number: null, postal_code: null, source: 'osm:node/2' }],
-      roof_planes: [{ azimuth_deg: 180, tilt_deg: 30.5, area_m2: 40.25, panel_count: 12, yearly_energy_kwh: null }],
-    }));
+    writer.add(
+      blankRecord('osm:way/4242', 9.51, 47.14, {
+        address: 'osm:way/4242 Gasse 1',
+        nearest_road: 'osm:way/4242 Gasse 1',
+        flood_zone_source: 'Amt 2020',
+        seismic_risk_assessment_year: 2019,
+        units: [0, 1, 2].map((k) => ({
+          unit_id: `osm:way/4242:unit/${k}`,
+          label: k ? `Top ${k}` : null,
+          floor: k,
+          use: 'residential' as const,
+          area_m2: 50 + k,
+          rooms: k,
+        })),
+        entrances: [
+          { address: 'osm:way/4242 Gasse 1', house_number: '1', postal_code: '9490', source: 'osm:node/1' },
+          { address: 'osm:way/4242 Gasse 1a', house_number: null, postal_code: null, source: 'osm:node/2' },
+        ],
+        roof_planes: [{ azimuth_deg: 180, tilt_deg: 30.5, area_m2: 40.25, panel_count: 12, yearly_energy_kwh: null }],
+      }),
+    );
     await writer.finish(join(root, 'LI', '2026-11-21.arrow'));
     snapshot = Catalog.open(root, { log: () => {} }).view().snapshots[0];
   });
@@ -380,7 +491,8 @@ describe('writeBuildingJson writes exactly the UTF-8 of JSON.stringify(serialize
       const ctx = { ...CTX, turnoverCurrency };
       for (let row = 0; row < snapshot.rows; row++) {
         expect(jsonAt(snapshot, row, ctx).toString()).toBe(JSON.stringify(serializeBuilding(snapshot.record(row), ctx)));
-        if (row % 5 === 0) expect(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), ctx)).toStrictEqual(serializeBuilding(snapshot.record(row), ctx));
+        if (row % 5 === 0)
+          expect(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), ctx)).toStrictEqual(serializeBuilding(snapshot.record(row), ctx));
       }
     }
   });
@@ -430,12 +542,23 @@ describe('Unit and RegisteredBusiness', () => {
 
   it('a registered business, field by field', () => {
     const b = business({
-      business_id: 'b-9', registration_number: 'J40/123/2001', name: 'Construct SRL', active: false,
-      employees_min: 10, employees_max: 19, turnover: 250000, turnover_currency: 'RON', turnover_financial_year: 2023,
+      business_id: 'b-9',
+      registration_number: 'J40/123/2001',
+      name: 'Construct SRL',
+      active: false,
+      employees_min: 10,
+      employees_max: 19,
+      turnover: 250000,
+      turnover_currency: 'RON',
+      turnover_financial_year: 2023,
     });
     expect(serializeBusiness(b)).toStrictEqual({
-      business_id: 'b-9', registration_number: 'J40/123/2001', name: 'Construct SRL', active: false,
-      employees: { min: 10, max: 19 }, turnover: { amount: 250000, currency: 'RON', financial_year: 2023 },
+      business_id: 'b-9',
+      registration_number: 'J40/123/2001',
+      name: 'Construct SRL',
+      active: false,
+      employees: { min: 10, max: 19 },
+      turnover: { amount: 250000, currency: 'RON', financial_year: 2023 },
     });
     expectValid('RegisteredBusiness', serializeBusiness(b));
     expect(serializeBusiness(business({})).employees).toBeNull();
@@ -454,7 +577,11 @@ describe('ranked page and links.next', () => {
   const raw = 'bbox=9.4%2C47.0%2C9.7%2C47.3&category=commercial&category=public&registered_business_name=B%C3%A4ckerei+%26+Co&limit=25';
 
   it('envelope {data, meta: {total, total_is_capped, limit, offset, sort}, links: {next}}', () => {
-    const page = rankedPage([serializeBuilding(FULL, CTX)], { total: 240, totalIsCapped: false, limit: 25, offset: 0, sort: 'volume' }, { baseUrl: BASE, rawQuery: raw });
+    const page = rankedPage(
+      [serializeBuilding(FULL, CTX)],
+      { total: 240, totalIsCapped: false, limit: 25, offset: 0, sort: 'volume' },
+      { baseUrl: BASE, rawQuery: raw },
+    );
     expect(page).toStrictEqual({
       data: [FULL_EXPECTED],
       meta: { total: 240, total_is_capped: false, limit: 25, offset: 0, sort: 'volume' },
@@ -465,20 +592,27 @@ describe('ranked page and links.next', () => {
 
   it('keeps every parameter exactly, in order, and changes only offset where it stands', () => {
     const q = 'offset=25&bbox=9.4,47.0,9.7,47.3&flood_zone=100_year,500_year&limit=25&min_area_m2=2.5e2';
-    expect(nextPageUrl({ baseUrl: BASE, rawQuery: `?${q}` }, '/buildings', 25, 25, 1000))
-      .toBe(`${BASE}/buildings?offset=50&bbox=9.4,47.0,9.7,47.3&flood_zone=100_year,500_year&limit=25&min_area_m2=2.5e2`);
+    expect(nextPageUrl({ baseUrl: BASE, rawQuery: `?${q}` }, '/buildings', 25, 25, 1000)).toBe(
+      `${BASE}/buildings?offset=50&bbox=9.4,47.0,9.7,47.3&flood_zone=100_year,500_year&limit=25&min_area_m2=2.5e2`,
+    );
     expect(withOffset('bbox=1,2,3,4&%6Fffset=10', 20)).toBe('bbox=1,2,3,4&%6Fffset=20');
     expect(withOffset('bbox=1,2,3,4&', 20)).toBe('bbox=1,2,3,4&offset=20');
     expect(withOffset('', 20)).toBe('offset=20');
     expect(withOffset(undefined, 20)).toBe('offset=20');
     expect(withOffset('offsets=1&x_offset=2', 5)).toBe('offsets=1&x_offset=2&offset=5');
     // A trailing slash on the base is not doubled.
-    expect(nextPageUrl({ baseUrl: `${BASE}/`, rawQuery: 'bbox=1,2,3,4' }, '/buildings', 0, 25, 100)).toBe(`${BASE}/buildings?bbox=1,2,3,4&offset=25`);
+    expect(nextPageUrl({ baseUrl: `${BASE}/`, rawQuery: 'bbox=1,2,3,4' }, '/buildings', 0, 25, 100)).toBe(
+      `${BASE}/buildings?bbox=1,2,3,4&offset=25`,
+    );
   });
 
   it('the next link asks for the same query at the next offset', () => {
     const q = parseBuildingsQuery(raw);
-    const page = rankedPage([], { total: 100, totalIsCapped: false, limit: q.limit, offset: q.offset, sort: q.sort }, { baseUrl: BASE, rawQuery: raw });
+    const page = rankedPage(
+      [],
+      { total: 100, totalIsCapped: false, limit: q.limit, offset: q.offset, sort: q.sort },
+      { baseUrl: BASE, rawQuery: raw },
+    );
     const next = new URL(page.links.next!);
     expect(next.pathname).toBe('/v1/buildings');
     expect(parseBuildingsQuery(next.search)).toStrictEqual({ ...q, offset: 25 });
@@ -494,18 +628,37 @@ describe('ranked page and links.next', () => {
     expect(nextPageUrl(link, '/buildings', 9800, 100, 10_000)).toBe(`${BASE}/buildings?bbox=1,2,3,4&offset=9900`);
     expect(nextPageUrl(link, '/buildings', 9900, 100, 10_000)).toBeNull();
     expect(nextPageUrl(link, '/buildings', 9960, 30, 10_000)).toBe(`${BASE}/buildings?bbox=1,2,3,4&offset=9990&limit=10`);
-    expect(nextPageUrl({ ...link, rawQuery: 'bbox=1,2,3,4&limit=30&offset=9960' }, '/buildings', 9960, 30, 10_000))
-      .toBe(`${BASE}/buildings?bbox=1,2,3,4&limit=10&offset=9990`);
+    expect(nextPageUrl({ ...link, rawQuery: 'bbox=1,2,3,4&limit=30&offset=9960' }, '/buildings', 9960, 30, 10_000)).toBe(
+      `${BASE}/buildings?bbox=1,2,3,4&limit=10&offset=9990`,
+    );
     expect(nextPageUrl(link, '/buildings', 9990, 10, 10_000)).toBeNull(); // the window is used up
   });
 
-  it('rankedPageJson is JSON.stringify(rankedPage) from the buildings\' own JSON, text or bytes', () => {
+  it("rankedPageJson is JSON.stringify(rankedPage) from the buildings' own JSON, text or bytes", () => {
     const records = randomRecords(40, 3);
     const info = { total: 10_000, totalIsCapped: true, limit: 40, offset: 80, sort: 'height' as const };
     const link = { baseUrl: BASE, rawQuery: raw };
-    const expected = JSON.stringify(rankedPage(records.map((r) => serializeBuilding(r, CTX)), info, link));
-    expect(rankedPageJson(records.map((r) => JSON.stringify(serializeBuilding(r, CTX))), info, link).toString('utf8')).toBe(expected);
-    expect(rankedPageJson(records.map((r) => Buffer.from(JSON.stringify(serializeBuilding(r, CTX)))), info, link).toString('utf8')).toBe(expected);
+    const expected = JSON.stringify(
+      rankedPage(
+        records.map((r) => serializeBuilding(r, CTX)),
+        info,
+        link,
+      ),
+    );
+    expect(
+      rankedPageJson(
+        records.map((r) => JSON.stringify(serializeBuilding(r, CTX))),
+        info,
+        link,
+      ).toString('utf8'),
+    ).toBe(expected);
+    expect(
+      rankedPageJson(
+        records.map((r) => Buffer.from(JSON.stringify(serializeBuilding(r, CTX)))),
+        info,
+        link,
+      ).toString('utf8'),
+    ).toBe(expected);
     const empty = { ...info, total: 0, totalIsCapped: false, offset: 0 };
     expect(rankedPageJson([], empty, link).toString()).toBe(JSON.stringify(rankedPage([], empty, link)));
     expectValid('BuildingsPage', JSON.parse(expected));
@@ -517,9 +670,21 @@ describe('ranked page and links.next', () => {
       const records = randomRecords(n, 5 + n);
       const info = { total: 5_000, totalIsCapped: false, limit: Math.max(1, n), offset: 25, sort: 'volume' as const };
       const objects = records.map((r) => serializeBuilding(r, CTX));
-      const bytes = rankedPageMsgpack(objects.map((o) => pack(o)), info, link);
+      const bytes = rankedPageMsgpack(
+        objects.map((o) => pack(o)),
+        info,
+        link,
+      );
       expect(unpack(bytes)).toEqual(unpack(pack(rankedPage(objects, info, link))));
-      expect(unpack(bytes)).toEqual(JSON.parse(rankedPageJson(records.map((r) => JSON.stringify(serializeBuilding(r, CTX))), info, link).toString()));
+      expect(unpack(bytes)).toEqual(
+        JSON.parse(
+          rankedPageJson(
+            records.map((r) => JSON.stringify(serializeBuilding(r, CTX))),
+            info,
+            link,
+          ).toString(),
+        ),
+      );
     }
   });
 });
@@ -528,7 +693,9 @@ describe('point lookup', () => {
   it('{data: [Building]} and nothing else', () => {
     const page = pointPage([serializeBuilding(FULL, CTX), serializeBuilding(BLANK, CTX)]);
     expect(Object.keys(page)).toEqual(['data']);
-    expect(pointPageJson([JSON.stringify(serializeBuilding(FULL, CTX)), JSON.stringify(serializeBuilding(BLANK, CTX))]).toString()).toBe(JSON.stringify(page));
+    expect(pointPageJson([JSON.stringify(serializeBuilding(FULL, CTX)), JSON.stringify(serializeBuilding(BLANK, CTX))]).toString()).toBe(
+      JSON.stringify(page),
+    );
     expect(pointPageJson([]).toString()).toBe('{"data":[]}');
     expect(unpack(pointPageMsgpack([pack(serializeBuilding(FULL, CTX)), pack(serializeBuilding(BLANK, CTX))]))).toEqual(unpack(pack(page)));
     expect(unpack(pointPageMsgpack([]))).toEqual({ data: [] });
@@ -538,7 +705,14 @@ describe('point lookup', () => {
 
 describe('units and registered businesses pages', () => {
   const id = FULL.building_id;
-  const units: UnitRecord[] = Array.from({ length: 60 }, (_, i) => ({ unit_id: `u-${i}`, label: `Ap. ${i + 1}`, floor: i % 5, use: 'residential', area_m2: 50 + i, rooms: 2 }));
+  const units: UnitRecord[] = Array.from({ length: 60 }, (_, i) => ({
+    unit_id: `u-${i}`,
+    label: `Ap. ${i + 1}`,
+    floor: i % 5,
+    use: 'residential',
+    area_m2: 50 + i,
+    rooms: 2,
+  }));
 
   it('pages by limit and offset, with links.next to the path of the building', () => {
     // The engine cuts the page (query/children.ts); the envelope gets it and the count.
@@ -585,18 +759,31 @@ describe('errors', () => {
 describe('encoding by Accept', () => {
   it('MessagePack only when asked for, JSON otherwise', () => {
     const cases: [string | undefined, 'json' | 'msgpack'][] = [
-      [undefined, 'json'], ['', 'json'], ['*/*', 'json'], ['application/json', 'json'], ['text/html', 'json'],
-      ['application/msgpack', 'msgpack'], ['application/x-msgpack', 'msgpack'], ['Application/MsgPack', 'msgpack'],
-      ['application/msgpack, application/json', 'msgpack'], ['application/json, application/msgpack;q=0.5', 'json'],
-      ['application/json;q=0.5, application/msgpack', 'msgpack'], ['application/msgpack;q=0', 'json'],
-      ['*/*, application/msgpack', 'msgpack'], ['application/vnd.msgpack; q=0.9, */*; q=0.1', 'msgpack'],
+      [undefined, 'json'],
+      ['', 'json'],
+      ['*/*', 'json'],
+      ['application/json', 'json'],
+      ['text/html', 'json'],
+      ['application/msgpack', 'msgpack'],
+      ['application/x-msgpack', 'msgpack'],
+      ['Application/MsgPack', 'msgpack'],
+      ['application/msgpack, application/json', 'msgpack'],
+      ['application/json, application/msgpack;q=0.5', 'json'],
+      ['application/json;q=0.5, application/msgpack', 'msgpack'],
+      ['application/msgpack;q=0', 'json'],
+      ['*/*, application/msgpack', 'msgpack'],
+      ['application/vnd.msgpack; q=0.9, */*; q=0.1', 'msgpack'],
     ];
     for (const [accept, expected] of cases) expect(negotiateEncoding(accept), String(accept)).toBe(expected);
     expect(CONTENT_TYPE).toEqual({ json: 'application/json; charset=utf-8', msgpack: 'application/msgpack' });
   });
 
   it('the same document either way', () => {
-    const page = rankedPage([serializeBuilding(FULL, CTX), serializeBuilding(BLANK, CTX)], { total: 2, totalIsCapped: false, limit: 25, offset: 0, sort: 'area' }, { baseUrl: BASE, rawQuery: 'bbox=1,2,3,4' });
+    const page = rankedPage(
+      [serializeBuilding(FULL, CTX), serializeBuilding(BLANK, CTX)],
+      { total: 2, totalIsCapped: false, limit: 25, offset: 0, sort: 'area' },
+      { baseUrl: BASE, rawQuery: 'bbox=1,2,3,4' },
+    );
     expect(unpack(encode(page, 'msgpack'))).toStrictEqual(page);
     expect(JSON.parse(encode(page, 'json').toString('utf8'))).toStrictEqual(page);
     // Plain MessagePack maps (0x80-0x8f fixmap or 0xde map16), not msgpackr's record extension.

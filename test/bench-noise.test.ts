@@ -34,7 +34,10 @@ describe('bench noise band', () => {
       b.push(a[r].map((v) => 2 * v));
     }
     const idx = Array.from({ length: 30 }, (_, i) => i);
-    expect(ratioIntervals(a, b, idx, [50, 99], 200)).toEqual([{ lo: 2, hi: 2 }, { lo: 2, hi: 2 }]);
+    expect(ratioIntervals(a, b, idx, [50, 99], 200)).toEqual([
+      { lo: 2, hi: 2 },
+      { lo: 2, hi: 2 },
+    ]);
     // Only the queries asked for, refused ones (NaN) left out.
     b[3][0] = NaN;
     expect(ratioIntervals(a, b, [5, 6, 7], [50], 200)).toEqual([{ lo: 2, hi: 2 }]);

@@ -21,13 +21,24 @@ const lastLine = (stderr: string): string => `${stderr.trimEnd().split('\n').at(
 /** Runs the CLI; resolves with its exit status and output (the tests run concurrently: each start costs a second). */
 function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'tools/build-snapshot.ts', ...args], { cwd: REPO, encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ status: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'tools/build-snapshot.ts', ...args],
+      { cwd: REPO, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        resolve({ status: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
-const ring = (lon: number, lat: number) => [[lon, lat], [lon + 0.0002, lat], [lon + 0.0002, lat + 0.0001], [lon, lat + 0.0001], [lon, lat]];
+const ring = (lon: number, lat: number) => [
+  [lon, lat],
+  [lon + 0.0002, lat],
+  [lon + 0.0002, lat + 0.0001],
+  [lon, lat + 0.0001],
+  [lon, lat],
+];
 const feature = (id: string, coordinates: unknown, properties: Record<string, string> = { building: 'yes' }, type = 'Polygon') =>
   JSON.stringify({ type: 'Feature', id, geometry: { type, coordinates }, properties });
 
@@ -37,21 +48,53 @@ let bad: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'edifice-build-cli-'));
   good = join(dir, 'good.geojsonseq');
-  writeFileSync(good, [
-    feature('w1', [ring(9.52, 47.14)], { building: 'house', 'building:levels': '2', 'roof:shape': 'gabled', height: '7.5 m' }),
-    feature('w2', [ring(9.53, 47.14)], { building: 'apartments', 'building:levels': '4', 'building:levels:underground': '1', 'roof:shape': 'flat' }),
-  ].join('\n') + '\n');
+  writeFileSync(
+    good,
+    [
+      feature('w1', [ring(9.52, 47.14)], { building: 'house', 'building:levels': '2', 'roof:shape': 'gabled', height: '7.5 m' }),
+      feature('w2', [ring(9.53, 47.14)], {
+        building: 'apartments',
+        'building:levels': '4',
+        'building:levels:underground': '1',
+        'roof:shape': 'flat',
+      }),
+    ].join('\n') + '\n',
+  );
   bad = join(dir, 'bad.geojsonseq');
-  writeFileSync(bad, [
-    feature('w1', [ring(9.52, 47.14)]),
-    feature('w2', [[[9.52, 47.15], [9.5202, 47.15], [9.52, 47.15]]]),                              // line 2: 3 positions
-    feature('w3', [[[9.52, 47.16], [9.5202, 47.16], [9.5202, 47.1601], [9.52, 47.1601]]]),         // line 3: not closed
-    feature('w4', [[[9.52, 47.17], ['x', 47.17], [9.5202, 47.1701], [9.52, 47.1701], [9.52, 47.17]]]), // line 4: not a number
-    '{"type":"Feature","geometry":',                                                               // line 5: not JSON
-    feature('w6', [ring(9.54, 47.14)], { building: 'yes', 'roof:shape': 'quadruple_saltbox' }),    // line 6: a shape outside the spec's ten
-    feature('w7', [ring(9.55, 47.14)], { building: 'yes', height: 'tall', 'building:levels': 'three' }), // line 7: unparseable numbers
-    feature('w8', [ring(9.56, 47.14)]),
-  ].join('\n') + '\n');
+  writeFileSync(
+    bad,
+    [
+      feature('w1', [ring(9.52, 47.14)]),
+      feature('w2', [
+        [
+          [9.52, 47.15],
+          [9.5202, 47.15],
+          [9.52, 47.15],
+        ],
+      ]), // line 2: 3 positions
+      feature('w3', [
+        [
+          [9.52, 47.16],
+          [9.5202, 47.16],
+          [9.5202, 47.1601],
+          [9.52, 47.1601],
+        ],
+      ]), // line 3: not closed
+      feature('w4', [
+        [
+          [9.52, 47.17],
+          ['x', 47.17],
+          [9.5202, 47.1701],
+          [9.52, 47.1701],
+          [9.52, 47.17],
+        ],
+      ]), // line 4: not a number
+      '{"type":"Feature","geometry":', // line 5: not JSON
+      feature('w6', [ring(9.54, 47.14)], { building: 'yes', 'roof:shape': 'quadruple_saltbox' }), // line 6: a shape outside the spec's ten
+      feature('w7', [ring(9.55, 47.14)], { building: 'yes', height: 'tall', 'building:levels': 'three' }), // line 7: unparseable numbers
+      feature('w8', [ring(9.56, 47.14)]),
+    ].join('\n') + '\n',
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -62,21 +105,41 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/rows\s+2 buildings/);
     const { table } = readSnapshot(out);
-    const rows = new Map([...Array(table.numRows).keys()].map((i) => {
-      const r = table.get(i)!.toJSON() as Record<string, any>;
-      return [r.source_id, r];
-    }));
+    const rows = new Map(
+      [...Array(table.numRows).keys()].map((i) => {
+        const r = table.get(i)!.toJSON() as Record<string, any>;
+        return [r.source_id, r];
+      }),
+    );
     expect(rows.get('osm:way/1')).toMatchObject({
-      category: 'residential_house', category_evidence: 'confirmed', building_type: 'house', floors: 2, floors_including_underground: null,
-      roof_shape: 'gabled', height_m: 7.5, height_basis: 'stated', volume_basis: 'estimated', floor_area_basis: 'estimated',
-      floor_area_scope: 'gross_above_ground', solar_presence: 'unknown', flood_zone_mapped: false, address: null, address_evidence: 'none',
+      category: 'residential_house',
+      category_evidence: 'confirmed',
+      building_type: 'house',
+      floors: 2,
+      floors_including_underground: null,
+      roof_shape: 'gabled',
+      height_m: 7.5,
+      height_basis: 'stated',
+      volume_basis: 'estimated',
+      floor_area_basis: 'estimated',
+      floor_area_scope: 'gross_above_ground',
+      solar_presence: 'unknown',
+      flood_zone_mapped: false,
+      address: null,
+      address_evidence: 'none',
     });
     const w1 = rows.get('osm:way/1')!;
     expect(w1.volume_m3).toBeCloseTo(w1.footprint_area_m2 * 7.5, 6);
     expect(w1.floor_area_m2).toBeCloseTo(w1.footprint_area_m2 * 2, 6);
     // Four storeys of 3 m under a flat roof: no roof allowance.
     expect(rows.get('osm:way/2')).toMatchObject({
-      category: 'apartment_block', floors: 4, floors_including_underground: 5, roof_shape: 'flat', height_m: 12, height_basis: 'estimated', volume_basis: 'estimated',
+      category: 'apartment_block',
+      floors: 4,
+      floors_including_underground: 5,
+      roof_shape: 'flat',
+      height_m: 12,
+      height_basis: 'estimated',
+      volume_basis: 'estimated',
     });
   });
 
@@ -86,11 +149,15 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/rows\s+4 buildings/); // w1, w6, w7, w8
     expect(run.stdout).toMatch(/bad rows\s+6/);
-    expect(run.stdout).toMatch(/invalid_geometry: 3\n\s+e\.g\. bad\.geojsonseq:2: a ring has 3 positions, fewer than 4\n\s+e\.g\. bad\.geojsonseq:3: a ring is not closed/);
+    expect(run.stdout).toMatch(
+      /invalid_geometry: 3\n\s+e\.g\. bad\.geojsonseq:2: a ring has 3 positions, fewer than 4\n\s+e\.g\. bad\.geojsonseq:3: a ring is not closed/,
+    );
     expect(run.stdout).toMatch(/bad\.geojsonseq:4: position 1 has a non-numeric coordinate/);
     expect(run.stdout).toMatch(/invalid_feature: 1\n\s+e\.g\. bad\.geojsonseq:5: not JSON/);
     // A roof shape outside the spec's ten is no shape the snapshot can name: null, noted, not a bad row.
-    expect(run.stdout).toMatch(/notes \(not errors\)[^]*unknown_roof_shape: 1\n\s+e\.g\. bad\.geojsonseq:6: osm:way\/6: roof:shape=quadruple_saltbox/);
+    expect(run.stdout).toMatch(
+      /notes \(not errors\)[^]*unknown_roof_shape: 1\n\s+e\.g\. bad\.geojsonseq:6: osm:way\/6: roof:shape=quadruple_saltbox/,
+    );
     expect(run.stdout.slice(0, run.stdout.indexOf('notes (not errors)'))).not.toMatch(/unknown_roof_shape/);
     expect(run.stdout).toMatch(/unparseable_height: 1\n\s+e\.g\. bad\.geojsonseq:7: osm:way\/7: height=tall/);
     expect(run.stdout).toMatch(/unparseable_levels: 1\n\s+e\.g\. bad\.geojsonseq:7: osm:way\/7: building:levels=three/);
@@ -103,7 +170,9 @@ describe.concurrent('build-snapshot CLI', () => {
     const outDir = join(dir, 'strict');
     const run = await cli('--country', 'LI', '--date', '2024-01-31', '--buildings', bad, '--out', outDir, '--strict');
     expect(run.status).toBe(1);
-    expect(run.stderr).toBe('build-snapshot: stopped at the first bad row (--strict): bad.geojsonseq:2: invalid_geometry: a ring has 3 positions, fewer than 4\n');
+    expect(run.stderr).toBe(
+      'build-snapshot: stopped at the first bad row (--strict): bad.geojsonseq:2: invalid_geometry: a ring has 3 positions, fewer than 4\n',
+    );
     expect(existsSync(outDir) ? readdirSync(outDir, { recursive: true }) : []).toEqual([]);
   });
 
@@ -140,10 +209,18 @@ describe.concurrent('build-snapshot CLI', () => {
     const [preset, auto, mapped] = await Promise.all([
       cli(...base, '--out', join(dir, 'ro1.arrow'), '--seismic-columns', 'county'),
       cli(...base, '--out', join(dir, 'ro2.arrow')),
-      cli(...base, '--out', join(dir, 'ro3.arrow'), '--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}'),
+      cli(
+        ...base,
+        '--out',
+        join(dir, 'ro3.arrow'),
+        '--seismic-columns',
+        '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}',
+      ),
     ]);
     expect(preset.status).toBe(1);
-    expect(preset.stderr).toMatch(/expertiza-test\.csv: column "Height Regime" \(for height_regime\) is not in the header \(Lat, Lng, Risk Category, Year Built\)/);
+    expect(preset.stderr).toMatch(
+      /expertiza-test\.csv: column "Height Regime" \(for height_regime\) is not in the header \(Lat, Lng, Risk Category, Year Built\)/,
+    );
     expect(auto.status).toBe(1);
     expect(auto.stderr).toMatch(/no built-in column layout matches its header/);
     expect(mapped.status).toBe(0);
@@ -152,8 +229,20 @@ describe.concurrent('build-snapshot CLI', () => {
     // A list of another area joins nothing: refused, nothing written.
     const elsewhere = join(dir, 'expertiza-elsewhere.csv');
     writeFileSync(elsewhere, 'Lat,Lng,Risk Category,Year Built\n44.43,26.10,RS1,1935\n44.44,26.11,RS2,1940\n');
-    const wrong = await cli('--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', elsewhere, '--out', join(dir, 'ro4.arrow'),
-      '--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}');
+    const wrong = await cli(
+      '--country',
+      'RO',
+      '--date',
+      '2024-01-31',
+      '--buildings',
+      good,
+      '--seismic',
+      elsewhere,
+      '--out',
+      join(dir, 'ro4.arrow'),
+      '--seismic-columns',
+      '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}',
+    );
     expect(wrong.status).toBe(1);
     expect(wrong.stderr).toMatch(/expertiza-elsewhere\.csv: none of its 2 rows lies within \d+ m of a building .*; nothing written/);
     expect(existsSync(join(dir, 'ro4.arrow'))).toBe(false);
@@ -164,8 +253,32 @@ describe.concurrent('build-snapshot CLI', () => {
     writeFileSync(noCoordinates, 'Lat,Lng,Risk Category,Year Built\n,,RS1,1935\nx,y,RS2,1940\n');
     const columns = ['--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category","year_built":"Year Built"}'];
     const [empty, unusable] = await Promise.all([
-      cli('--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', headerOnly, '--out', join(dir, 'ro5.arrow'), ...columns),
-      cli('--country', 'RO', '--date', '2024-01-31', '--buildings', good, '--seismic', noCoordinates, '--out', join(dir, 'ro6.arrow'), ...columns),
+      cli(
+        '--country',
+        'RO',
+        '--date',
+        '2024-01-31',
+        '--buildings',
+        good,
+        '--seismic',
+        headerOnly,
+        '--out',
+        join(dir, 'ro5.arrow'),
+        ...columns,
+      ),
+      cli(
+        '--country',
+        'RO',
+        '--date',
+        '2024-01-31',
+        '--buildings',
+        good,
+        '--seismic',
+        noCoordinates,
+        '--out',
+        join(dir, 'ro6.arrow'),
+        ...columns,
+      ),
     ]);
     expect([empty.status, unusable.status]).toEqual([1, 1]);
     expect(empty.stderr).toMatch(/expertiza-header\.csv: no usable row .*; nothing written/);
@@ -182,7 +295,15 @@ describe.concurrent('build-snapshot CLI', () => {
     const [auto, tab, mapped] = await Promise.all([
       cli(...base, '--seismic', semicolons, '--out', join(dir, 'sep1.arrow')),
       cli(...base, '--seismic', tabs, '--out', join(dir, 'sep2.arrow')),
-      cli(...base, '--seismic', semicolons, '--out', join(dir, 'sep3.arrow'), '--seismic-columns', '{"lat":"Lat","lon":"Lng","class":"Risk Category"}'),
+      cli(
+        ...base,
+        '--seismic',
+        semicolons,
+        '--out',
+        join(dir, 'sep3.arrow'),
+        '--seismic-columns',
+        '{"lat":"Lat","lon":"Lng","class":"Risk Category"}',
+      ),
     ]);
     const message = (path: string, separator: string) =>
       `build-snapshot: ${path}: its header is separated by ${separator}, not commas: a seismic list must be comma-separated\n`;
@@ -198,11 +319,34 @@ describe.concurrent('build-snapshot CLI', () => {
       [['--country', 'LI', '--date', '2013-08-03'], /give exactly one of --pbf and --buildings/],
       [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--pbf', PBF], /give exactly one of --pbf and --buildings/],
       [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--colour', 'red'], /Unknown option '--colour'/],
-      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--seismic', good, '--seismic-columns', '{"lat":"a","lon":"b","clas":"c"}'], /unknown field "clas"/],
-      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--seismic', good, '--seismic-columns', 'bucharest'], /unknown seismic column preset "bucharest"/],
+      [
+        [
+          '--country',
+          'LI',
+          '--date',
+          '2013-08-03',
+          '--buildings',
+          good,
+          '--seismic',
+          good,
+          '--seismic-columns',
+          '{"lat":"a","lon":"b","clas":"c"}',
+        ],
+        /unknown field "clas"/,
+      ],
+      [
+        ['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--seismic', good, '--seismic-columns', 'bucharest'],
+        /unknown seismic column preset "bucharest"/,
+      ],
       // The last of a repeated option would win without a word (--seismic repeats, as meant: test/build-seismic.test.ts).
-      [['--country', 'RO', '--country', 'LI', '--date', '2013-08-03', '--buildings', good], /--country given twice \("RO", then "LI"\): give it once/],
-      [['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--out', join(dir, 'twice-a'), '--out', join(dir, 'twice-b')], /--out given twice/],
+      [
+        ['--country', 'RO', '--country', 'LI', '--date', '2013-08-03', '--buildings', good],
+        /--country given twice \("RO", then "LI"\): give it once/,
+      ],
+      [
+        ['--country', 'LI', '--date', '2013-08-03', '--buildings', good, '--out', join(dir, 'twice-a'), '--out', join(dir, 'twice-b')],
+        /--out given twice/,
+      ],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(...args)));
     runs.forEach((run, i) => {
@@ -223,10 +367,17 @@ describe.concurrent('build-snapshot CLI', () => {
       [['--date', '9999-12-31'], /a snapshot's date is from 2000-01-01 to tomorrow/],
       [['--date', later], /to tomorrow/],
       [['--date', '1999-12-31'], /from 2000-01-01/],
-      [['--date', '2013-08-03', '--out', join(dir, 'o', 'RO', '2013-08-03.arrow')], /names another snapshot than --country LI --date 2013-08-03/],
+      [
+        ['--date', '2013-08-03', '--out', join(dir, 'o', 'RO', '2013-08-03.arrow')],
+        /names another snapshot than --country LI --date 2013-08-03/,
+      ],
       [['--date', '2013-08-03', '--out', join(dir, 'o', 'LI', '2020-01-01.arrow')], /names another snapshot/],
     ];
-    const runs = await Promise.all(cases.map(([args]) => cli('--country', 'LI', '--buildings', good, ...(args.includes('--out') ? [] : ['--out', join(dir, 'dates')]), ...args)));
+    const runs = await Promise.all(
+      cases.map(([args]) =>
+        cli('--country', 'LI', '--buildings', good, ...(args.includes('--out') ? [] : ['--out', join(dir, 'dates')]), ...args),
+      ),
+    );
     runs.forEach((run, i) => {
       expect(run.status, cases[i][0].join(' ')).toBe(2);
       expect(run.stderr).toMatch(cases[i][1]);
@@ -256,15 +407,23 @@ describe.concurrent('build-snapshot CLI', () => {
       cli(...base, '--buildings', good, '--out', join(dir, 'out-folder')),
       cli(...base, '--buildings', good, '--out', snapshots),
     ]);
-    expect([underFile.status, underFile.stderr]).toEqual([2, `build-snapshot: --out: ${file}/LI cannot be a folder: part of that path is a file\n`]);
+    expect([underFile.status, underFile.stderr]).toEqual([
+      2,
+      `build-snapshot: --out: ${file}/LI cannot be a folder: part of that path is a file\n`,
+    ]);
     expect(underProc.status).toBe(2);
     expect(underProc.stderr).toMatch(/^build-snapshot: --out: cannot create the folder \/proc\/edifice-no \(\w+\)\n$/);
-    expect([atFolder.status, atFolder.stderr]).toEqual([2, `build-snapshot: --out: ${folder} is a folder; the snapshot file would go there\n`]);
+    expect([atFolder.status, atFolder.stderr]).toEqual([
+      2,
+      `build-snapshot: --out: ${folder} is a folder; the snapshot file would go there\n`,
+    ]);
     expect(first.status).toBe(0);
     // Nothing read: the snapshot already there stays, and no file of another date appears.
     const none = await cli('--country', 'LI', '--date', '2013-08-04', '--buildings', empty, '--out', snapshots);
     expect(none.status).toBe(1);
-    expect(lastLine(none.stderr)).toBe('build-snapshot: no building in the input (0 features read); nothing written, so the snapshots already there stay as they are\n');
+    expect(lastLine(none.stderr)).toBe(
+      'build-snapshot: no building in the input (0 features read); nothing written, so the snapshots already there stay as they are\n',
+    );
     expect(readdirSync(join(snapshots, 'LI'))).toEqual(['2013-08-03.arrow']);
   });
 
@@ -274,9 +433,15 @@ describe.concurrent('build-snapshot CLI', () => {
     // extract of this size is read in a fraction of a second, faster than the test can look).
     const pbf = join(dir, 'waiting.osm.pbf');
     execFileSync('mkfifo', [pbf]);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/build-snapshot.ts', '--country', 'LI', '--date', '2013-08-03', '--pbf', pbf, '--out', out], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'tools/build-snapshot.ts', '--country', 'LI', '--date', '2013-08-03', '--pbf', pbf, '--out', out],
+      { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     // osmium, a child of the build, and the folder it exports into.
     let osmium: { pid: number; folder: string } | null = null;
@@ -288,7 +453,9 @@ describe.concurrent('build-snapshot CLI', () => {
           const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
           const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
           if (parent === child.pid && args[0] === 'osmium') osmium = { pid: Number(pid), folder: dirname(args[args.indexOf('-o') + 1]) };
-        } catch { /* a process that ended meanwhile */ }
+        } catch {
+          /* a process that ended meanwhile */
+        }
       }
     }
     expect(osmium).not.toBeNull();
@@ -315,14 +482,24 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(read.status, read.stderr).toBe(0);
     expect(read.stdout).toMatch(/rows\s+3720 buildings/);
     expect(refused.status).toBe(1);
-    expect(lastLine(refused.stderr)).toBe(`build-snapshot: ${text}: not an OSM PBF file: its name does not end in .pbf, and it does not start with a PBF header block (OSMHeader)\n`);
+    expect(lastLine(refused.stderr)).toBe(
+      `build-snapshot: ${text}: not an OSM PBF file: its name does not end in .pbf, and it does not start with a PBF header block (OSMHeader)\n`,
+    );
     expect(existsSync(join(dir, 'text.arrow'))).toBe(false);
   });
 
-  it('dates a PBF build by the extract\'s header, else by its newest object, and asks for --date with GeoJSON', async () => {
+  it("dates a PBF build by the extract's header, else by its newest object, and asks for --date with GeoJSON", async () => {
     // The fixture's header: osmosis_replication_timestamp=2013-08-03T19:00:02Z (osmium fileinfo).
     const bare = join(dir, 'no-header-date.osm.pbf');
-    execFileSync('osmium', ['cat', PBF, '-o', bare, '--overwrite', '--output-header=osmosis_replication_timestamp=', '--output-header=timestamp=']);
+    execFileSync('osmium', [
+      'cat',
+      PBF,
+      '-o',
+      bare,
+      '--overwrite',
+      '--output-header=osmosis_replication_timestamp=',
+      '--output-header=timestamp=',
+    ]);
     expect(execFileSync('osmium', ['fileinfo', '-j', bare], { encoding: 'utf8' })).not.toMatch(/timestamp/);
     // The newest object, read from osmium's OPL text: the t field of every object.
     const opl = execFileSync('osmium', ['cat', PBF, '-f', 'opl'], { encoding: 'utf8', maxBuffer: 1 << 28 });
@@ -342,20 +519,50 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(geojson.status).toBe(2);
     expect(geojson.stderr).toMatch(/--date is required with --buildings/);
     const help = await cli('--help');
-    expect(help.stdout).toMatch(/--date YYYY-MM-DD\s+snapshot date: the day \(UTC\) of the OpenStreetMap data[^]*Default with --pbf: the extract's own date/);
+    expect(help.stdout).toMatch(
+      /--date YYYY-MM-DD\s+snapshot date: the day \(UTC\) of the OpenStreetMap data[^]*Default with --pbf: the extract's own date/,
+    );
   });
 
   it('prints progress lines to a stderr that is no terminal, and a closing line of what it built, refused and merged', async () => {
-    const run = await cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--out', join(dir, 'progress'), '--progress-seconds', '0');
+    const run = await cli(
+      '--country',
+      'LI',
+      '--date',
+      '2013-08-03',
+      '--pbf',
+      PBF,
+      '--out',
+      join(dir, 'progress'),
+      '--progress-seconds',
+      '0',
+    );
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stderr.trim().split('\n');
-    for (const phase of ['osmium export', 'read liechtenstein-2013-08-03.geojsonseq', 'merge nested outlines', 'join points', 'derive', 'write']) {
-      expect(lines.some((l) => new RegExp(`^build-snapshot: [\\d.]+ s ${phase}: \\d+/\\d+`).test(l)), phase).toBe(true);
+    for (const phase of [
+      'osmium export',
+      'read liechtenstein-2013-08-03.geojsonseq',
+      'merge nested outlines',
+      'join points',
+      'derive',
+      'write',
+    ]) {
+      expect(
+        lines.some((l) => new RegExp(`^build-snapshot: [\\d.]+ s ${phase}: \\d+/\\d+`).test(l)),
+        phase,
+      ).toBe(true);
     }
-    expect(lines.at(-1)).toMatch(/^build-snapshot: built 3720 buildings in [\d.]+ s; refused rows none; merged rows 3 \(nested_outline 3\)$/);
+    expect(lines.at(-1)).toMatch(
+      /^build-snapshot: built 3720 buildings in [\d.]+ s; refused rows none; merged rows 3 \(nested_outline 3\)$/,
+    );
     // Every few seconds by default: a build this short prints one line a phase.
     const quiet = await cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--out', join(dir, 'progress-default'));
-    expect(quiet.stderr.trim().split('\n').filter((l) => /read liechtenstein/.test(l)).length).toBeLessThanOrEqual(2);
+    expect(
+      quiet.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => /read liechtenstein/.test(l)).length,
+    ).toBeLessThanOrEqual(2);
     expect((await cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--progress-seconds', 'soon')).status).toBe(2);
   });
 
@@ -366,21 +573,34 @@ describe.concurrent('build-snapshot CLI', () => {
       cli('--help'),
     ]);
     expect(withRegister.status, withRegister.stderr).toBe(0);
-    expect(help.stdout).toMatch(/--businesses FILE[^]*registration_id, name, active[^]*employees[^]*building[^]*lat and lon[^]*street and house_number/);
+    expect(help.stdout).toMatch(
+      /--businesses FILE[^]*registration_id, name, active[^]*employees[^]*building[^]*lat and lon[^]*street and house_number/,
+    );
     const { table, metadata } = readSnapshot(out);
-    const bySource = new Map([...Array(table.numRows).keys()].map((i) => {
-      const r = table.get(i)!.toJSON() as Record<string, any>;
-      return [r.source_id, [...r.businesses].map((b: any) => b.toJSON())];
-    }));
+    const bySource = new Map(
+      [...Array(table.numRows).keys()].map((i) => {
+        const r = table.get(i)!.toJSON() as Record<string, any>;
+        return [r.source_id, [...r.businesses].map((b: any) => b.toJSON())];
+      }),
+    );
     const names = (id: string) => bySource.get(id)!.map((b) => b.name);
     // The register's rows, placed by hand: w1561 by id and by its address (Under Rüttigass 6, 9494 Schaan), w3084 by
     // Im Rösle 2 (its own tags), w3341 by a point in the middle of its rectangle.
     expect(names('osm:way/1561')).toEqual(['Jugendherberge Betriebs AG', 'Rüttigass Verwaltung AG']);
     expect(bySource.get('osm:way/1561')![0]).toEqual({
-      business_id: 'register:FL-0002.100.001-1', registration_number: 'FL-0002.100.001-1', name: 'Jugendherberge Betriebs AG', active: true,
-      employees_min: 10, employees_max: 19, turnover: 1_250_000, turnover_currency: 'CHF', turnover_financial_year: 2012,
+      business_id: 'register:FL-0002.100.001-1',
+      registration_number: 'FL-0002.100.001-1',
+      name: 'Jugendherberge Betriebs AG',
+      active: true,
+      employees_min: 10,
+      employees_max: 19,
+      turnover: 1_250_000,
+      turnover_currency: 'CHF',
+      turnover_financial_year: 2012,
     });
-    expect(bySource.get('osm:way/3084')).toMatchObject([{ name: 'Rösle Brau Anstalt', active: false, employees_min: 3, employees_max: 3, turnover: null, turnover_financial_year: 2011 }]);
+    expect(bySource.get('osm:way/3084')).toMatchObject([
+      { name: 'Rösle Brau Anstalt', active: false, employees_min: 3, employees_max: 3, turnover: null, turnover_financial_year: 2011 },
+    ]);
     expect(bySource.get('osm:way/3341')).toMatchObject([{ name: 'Ebenholz Treuhand AG', employees_min: 250, employees_max: null }]);
     // Nothing else: the shops, hostels and restaurants mapped in OpenStreetMap are no register's.
     expect([...bySource.values()].reduce((n, list) => n + list.length, 0)).toBe(4);
@@ -391,7 +611,18 @@ describe.concurrent('build-snapshot CLI', () => {
     // A register whose header names a column the builder does not know is refused, nothing written.
     const typo = join(dir, 'typo.csv');
     writeFileSync(typo, 'registration_id,name,active,turnvoer,building\n1,A,true,5,osm:way/1561\n');
-    const refused = await cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--businesses', typo, '--out', join(dir, 'typo.arrow'));
+    const refused = await cli(
+      '--country',
+      'LI',
+      '--date',
+      '2013-08-03',
+      '--pbf',
+      PBF,
+      '--businesses',
+      typo,
+      '--out',
+      join(dir, 'typo.arrow'),
+    );
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/typo\.csv: unknown column "turnvoer" \(columns: registration_id, name, active, /);
     expect(existsSync(join(dir, 'typo.arrow'))).toBe(false);
@@ -404,9 +635,14 @@ describe.concurrent('build-snapshot CLI', () => {
       cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--businesses', headerOnly, '--out', join(dir, 'empty-register.arrow')),
       cli('--country', 'LI', '--date', '2013-08-03', '--pbf', PBF, '--businesses', elsewhere, '--out', join(dir, 'away-register.arrow')),
     ]);
-    expect([empty.status, lastLine(empty.stderr)]).toEqual([1, `build-snapshot: ${headerOnly}: no usable row (a header alone, or every row refused: see the bad rows); nothing written\n`]);
+    expect([empty.status, lastLine(empty.stderr)]).toEqual([
+      1,
+      `build-snapshot: ${headerOnly}: no usable row (a header alone, or every row refused: see the bad rows); nothing written\n`,
+    ]);
     expect(away.status).toBe(1);
-    expect(lastLine(away.stderr)).toMatch(/elsewhere\.csv: none of its 1 rows names, contains or shares an address with a building of this input/);
+    expect(lastLine(away.stderr)).toMatch(
+      /elsewhere\.csv: none of its 1 rows names, contains or shares an address with a building of this input/,
+    );
     expect([existsSync(join(dir, 'empty-register.arrow')), existsSync(join(dir, 'away-register.arrow'))]).toEqual([false, false]);
   });
 

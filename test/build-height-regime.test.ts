@@ -63,8 +63,16 @@ const READABLE: [string, number, number][] = [
 ];
 
 const UNREADABLE = [
-  '', 'S+P+Hp+1E', 'H max=10,20m', '(partial beci)', 'S+P+2ES+P+5E', 'S+PE0', 'canal the.+P+4E',
-  'S1(S2)+P+E1(+M1)+E2+E3(+M3)+E4', 'P+1F', 'S+P+2E colegiul S+P+3E Opera',
+  '',
+  'S+P+Hp+1E',
+  'H max=10,20m',
+  '(partial beci)',
+  'S+P+2ES+P+5E',
+  'S+PE0',
+  'canal the.+P+4E',
+  'S1(S2)+P+E1(+M1)+E2+E3(+M3)+E4',
+  'P+1F',
+  'S+P+2E colegiul S+P+3E Opera',
 ];
 
 describe('height regime parser', () => {
@@ -78,9 +86,21 @@ describe('height regime parser', () => {
 });
 
 describe('risk classes', () => {
-  it('map the lists\' codes to the spec\'s classes; N/A and empty are no class; others are not understood', () => {
+  it("map the lists' codes to the spec's classes; N/A and empty are no class; others are not understood", () => {
     expect(['RS1', 'RS2', 'RS3', 'RS4', 'Rs II', 'U1', 'U2', 'U3', 'C', 'N/A', '', 'U4', 'RS5'].map(riskClass)).toEqual([
-      'RsI', 'RsII', 'RsIII', 'RsIV', 'RsII', 'U1', 'U2', 'U3', 'consolidated', null, null, undefined, undefined,
+      'RsI',
+      'RsII',
+      'RsIII',
+      'RsIV',
+      'RsII',
+      'U1',
+      'U2',
+      'U3',
+      'consolidated',
+      null,
+      null,
+      undefined,
+      undefined,
     ]);
   });
 });

@@ -44,7 +44,12 @@ const rows = new Map<string, Row>();
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'edifice-build-li-'));
   exported = await exportPbf(PBF, dir);
-  result = await buildSnapshot({ country: 'LI', snapshotDate: '2013-08-03', buildings: exported, out: join(dir, 'LI', '2013-08-03.arrow') });
+  result = await buildSnapshot({
+    country: 'LI',
+    snapshotDate: '2013-08-03',
+    buildings: exported,
+    out: join(dir, 'LI', '2013-08-03.arrow'),
+  });
   const opened = readSnapshot(result.path);
   const table = opened.table;
   metadata = opened.metadata;
@@ -53,7 +58,8 @@ beforeAll(async () => {
     const rings: number[][][] = [];
     for (const polygon of r.footprint) for (const ring of polygon) rings.push([...ring].map((p: any) => [p.get(0), p.get(1)]));
     rows.set(r.source_id, {
-      ...r, rings,
+      ...r,
+      rings,
       entrances: [...r.entrances].map((e: any) => e.toJSON()),
       businesses: [...r.businesses].map((b: any) => b.toJSON()),
     });
@@ -70,7 +76,10 @@ describe('Liechtenstein snapshot', () => {
     // GDAL (GEOS) finds the outlines lying 95% or more inside another in osmium's own export.
     const nested = nestedByGdal(exported, dir);
     expect(nested).toEqual([
-      ['osm:way/1172', 'osm:way/1176'], ['osm:way/1176', 'osm:way/1172'], ['osm:way/2531', 'osm:way/2530'], ['osm:way/2878', 'osm:way/2921'],
+      ['osm:way/1172', 'osm:way/1176'],
+      ['osm:way/1176', 'osm:way/1172'],
+      ['osm:way/2531', 'osm:way/2530'],
+      ['osm:way/2878', 'osm:way/2921'],
     ]);
     // w1172 and w1176 are one outline drawn twice: the one read first (osmium writes ways by id) stays.
     const inner = new Set(['osm:way/1176', 'osm:way/2531', 'osm:way/2878']);
@@ -97,7 +106,7 @@ describe('Liechtenstein snapshot', () => {
 
     // w493: a rotated parallelogram with corners p0 (9.5337485, 47.2074374), p1 (9.5340105, 47.2073582),
     // p3 (9.5340997, 47.2079738): area |u × v| with u = p1 − p0 and v = p3 − p0 in metres.
-    const lat = 47.2076660;
+    const lat = 47.207666;
     const k = radii(lat);
     const kx = k.n * Math.cos(lat * RAD) * RAD;
     const ky = k.m * RAD;
@@ -114,7 +123,7 @@ describe('Liechtenstein snapshot', () => {
         for (let i = 1; i < ring.length; i++) {
           const [x1, y1] = ring[i - 1];
           const [x2, y2] = ring[i];
-          if ((y1 > r.latitude) !== (y2 > r.latitude) && r.longitude < x1 + ((r.latitude - y1) * (x2 - x1)) / (y2 - y1)) c = !c;
+          if (y1 > r.latitude !== y2 > r.latitude && r.longitude < x1 + ((r.latitude - y1) * (x2 - x1)) / (y2 - y1)) c = !c;
         }
       }
       if (!c) outside++;
@@ -126,10 +135,16 @@ describe('Liechtenstein snapshot', () => {
     // w1561 addr:street=Under Rüttigass, addr:housenumber=6, addr:postcode=9494, addr:city=Schaan; inside it the
     // hostels n24184 (no address) and n58238 (also number 6).
     expect(rows.get('osm:way/1561')).toMatchObject({
-      address: 'Under Rüttigass 6', postal_code: '9494', locality: 'Schaan', address_evidence: 'address_record',
-      address_corroboration: 'corroborated', nearest_road: null,
+      address: 'Under Rüttigass 6',
+      postal_code: '9494',
+      locality: 'Schaan',
+      address_evidence: 'address_record',
+      address_corroboration: 'corroborated',
+      nearest_road: null,
     });
-    expect(rows.get('osm:way/1561')!.entrances).toEqual([{ address: 'Under Rüttigass 6', house_number: '6', postal_code: '9494', source: 'osm:way/1561' }]);
+    expect(rows.get('osm:way/1561')!.entrances).toEqual([
+      { address: 'Under Rüttigass 6', house_number: '6', postal_code: '9494', source: 'osm:way/1561' },
+    ]);
     // The hostels are OpenStreetMap listings, not a register's entries: no registered business.
     expect(rows.get('osm:way/1561')!.businesses).toEqual([]);
 
@@ -141,33 +156,47 @@ describe('Liechtenstein snapshot', () => {
     // address nodes (entrances drawn on the wall): three entrances, the lowest number shown, the others disagree.
     const w1628 = rows.get('osm:way/1628')!;
     expect(w1628.entrances.map((e: any) => [e.address, e.source])).toEqual([
-      ['Kirchstrasse 2', 'osm:node/17724'], ['Landstrasse 3', 'osm:node/17725'], ['Landstrasse 7', 'osm:node/17722'],
+      ['Kirchstrasse 2', 'osm:node/17724'],
+      ['Landstrasse 3', 'osm:node/17725'],
+      ['Landstrasse 7', 'osm:node/17722'],
     ]);
     expect(w1628).toMatchObject({ address: 'Kirchstrasse 2', address_evidence: 'address_record', address_corroboration: 'conflicting' });
 
     // w5031 has no address; the supermarket n65582 inside gives Landstrasse 20, addr:postcode=LI-9496.
     expect(rows.get('osm:way/5031')).toMatchObject({
-      address: 'Landstrasse 20', postal_code: 'LI-9496', address_evidence: 'business_listing', address_corroboration: 'single_source',
-      entrances: [], nearest_road: null,
+      address: 'Landstrasse 20',
+      postal_code: 'LI-9496',
+      address_evidence: 'business_listing',
+      address_corroboration: 'single_source',
+      entrances: [],
+      nearest_road: null,
     });
   });
 
-  it('gives the stated city as locality, else the nearest settlement\'s name as a brute-force search finds it', () => {
+  it("gives the stated city as locality, else the nearest settlement's name as a brute-force search finds it", () => {
     // w1561 states addr:city=Schaan.
     expect(rows.get('osm:way/1561')).toMatchObject({ locality: 'Schaan', locality_basis: 'stated' });
     // The 17 settlement nodes, read from osmium's OPL text (x and y fields, the name tag).
-    const opl = execFileSync('osmium', ['tags-filter', PBF, 'n/place=city,town,village,hamlet', '-f', 'opl', '-o', '-'], { encoding: 'utf8' });
-    const places = opl.split('\n').filter((l) => l !== '').map((line) => {
-      const f = line.split(' ');
-      const name = /(?:^T|,)name=([^,]*)/.exec(f.find((x) => x.startsWith('T'))!)![1].replace(/%([0-9a-f]+)%/g, (_, h) => String.fromCodePoint(parseInt(h, 16)));
-      return { name, lon: Number(f.find((x) => x.startsWith('x'))!.slice(1)), lat: Number(f.find((x) => x.startsWith('y'))!.slice(1)) };
+    const opl = execFileSync('osmium', ['tags-filter', PBF, 'n/place=city,town,village,hamlet', '-f', 'opl', '-o', '-'], {
+      encoding: 'utf8',
     });
+    const places = opl
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((line) => {
+        const f = line.split(' ');
+        const name = /(?:^T|,)name=([^,]*)/
+          .exec(f.find((x) => x.startsWith('T'))!)![1]
+          .replace(/%([0-9a-f]+)%/g, (_, h) => String.fromCodePoint(parseInt(h, 16)));
+        return { name, lon: Number(f.find((x) => x.startsWith('x'))!.slice(1)), lat: Number(f.find((x) => x.startsWith('y'))!.slice(1)) };
+      });
     expect(places.length).toBe(17);
     const inferred = [...rows.values()].filter((r) => r.locality_basis === 'inferred');
     expect(inferred.length).toBeGreaterThan(3000);
     for (const r of inferred.filter((_, i) => i % 50 === 0)) {
       const { m, n } = radii(r.latitude);
-      const metres = (p: { lon: number; lat: number }) => Math.hypot((p.lon - r.longitude) * RAD * n * Math.cos(r.latitude * RAD), (p.lat - r.latitude) * RAD * m);
+      const metres = (p: { lon: number; lat: number }) =>
+        Math.hypot((p.lon - r.longitude) * RAD * n * Math.cos(r.latitude * RAD), (p.lat - r.latitude) * RAD * m);
       const nearest = places.reduce((a, b) => (metres(b) < metres(a) ? b : a));
       expect(metres(nearest)).toBeLessThanOrEqual(5000);
       expect(r.locality).toBe(nearest.name);
@@ -192,7 +221,11 @@ describe('Liechtenstein snapshot', () => {
   it('maps building values to categories', () => {
     // The first way osmium's tags-filter finds with each value.
     const sample = (value: string) => osmiumIds(`w/building=${value}`)[0];
-    expect(rows.get(sample('house'))).toMatchObject({ category: 'residential_house', category_evidence: 'confirmed', building_type: 'house' });
+    expect(rows.get(sample('house'))).toMatchObject({
+      category: 'residential_house',
+      category_evidence: 'confirmed',
+      building_type: 'house',
+    });
     expect(rows.get(sample('church'))).toMatchObject({ category: 'public', category_evidence: 'confirmed', building_type: 'church' });
     expect(rows.get(sample('farm'))).toMatchObject({ category: 'agricultural', building_type: 'farm' });
     expect(rows.get(sample('residential'))).toMatchObject({ category: 'residential_house', category_evidence: 'inferred' });
@@ -216,7 +249,8 @@ describe('Liechtenstein snapshot', () => {
       return Math.hypot(px - ax - t * dx, py - ay - t * dy);
     };
     const side = (a: number[], b: number[], c: number[]) => Math.sign((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]));
-    const cross = (a: number[], b: number[], c: number[], d: number[]) => side(a, b, c) * side(a, b, d) < 0 && side(c, d, a) * side(c, d, b) < 0;
+    const cross = (a: number[], b: number[], c: number[], d: number[]) =>
+      side(a, b, c) * side(a, b, d) < 0 && side(c, d, a) * side(c, d, b) < 0;
     const withoutAddress = [...rows.values()].filter((r) => r.address === null);
     const withAddress = [...rows.values()].filter((r) => r.address !== null);
     expect(withAddress.every((r) => r.nearest_road === null)).toBe(true);
@@ -234,9 +268,12 @@ describe('Liechtenstein snapshot', () => {
           for (let i = 1; i < ring.length; i++) {
             for (let j = 1; j < pts.length; j++) {
               if (cross(ring[i - 1], ring[i], pts[j - 1], pts[j])) return 0;
-              d = Math.min(d, seg(pts[j][0], pts[j][1], ring[i - 1][0], ring[i - 1][1], ring[i][0], ring[i][1]),
+              d = Math.min(
+                d,
+                seg(pts[j][0], pts[j][1], ring[i - 1][0], ring[i - 1][1], ring[i][0], ring[i][1]),
                 seg(ring[i][0], ring[i][1], pts[j - 1][0], pts[j - 1][1], pts[j][0], pts[j][1]),
-                seg(pts[j - 1][0], pts[j - 1][1], ring[i - 1][0], ring[i - 1][1], ring[i][0], ring[i][1]));
+                seg(pts[j - 1][0], pts[j - 1][1], ring[i - 1][0], ring[i - 1][1], ring[i][0], ring[i][1]),
+              );
             }
           }
         }
@@ -260,7 +297,9 @@ describe('Liechtenstein snapshot', () => {
 
   it('records its source and stays small enough for a country-scale build', () => {
     expect(metadata).toMatchObject({ country: 'LI', snapshotDate: '2013-08-03', rowCount: 3720 });
-    expect(metadata.sources).toEqual([{ name: 'OpenStreetMap', licence: 'ODbL-1.0', attribution: '© OpenStreetMap contributors', retrieved: '2013-08-03' }]);
+    expect(metadata.sources).toEqual([
+      { name: 'OpenStreetMap', licence: 'ODbL-1.0', attribution: '© OpenStreetMap contributors', retrieved: '2013-08-03' },
+    ]);
     expect(result.bytes / result.rows).toBeLessThan(1000);
   });
 });

@@ -12,7 +12,16 @@ import { CsvParser, parseCsv, readCsv, type CsvRecord } from '../src/build/csv.t
 import { readFeatures, GeoJsonInputError, type FeatureRow } from '../src/build/geojsonseq.ts';
 import { footprintArea, ringArea } from '../src/build/geodesy.ts';
 import { representativePoint } from '../src/build/representative-point.ts';
-import { classify, normaliseType, parseHeight, parseLevels, parseStartDate, roofShape, buildingFacts, type TagProblem } from '../src/build/osm-tags.ts';
+import {
+  classify,
+  normaliseType,
+  parseHeight,
+  parseLevels,
+  parseStartDate,
+  roofShape,
+  buildingFacts,
+  type TagProblem,
+} from '../src/build/osm-tags.ts';
 import { settleAddress, type AddressRecord } from '../src/build/address-join.ts';
 import { osmSourceId } from '../src/build/osmium.ts';
 
@@ -58,7 +67,10 @@ describe('CSV (RFC 4180)', () => {
   });
 
   it('keeps a quote inside an unquoted field as it is', () => {
-    expect(parseCsv('a,b\n12" pipe,x\n').map((r) => r.fields)).toEqual([['a', 'b'], ['12" pipe', 'x']]);
+    expect(parseCsv('a,b\n12" pipe,x\n').map((r) => r.fields)).toEqual([
+      ['a', 'b'],
+      ['12" pipe', 'x'],
+    ]);
   });
 
   it('refuses a file that ends inside a quoted field, naming the line', () => {
@@ -79,7 +91,12 @@ describe('CSV (RFC 4180)', () => {
 });
 
 describe('GeoJSON and GeoJSON Sequence reader', () => {
-  const features = [1, 2, 3].map((i) => ({ type: 'Feature', id: `n${i}`, geometry: { type: 'Point', coordinates: [9.5 + i / 1000, 47.1] }, properties: { name: `p${i}` } }));
+  const features = [1, 2, 3].map((i) => ({
+    type: 'Feature',
+    id: `n${i}`,
+    geometry: { type: 'Point', coordinates: [9.5 + i / 1000, 47.1] },
+    properties: { name: `p${i}` },
+  }));
   const ids = (rows: FeatureRow[]) => rows.map((r) => r.feature?.id);
 
   it('reads RFC 8142 sequences (RS before each text), newline-delimited ones, and FeatureCollections of any layout', async () => {
@@ -105,7 +122,11 @@ describe('GeoJSON and GeoJSON Sequence reader', () => {
     const text = many.map((f) => `\x1e${JSON.stringify(f)}\n`).join('');
     writeFileSync(path, text);
     let bytes = 0;
-    const rows = await collect(readFeatures(path, (n) => { bytes += n; }));
+    const rows = await collect(
+      readFeatures(path, (n) => {
+        bytes += n;
+      }),
+    );
     expect(rows.length).toBe(5000);
     expect(rows[4999].feature!.id).toBe('n4999');
     expect(bytes).toBe(Buffer.byteLength(text));
@@ -117,23 +138,36 @@ describe('GeoJSON and GeoJSON Sequence reader', () => {
     const longPath = join(dir, 'long.geojsonseq');
     writeFileSync(longPath, [features[0], long, features[2]].map((f) => JSON.stringify(f)).join('\n'));
     const longRows = await collect(readFeatures(longPath));
-    expect(longRows.map((r) => [r.line, r.feature!.id])).toEqual([[1, 'n1'], [2, 'n2'], [3, 'n3']]);
+    expect(longRows.map((r) => [r.line, r.feature!.id])).toEqual([
+      [1, 'n1'],
+      [2, 'n2'],
+      [3, 'n3'],
+    ]);
     expect(longRows[1].feature!.properties!.name).toBe(long.properties.name);
   });
 
   it('hands out a damaged text as a bad row and goes on', async () => {
     const dir = tempDir();
     const path = join(dir, 'damaged.geojsonseq');
-    writeFileSync(path, [JSON.stringify(features[0]), '{"type":"Feature",', '{"type":"Point","coordinates":[1,2]}', JSON.stringify(features[2]), ''].join('\n'));
+    writeFileSync(
+      path,
+      [JSON.stringify(features[0]), '{"type":"Feature",', '{"type":"Point","coordinates":[1,2]}', JSON.stringify(features[2]), ''].join(
+        '\n',
+      ),
+    );
     const rows = await collect(readFeatures(path));
     expect(rows.map((r) => [r.line, r.feature?.id ?? r.error])).toEqual([
-      [1, 'n1'], [2, expect.stringMatching(/^not JSON/)], [3, 'not a GeoJSON Feature'], [4, 'n3'],
+      [1, 'n1'],
+      [2, expect.stringMatching(/^not JSON/)],
+      [3, 'not a GeoJSON Feature'],
+      [4, 'n3'],
     ]);
     // Even when the damaged text is the first one.
     const first = join(dir, 'damaged-first.geojsonseq');
     writeFileSync(first, ['{"type":"Feature","geometry":', JSON.stringify(features[1]), ''].join('\n'));
     expect((await collect(readFeatures(first))).map((r) => [r.line, r.feature?.id ?? r.error])).toEqual([
-      [1, expect.stringMatching(/^not JSON/)], [2, 'n2'],
+      [1, expect.stringMatching(/^not JSON/)],
+      [2, 'n2'],
     ]);
   });
 
@@ -160,7 +194,12 @@ describe('GeoJSON and GeoJSON Sequence reader', () => {
   });
 
   it('derives stable OSM source ids from osmium attributes or unique ids', () => {
-    const f = (id: unknown, properties: Record<string, unknown> = {}) => ({ type: 'Feature' as const, id: id as string, geometry: null, properties });
+    const f = (id: unknown, properties: Record<string, unknown> = {}) => ({
+      type: 'Feature' as const,
+      id: id as string,
+      geometry: null,
+      properties,
+    });
     expect(osmSourceId(f(undefined, { '@type': 'way', '@id': 1917 }))).toBe('osm:way/1917');
     expect(osmSourceId(f('w1917'))).toBe('osm:way/1917');
     expect(osmSourceId(f('n67'))).toBe('osm:node/67');
@@ -174,8 +213,20 @@ describe('GeoJSON and GeoJSON Sequence reader', () => {
 describe('OSM tag values', () => {
   it('parses heights in metres and feet, and refuses the rest', () => {
     const cases: [string, number | null][] = [
-      ['12', 12], ['12 m', 12], ['12.5m', 12.5], ['12,5', 12.5], ['7 metres', 7], ["40'", 12.192], ['40\'6"', 12.344], ['40 ft', 12.192],
-      ['tall', null], ['12;14', null], ['-3', null], ['0', null], ['2000', null], ['', null],
+      ['12', 12],
+      ['12 m', 12],
+      ['12.5m', 12.5],
+      ['12,5', 12.5],
+      ['7 metres', 7],
+      ["40'", 12.192],
+      ['40\'6"', 12.344],
+      ['40 ft', 12.192],
+      ['tall', null],
+      ['12;14', null],
+      ['-3', null],
+      ['0', null],
+      ['2000', null],
+      ['', null],
     ];
     for (const [text, metres] of cases) {
       const got = parseHeight(text);
@@ -190,32 +241,71 @@ describe('OSM tag values', () => {
 
   it('parses start_date: exact years, approximations as estimates, "before" as completed_by_year', () => {
     const cases: [string, number | null, boolean, number | null][] = [
-      ['1923', 1923, false, null], ['1923-05-01', 1923, false, null], ['1923-05', 1923, false, null],
-      ['~1923', 1923, true, null], ['ca. 1900', 1900, true, null], ['1920s', 1925, true, null], ['1920..1930', 1925, true, null],
-      ['C19', 1850, true, null], ['early C19', 1815, true, null], ['late C18', 1785, true, null], ['before 1900', null, false, 1900],
+      ['1923', 1923, false, null],
+      ['1923-05-01', 1923, false, null],
+      ['1923-05', 1923, false, null],
+      ['~1923', 1923, true, null],
+      ['ca. 1900', 1900, true, null],
+      ['1920s', 1925, true, null],
+      ['1920..1930', 1925, true, null],
+      ['C19', 1850, true, null],
+      ['early C19', 1815, true, null],
+      ['late C18', 1785, true, null],
+      ['before 1900', null, false, 1900],
     ];
     for (const [text, year, estimate, by] of cases) {
-      expect(parseStartDate(text), text).toEqual({ construction_year: year, construction_year_is_estimate: estimate, completed_by_year: by });
+      expect(parseStartDate(text), text).toEqual({
+        construction_year: year,
+        construction_year_is_estimate: estimate,
+        completed_by_year: by,
+      });
     }
     expect(parseStartDate('medieval')).toBeNull();
     expect(parseStartDate('9999')).toBeNull();
   });
 
   it('maps roof shapes, normalising spelling; unknown ones are null', () => {
-    expect(['gabled', 'Hipped', 'half-hipped', 'onion', 'lean_to', 'banana'].map(roofShape)).toEqual(['gabled', 'hipped', 'half_hipped', 'dome', 'skillion', null]);
+    expect(['gabled', 'Hipped', 'half-hipped', 'onion', 'lean_to', 'banana'].map(roofShape)).toEqual([
+      'gabled',
+      'hipped',
+      'half_hipped',
+      'dome',
+      'skillion',
+      null,
+    ]);
   });
 
   it('classifies buildings: stated values confirmed, yes and residential inferred, unknown values counted', () => {
     const problems: TagProblem[] = [];
-    expect(classify({ building: 'house' }, null, problems)).toEqual({ category: 'residential_house', category_evidence: 'confirmed', building_type: 'house' });
+    expect(classify({ building: 'house' }, null, problems)).toEqual({
+      category: 'residential_house',
+      category_evidence: 'confirmed',
+      building_type: 'house',
+    });
     expect(classify({ building: 'apartments' }, null, problems).category).toBe('apartment_block');
-    expect(classify({ building: 'yes' }, null, problems)).toEqual({ category: 'unknown', category_evidence: 'inferred', building_type: 'unspecified' });
-    expect(classify({ building: 'yes', amenity: 'school' }, null, problems)).toEqual({ category: 'public', category_evidence: 'inferred', building_type: 'unspecified' });
+    expect(classify({ building: 'yes' }, null, problems)).toEqual({
+      category: 'unknown',
+      category_evidence: 'inferred',
+      building_type: 'unspecified',
+    });
+    expect(classify({ building: 'yes', amenity: 'school' }, null, problems)).toEqual({
+      category: 'public',
+      category_evidence: 'inferred',
+      building_type: 'unspecified',
+    });
     expect(classify({ building: 'residential' }, 2, problems).category).toBe('residential_house');
     expect(classify({ building: 'residential' }, 8, problems).category).toBe('apartment_block');
-    expect(classify({ building: 'Farm Auxiliary' }, null, problems)).toEqual({ category: 'agricultural', category_evidence: 'confirmed', building_type: 'farm_auxiliary' });
+    expect(classify({ building: 'Farm Auxiliary' }, null, problems)).toEqual({
+      category: 'agricultural',
+      category_evidence: 'confirmed',
+      building_type: 'farm_auxiliary',
+    });
     expect(problems).toEqual([]);
-    expect(classify({ building: 'spaceport' }, null, problems)).toEqual({ category: 'unknown', category_evidence: 'inferred', building_type: 'spaceport' });
+    expect(classify({ building: 'spaceport' }, null, problems)).toEqual({
+      category: 'unknown',
+      category_evidence: 'inferred',
+      building_type: 'spaceport',
+    });
     expect(problems).toEqual([{ reason: 'unknown_building_value', detail: 'building=spaceport' }]);
     expect(normaliseType('Semi-Detached House')).toBe('semi_detached_house');
     expect(normaliseType('x'.repeat(80))).toHaveLength(64);
@@ -223,13 +313,29 @@ describe('OSM tag values', () => {
 
   it('collects every tag of a building with its problems', () => {
     const problems: TagProblem[] = [];
-    const facts = buildingFacts({
-      building: 'apartments', 'building:levels': '5', 'building:levels:underground': '2', height: 'about 20', 'roof:shape': 'banana',
-      start_date: '~1965', 'addr:street': 'Landstrasse', 'addr:housenumber': '12', 'addr:postcode': '9490', 'addr:city': 'Vaduz',
-    }, problems);
+    const facts = buildingFacts(
+      {
+        building: 'apartments',
+        'building:levels': '5',
+        'building:levels:underground': '2',
+        height: 'about 20',
+        'roof:shape': 'banana',
+        start_date: '~1965',
+        'addr:street': 'Landstrasse',
+        'addr:housenumber': '12',
+        'addr:postcode': '9490',
+        'addr:city': 'Vaduz',
+      },
+      problems,
+    );
     expect(facts).toMatchObject({
-      category: 'apartment_block', floors: 5, floors_including_underground: 7, stated_height_m: null, roof_shape: null,
-      construction_year: 1965, construction_year_is_estimate: true,
+      category: 'apartment_block',
+      floors: 5,
+      floors_including_underground: 7,
+      stated_height_m: null,
+      roof_shape: null,
+      construction_year: 1965,
+      construction_year_is_estimate: true,
       address: { text: 'Landstrasse 12', house_number: '12', postal_code: '9490', city: 'Vaduz' },
     });
     expect(problems.map((p) => p.reason).sort()).toEqual(['unknown_roof_shape', 'unparseable_height']);
@@ -283,7 +389,7 @@ describe('representative point', () => {
     for (const r of rings) {
       for (let i = 0; i + 3 < r.length; i += 2) {
         const [x1, y1, x2, y2] = [r[i], r[i + 1], r[i + 2], r[i + 3]];
-        if ((y1 > y) !== (y2 > y) && x < x1 + ((y - y1) * (x2 - x1)) / (y2 - y1)) c = !c;
+        if (y1 > y !== y2 > y && x < x1 + ((y - y1) * (x2 - x1)) / (y2 - y1)) c = !c;
       }
     }
     return c;
@@ -317,16 +423,28 @@ describe('representative point', () => {
 
 describe('address settlement', () => {
   const rec = (source: string, street: string, number: string | null, extra: Partial<AddressRecord['address']> = {}): AddressRecord => ({
-    source, address: { text: number ? `${street} ${number}` : street, street, house_number: number, postal_code: null, city: null, ...extra },
+    source,
+    address: { text: number ? `${street} ${number}` : street, street, house_number: number, postal_code: null, city: null, ...extra },
   });
 
   it('single_source with one record; corroborated when another gives the same number; conflicting when one gives another', () => {
     expect(settleAddress([rec('osm:way/1', 'Landstrasse', '12')], [])).toMatchObject({
-      address: 'Landstrasse 12', address_evidence: 'address_record', address_corroboration: 'single_source',
+      address: 'Landstrasse 12',
+      address_evidence: 'address_record',
+      address_corroboration: 'single_source',
     });
-    expect(settleAddress([rec('osm:way/1', 'Landstrasse', '12'), rec('osm:node/2', 'Landstrasse', '12 ')], []).address_corroboration).toBe('corroborated');
-    expect(settleAddress([rec('osm:way/1', 'Landstrasse', '12a')], [rec('osm:node/3', 'Landstrasse', '12 A')]).address_corroboration).toBe('corroborated');
-    expect(settleAddress([rec('osm:way/1', 'Landstrasse', '12'), rec('osm:node/2', 'Landstrasse', '12'), rec('osm:node/3', 'Landstrasse', '14')], []).address_corroboration).toBe('conflicting');
+    expect(settleAddress([rec('osm:way/1', 'Landstrasse', '12'), rec('osm:node/2', 'Landstrasse', '12 ')], []).address_corroboration).toBe(
+      'corroborated',
+    );
+    expect(settleAddress([rec('osm:way/1', 'Landstrasse', '12a')], [rec('osm:node/3', 'Landstrasse', '12 A')]).address_corroboration).toBe(
+      'corroborated',
+    );
+    expect(
+      settleAddress(
+        [rec('osm:way/1', 'Landstrasse', '12'), rec('osm:node/2', 'Landstrasse', '12'), rec('osm:node/3', 'Landstrasse', '14')],
+        [],
+      ).address_corroboration,
+    ).toBe('conflicting');
   });
 
   it('has no corroboration without a house number, and one entrance per distinct address', () => {
@@ -337,7 +455,12 @@ describe('address settlement', () => {
 
   it('takes a business listing only when no address record exists', () => {
     const listing = rec('osm:node/9', 'Im Rösle', '2', { city: 'Schaan' });
-    expect(settleAddress([], [listing])).toMatchObject({ address: 'Im Rösle 2', address_evidence: 'business_listing', city: 'Schaan', entrances: [] });
+    expect(settleAddress([], [listing])).toMatchObject({
+      address: 'Im Rösle 2',
+      address_evidence: 'business_listing',
+      city: 'Schaan',
+      entrances: [],
+    });
     expect(settleAddress([], [])).toMatchObject({ address: null, address_evidence: 'none', address_corroboration: null, city: null });
   });
 });

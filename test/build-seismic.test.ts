@@ -27,28 +27,42 @@ function square(lon: number, lat: number, size = 10, eastM = 0): number[][] {
   const mPerLon = 111_320 * Math.cos((lat * Math.PI) / 180);
   const cx = lon + eastM / mPerLon;
   const dLon = size / 2 / mPerLon;
-  return [[cx - dLon, lat - dLat], [cx + dLon, lat - dLat], [cx + dLon, lat + dLat], [cx - dLon, lat + dLat], [cx - dLon, lat - dLat]];
+  return [
+    [cx - dLon, lat - dLat],
+    [cx + dLon, lat - dLat],
+    [cx + dLon, lat + dLat],
+    [cx - dLon, lat + dLat],
+    [cx - dLon, lat - dLat],
+  ];
 }
 
 // [outline id, lon, lat, metres east of the row's point]
 const OUTLINES: [string, number, number, number][] = [
-  ['w1', 26.100066, 44.445136, 0],      // bucuresti.csv line 8
-  ['w2', 26.1034023, 44.4381416, 0],    // line 29
-  ['w3', 26.0954791, 44.4356228, 0],    // line 430, a record spanning three lines
-  ['w4', 26.1032968, 44.4314415, 0],    // line 863, consolidated
-  ['w5', 26.1154497, 44.4517736, 0],    // line 1314, demolished
-  ['w6', 26.077852, 44.440991, 0],      // line 1328, class U4
-  ['w7', 26.14797164, 44.443101, 0],    // line 1610, class N/A
-  ['w8', 26.0894497, 44.434709, 10],    // line 642: the point is 5 m west of this outline
-  ['w9', 26.086823, 44.458903, 25],     // line 1002: 20 m away, too far
-  ['w10', 27.5802418, 47.1539002, 0],   // iasi.csv line 2
-  ['w11', 23.8534718, 44.312532, 0],    // dolj.csv line 2
-  ['w12', 26.0888272, 44.4573047, 0],   // bucuresti.csv line 591: class N/A, no year of any kind
+  ['w1', 26.100066, 44.445136, 0], // bucuresti.csv line 8
+  ['w2', 26.1034023, 44.4381416, 0], // line 29
+  ['w3', 26.0954791, 44.4356228, 0], // line 430, a record spanning three lines
+  ['w4', 26.1032968, 44.4314415, 0], // line 863, consolidated
+  ['w5', 26.1154497, 44.4517736, 0], // line 1314, demolished
+  ['w6', 26.077852, 44.440991, 0], // line 1328, class U4
+  ['w7', 26.14797164, 44.443101, 0], // line 1610, class N/A
+  ['w8', 26.0894497, 44.434709, 10], // line 642: the point is 5 m west of this outline
+  ['w9', 26.086823, 44.458903, 25], // line 1002: 20 m away, too far
+  ['w10', 27.5802418, 47.1539002, 0], // iasi.csv line 2
+  ['w11', 23.8534718, 44.312532, 0], // dolj.csv line 2
+  ['w12', 26.0888272, 44.4573047, 0], // bucuresti.csv line 591: class N/A, no year of any kind
 ];
 
 const COUNTY_MAPPING = JSON.stringify({
-  lat: 'Lat', lon: 'Lng', class: 'Risk Category', year_built: 'Year Built', height_regime: 'Height Regime',
-  apartments: 'Apartment Count', exam_year: 'Examination Year', address: 'Address', number: 'Street Number', locality: 'Locality',
+  lat: 'Lat',
+  lon: 'Lng',
+  class: 'Risk Category',
+  year_built: 'Year Built',
+  height_regime: 'Height Regime',
+  apartments: 'Apartment Count',
+  exam_year: 'Examination Year',
+  address: 'Address',
+  number: 'Street Number',
+  locality: 'Locality',
 });
 
 let dir: string;
@@ -59,14 +73,40 @@ let sources: unknown[];
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'edifice-build-seismic-'));
   const outlines = join(dir, 'outlines.geojsonseq');
-  writeFileSync(outlines, OUTLINES.map(([id, lon, lat, east]) => `\x1e${JSON.stringify({
-    type: 'Feature', id, geometry: { type: 'Polygon', coordinates: [square(lon, lat, 10, east)] }, properties: { building: 'yes' },
-  })}\n`).join(''));
+  writeFileSync(
+    outlines,
+    OUTLINES.map(
+      ([id, lon, lat, east]) =>
+        `\x1e${JSON.stringify({
+          type: 'Feature',
+          id,
+          geometry: { type: 'Polygon', coordinates: [square(lon, lat, 10, east)] },
+          properties: { building: 'yes' },
+        })}\n`,
+    ).join(''),
+  );
   const out = join(dir, 'RO.arrow');
   const run = cli([
-    '--country', 'RO', '--date', '2026-11-21', '--buildings', outlines, '--out', out,
-    '--seismic', join(LISTS, 'expertiza-bucuresti.csv'), '--seismic', join(LISTS, 'expertiza-iasi.csv'), '--seismic', join(LISTS, 'expertiza-dolj.csv'),
-    '--seismic-columns', 'auto', '--seismic-columns', COUNTY_MAPPING, '--seismic-columns', 'dolj',
+    '--country',
+    'RO',
+    '--date',
+    '2026-11-21',
+    '--buildings',
+    outlines,
+    '--out',
+    out,
+    '--seismic',
+    join(LISTS, 'expertiza-bucuresti.csv'),
+    '--seismic',
+    join(LISTS, 'expertiza-iasi.csv'),
+    '--seismic',
+    join(LISTS, 'expertiza-dolj.csv'),
+    '--seismic-columns',
+    'auto',
+    '--seismic-columns',
+    COUNTY_MAPPING,
+    '--seismic-columns',
+    'dolj',
   ]);
   // Only progress lines and the closing line: no warning, no error.
   expect(run.stderr.split('\n').filter((l) => l !== '' && !/^build-snapshot: ([\d.]+ s |built \d+ buildings)/.test(l))).toEqual([]);
@@ -85,8 +125,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const seismic = (id: string) => {
   const r = rows.get(`osm:way/${id.slice(1)}`)!;
   return {
-    class: r.seismic_risk_class, examined: r.seismic_risk_assessment_year, built: r.construction_year,
-    floors: r.floors, all: r.floors_including_underground, dwellings: r.dwellings,
+    class: r.seismic_risk_class,
+    examined: r.seismic_risk_assessment_year,
+    built: r.construction_year,
+    floors: r.floors,
+    all: r.floors_including_underground,
+    dwellings: r.dwellings,
   };
 };
 
@@ -97,11 +141,11 @@ describe('seismic lists joined to outlines', () => {
   });
 
   it('takes class, examination year, year built, floors and dwellings from the row inside the outline', () => {
-    expect(seismic('w1')).toEqual({ class: 'RsI', examined: 1997, built: 1935, floors: 8, all: 8, dwellings: 18 });       // P+7E
-    expect(seismic('w2')).toEqual({ class: 'RsI', examined: 2015, built: 1934, floors: 4, all: 7, dwellings: 0 });        // 2S+Ds+P+3E+Pod
-    expect(seismic('w3')).toEqual({ class: 'RsII', examined: 2017, built: 1925, floors: 4, all: 5, dwellings: 10 });      // S+P+2E S+P+Ma S+P+3E
-    expect(seismic('w10')).toEqual({ class: 'U1', examined: 1993, built: 1964, floors: 5, all: 5, dwellings: 90 });       // P+4E
-    expect(seismic('w11')).toEqual({ class: 'RsIII', examined: 2008, built: 1933, floors: 2, all: 2, dwellings: null });  // P+1E, no apartment column
+    expect(seismic('w1')).toEqual({ class: 'RsI', examined: 1997, built: 1935, floors: 8, all: 8, dwellings: 18 }); // P+7E
+    expect(seismic('w2')).toEqual({ class: 'RsI', examined: 2015, built: 1934, floors: 4, all: 7, dwellings: 0 }); // 2S+Ds+P+3E+Pod
+    expect(seismic('w3')).toEqual({ class: 'RsII', examined: 2017, built: 1925, floors: 4, all: 5, dwellings: 10 }); // S+P+2E S+P+Ma S+P+3E
+    expect(seismic('w10')).toEqual({ class: 'U1', examined: 1993, built: 1964, floors: 5, all: 5, dwellings: 90 }); // P+4E
+    expect(seismic('w11')).toEqual({ class: 'RsIII', examined: 2008, built: 1933, floors: 2, all: 2, dwellings: null }); // P+1E, no apartment column
   });
 
   it('maps consolidated, N/A and unknown classes, and drops demolished buildings', () => {
@@ -131,13 +175,24 @@ describe('seismic lists joined to outlines', () => {
     expect(rows.get('osm:way/5')!.seismic_listed).toBe(false);
   });
 
-  it('gives the listed address as an address record and the list\'s locality', () => {
+  it("gives the listed address as an address record and the list's locality", () => {
     const r = rows.get('osm:way/2')!;
-    expect(r).toMatchObject({ address: 'Strada BATISTE 14', address_evidence: 'address_record', address_corroboration: 'single_source', locality: 'Sector 2' });
-    expect(r.entrances).toEqual([{ address: 'Strada BATISTE 14', house_number: '14', postal_code: null, source: 'ro-seismic:expertiza-bucuresti.csv:29' }]);
+    expect(r).toMatchObject({
+      address: 'Strada BATISTE 14',
+      address_evidence: 'address_record',
+      address_corroboration: 'single_source',
+      locality: 'Sector 2',
+    });
+    expect(r.entrances).toEqual([
+      { address: 'Strada BATISTE 14', house_number: '14', postal_code: null, source: 'ro-seismic:expertiza-bucuresti.csv:29' },
+    ]);
     expect(rows.get('osm:way/10')).toMatchObject({ address: 'Soseaua Nationala 184, bl.A1', locality: 'Iasi' });
     // Dolj writes the number inside the address: no house number, so no corroboration.
-    expect(rows.get('osm:way/11')).toMatchObject({ address: 'Str. Calea Bucureşti, nr. 126', address_corroboration: null, locality: 'Craiova' });
+    expect(rows.get('osm:way/11')).toMatchObject({
+      address: 'Str. Calea Bucureşti, nr. 126',
+      address_corroboration: null,
+      locality: 'Craiova',
+    });
     expect(rows.get('osm:way/5')).toMatchObject({ address: null, address_evidence: 'none', locality: '' });
   });
 
@@ -145,7 +200,12 @@ describe('seismic lists joined to outlines', () => {
     const r = rows.get('osm:way/1')!;
     expect(r.footprint_area_m2).toBeGreaterThan(99);
     expect(r.footprint_area_m2).toBeLessThan(101);
-    expect(r).toMatchObject({ height_basis: 'estimated', volume_basis: 'estimated', floor_area_basis: 'estimated', floor_area_scope: 'gross_above_ground' });
+    expect(r).toMatchObject({
+      height_basis: 'estimated',
+      volume_basis: 'estimated',
+      floor_area_basis: 'estimated',
+      floor_area_scope: 'gross_above_ground',
+    });
     expect(r.height_m).toBeCloseTo(8 * 3 + 1.5, 9); // 8 storeys of 3 m and a roof of unknown shape
     expect(r.volume_m3).toBeCloseTo(r.footprint_area_m2 * r.height_m, 6);
     expect(r.floor_area_m2).toBeCloseTo(r.footprint_area_m2 * 8, 6);

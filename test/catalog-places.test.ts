@@ -25,16 +25,26 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 function inputs(over: Partial<PlaceInputs>): PlaceInputs {
   const n = 7;
   return {
-    rows: n, names: ['A', 'B'], locality: Int32Array.from([0, 0, 0, 0, 1, 1, 1]), category: new Uint8Array(n),
-    solarPresence: new Uint8Array(n).fill(SOLAR_PRESENCE.indexOf('unknown')), floodZone: new Uint8Array(n).fill(NULL_CODE_U8),
-    seismicRiskClass: new Uint8Array(n).fill(NULL_CODE_U8), seismicListed: new Uint8Array(n),
-    flags: new Uint32Array(n), constructionYear: new Int32Array(n).fill(NULL_I32), heightM: new Float64Array(n).fill(NaN),
-    heightEstimated: new Uint8Array(n), floors: new Int32Array(n).fill(NULL_I32), solarCapacityKwp: new Float64Array(n).fill(NaN),
+    rows: n,
+    names: ['A', 'B'],
+    locality: Int32Array.from([0, 0, 0, 0, 1, 1, 1]),
+    category: new Uint8Array(n),
+    solarPresence: new Uint8Array(n).fill(SOLAR_PRESENCE.indexOf('unknown')),
+    floodZone: new Uint8Array(n).fill(NULL_CODE_U8),
+    seismicRiskClass: new Uint8Array(n).fill(NULL_CODE_U8),
+    seismicListed: new Uint8Array(n),
+    flags: new Uint32Array(n),
+    constructionYear: new Int32Array(n).fill(NULL_I32),
+    heightM: new Float64Array(n).fill(NaN),
+    heightEstimated: new Uint8Array(n),
+    floors: new Int32Array(n).fill(NULL_I32),
+    solarCapacityKwp: new Float64Array(n).fill(NaN),
     ...over,
   };
 }
 
-const facts = (p: PlaceInputs, locality: string) => publicPlace(buildPlaces(p).get(locality)!, { country: 'RO', snapshotDate: '2024-01-03' }).facts;
+const facts = (p: PlaceInputs, locality: string) =>
+  publicPlace(buildPlaces(p).get(locality)!, { country: 'RO', snapshotDate: '2024-01-03' }).facts;
 
 describe('place facts', () => {
   it('count the buildings a seismic list names, by their flag, whatever their class', () => {
@@ -60,7 +70,12 @@ describe('place facts', () => {
     zone[6] = FLOOD_ZONE.indexOf('100_year');
     const p = inputs({ solarPresence: solar, flags, floodZone: zone, solarCapacityKwp: kwp });
     const a = facts(p, 'A');
-    expect([a.buildingsWithSolar.value, a.shareWithSolar.value, a.buildingsInFloodZone.value, a.buildingsByFloodZone.value]).toEqual([null, null, null, null]);
+    expect([a.buildingsWithSolar.value, a.shareWithSolar.value, a.buildingsInFloodZone.value, a.buildingsByFloodZone.value]).toEqual([
+      null,
+      null,
+      null,
+      null,
+    ]);
     expect(a.buildingsFloodMapped.value).toBe(0);
     expect(a.solarCapacityKwpTotal).toEqual({ value: null, estimate: false });
     const b = facts(p, 'B');
@@ -77,18 +92,32 @@ describe('place facts', () => {
     flags[6] = F.DISTRICT_HEATING; // a value bit without its known bit counts for nothing
     const p = inputs({ flags });
     const a = facts(p, 'A');
-    expect([a.buildingsWithDistrictHeating, a.buildingsWithGasNetwork]).toEqual([{ value: null, estimate: false }, { value: null, estimate: false }]);
+    expect([a.buildingsWithDistrictHeating, a.buildingsWithGasNetwork]).toEqual([
+      { value: null, estimate: false },
+      { value: null, estimate: false },
+    ]);
     const b = facts(p, 'B');
-    expect([b.buildingsWithDistrictHeating, b.buildingsWithGasNetwork]).toEqual([{ value: 1, estimate: false }, { value: 0, estimate: false }]);
+    expect([b.buildingsWithDistrictHeating, b.buildingsWithGasNetwork]).toEqual([
+      { value: 1, estimate: false },
+      { value: 0, estimate: false },
+    ]);
   });
 
   it('share with solar: registered or detected, over the buildings whose solar_presence is known (unclear is known)', () => {
     const code = (v: string) => SOLAR_PRESENCE.indexOf(v as (typeof SOLAR_PRESENCE)[number]);
     // A: registered, unclear, unknown, unknown: 1 of 2 known. B: detected, registered_at_address, none_seen: 1 of 3.
-    const solar = Uint8Array.from(['registered', 'unclear', 'unknown', 'unknown', 'detected', 'registered_at_address', 'none_seen'].map(code));
+    const solar = Uint8Array.from(
+      ['registered', 'unclear', 'unknown', 'unknown', 'detected', 'registered_at_address', 'none_seen'].map(code),
+    );
     const p = inputs({ solarPresence: solar });
-    expect([facts(p, 'A').buildingsWithSolar, facts(p, 'A').shareWithSolar]).toEqual([{ value: 1, estimate: false }, { value: 0.5, estimate: false }]);
-    expect([facts(p, 'B').buildingsWithSolar, facts(p, 'B').shareWithSolar]).toEqual([{ value: 1, estimate: false }, { value: 0.333, estimate: false }]);
+    expect([facts(p, 'A').buildingsWithSolar, facts(p, 'A').shareWithSolar]).toEqual([
+      { value: 1, estimate: false },
+      { value: 0.5, estimate: false },
+    ]);
+    expect([facts(p, 'B').buildingsWithSolar, facts(p, 'B').shareWithSolar]).toEqual([
+      { value: 1, estimate: false },
+      { value: 0.333, estimate: false },
+    ]);
     // Every building of A unknown: no share (not 0), whatever B holds.
     const unknownA = Uint8Array.from(['unknown', 'unknown', 'unknown', 'unknown', 'detected', 'detected', 'none_seen'].map(code));
     expect(facts(inputs({ solarPresence: unknownA }), 'A').shareWithSolar).toEqual({ value: null, estimate: false });
@@ -102,9 +131,14 @@ describe('place facts of real files', () => {
     return publicPlace(snapshot.places.get(locality)!, { country: snapshot.country, snapshotDate: snapshot.date }).facts;
   };
 
-  it('buildingsOnSeismicList counts a listed building with no class and no year (a list\'s N/A), and one with a class', async () => {
-    const writer = new SnapshotWriter({ country: 'RO', snapshotDate: '2024-01-03', sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2024-01-03' }] });
-    const at = (i: number, o: Partial<BuildingRecord>) => blankRecord(`t:${i}`, 26.1 + i * 0.001, 44.4, { locality: 'Vadu', locality_basis: 'stated', ...o });
+  it("buildingsOnSeismicList counts a listed building with no class and no year (a list's N/A), and one with a class", async () => {
+    const writer = new SnapshotWriter({
+      country: 'RO',
+      snapshotDate: '2024-01-03',
+      sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2024-01-03' }],
+    });
+    const at = (i: number, o: Partial<BuildingRecord>) =>
+      blankRecord(`t:${i}`, 26.1 + i * 0.001, 44.4, { locality: 'Vadu', locality_basis: 'stated', ...o });
     writer.add(at(0, { seismic_listed: true })); // N/A, no year
     writer.add(at(1, { seismic_listed: true, seismic_risk_class: 'RsII', seismic_risk_assessment_year: 2011 }));
     writer.add(at(2, { seismic_risk_assessment_year: 1996 })); // a year comes from a list: listed

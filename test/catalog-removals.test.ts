@@ -23,25 +23,43 @@ const root = mkdtempSync(join(tmpdir(), 'edifice-removals-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const biz = (id: string, reg: string | null, name: string, active: boolean, employees: number | null): BusinessRecord => ({
-  business_id: id, registration_number: reg, name, active, employees_min: employees, employees_max: employees,
-  turnover: null, turnover_currency: null, turnover_financial_year: null,
+  business_id: id,
+  registration_number: reg,
+  name,
+  active,
+  employees_min: employees,
+  employees_max: employees,
+  turnover: null,
+  turnover_currency: null,
+  turnover_financial_year: null,
 });
 
-const A = blankRecord('t:a', 21.001, 45.001, { businesses: [biz('b1', 'R1', 'Alpha SRL', true, 40), biz('b2', 'R2', 'Beta SRL', false, 5)] });
+const A = blankRecord('t:a', 21.001, 45.001, {
+  businesses: [biz('b1', 'R1', 'Alpha SRL', true, 40), biz('b2', 'R2', 'Beta SRL', false, 5)],
+});
 const B = blankRecord('t:b', 21.002, 45.002, { businesses: [biz('b3', 'R3', 'Gamma SA', true, 50)] });
 const C = blankRecord('t:c', 21.003, 45.003, { businesses: [biz('b4', 'R4', 'Alpha SRL', true, 10)] });
 const D = blankRecord('t:d', 21.004, 45.004, { businesses: [] });
 const RECORDS = [A, B, C, D];
 
 async function write(date: string): Promise<void> {
-  const writer = new SnapshotWriter({ country: 'XA', snapshotDate: date, sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: date }] });
+  const writer = new SnapshotWriter({
+    country: 'XA',
+    snapshotDate: date,
+    sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: date }],
+  });
   for (const r of RECORDS) writer.add(r);
   await writer.finish(join(root, 'XA', `${date}.arrow`));
 }
 
-const ids = (view: CatalogView, q: Partial<BuildingsQuery>): string[] => queryBuildings(view, {
-  bbox: { minLon: 21, minLat: 45, maxLon: 21.01, maxLat: 45.01 }, sort: 'volume', limit: 100, offset: 0, ...q,
-}).rows.map((r) => r.snapshot.buildingId(r.row));
+const ids = (view: CatalogView, q: Partial<BuildingsQuery>): string[] =>
+  queryBuildings(view, {
+    bbox: { minLon: 21, minLat: 45, maxLon: 21.01, maxLat: 45.01 },
+    sort: 'volume',
+    limit: 100,
+    offset: 0,
+    ...q,
+  }).rows.map((r) => r.snapshot.buildingId(r.row));
 
 const jsonOf = (s: Snapshot, row: number): string => {
   const w = new ByteWriter(1024);
@@ -116,17 +134,32 @@ describe('approved removals in the store', () => {
     // employees: every node is "all have an active business" until a removal.
     const dir = mkdtempSync(join(tmpdir(), 'edifice-removals-summaries-'));
     try {
-      const records = Array.from({ length: 640 }, (_, i) => blankRecord(`t:s${i}`, 22 + (i % 32) * 0.001, 46 + Math.floor(i / 32) * 0.001, {
-        businesses: [biz(`s${i}`, `RS${i}`, `Shop ${i}`, true, 100 + i)],
-      }));
-      const writer = new SnapshotWriter({ country: 'XB', snapshotDate: '2026-11-21', sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }] });
+      const records = Array.from({ length: 640 }, (_, i) =>
+        blankRecord(`t:s${i}`, 22 + (i % 32) * 0.001, 46 + Math.floor(i / 32) * 0.001, {
+          businesses: [biz(`s${i}`, `RS${i}`, `Shop ${i}`, true, 100 + i)],
+        }),
+      );
+      const writer = new SnapshotWriter({
+        country: 'XB',
+        snapshotDate: '2026-11-21',
+        sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }],
+      });
       for (const r of records) writer.add(r);
       await writer.finish(join(dir, 'XB', '2026-11-21.arrow'));
       const catalog = Catalog.open(dir, { log: () => {} });
       const bbox = { minLon: 21.9, minLat: 45.9, maxLon: 22.1, maxLat: 46.1 };
-      const ask = (q: Partial<BuildingsQuery>, path?: 'scan') => queryBuildings(catalog.view(), {
-        bbox, sort: 'volume', limit: 3, offset: 0, ...q,
-      }, path ? { path } : {});
+      const ask = (q: Partial<BuildingsQuery>, path?: 'scan') =>
+        queryBuildings(
+          catalog.view(),
+          {
+            bbox,
+            sort: 'volume',
+            limit: 3,
+            offset: 0,
+            ...q,
+          },
+          path ? { path } : {},
+        );
       expect(ask({ hasRegisteredBusiness: true }).total).toBe(640);
 
       // The largest employer (639: 739 employees) and one in the middle (300) go.
@@ -134,10 +167,19 @@ describe('approved removals in the store', () => {
       catalog.setRemovals({ businessIds: new Set(['s639', 's300']), registrationNumbers: new Set() });
       // What flags and businesses bound is rebuilt; the rest is shared with the snapshot before, as a fresh build would have it.
       const after = catalog.view().snapshots[0];
-      expect(after.summaries).toEqual(new NodeSummaries(after.tree, { rows: after.rows, num: after.num, enums: after.enums, flags: after.flags, business: after.business }));
+      expect(after.summaries).toEqual(
+        new NodeSummaries(after.tree, {
+          rows: after.rows,
+          num: after.num,
+          enums: after.enums,
+          flags: after.flags,
+          business: after.business,
+        }),
+      );
       expect(after.summaries.employeesMax).not.toEqual(before.summaries.employeesMax);
       expect(after.summaries.flagsAll).not.toEqual(before.summaries.flagsAll);
-      for (const name of ['codes', 'codeCounts', 'codeRows', 'min', 'max', 'nulls', 'floorsMax', 'roofMax'] as const) expect(after.summaries[name], name).toBe(before.summaries[name]);
+      for (const name of ['codes', 'codeCounts', 'codeRows', 'min', 'max', 'nulls', 'floorsMax', 'roofMax'] as const)
+        expect(after.summaries[name], name).toBe(before.summaries[name]);
       for (const path of [undefined, 'scan'] as const) {
         expect(ask({ hasRegisteredBusiness: true }, path).total).toBe(638);
         expect(ask({ minRegisteredBusinessEmployees: 700 }, path).total).toBe(39); // i = 600..638

@@ -14,7 +14,16 @@ import { findBuilding, listBusinesses, listUnits } from '../src/query/children.t
 import { buildingId } from '../src/snapshot/ids.ts';
 import { blankRecord, squareAround } from '../src/snapshot/record.ts';
 import {
-  BASIS, CATEGORY, COLUMNS, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE, THERMAL_ASSESSMENT, UNIT_USE,
+  BASIS,
+  CATEGORY,
+  COLUMNS,
+  FLOOD_ZONE,
+  PANELS_STATUS,
+  ROOF_SHAPE,
+  SEISMIC_RISK_CLASS,
+  SOLAR_PRESENCE,
+  THERMAL_ASSESSMENT,
+  UNIT_USE,
   type BuildingRecord,
 } from '../src/snapshot/schema.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
@@ -31,11 +40,27 @@ function building(i: number): BuildingRecord {
   const none = i % 5 === 0;
   const street = pick(['Strada Mihai Eminescu', 'Bulevardul Unirii', 'Calea Victoriei', 'Straße der Einheit', 'Οδός Ερμού']);
   const address = none ? null : `${street} ${i % 40}, ${pick(['Cluj', 'Iași', 'Vaduz'])}`;
-  const footprint = i % 7 === 3
-    ? [[[lon - 0.001, lat - 0.001, lon + 0.001, lat - 0.001, lon + 0.001, lat + 0.001, lon - 0.001, lat + 0.001, lon - 0.001, lat - 0.001],
-      [lon - 0.0002, lat - 0.0002, lon + 0.0002, lat - 0.0002, lon + 0.0002, lat + 0.0002, lon - 0.0002, lat - 0.0002]],
-    [[lon + 0.002, lat, lon + 0.003, lat, lon + 0.003, lat + 0.001, lon + 0.002, lat]]]
-    : squareAround(lon, lat, 8 + (i % 9)).map((p) => p.map((r) => Array.from(r)));
+  const footprint =
+    i % 7 === 3
+      ? [
+          [
+            [
+              lon - 0.001,
+              lat - 0.001,
+              lon + 0.001,
+              lat - 0.001,
+              lon + 0.001,
+              lat + 0.001,
+              lon - 0.001,
+              lat + 0.001,
+              lon - 0.001,
+              lat - 0.001,
+            ],
+            [lon - 0.0002, lat - 0.0002, lon + 0.0002, lat - 0.0002, lon + 0.0002, lat + 0.0002, lon - 0.0002, lat - 0.0002],
+          ],
+          [[lon + 0.002, lat, lon + 0.003, lat, lon + 0.003, lat + 0.001, lon + 0.002, lat]],
+        ]
+      : squareAround(lon, lat, 8 + (i % 9)).map((p) => p.map((r) => Array.from(r)));
   return blankRecord(`osm:way/${1000 + i}`, lon, lat, {
     footprint,
     address,
@@ -72,25 +97,68 @@ function building(i: number): BuildingRecord {
     panels_analysed_on: i % 6 ? '1969-12-31' : null,
     panels_photo_resolution_cm: i % 3 ? 12.5 : null,
     solar_presence: pick(SOLAR_PRESENCE),
-    solar_installations: i % 4 === 1 ? [
-      { power_kw: 4.2, storage: true, register: 'grid_operator', commissioned_on: '2021-03-04' },
-      { power_kw: null, storage: null, register: 'energy_regulator', commissioned_on: null },
-    ] : [],
+    solar_installations:
+      i % 4 === 1
+        ? [
+            { power_kw: 4.2, storage: true, register: 'grid_operator', commissioned_on: '2021-03-04' },
+            { power_kw: null, storage: null, register: 'energy_regulator', commissioned_on: null },
+          ]
+        : [],
     solar_panel_count: i % 2 ? 14 + i : null,
     solar_capacity_kwp: i % 2 ? 5.6 : null,
     solar_yearly_energy_kwh: i % 2 ? 7108 + i : null,
     solar_co2_savings_kg_per_year: i % 2 ? 1e-7 * i : null,
     solar_potential_basis: i % 2 ? 'measured_cut_to_outline' : null,
     roof_planes: i % 3 === 2 ? [{ azimuth_deg: 180, tilt_deg: 35.5, area_m2: 61.5, panel_count: 14, yearly_energy_kwh: null }] : [],
-    businesses: i % 4 === 2 ? [
-      { business_id: `RO${4000 + i}`, registration_number: `J12/${i}/2010`, name: pick(['ACME SRL', 'Café Ñandú']), active: true, employees_min: 10, employees_max: 19, turnover: 1_000_000.5, turnover_currency: 'RON', turnover_financial_year: 2023 },
-      { business_id: `RO${5000 + i}`, registration_number: null, name: 'Second', active: false, employees_min: null, employees_max: null, turnover: null, turnover_currency: null, turnover_financial_year: null },
-    ] : [],
-    units: i % 5 === 1 ? Array.from({ length: 3 + (i % 4) }, (_, k) => ({
-      unit_id: `osm:way/${1000 + i}:unit/${k}`, label: k === 0 ? null : `Ap. ${k}`, floor: k - 1, use: pick(UNIT_USE, k), area_m2: k % 2 ? 55.5 : null, rooms: k,
-    })) : [],
-    entrances: i === 4 ? Array.from({ length: 300 }, (_, k) => ({ address: `Bloc ${k}`, house_number: String(k), postal_code: null, source: `osm:node/${k}` }))
-      : address ? [{ address, house_number: String(i % 40), postal_code: String(100_000 + (i % 13)), source: `osm:node/${90_000 + i}` }] : [],
+    businesses:
+      i % 4 === 2
+        ? [
+            {
+              business_id: `RO${4000 + i}`,
+              registration_number: `J12/${i}/2010`,
+              name: pick(['ACME SRL', 'Café Ñandú']),
+              active: true,
+              employees_min: 10,
+              employees_max: 19,
+              turnover: 1_000_000.5,
+              turnover_currency: 'RON',
+              turnover_financial_year: 2023,
+            },
+            {
+              business_id: `RO${5000 + i}`,
+              registration_number: null,
+              name: 'Second',
+              active: false,
+              employees_min: null,
+              employees_max: null,
+              turnover: null,
+              turnover_currency: null,
+              turnover_financial_year: null,
+            },
+          ]
+        : [],
+    units:
+      i % 5 === 1
+        ? Array.from({ length: 3 + (i % 4) }, (_, k) => ({
+            unit_id: `osm:way/${1000 + i}:unit/${k}`,
+            label: k === 0 ? null : `Ap. ${k}`,
+            floor: k - 1,
+            use: pick(UNIT_USE, k),
+            area_m2: k % 2 ? 55.5 : null,
+            rooms: k,
+          }))
+        : [],
+    entrances:
+      i === 4
+        ? Array.from({ length: 300 }, (_, k) => ({
+            address: `Bloc ${k}`,
+            house_number: String(k),
+            postal_code: null,
+            source: `osm:node/${k}`,
+          }))
+        : address
+          ? [{ address, house_number: String(i % 40), postal_code: String(100_000 + (i % 13)), source: `osm:node/${90_000 + i}` }]
+          : [],
     flood_zone: i % 4 === 3 ? pick(FLOOD_ZONE) : null,
     flood_zone_mapped: i % 2 === 1,
     flood_zone_source: i % 4 === 3 ? 'ANAR 2020' : null,
@@ -116,7 +184,11 @@ function building(i: number): BuildingRecord {
 }
 
 beforeAll(async () => {
-  const writer = new SnapshotWriter({ country: 'XA', snapshotDate: '2026-11-21', sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }] });
+  const writer = new SnapshotWriter({
+    country: 'XA',
+    snapshotDate: '2026-11-21',
+    sources: [{ name: 't', licence: 'CC0-1.0', attribution: 't', retrieved: '2026-11-21' }],
+  });
   for (let i = 0; i < 120; i++) {
     records.push(building(i));
     writer.add(records[i]);
@@ -146,8 +218,15 @@ describe('the store keeps every field', () => {
     const s = view.snapshots[0];
     const names = COLD_COLUMNS.map((c) => c.name);
     // Each column alone, each with its neighbours, the last few after every list, and all of them.
-    const choices = [...names.map((n) => [n]), ...names.slice(1).map((n, i) => [names[i], n]), names.slice(-8), names,
-      ['address', 'flood_zone_source'], ['source_id', 'entrances', 'seismic_risk_assessment_year'], ['units', 'recent_annual_precipitation_mm']];
+    const choices = [
+      ...names.map((n) => [n]),
+      ...names.slice(1).map((n, i) => [names[i], n]),
+      names.slice(-8),
+      names,
+      ['address', 'flood_zone_source'],
+      ['source_id', 'entrances', 'seismic_risk_assessment_year'],
+      ['units', 'recent_annual_precipitation_mm'],
+    ];
     for (const chosen of choices) {
       const pick = s.coldPicker(chosen);
       for (let row = 0; row < s.rows; row++) {

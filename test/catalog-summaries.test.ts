@@ -25,7 +25,22 @@ let s: Snapshot;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'edifice-summaries-'));
   // 3 levels of nodes and a last leaf that is not full.
-  await writeCountry(dir, 'XA', randomCountry({ country: 'XA', seed: 77, lon0: 20, lon1: 21, lat0: 44, lat1: 45, clusters: 12, perCluster: 300, background: 1037, sourcePrefix: 'sum' }));
+  await writeCountry(
+    dir,
+    'XA',
+    randomCountry({
+      country: 'XA',
+      seed: 77,
+      lon0: 20,
+      lon1: 21,
+      lat0: 44,
+      lat1: 45,
+      clusters: 12,
+      perCluster: 300,
+      background: 1037,
+      sourcePrefix: 'sum',
+    }),
+  );
   const catalog = Catalog.open(dir, { log: () => {} });
   s = catalog.view().snapshots[0];
 });
@@ -68,7 +83,9 @@ describe('node summaries', () => {
   it('flags, enum codes and nulls are exact; numeric bounds are the true ones rounded outward', () => {
     const sum = s.summaries;
     for (const [node, lo, hi] of nodes()) {
-      let any = 0, all = -1, nulls = 0;
+      let any = 0,
+        all = -1,
+        nulls = 0;
       for (let r = lo; r < hi; r++) {
         any |= s.flags[r];
         all &= s.flags[r];
@@ -81,7 +98,8 @@ describe('node summaries', () => {
         expect(sum.codes[name][node], name).toBe(bits >>> 0);
       }
       HOT_NUM.forEach((name, j) => {
-        let mn = Infinity, mx = -Infinity;
+        let mn = Infinity,
+          mx = -Infinity;
         for (let r = lo; r < hi; r++) {
           const v = numberAt(s.num[name], r);
           if (v !== v) nulls |= 1 << j;
@@ -142,10 +160,21 @@ describe('node summaries', () => {
 
   it('bound the sort key under a roof_shape list by the listed shapes, and under max_floors as well by the lower of the two', () => {
     const lists = [[ROOF_SHAPE[0]], [ROOF_SHAPE[2], ROOF_SHAPE[5]], ROOF_SHAPE.slice(0, 7)];
-    for (const [sort, name] of [['height', 'height_m'], ['volume', 'volume_m3'], ['area', 'footprint_area_m2']] as const) {
+    for (const [sort, name] of [
+      ['height', 'height_m'],
+      ['volume', 'volume_m3'],
+      ['area', 'footprint_area_m2'],
+    ] as const) {
       for (const roofShape of lists) {
         for (const maxFloors of sort === 'area' ? [undefined] : [undefined, 2]) {
-          const q = { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort, limit: 1, offset: 0, roofShape: [...roofShape], maxFloors } as BuildingsQuery;
+          const q = {
+            bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 },
+            sort,
+            limit: 1,
+            offset: 0,
+            roofShape: [...roofShape],
+            maxFloors,
+          } as BuildingsQuery;
           const bound = compile(s, q)!.bound!;
           const codes = roofShape.map((shape) => ROOF_SHAPE.indexOf(shape));
           for (const [node, lo, hi] of nodes()) {
@@ -185,7 +214,7 @@ describe('node summaries', () => {
     }
   });
 
-  it('count the rows of every code bit of every node from level 1 up; a list proof counts a node\'s passing rows where its bits tell', () => {
+  it("count the rows of every code bit of every node from level 1 up; a list proof counts a node's passing rows where its bits tell", () => {
     const sum = s.summaries;
     const t = s.tree;
     expect(sum.countsFrom).toBe(t.levelStart[1]);
@@ -198,18 +227,23 @@ describe('node summaries', () => {
       if (k % 3 === 2) table[0xff] = 1;
       tables.push(table);
     }
-    let counted = 0, undecidable = 0;
+    let counted = 0,
+      undecidable = 0;
     for (const [node, lo, hi] of nodes()) {
       for (const name of HOT_ENUM) {
         const col = s.enums[name];
         if (node >= sum.countsFrom) {
           const perBit = new Array(32).fill(0);
           for (let r = lo; r < hi; r++) perBit[col[r] < 31 ? col[r] : 31]++;
-          expect(Array.from(sum.codeCounts[name].subarray(32 * (node - sum.countsFrom), 32 * (node - sum.countsFrom + 1))), `${name} node ${node}`).toEqual(perBit);
+          expect(
+            Array.from(sum.codeCounts[name].subarray(32 * (node - sum.countsFrom), 32 * (node - sum.countsFrom + 1))),
+            `${name} node ${node}`,
+          ).toEqual(perBit);
         }
         for (const table of tables) {
           const proof = new CodesProof(sum.codes[name], table, sum.codeCounts[name], sum.countsFrom);
-          let passing = 0, high = false;
+          let passing = 0,
+            high = false;
           for (let r = lo; r < hi; r++) {
             passing += table[col[r]];
             if (col[r] >= 31) high = true;
@@ -229,7 +263,7 @@ describe('node summaries', () => {
     expect(new CodesProof(sum.codes.roof_shape, tables[0]).count(t.levelStart[t.levelStart.length - 1])).toBe(-1);
   });
 
-  it('count a node\'s matches only when every filter but one list is proven for all its rows (countOf), and then exactly', () => {
+  it("count a node's matches only when every filter but one list is proven for all its rows (countOf), and then exactly", () => {
     const t = s.tree;
     const sum = s.summaries;
     const roof = ['gabled', 'flat', 'hipped'] as const;
@@ -239,7 +273,9 @@ describe('node summaries', () => {
     const commonest = SOLAR_PRESENCE.reduce((best, _, code) => (solarRows[code] > solarRows[best] ? code : best), 0);
     const solar = SOLAR_PRESENCE.filter((_, code) => code !== commonest);
     const solarCodes = new Set(solar.map((v) => SOLAR_PRESENCE.indexOf(v)));
-    const areas = Array.from({ length: s.rows }, (_, r) => numberAt(s.num.footprint_area_m2, r)).filter((v) => v === v).sort((a, b) => a - b);
+    const areas = Array.from({ length: s.rows }, (_, r) => numberAt(s.num.footprint_area_m2, r))
+      .filter((v) => v === v)
+      .sort((a, b) => a - b);
     const minArea = areas[areas.length >> 3];
     // Above a quarter of the leaves' greatest areas: a bound that rules those leaves out.
     const leafMax: number[] = [];
@@ -254,15 +290,42 @@ describe('node summaries', () => {
     // listed: some node the proofs leave undecided can still be counted, from a list's rows per code (plan.countable).
     const cases = [
       { name: 'one list', q: { roofShape: [...roof] }, pass: roofOk, listed: true },
-      { name: 'two lists', q: { roofShape: [...roof], solarPresence: [...solar] }, pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]), listed: true },
-      { name: 'two lists, one proven for every row', q: { roofShape: [...roof], solarPresence: [...SOLAR_PRESENCE] }, pass: roofOk, listed: true },
-      { name: 'a list and a bound', q: { roofShape: [...roof], minAreaM2: minArea }, pass: (r: number) => roofOk(r) && numberAt(s.num.footprint_area_m2, r) >= minArea, listed: true },
-      { name: 'a bound alone', q: { minAreaM2: minArea }, pass: (r: number) => numberAt(s.num.footprint_area_m2, r) >= minArea, listed: false },
-      { name: 'category or building type', q: { category: [...CATEGORY.slice(0, 3)], buildingType: [s.buildingTypes[0]] }, pass: null, listed: false },
+      {
+        name: 'two lists',
+        q: { roofShape: [...roof], solarPresence: [...solar] },
+        pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]),
+        listed: true,
+      },
+      {
+        name: 'two lists, one proven for every row',
+        q: { roofShape: [...roof], solarPresence: [...SOLAR_PRESENCE] },
+        pass: roofOk,
+        listed: true,
+      },
+      {
+        name: 'a list and a bound',
+        q: { roofShape: [...roof], minAreaM2: minArea },
+        pass: (r: number) => roofOk(r) && numberAt(s.num.footprint_area_m2, r) >= minArea,
+        listed: true,
+      },
+      {
+        name: 'a bound alone',
+        q: { minAreaM2: minArea },
+        pass: (r: number) => numberAt(s.num.footprint_area_m2, r) >= minArea,
+        listed: false,
+      },
+      {
+        name: 'category or building type',
+        q: { category: [...CATEGORY.slice(0, 3)], buildingType: [s.buildingTypes[0]] },
+        pass: null,
+        listed: false,
+      },
       { name: 'a list and entrances (no summary: not complete)', q: { roofShape: [...roof], minEntrances: 1 }, pass: null, listed: false },
       {
-        name: 'two lists and a bound above a quarter of the leaves', q: { roofShape: [...roof], solarPresence: [...solar], minAreaM2: tightArea },
-        pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]) && numberAt(s.num.footprint_area_m2, r) >= tightArea, listed: true,
+        name: 'two lists and a bound above a quarter of the leaves',
+        q: { roofShape: [...roof], solarPresence: [...solar], minAreaM2: tightArea },
+        pass: (r: number) => roofOk(r) && solarCodes.has(s.enums.solar_presence[r]) && numberAt(s.num.footprint_area_m2, r) >= tightArea,
+        listed: true,
       },
     ];
     let noneAfterUndecided = 0;
@@ -270,7 +333,9 @@ describe('node summaries', () => {
       const plan = compile(s, { ...base, ...c.q } as BuildingsQuery)!;
       // The walk asks countOf of undecided nodes only where the plan says it can count one.
       expect(plan.countable, c.name).toBe(c.listed);
-      let counted = 0, unknown = 0, undecidedCounted = 0;
+      let counted = 0,
+        unknown = 0,
+        undecidedCounted = 0;
       for (const [node, lo, hi] of nodes()) {
         const got = countOf(plan.proofs, plan.complete, node, hi - lo);
         const undecided = plan.proofs.filter((p) => p.verdict(node) === 1);
@@ -281,7 +346,8 @@ describe('node summaries', () => {
           if (undecided.length >= 2) noneAfterUndecided++;
         }
         if (node < sum.countsFrom) continue;
-        const countable = none || (plan.complete && (undecided.length === 0 || (undecided.length === 1 && undecided[0] instanceof CodesProof)));
+        const countable =
+          none || (plan.complete && (undecided.length === 0 || (undecided.length === 1 && undecided[0] instanceof CodesProof)));
         expect(got >= 0, `${c.name}: node ${node}`).toBe(countable);
         if (got < 0) {
           unknown++;
@@ -307,14 +373,19 @@ describe('node summaries', () => {
     const t = s.tree;
     const solarRows = s.summaries.codeRows.solar_presence;
     // The rarest stated solar presence: most leaves hold none of it, most blocks of 8 leaves some.
-    const rarest = SOLAR_PRESENCE.reduce((best, _, code) => (solarRows[code] > 0 && (solarRows[best] === 0 || solarRows[code] < solarRows[best]) ? code : best), 0);
-    const areas = Array.from({ length: s.rows }, (_, r) => numberAt(s.num.footprint_area_m2, r)).filter((v) => v === v).sort((a, b) => a - b);
+    const rarest = SOLAR_PRESENCE.reduce(
+      (best, _, code) => (solarRows[code] > 0 && (solarRows[best] === 0 || solarRows[code] < solarRows[best]) ? code : best),
+      0,
+    );
+    const areas = Array.from({ length: s.rows }, (_, r) => numberAt(s.num.footprint_area_m2, r))
+      .filter((v) => v === v)
+      .sort((a, b) => a - b);
     const base = { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'volume', limit: 1, offset: 0 } as const;
     const queries: Record<string, object> = {
       'a rare list value': { solarPresence: [SOLAR_PRESENCE[rarest]] },
       'a bound most leaves straddle': { minAreaM2: areas[areas.length >> 1] },
       'a bound above most leaves': { minAreaM2: areas[areas.length - (areas.length >> 4)] },
-      'flags': { has3dModel: true, measuredHeightOnly: true },
+      flags: { has3dModel: true, measuredHeightOnly: true },
       'category or building type (never ruled out)': { category: [CATEGORY[0]], buildingType: [s.buildingTypes[0]] },
       'all of them': { solarPresence: [SOLAR_PRESENCE[rarest]], minAreaM2: areas[areas.length >> 1], has3dModel: true },
     };
@@ -336,7 +407,8 @@ describe('node summaries', () => {
               for (const p of plan.proofs) if (j < n) expect(((p.emptyAmong(start + i, n) >>> j) & 1) === 1).toBe(p.verdict(node) === NONE);
             }
             // Leaves ruled out in a block (8 leaves) that is not: what the walk skips inside blocks.
-            if (level === 0 && width === 8 && got !== 0 && verdictOf(plan.proofs, plan.complete, t.levelStart[1] + i / 8) !== NONE) leavesOutOfLiveBlocks++;
+            if (level === 0 && width === 8 && got !== 0 && verdictOf(plan.proofs, plan.complete, t.levelStart[1] + i / 8) !== NONE)
+              leavesOutOfLiveBlocks++;
           }
         }
       }
@@ -350,7 +422,8 @@ describe('node summaries', () => {
     const b = s.business;
     expect(sum.turnoverCurrencies.length).toBe(Math.min(4, b.currencies.length));
     const stated = (c: number) => Array.from(b.turnover).filter((t, j) => t === t && b.currency[j] === c).length;
-    for (let k = 1; k < sum.turnoverCurrencies.length; k++) expect(stated(sum.turnoverCurrencies[k - 1])).toBeGreaterThanOrEqual(stated(sum.turnoverCurrencies[k]));
+    for (let k = 1; k < sum.turnoverCurrencies.length; k++)
+      expect(stated(sum.turnoverCurrencies[k - 1])).toBeGreaterThanOrEqual(stated(sum.turnoverCurrencies[k]));
     for (const [node, lo, hi] of nodes()) {
       let employees = -Infinity;
       const turnover = sum.turnoverCurrencies.map(() => -Infinity);
@@ -374,8 +447,26 @@ describe('node summaries', () => {
   });
 
   it('round to Float32 outward, through zero and infinity', () => {
-    for (const v of [0, -0, 1, -1, 0.1, -0.1, 1 / 3, -1 / 3, 1e-50, -1e-50, 1e39, -1e39, 2 ** 24 + 1, 123_456_789.123, Infinity, -Infinity]) {
-      const lo = floor32(v), hi = ceil32(v);
+    for (const v of [
+      0,
+      -0,
+      1,
+      -1,
+      0.1,
+      -0.1,
+      1 / 3,
+      -1 / 3,
+      1e-50,
+      -1e-50,
+      1e39,
+      -1e39,
+      2 ** 24 + 1,
+      123_456_789.123,
+      Infinity,
+      -Infinity,
+    ]) {
+      const lo = floor32(v),
+        hi = ceil32(v);
       expect(Math.fround(lo)).toBe(lo);
       expect(Math.fround(hi)).toBe(hi);
       expect(lo <= v && hi >= v).toBe(true);

@@ -30,7 +30,12 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Every typed array reachable from `value`, with its path. */
-function typedArrays(value: unknown, path = '', out: [string, ArrayBufferView][] = [], seen = new Set<unknown>()): [string, ArrayBufferView][] {
+function typedArrays(
+  value: unknown,
+  path = '',
+  out: [string, ArrayBufferView][] = [],
+  seen = new Set<unknown>(),
+): [string, ArrayBufferView][] {
   if (value === null || typeof value !== 'object' || seen.has(value)) return out;
   seen.add(value);
   if (ArrayBuffer.isView(value)) {
@@ -59,7 +64,12 @@ describe('snapshots handed to worker threads', () => {
       const lon = rng.real(e.minLon, e.maxLon);
       const lat = rng.real(e.minLat, e.maxLat);
       const half = [0.01, 0.2, 1.4][i % 3];
-      const q: BuildingsQuery = { bbox: { minLon: lon - half, minLat: lat - half, maxLon: lon + half, maxLat: lat + half }, sort: SORT_KEYS[i % 5], limit: 50, offset: i % 4 === 0 ? 200 : 0 };
+      const q: BuildingsQuery = {
+        bbox: { minLon: lon - half, minLat: lat - half, maxLon: lon + half, maxLat: lat + half },
+        sort: SORT_KEYS[i % 5],
+        limit: 50,
+        offset: i % 4 === 0 ? 200 : 0,
+      };
       if (q.sort === 'registered_business_turnover') q.registeredBusinessTurnoverCurrency = 'RON';
       if (i % 2) q.hasRegisteredBusiness = true;
       if (i % 3 === 2) q.roofShape = ['gabled', 'hipped', 'flat', 'skillion'];
@@ -78,10 +88,12 @@ describe('snapshots handed to worker threads', () => {
         worker.postMessage({ transfers: [toTransfer(snapshot)], buildings, points, rows });
       });
       const view = { snapshots: [snapshot] };
-      expect(answer.buildings).toEqual(buildings.map((q) => {
-        const r = queryBuildings(view, q);
-        return { ids: r.rows.map((x) => x.snapshot.buildingId(x.row)), total: r.total, capped: r.totalIsCapped };
-      }));
+      expect(answer.buildings).toEqual(
+        buildings.map((q) => {
+          const r = queryBuildings(view, q);
+          return { ids: r.rows.map((x) => x.snapshot.buildingId(x.row)), total: r.total, capped: r.totalIsCapped };
+        }),
+      );
       expect(answer.buildings.some((b: { ids: string[] }) => b.ids.length === 50)).toBe(true);
       expect(answer.points).toEqual(points.map((q) => queryPoint(view, q).rows.map((x) => x.snapshot.buildingId(x.row))));
       expect(answer.records).toEqual(rows.map((row) => JSON.stringify(snapshot.record(row))));

@@ -27,12 +27,22 @@ const freshDir = (): string => join(root, `d${dirs++}`);
  * Writes `count` buildings `<tag>-<i>` to <dir>/<CC>/<date>.arrow. The metadata may claim
  * another country or date than the path. Building 0 has the area 12345.678 m².
  */
-async function write(dir: string, cc: string, date: string, tag: string, count: number, metadata: { country?: string; date?: string } = {}): Promise<string> {
+async function write(
+  dir: string,
+  cc: string,
+  date: string,
+  tag: string,
+  count: number,
+  metadata: { country?: string; date?: string } = {},
+): Promise<string> {
   const writer = new SnapshotWriter({ country: metadata.country ?? cc, snapshotDate: metadata.date ?? date, sources: SOURCES });
   for (let i = 0; i < count; i++) {
-    writer.add(blankRecord(`${tag}-${i}`, 20.1 + (i % 40) * 0.02, 45.1 + Math.floor(i / 40) * 0.02, {
-      volume_m3: (i * 37) % 101, footprint_area_m2: i === 0 ? 12345.678 : 100 + i,
-    }));
+    writer.add(
+      blankRecord(`${tag}-${i}`, 20.1 + (i % 40) * 0.02, 45.1 + Math.floor(i / 40) * 0.02, {
+        volume_m3: (i * 37) % 101,
+        footprint_area_m2: i === 0 ? 12345.678 : 100 + i,
+      }),
+    );
   }
   const path = join(dir, cc, `${date}.arrow`);
   await writer.finish(path);
@@ -76,7 +86,11 @@ describe('which snapshot serves', () => {
     const catalog = Catalog.open(dir, { log: () => {} });
     expect(catalog.report()).toMatchObject([{ country: 'XA', date: '2026-01-01', buildings: 0 }]);
     const view = catalog.view();
-    expect(queryBuildings(view, { bbox: BBOX, sort: 'volume', limit: 10, offset: 0 })).toEqual({ rows: [], total: 0, totalIsCapped: false });
+    expect(queryBuildings(view, { bbox: BBOX, sort: 'volume', limit: 10, offset: 0 })).toEqual({
+      rows: [],
+      total: 0,
+      totalIsCapped: false,
+    });
     expect(queryPoint(view, { lon: 20.1, lat: 45.1, radiusM: 200, limit: 10 })).toEqual({ rows: [] });
     expect(findBuilding(view, buildingId('a-0'))).toBeUndefined();
   });
@@ -180,7 +194,9 @@ describe('rescan', () => {
     expect(reports).toMatchObject([{ country: 'XA', date: '2026-02-01', status: 'refused', previous: '2026-01-01' }]);
     const refused = entries.find((e) => e.event === 'snapshot_refused');
     expect(refused).toMatchObject({ level: 'warn', country: 'XA', date: '2026-02-01', path, serving: '2026-01-01' });
-    expect(String(refused!.reason)).toMatch(/^checksum mismatch: the file says sha256:[0-9a-f]{64}, its content and metadata give sha256:[0-9a-f]{64}$/);
+    expect(String(refused!.reason)).toMatch(
+      /^checksum mismatch: the file says sha256:[0-9a-f]{64}, its content and metadata give sha256:[0-9a-f]{64}$/,
+    );
     expect(catalog.view()).toBe(serving);
     expect(catalog.view().snapshots[0].sources).toEqual(SOURCES);
     expect(queryBuildings(catalog.view(), { bbox: BBOX, sort: 'volume', limit: 100, offset: 0 }).total).toBe(5);
@@ -198,7 +214,10 @@ describe('rescan', () => {
     expect([listed('v1:1').seismic_listed, listed('v1:1').locality_basis, listed('v1:2').seismic_listed]).toEqual([true, null, false]);
     await write(dir, 'XA', '2026-02-01', 'b', 6);
     expect(catalog.rescan()).toMatchObject([{ date: '2026-02-01', status: 'loaded', previous: '2026-01-01' }]);
-    expect(entries.filter((e) => e.event === 'snapshot_loaded').map((e) => [e.date, e.schemaVersion])).toEqual([['2026-01-01', 1], ['2026-02-01', 2]]);
+    expect(entries.filter((e) => e.event === 'snapshot_loaded').map((e) => [e.date, e.schemaVersion])).toEqual([
+      ['2026-01-01', 1],
+      ['2026-02-01', 2],
+    ]);
   });
 
   it('does not retry a refused file until it changes; an older valid file behind it still loads', async () => {
@@ -284,7 +303,10 @@ describe('report()', () => {
     await write(dir, 'XA', '2026-01-02', 'a', 20);
     const catalog = Catalog.open(dir, { log: () => {} });
     const report = catalog.report();
-    expect(report.map((r) => [r.country, r.date, r.buildings])).toEqual([['XA', '2026-01-02', 20], ['XB', '2026-01-01', 30]]);
+    expect(report.map((r) => [r.country, r.date, r.buildings])).toEqual([
+      ['XA', '2026-01-02', 20],
+      ['XB', '2026-01-01', 30],
+    ]);
     const [xa, xb] = catalog.view().snapshots;
     expect(report[0].bytesHeld).toBe(xa.bytesHeld);
     expect(report[1].bytesHeld).toBe(xb.bytesHeld);

@@ -26,9 +26,20 @@ describe('config: the rest of the environment', () => {
   it('has defaults that make npm start work on a fresh clone', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
-      host: '127.0.0.1', port: 8080, basePath: '/v1', snapshotsDir: './snapshots', ledgerPath: './data/ledger.db', baseUrl: null,
-      trustedProxies: 0, publicMaxAgeS: 300, reportPriceMinor: 0, reportCurrency: 'EUR', paymentProvider: 'builtin',
-      paymentWebhookSecret: null, removalsPollMs: 1_000, demoBuildings: 20_000,
+      host: '127.0.0.1',
+      port: 8080,
+      basePath: '/v1',
+      snapshotsDir: './snapshots',
+      ledgerPath: './data/ledger.db',
+      baseUrl: null,
+      trustedProxies: 0,
+      publicMaxAgeS: 300,
+      reportPriceMinor: 0,
+      reportCurrency: 'EUR',
+      paymentProvider: 'builtin',
+      paymentWebhookSecret: null,
+      removalsPollMs: 1_000,
+      demoBuildings: 20_000,
     });
     expect(c.workers).toBeGreaterThanOrEqual(1);
     expect(c.fragmentCacheMb).toBe(256);
@@ -48,7 +59,10 @@ describe('config: the rest of the environment', () => {
     expect([loadConfig({}).sharedOpeningsMb, loadConfig({ EDIFICE_SHARED_OPENINGS_MB: '1' }).sharedOpeningsMb]).toEqual([72, 1]);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '0' }).warmUpRequests).toBe(0);
     expect(loadConfig({ EDIFICE_WARMUP_REQUESTS: '100000' }).warmUpRequests).toBe(100_000);
-    expect([loadConfig({ EDIFICE_LEDGER_PRIORITY: '0' }).ledgerPriority, loadConfig({ EDIFICE_LEDGER_PRIORITY: '39' }).ledgerPriority]).toEqual([0, 39]);
+    expect([
+      loadConfig({ EDIFICE_LEDGER_PRIORITY: '0' }).ledgerPriority,
+      loadConfig({ EDIFICE_LEDGER_PRIORITY: '39' }).ledgerPriority,
+    ]).toEqual([0, 39]);
     expect(loadConfig({ EDIFICE_TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
     expect(loadConfig({ EDIFICE_BASE_URL: 'https://api.example.com/v1/' }).baseUrl).toBe('https://api.example.com/v1');
     const webhook = loadConfig({ EDIFICE_PAYMENT_PROVIDER: 'webhook', EDIFICE_PAYMENT_WEBHOOK_SECRET: 's'.repeat(16) });
@@ -62,10 +76,12 @@ describe('config: the rest of the environment', () => {
     expect(loadConfig({ EDIFICE_REPORT_PRICE: '9.90' }).reports).toBe('sold');
     expect(loadConfig({ EDIFICE_REPORTS_FREE: '1' })).toMatchObject({ reports: 'free', reportPriceMinor: 0 });
     expect(() => loadConfig({ EDIFICE_REPORTS_FREE: 'yes' })).toThrow(/EDIFICE_REPORTS_FREE must be 0 or 1/);
-    expect(() => loadConfig({ EDIFICE_REPORTS_FREE: '1', EDIFICE_REPORT_PRICE: '9.90' })).toThrow(/EDIFICE_REPORTS_FREE=1 .*EDIFICE_REPORT_PRICE/);
+    expect(() => loadConfig({ EDIFICE_REPORTS_FREE: '1', EDIFICE_REPORT_PRICE: '9.90' })).toThrow(
+      /EDIFICE_REPORTS_FREE=1 .*EDIFICE_REPORT_PRICE/,
+    );
   });
 
-  it('refuses a bad value by the variable\'s name', () => {
+  it("refuses a bad value by the variable's name", () => {
     const bad: [Record<string, string>, RegExp][] = [
       [{ EDIFICE_PORT: '70000' }, /EDIFICE_PORT/],
       [{ EDIFICE_BASE_PATH: 'v1/' }, /EDIFICE_BASE_PATH/],
@@ -103,40 +119,66 @@ describe('config: the rest of the environment', () => {
 /** Starts the server in `cwd` with `env`; resolves with its exit code and what it wrote, stdout and stderr apart. */
 function start(cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/main.ts')], {
-    cwd, env: { ...process.env, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_WORKERS: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+    env: { ...process.env, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_WORKERS: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.once('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); }));
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 describe('config: a start refused for its configuration', () => {
   const dirs: string[] = [];
-  afterAll(() => { for (const d of dirs) removeDir(d); });
-
-  it('prints one line naming the variable and what it accepts, no stack, and exits 2; a missing EDIFICE_SNAPSHOTS is not created', { timeout: 120_000 }, async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'edifice-config-'));
-    dirs.push(cwd);
-    const real = await syntheticSnapshots(1000);
-    dirs.push(real);
-    const cases: [NodeJS.ProcessEnv, RegExp][] = [
-      [{ EDIFICE_PORT: '70000' }, /^edifice: EDIFICE_PORT must be an integer from 0 to 65535, got "70000"\.$/],
-      [{ EDIFICE_LOG_LEVEL: 'loud' }, /^edifice: EDIFICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\.$/],
-      [{ EDIFICE_SNAPSHOTS: join(cwd, 'snapshotz') }, /^edifice: EDIFICE_SNAPSHOTS must name an existing folder .*snapshotz", which does not exist/],
-      [{ EDIFICE_DEMO: '1', EDIFICE_SNAPSHOTS: join(real, 'snapshots') }, /^edifice: EDIFICE_DEMO=1, but .* holds snapshots the server did not generate/],
-    ];
-    for (const [env, message] of cases) {
-      const { code, stdout, stderr } = await start(cwd, env);
-      expect({ code, lines: stderr.split('\n').filter(Boolean).length }, stderr).toEqual({ code: 2, lines: 1 });
-      expect(stderr.trim()).toMatch(message);
-      expect(stderr).not.toMatch(/\n\s+at /);
-      expect(stdout).not.toMatch(/listening/);
-    }
-    // Neither the misspelt folder nor a synthetic country in it, nor the default folder.
-    expect(existsSync(join(cwd, 'snapshotz'))).toBe(false);
-    expect(existsSync(join(cwd, 'snapshots'))).toBe(false);
+  afterAll(() => {
+    for (const d of dirs) removeDir(d);
   });
+
+  it(
+    'prints one line naming the variable and what it accepts, no stack, and exits 2; a missing EDIFICE_SNAPSHOTS is not created',
+    { timeout: 120_000 },
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'edifice-config-'));
+      dirs.push(cwd);
+      const real = await syntheticSnapshots(1000);
+      dirs.push(real);
+      const cases: [NodeJS.ProcessEnv, RegExp][] = [
+        [{ EDIFICE_PORT: '70000' }, /^edifice: EDIFICE_PORT must be an integer from 0 to 65535, got "70000"\.$/],
+        [
+          { EDIFICE_LOG_LEVEL: 'loud' },
+          /^edifice: EDIFICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\.$/,
+        ],
+        [
+          { EDIFICE_SNAPSHOTS: join(cwd, 'snapshotz') },
+          /^edifice: EDIFICE_SNAPSHOTS must name an existing folder .*snapshotz", which does not exist/,
+        ],
+        [
+          { EDIFICE_DEMO: '1', EDIFICE_SNAPSHOTS: join(real, 'snapshots') },
+          /^edifice: EDIFICE_DEMO=1, but .* holds snapshots the server did not generate/,
+        ],
+      ];
+      for (const [env, message] of cases) {
+        const { code, stdout, stderr } = await start(cwd, env);
+        expect({ code, lines: stderr.split('\n').filter(Boolean).length }, stderr).toEqual({ code: 2, lines: 1 });
+        expect(stderr.trim()).toMatch(message);
+        expect(stderr).not.toMatch(/\n\s+at /);
+        expect(stdout).not.toMatch(/listening/);
+      }
+      // Neither the misspelt folder nor a synthetic country in it, nor the default folder.
+      expect(existsSync(join(cwd, 'snapshotz'))).toBe(false);
+      expect(existsSync(join(cwd, 'snapshots'))).toBe(false);
+    },
+  );
 });

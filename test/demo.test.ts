@@ -23,8 +23,16 @@ function tempDir(): string {
 }
 
 /** Starts the server in `cwd`, waits for its banner, stops it (SIGTERM, exit 0); returns what it printed and what it served meanwhile. */
-async function startAndStop(cwd: string, env: NodeJS.ProcessEnv, whileUp: (base: string, output: string) => Promise<void> = async () => {}): Promise<string> {
-  const server = await startServerProcess({ EDIFICE_WORKERS: '0', EDIFICE_DEMO_BUILDINGS: '1000', EDIFICE_LOG_LEVEL: 'info', ...env }, [], cwd);
+async function startAndStop(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  whileUp: (base: string, output: string) => Promise<void> = async () => {},
+): Promise<string> {
+  const server = await startServerProcess(
+    { EDIFICE_WORKERS: '0', EDIFICE_DEMO_BUILDINGS: '1000', EDIFICE_LOG_LEVEL: 'info', ...env },
+    [],
+    cwd,
+  );
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   await waitForOutput(server.output, /Edifice is listening[^]*\n\n/);
   await whileUp(server.base, server.output());
@@ -36,77 +44,89 @@ async function startAndStop(cwd: string, env: NodeJS.ProcessEnv, whileUp: (base:
 const KEY = /\bedf_[A-Za-z0-9_]{20,}/;
 
 describe('the demo key', () => {
-  it('a fresh clone (no snapshot in ./snapshots) gets the demo country and a key whose curl line works; revoked, it stays revoked', { timeout: 120_000 }, async () => {
-    const cwd = tempDir();
-    const first = await startAndStop(cwd, {}, async (base, output) => {
-      const key = /Demo key: (\S+)/.exec(output)![1];
-      const curl = /curl -s -H 'Authorization: Bearer (\S+)' '([^']+)'/.exec(output)!;
-      expect(curl[1]).toBe(key);
-      const url = new URL(curl[2]);
-      const page = await getFresh(url.origin, url.pathname + url.search, { Authorization: `Bearer ${key}` });
-      expect(page.status).toBe(200);
-      expect(page.body.data).toHaveLength(3);
-    });
-    const key = /Demo key: (\S+)/.exec(first)![1];
-    expect(existsSync(join(cwd, 'snapshots', '.edifice-demo.json'))).toBe(true);
+  it(
+    'a fresh clone (no snapshot in ./snapshots) gets the demo country and a key whose curl line works; revoked, it stays revoked',
+    { timeout: 120_000 },
+    async () => {
+      const cwd = tempDir();
+      const first = await startAndStop(cwd, {}, async (base, output) => {
+        const key = /Demo key: (\S+)/.exec(output)![1];
+        const curl = /curl -s -H 'Authorization: Bearer (\S+)' '([^']+)'/.exec(output)!;
+        expect(curl[1]).toBe(key);
+        const url = new URL(curl[2]);
+        const page = await getFresh(url.origin, url.pathname + url.search, { Authorization: `Bearer ${key}` });
+        expect(page.status).toBe(200);
+        expect(page.body.data).toHaveLength(3);
+      });
+      const key = /Demo key: (\S+)/.exec(first)![1];
+      expect(existsSync(join(cwd, 'snapshots', '.edifice-demo.json'))).toBe(true);
 
-    // A second start reuses it.
-    const second = await startAndStop(cwd, {});
-    expect(/Demo key: (\S+)/.exec(second)![1]).toBe(key);
+      // A second start reuses it.
+      const second = await startAndStop(cwd, {});
+      expect(/Demo key: (\S+)/.exec(second)![1]).toBe(key);
 
-    const ledger = Ledger.open(join(cwd, 'data', 'ledger.db'));
-    const [demo] = ledger.listWorkspaces();
-    const [keyInfo] = ledger.listKeys(demo.id);
-    ledger.revokeKey(keyInfo.keyId);
-    ledger.close();
-
-    for (let start = 0; start < 2; start++) {
-      const later = await startAndStop(cwd, {});
-      expect(later).toMatch(/demo key [^ ]+ of workspace [^ ]+ was revoked/);
-      expect(later).not.toMatch(KEY);
-    }
-    const after = Ledger.open(join(cwd, 'data', 'ledger.db'));
-    expect(after.listWorkspaces()).toHaveLength(1);
-    expect(after.listKeys(demo.id).map((k) => k.status)).toEqual(['revoked']);
-    after.close();
-    expect(existsSync(join(cwd, 'data', 'demo-key.txt'))).toBe(false);
-  });
-
-  it('serving real snapshots (named by EDIFICE_SNAPSHOTS, or put in ./snapshots) makes no demo and prints no key', { timeout: 120_000 }, async () => {
-    const real = await syntheticSnapshots(1000);
-    dirs.push(real);
-    const named = await startAndStop(tempDir(), { EDIFICE_SNAPSHOTS: join(real, 'snapshots'), EDIFICE_LEDGER: join(real, 'ledger.db') });
-    expect(named).not.toMatch(KEY);
-    expect(named).not.toMatch(/Demo/);
-
-    const cwd = tempDir();
-    cpSync(join(real, 'snapshots'), join(cwd, 'snapshots'), { recursive: true });
-    const local = await startAndStop(cwd, {});
-    expect(local).not.toMatch(KEY);
-    expect(local).not.toMatch(/generating the synthetic demo country/);
-
-    for (const path of [join(real, 'ledger.db'), join(cwd, 'data', 'ledger.db')]) {
-      const ledger = Ledger.open(path);
-      expect(ledger.listWorkspaces()).toEqual([]);
+      const ledger = Ledger.open(join(cwd, 'data', 'ledger.db'));
+      const [demo] = ledger.listWorkspaces();
+      const [keyInfo] = ledger.listKeys(demo.id);
+      ledger.revokeKey(keyInfo.keyId);
       ledger.close();
-    }
-    expect(existsSync(join(cwd, 'data', 'demo-key.txt'))).toBe(false);
-  });
 
-  it('a demo ledger later serving real snapshots has its demo key revoked, and a return to the demo does not revive it', { timeout: 120_000 }, async () => {
-    const cwd = tempDir();
-    const demo = await startAndStop(cwd, {});
-    const key = /Demo key: (\S+)/.exec(demo)![1];
-    const real = await syntheticSnapshots(1000);
-    dirs.push(real);
-    const serving = await startAndStop(cwd, { EDIFICE_SNAPSHOTS: join(real, 'snapshots') });
-    expect(serving).toMatch(/demo workspace's keys are revoked/);
-    expect(serving).not.toMatch(KEY);
-    const back = await startAndStop(cwd, {});
-    expect(back).toMatch(/was revoked/);
-    expect(back).not.toContain(key);
-    const ledger = Ledger.open(join(cwd, 'data', 'ledger.db'));
-    expect(ledger.authenticate(key).ok).toBe(false);
-    ledger.close();
-  });
+      for (let start = 0; start < 2; start++) {
+        const later = await startAndStop(cwd, {});
+        expect(later).toMatch(/demo key [^ ]+ of workspace [^ ]+ was revoked/);
+        expect(later).not.toMatch(KEY);
+      }
+      const after = Ledger.open(join(cwd, 'data', 'ledger.db'));
+      expect(after.listWorkspaces()).toHaveLength(1);
+      expect(after.listKeys(demo.id).map((k) => k.status)).toEqual(['revoked']);
+      after.close();
+      expect(existsSync(join(cwd, 'data', 'demo-key.txt'))).toBe(false);
+    },
+  );
+
+  it(
+    'serving real snapshots (named by EDIFICE_SNAPSHOTS, or put in ./snapshots) makes no demo and prints no key',
+    { timeout: 120_000 },
+    async () => {
+      const real = await syntheticSnapshots(1000);
+      dirs.push(real);
+      const named = await startAndStop(tempDir(), { EDIFICE_SNAPSHOTS: join(real, 'snapshots'), EDIFICE_LEDGER: join(real, 'ledger.db') });
+      expect(named).not.toMatch(KEY);
+      expect(named).not.toMatch(/Demo/);
+
+      const cwd = tempDir();
+      cpSync(join(real, 'snapshots'), join(cwd, 'snapshots'), { recursive: true });
+      const local = await startAndStop(cwd, {});
+      expect(local).not.toMatch(KEY);
+      expect(local).not.toMatch(/generating the synthetic demo country/);
+
+      for (const path of [join(real, 'ledger.db'), join(cwd, 'data', 'ledger.db')]) {
+        const ledger = Ledger.open(path);
+        expect(ledger.listWorkspaces()).toEqual([]);
+        ledger.close();
+      }
+      expect(existsSync(join(cwd, 'data', 'demo-key.txt'))).toBe(false);
+    },
+  );
+
+  it(
+    'a demo ledger later serving real snapshots has its demo key revoked, and a return to the demo does not revive it',
+    { timeout: 120_000 },
+    async () => {
+      const cwd = tempDir();
+      const demo = await startAndStop(cwd, {});
+      const key = /Demo key: (\S+)/.exec(demo)![1];
+      const real = await syntheticSnapshots(1000);
+      dirs.push(real);
+      const serving = await startAndStop(cwd, { EDIFICE_SNAPSHOTS: join(real, 'snapshots') });
+      expect(serving).toMatch(/demo workspace's keys are revoked/);
+      expect(serving).not.toMatch(KEY);
+      const back = await startAndStop(cwd, {});
+      expect(back).toMatch(/was revoked/);
+      expect(back).not.toContain(key);
+      const ledger = Ledger.open(join(cwd, 'data', 'ledger.db'));
+      expect(ledger.authenticate(key).ok).toBe(false);
+      ledger.close();
+    },
+  );
 });

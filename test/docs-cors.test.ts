@@ -19,7 +19,9 @@ let bbox: string;
 
 beforeAll(async () => {
   dir = await syntheticSnapshots(1000);
-  t = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'ledger.db', { EDIFICE_CORS_ORIGINS: `${ALLOWED}, http://localhost:3000` });
+  t = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'ledger.db', {
+    EDIFICE_CORS_ORIGINS: `${ALLOWED}, http://localhost:3000`,
+  });
   key = workspaceWithKey(t.ledger, 1_000_000).key;
   const e = t.catalog.view().snapshots[0].extent!;
   bbox = [e.minLon, e.minLat, e.minLon + 0.05, e.minLat + 0.05].join(',');
@@ -43,7 +45,10 @@ describe('the docs page', () => {
     const srcs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     expect(srcs.sort()).toEqual(['docs/swagger-ui-bundle.js', 'docs/swagger-ui.css']);
     const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-    for (const [src, type] of [['docs/swagger-ui-bundle.js', 'text/javascript'], ['docs/swagger-ui.css', 'text/css']]) {
+    for (const [src, type] of [
+      ['docs/swagger-ui-bundle.js', 'text/javascript'],
+      ['docs/swagger-ui.css', 'text/css'],
+    ]) {
       const asset = await fetch(new URL(src, `${t.base}/docs`));
       expect(asset.status).toBe(200);
       expect(asset.headers.get('content-type')).toContain(type);
@@ -56,9 +61,11 @@ describe('the docs page', () => {
 
 describe('CORS', () => {
   const get = (path: string, headers: Record<string, string> = {}) => fetch(`${t.url}${path}`, { headers });
-  const preflight = (path: string, origin: string, method = 'GET') => fetch(`${t.url}${path}`, {
-    method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'authorization' },
-  });
+  const preflight = (path: string, origin: string, method = 'GET') =>
+    fetch(`${t.url}${path}`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'authorization' },
+    });
 
   it('what needs no key is open to any origin', async () => {
     for (const path of ['/v1/openapi.json', '/v1/public/countries', '/v1/docs', '/v1/docs/swagger-ui.css', '/v1', '/v1/collections']) {
@@ -84,13 +91,14 @@ describe('CORS', () => {
     expect([items.status, items.headers.get('access-control-allow-origin')]).toEqual([200, ALLOWED]);
   });
 
-  it('other origins get no CORS headers from the authenticated API, nor from the operators\' endpoints', async () => {
+  it("other origins get no CORS headers from the authenticated API, nor from the operators' endpoints", async () => {
     const r = await get(`/v1/buildings?bbox=${bbox}&limit=5`, { Origin: OTHER, Authorization: `Bearer ${key}` });
     expect(r.status).toBe(200);
     expect(r.headers.get('access-control-allow-origin')).toBeNull();
     const items = await get(`/v1/collections/buildings/items?bbox=${bbox}`, { Origin: OTHER, Authorization: `Bearer ${key}` });
     expect(items.headers.get('access-control-allow-origin')).toBeNull();
-    for (const path of ['/healthz', '/readyz']) expect((await get(path, { Origin: ALLOWED })).headers.get('access-control-allow-origin')).toBeNull();
+    for (const path of ['/healthz', '/readyz'])
+      expect((await get(path, { Origin: ALLOWED })).headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('preflight: 204 with methods and the Authorization header for a listed origin; other origins as before (405)', async () => {
@@ -108,7 +116,10 @@ describe('CORS', () => {
   });
 
   it('EDIFICE_CORS_ORIGINS takes origins only, and says so by name', () => {
-    expect(loadConfig({ EDIFICE_CORS_ORIGINS: 'https://A.example.com,http://[::1]:8081' }).corsOrigins).toEqual(['https://a.example.com', 'http://[::1]:8081']);
+    expect(loadConfig({ EDIFICE_CORS_ORIGINS: 'https://A.example.com,http://[::1]:8081' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'http://[::1]:8081',
+    ]);
     expect(loadConfig({}).corsOrigins).toEqual([]);
     for (const bad of ['app.example.com', 'https://app.example.com/', 'https://app.example.com/path', '*', 'ftp://x.example']) {
       expect(() => loadConfig({ EDIFICE_CORS_ORIGINS: bad }), bad).toThrow(/EDIFICE_CORS_ORIGINS/);

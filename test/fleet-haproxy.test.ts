@@ -23,7 +23,9 @@ beforeAll(async () => {
   const port = await freePort();
   origin = `http://127.0.0.1:${port}`;
   const config = haproxyConfig({
-    host: '127.0.0.1', port, checkEveryMs: 200,
+    host: '127.0.0.1',
+    port,
+    checkEveryMs: 200,
     replicas: replicas.map((r, i) => ({ name: `r${i + 1}`, host: '127.0.0.1', port: r.server.port })),
   });
   checkHaproxyConfig(config);
@@ -36,7 +38,11 @@ afterAll(async () => {
 });
 
 /** Who answered `n` requests of `path` in turn, and with what status. */
-async function answers(path: string, n: number, headers: Record<string, string> = {}): Promise<{ status: number; replica: string | null }[]> {
+async function answers(
+  path: string,
+  n: number,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; replica: string | null }[]> {
   const out = [];
   for (let i = 0; i < n; i++) {
     const r = await fetch(`${origin}${path}`, { headers });

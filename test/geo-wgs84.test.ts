@@ -8,8 +8,24 @@ import { EXPANSION_MAX_LAT, LocalFrame, metresPerDegreeLat, metresPerDegreeLon }
 import { azimuthalEquidistant, destination, geodesicDistance } from './reference/geodesic.ts';
 
 const LATITUDES = [
-  0, 15, 30, 45, 47.2, 60, 70, EXPANSION_MAX_LAT - 0.01, EXPANSION_MAX_LAT + 0.01, 78.2, 85, 89.9, 89.999, 90,
-  -33.9, -62.2, -89.99, -90,
+  0,
+  15,
+  30,
+  45,
+  47.2,
+  60,
+  70,
+  EXPANSION_MAX_LAT - 0.01,
+  EXPANSION_MAX_LAT + 0.01,
+  78.2,
+  85,
+  89.9,
+  89.999,
+  90,
+  -33.9,
+  -62.2,
+  -89.99,
+  -90,
 ];
 const AZIMUTHS = Array.from({ length: 36 }, (_, i) => 10 * i + 3);
 

@@ -22,7 +22,8 @@ afterAll(() => {
 
 function expected(row: number, encoding: 'json' | 'msgpack', turnoverCurrency?: string): Buffer {
   const context = { country: snapshot.country, appUrl: APP, turnoverCurrency };
-  return encoding === 'json' ? Buffer.from(JSON.stringify(serializeBuilding(snapshot.record(row), context)))
+  return encoding === 'json'
+    ? Buffer.from(JSON.stringify(serializeBuilding(snapshot.record(row), context)))
     : pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
 }
 
@@ -137,8 +138,28 @@ describe('ByteWriter', () => {
   });
 
   it('writes integers as String writes them, and ASCII a byte a character, across its growth', () => {
-    const edges = [0, -0, 1, -1, 9, 10, 11, 99, 100, 101, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 32, 1e15, 1e15 - 1,
-      999_999_999_999_999, 2 ** 53 - 1, -(2 ** 53 - 1), 4_503_599_627_370_496];
+    const edges = [
+      0,
+      -0,
+      1,
+      -1,
+      9,
+      10,
+      11,
+      99,
+      100,
+      101,
+      2 ** 31 - 1,
+      2 ** 31,
+      -(2 ** 31),
+      2 ** 32,
+      1e15,
+      1e15 - 1,
+      999_999_999_999_999,
+      2 ** 53 - 1,
+      -(2 ** 53 - 1),
+      4_503_599_627_370_496,
+    ];
     const next = random(7);
     const values = [...edges];
     for (let i = 0; i < 2000; i++) values.push(Math.round((next() - 0.5) * 2 ** (1 + Math.floor(next() * 53))));
@@ -158,8 +179,30 @@ describe('ByteWriter', () => {
     let want = '';
     for (let d = 0; d <= 4; d++) {
       const scale = 10 ** d;
-      const ks = [0, 1, -1, 5, -5, 9, 10, 11, 99, 100, 101, 1000, 10_000, 10_001, 12_300, -12_300, 32_767, -32_767,
-        2 ** 31 - 1, -(2 ** 31) + 1, 1_000_000_000, -999_999_999];
+      const ks = [
+        0,
+        1,
+        -1,
+        5,
+        -5,
+        9,
+        10,
+        11,
+        99,
+        100,
+        101,
+        1000,
+        10_000,
+        10_001,
+        12_300,
+        -12_300,
+        32_767,
+        -32_767,
+        2 ** 31 - 1,
+        -(2 ** 31) + 1,
+        1_000_000_000,
+        -999_999_999,
+      ];
       for (let i = 0; i < 3000; i++) ks.push(Math.round((next() - 0.5) * 2 ** (1 + Math.floor(next() * 31))));
       for (const k of ks) {
         w.decimal(k, scale);

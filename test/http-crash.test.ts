@@ -26,13 +26,22 @@ afterAll(() => {
   if (dir) removeDir(dir);
 });
 
-interface Received { offset: number; ids: string[]; charged: number }
+interface Received {
+  offset: number;
+  ids: string[];
+  charged: number;
+}
 
 describe('kill -9 during charged requests', () => {
   it('every response that reached the client was charged exactly once; no grant is negative', { timeout: 240_000 }, async () => {
     dir = await syntheticSnapshots(6000, 3);
     const ledgerPath = join(dir, 'ledger.db');
-    const env = { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_KEY_PER_MINUTE: '1000000', EDIFICE_DAILY_QUOTA: '1000000' };
+    const env = {
+      EDIFICE_SNAPSHOTS: join(dir, 'snapshots'),
+      EDIFICE_LEDGER: ledgerPath,
+      EDIFICE_KEY_PER_MINUTE: '1000000',
+      EDIFICE_DAILY_QUOTA: '1000000',
+    };
     const setup = Ledger.open(ledgerPath);
     const { workspaceId, key } = workspaceWithKey(setup, 2_500);
     setup.close();
@@ -52,8 +61,9 @@ describe('kill -9 during charged requests', () => {
       sent++;
       try {
         const res = await fetch(`${first.base}/buildings?bbox=${bbox}&limit=100&offset=${offset}`, { headers });
-        const body = await res.json() as { data?: { building_id: string }[] };
-        if (res.status === 200) received.push({ offset, ids: body.data!.map((b) => b.building_id), charged: Number(res.headers.get('x-credits-charged')) });
+        const body = (await res.json()) as { data?: { building_id: string }[] };
+        if (res.status === 200)
+          received.push({ offset, ids: body.data!.map((b) => b.building_id), charged: Number(res.headers.get('x-credits-charged')) });
         else if (res.status === 402) refused402++;
         else throw new Error(`unexpected ${res.status}`);
       } catch (err) {
@@ -63,7 +73,8 @@ describe('kill -9 during charged requests', () => {
     };
     // Eight clients in parallel, each walking its own offsets (with overlaps, so some pages are partly free).
     const clients = Array.from({ length: 8 }, async (_, c) => {
-      for (let k = 0; k < 60 && first.child.exitCode === null && first.child.signalCode === null; k++) await one(((c * 7 + k * 3) % 99) * 100);
+      for (let k = 0; k < 60 && first.child.exitCode === null && first.child.signalCode === null; k++)
+        await one(((c * 7 + k * 3) % 99) * 100);
     });
     // Kill once the credits have run out for some requests, while others are in flight.
     while (received.length + refused402 < 45) await new Promise((r) => setTimeout(r, 5));
@@ -95,10 +106,14 @@ describe('kill -9 during charged requests', () => {
       const negative = db.prepare('SELECT count(*) AS n FROM grants WHERE remaining < 0').get() as { n: number };
       expect(negative.n).toBe(0);
       const openings = new Map<string, number>();
-      for (const row of db.prepare('SELECT building_id, count(*) AS n FROM openings WHERE workspace_id = ? GROUP BY building_id').all(workspaceId) as { building_id: string; n: number }[]) {
+      for (const row of db
+        .prepare('SELECT building_id, count(*) AS n FROM openings WHERE workspace_id = ? GROUP BY building_id')
+        .all(workspaceId) as { building_id: string; n: number }[]) {
         openings.set(row.building_id, row.n);
       }
-      const charged = (db.prepare('SELECT coalesce(sum(credits), 0) AS c FROM charges WHERE workspace_id = ?').get(workspaceId) as { c: number }).c;
+      const charged = (
+        db.prepare('SELECT coalesce(sum(credits), 0) AS c FROM charges WHERE workspace_id = ?').get(workspaceId) as { c: number }
+      ).c;
       // Every building of every response the client got is opened exactly once.
       for (const r of received) for (const id of r.ids) expect(openings.get(id), id).toBe(1);
       // What the client was told it paid is in the ledger (requests whose answer was lost may be charged too).
@@ -111,29 +126,43 @@ describe('kill -9 during charged requests', () => {
     } finally {
       db.close();
     }
-    process.stdout.write(`http-crash: ${sent} sent, ${received.length} answered 200, ${refused402} answered 402, ${lost} lost with the server\n`);
+    process.stdout.write(
+      `http-crash: ${sent} sent, ${received.length} answered 200, ${refused402} answered 402, ${lost} lost with the server\n`,
+    );
   });
 });
 
-describe('on uWebSockets.js\'s JS fallback', () => {
+describe("on uWebSockets.js's JS fallback", () => {
   it('refuses to start, naming the cause and the remedy, instead of ending at the first request', { timeout: 120_000 }, async () => {
     const snapshots = await syntheticSnapshots(1000);
     for (const workers of ['0', '2']) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: ROOT,
         env: {
-          ...process.env, UWS_USE_FALLBACK: '1', EDIFICE_WORKERS: workers, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_LOG_LEVEL: 'warn',
-          EDIFICE_SNAPSHOTS: join(snapshots, 'snapshots'), EDIFICE_LEDGER: join(snapshots, `ledger-${workers}.db`),
+          ...process.env,
+          UWS_USE_FALLBACK: '1',
+          EDIFICE_WORKERS: workers,
+          EDIFICE_PORT: '0',
+          EDIFICE_METRICS_PORT: '0',
+          EDIFICE_LOG_LEVEL: 'warn',
+          EDIFICE_SNAPSHOTS: join(snapshots, 'snapshots'),
+          EDIFICE_LEDGER: join(snapshots, `ledger-${workers}.db`),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       children.push(child);
       let out = '';
-      child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
-      child.stderr!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      child.stderr!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       expect(code, out).toBe(1);
-      expect(out).toMatch(/edifice: (a worker could not start: )?UWS_USE_FALLBACK asks for uWebSockets\.js's JS fallback, which cannot serve this API/);
+      expect(out).toMatch(
+        /edifice: (a worker could not start: )?UWS_USE_FALLBACK asks for uWebSockets\.js's JS fallback, which cannot serve this API/,
+      );
       expect(out).toContain('Run Node 20');
       expect(out).not.toMatch(/listening on/);
     }

@@ -67,22 +67,31 @@ describe('GET /buildings/export', () => {
 
     // limit= takes the head of the ranking; fields= shrinks each record.
     const head = await get(`/buildings/export?${QUERY}&limit=7&fields=height,address`, k.key);
-    const shrunk = head.text.trim().split('\n').map((l) => JSON.parse(l));
+    const shrunk = head.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(shrunk.map((b) => b.building_id)).toEqual(buildings.slice(0, 7).map((b) => b.building_id));
     expect(shrunk.map((b) => Object.keys(b))).toEqual(Array(7).fill(['building_id', 'address', 'height']));
   });
 
   it('writes CSV that DuckDB reads: the same rows and areas as the NDJSON', async () => {
     const k = workspaceWithKey(t.ledger, 10_000);
-    const nd = (await get(`/buildings/export?${QUERY}&f=ndjson`, k.key)).text.trim().split('\n').map((l) => JSON.parse(l));
+    const nd = (await get(`/buildings/export?${QUERY}&f=ndjson`, k.key)).text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const csv = await get(`/buildings/export?${QUERY}`, k.key, { Accept: 'text/csv' });
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
     const file = join(out, 'export.csv');
     writeFileSync(file, csv.text);
     const duck = await (await DuckDBInstance.create(':memory:')).connect();
-    const rows = (await duck.runAndReadAll(
-      `select building_id, footprint_area_m2, address, height from read_csv('${file}', header = true, all_varchar = true)`)).getRowsJson() as string[][];
+    const rows = (
+      await duck.runAndReadAll(
+        `select building_id, footprint_area_m2, address, height from read_csv('${file}', header = true, all_varchar = true)`,
+      )
+    ).getRowsJson() as string[][];
     expect(rows.map((r) => r[0])).toEqual(nd.map((b) => b.building_id));
     expect(rows.map((r) => Number(r[1]))).toEqual(nd.map((b) => b.footprint_area_m2));
     expect(rows.map((r) => r[2])).toEqual(nd.map((b) => b.address)); // commas and quotes survive
@@ -109,7 +118,13 @@ describe('GET /buildings/export', () => {
     const before = t.ledger.balance(k.workspaceId);
     const capped = await get(`/buildings/export?${QUERY}&limit=50&max_credits=49`, k.key);
     expect(capped.status).toBe(402);
-    expect(JSON.parse(capped.text)).toEqual({ error: { code: 'insufficient_credits', message: expect.stringMatching(/50 buildings .* more than max_credits \(49\)/), parameter: '' } });
+    expect(JSON.parse(capped.text)).toEqual({
+      error: {
+        code: 'insufficient_credits',
+        message: expect.stringMatching(/50 buildings .* more than max_credits \(49\)/),
+        parameter: '',
+      },
+    });
     const broke = await get(`/buildings/export?${QUERY}`, k.key);
     expect(broke.status).toBe(402);
     expect(JSON.parse(broke.text).error.code).toBe('insufficient_credits');
@@ -133,7 +148,9 @@ describe('GET /buildings/export', () => {
           resolve({ charged: Number(res.headers['x-credits-charged']), received: chunk.length });
         });
       });
-      req.on('error', (err) => { if (!req.destroyed) reject(err); });
+      req.on('error', (err) => {
+        if (!req.destroyed) reject(err);
+      });
       req.end();
     });
     const again = await get(`/buildings/export?${whole}`, k.key);

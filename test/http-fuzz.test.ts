@@ -19,12 +19,55 @@ type J = Record<string, any>;
 const REQUESTS = 1600;
 const CREDITS = 60;
 const HOSTILE = [
-  '', ' ', '-1', '0', '1', '-0', '1.5', '1e309', '-1e309', 'NaN', 'Infinity', '0x10', '9999999999999999999', ' 1', '1,2',
-  'true', 'false', 'null', '[]', '{}', '%00', '%FF', '%E2%82', 'é', 'a'.repeat(3000), '1,2,3', '1,2,3,4,5', ',,,',
-  '-180,-90,180,90', '9.7,47.3,9.4,47.0', 'residential_house', 'EUR', 'RsI', '2024', '10000', '9990',
+  '',
+  ' ',
+  '-1',
+  '0',
+  '1',
+  '-0',
+  '1.5',
+  '1e309',
+  '-1e309',
+  'NaN',
+  'Infinity',
+  '0x10',
+  '9999999999999999999',
+  ' 1',
+  '1,2',
+  'true',
+  'false',
+  'null',
+  '[]',
+  '{}',
+  '%00',
+  '%FF',
+  '%E2%82',
+  'é',
+  'a'.repeat(3000),
+  '1,2,3',
+  '1,2,3,4,5',
+  ',,,',
+  '-180,-90,180,90',
+  '9.7,47.3,9.4,47.0',
+  'residential_house',
+  'EUR',
+  'RsI',
+  '2024',
+  '10000',
+  '9990',
 ];
-const BODIES = ['', '{}', '[]', 'not json', '{"a":'.repeat(50), '{"country":"PT"}', '{"country":"ZZ","email":"x"}',
-  '{"building_id":"b_0","reason":"mine"}', JSON.stringify({ building_id: 'x', kind: 'y', email: 'a@b.c' }), '{"country":"PT","email":"ana@example.pt"}'];
+const BODIES = [
+  '',
+  '{}',
+  '[]',
+  'not json',
+  '{"a":'.repeat(50),
+  '{"country":"PT"}',
+  '{"country":"ZZ","email":"x"}',
+  '{"building_id":"b_0","reason":"mine"}',
+  JSON.stringify({ building_id: 'x', kind: 'y', email: 'a@b.c' }),
+  '{"country":"PT","email":"ana@example.pt"}',
+];
 
 let dir: string;
 let t: TestServer;
@@ -51,7 +94,11 @@ afterAll(() => {
   if (dir) removeDir(dir);
 });
 
-interface Operation { path: string; method: string; params: J[] }
+interface Operation {
+  path: string;
+  method: string;
+  params: J[];
+}
 
 function operations(): Operation[] {
   const out: Operation[] = [];
@@ -94,7 +141,12 @@ describe('random requests to every endpoint', () => {
       for (const p of op.params) {
         const schema = (p.schema ?? {}) as J;
         if (p.in === 'path') {
-          const v = rng.next() < 0.3 ? pick(HOSTILE) : rng.next() < 0.5 ? pick(buildingIds) : pick(['b_0000000000000000', 'XA', 'zz', 'XA-unknown', 'ord_1']);
+          const v =
+            rng.next() < 0.3
+              ? pick(HOSTILE)
+              : rng.next() < 0.5
+                ? pick(buildingIds)
+                : pick(['b_0000000000000000', 'XA', 'zz', 'XA-unknown', 'ord_1']);
           path = path.replace(`{${p.name}}`, encodeURIComponent(v));
           continue;
         }
@@ -103,8 +155,9 @@ describe('random requests to every endpoint', () => {
         if (p.name === 'bbox' && rng.next() < 0.8) {
           // Somewhere in the country: a corner inside, sides up to a fifth of it (now and then inverted).
           const [w, s, e, nn] = area.map(Number);
-          const x = w + rng.next() * (e - w), y = s + rng.next() * (nn - s);
-          v = [x, y, x + (rng.next() - 0.05) * (e - w) / 5, y + (rng.next() - 0.05) * (nn - s) / 5].map((c) => c.toFixed(5)).join(',');
+          const x = w + rng.next() * (e - w),
+            y = s + rng.next() * (nn - s);
+          v = [x, y, x + ((rng.next() - 0.05) * (e - w)) / 5, y + ((rng.next() - 0.05) * (nn - s)) / 5].map((c) => c.toFixed(5)).join(',');
         }
         query.push(`${p.name}=${v.startsWith('%') ? v : encodeURIComponent(v)}`);
         // geometry is for GeoJSON answers (refused otherwise): drawn, it asks for one, as a client would.
@@ -135,7 +188,9 @@ describe('random requests to every endpoint', () => {
       const type = res.headers.get('content-type') ?? '';
       if (/^application\/x-ndjson|^text\/csv|^application\/geo\+json-seq/.test(type)) {
         // The export's text streams: one record a building, each as GET /buildings would have it.
-        const records = type.startsWith('text/csv') ? raw.split('\r\n').slice(1, -1) : raw.split(type.includes('seq') ? '\x1e' : '\n').filter((r) => r !== '');
+        const records = type.startsWith('text/csv')
+          ? raw.split('\r\n').slice(1, -1)
+          : raw.split(type.includes('seq') ? '\x1e' : '\n').filter((r) => r !== '');
         if (!type.startsWith('text/csv')) for (const r of records) JSON.parse(r);
         if (records.length > 10_000) problems.push(`${label}: ${records.length} records, more than 10,000`);
         parsed = raw; // the document declares these as text
@@ -145,8 +200,12 @@ describe('random requests to every endpoint', () => {
       for (const p of validator.problems(op.path, res.status, res.headers, parsed, op.method)) problems.push(`${label}: ${p}`);
       const error = (parsed as J | null)?.error;
       // invalid_parameter names the parameter at fault: "" only for one given without a name ("&=x").
-      if (res.status === 400 && typeof error === 'object' && error.code === 'invalid_parameter'
-        && !(typeof error.parameter === 'string' && (error.parameter.length > 0 || /without a name/.test(error.message)))) {
+      if (
+        res.status === 400 &&
+        typeof error === 'object' &&
+        error.code === 'invalid_parameter' &&
+        !(typeof error.parameter === 'string' && (error.parameter.length > 0 || /without a name/.test(error.message)))
+      ) {
         problems.push(`${label}: invalid_parameter without the parameter's name: ${raw.slice(0, 200)}`);
       }
       charged += Number(res.headers.get('x-credits-charged') ?? 0);

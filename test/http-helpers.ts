@@ -38,7 +38,12 @@ export async function syntheticSnapshots(buildings = 4000, seed = 7, country = '
 }
 
 /** A real server on 127.0.0.1; `env` sets configuration as the EDIFICE_* variables would. */
-export async function startTestServer(dir: string, ledgerOptions: LedgerOptions = {}, ledgerFile = 'ledger.db', env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
+export async function startTestServer(
+  dir: string,
+  ledgerOptions: LedgerOptions = {},
+  ledgerFile = 'ledger.db',
+  env: NodeJS.ProcessEnv = {},
+): Promise<TestServer> {
   const config = { ...loadConfig(env), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, ledgerFile) };
   const catalog = Catalog.open(config.snapshotsDir);
   const ledger = Ledger.open(config.ledgerPath, ledgerOptions);
@@ -47,7 +52,13 @@ export async function startTestServer(dir: string, ledgerOptions: LedgerOptions 
   const metrics = await startMetricsServer('127.0.0.1', 0, () => server.metrics.registry.metrics(), log);
   const url = `http://127.0.0.1:${server.port}`;
   return {
-    url, metricsUrl: `http://127.0.0.1:${metrics.port}`, base: `${url}/v1`, dir, catalog, ledger, server,
+    url,
+    metricsUrl: `http://127.0.0.1:${metrics.port}`,
+    base: `${url}/v1`,
+    dir,
+    catalog,
+    ledger,
+    server,
     close() {
       void metrics.close();
       server.close();
@@ -72,9 +83,15 @@ export function trackServerProcess(child: ChildProcess): ChildProcess {
  * `flags`; EDIFICE_LOG_LEVEL warn unless `env` says otherwise; in `cwd`, by default the project's
  * folder); resolves with its base URL once it listens.
  */
-export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[], cwd = ROOT): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+export function startServerProcess(
+  env: NodeJS.ProcessEnv,
+  flags: string[],
+  cwd = ROOT,
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const child = spawn(process.execPath, [...flags, '--import', TSX_LOADER, join(ROOT, 'src/main.ts')], {
-    cwd, env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', EDIFICE_METRICS_PORT: '0', ...env, EDIFICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+    env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', EDIFICE_METRICS_PORT: '0', ...env, EDIFICE_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   serverProcesses.push(child);
   return new Promise((resolve, reject) => {
@@ -88,7 +105,9 @@ export function startServerProcess(env: NodeJS.ProcessEnv, flags: string[], cwd 
         resolve({ child, base: `http://127.0.0.1:${m[1]}/v1`, output: () => out });
       }
     });
-    child.stderr!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
     child.once('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
   });
 }
@@ -160,7 +179,9 @@ export class ResponseValidator {
     this.ajv.addFormat('uri', /^https?:\/\/[^\s]+$/);
     this.ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
     this.ajv.addFormat('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
-    const defs = JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('#/components/schemas/', 'https://edifice.test/live#/$defs/'));
+    const defs = JSON.parse(
+      JSON.stringify(doc.components.schemas).replaceAll('#/components/schemas/', 'https://edifice.test/live#/$defs/'),
+    );
     this.ajv.addSchema({ $id: 'https://edifice.test/live', $defs: defs });
   }
 

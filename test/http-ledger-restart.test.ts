@@ -54,9 +54,15 @@ async function killLedgerThread(): Promise<void> {
     if (waited > 5_000) throw new Error('no thread named edifice-ledger');
     await new Promise((r) => setTimeout(r, 10));
   }
-  const message = { id: 1, method: 'Runtime.evaluate', params: { expression: 'setTimeout(() => { throw new Error("ended by the test") })' } };
+  const message = {
+    id: 1,
+    method: 'Runtime.evaluate',
+    params: { expression: 'setTimeout(() => { throw new Error("ended by the test") })' },
+  };
   await new Promise<void>((resolve, reject) => {
-    inspector.post('NodeWorker.sendMessageToWorker', { sessionId: ledgerSession, message: JSON.stringify(message) }, (err) => (err ? reject(err) : resolve()));
+    inspector.post('NodeWorker.sendMessageToWorker', { sessionId: ledgerSession, message: JSON.stringify(message) }, (err) =>
+      err ? reject(err) : resolve(),
+    );
   });
 }
 
@@ -64,7 +70,14 @@ beforeAll(async () => {
   dir = await syntheticSnapshots(4000, 5, 'LI');
   ledgerPath = join(dir, 'ledger.db');
   const config = { ...loadConfig({ EDIFICE_KEY_PER_MINUTE: '1000' }), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath };
-  const log = pino({ level: 'warn' }, { write: (line: string) => { logged.push(line); } });
+  const log = pino(
+    { level: 'warn' },
+    {
+      write: (line: string) => {
+        logged.push(line);
+      },
+    },
+  );
   const catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
   ledger = Ledger.open(ledgerPath, { perKeyPerMinute: 1000 });
   pool = await startWorkers({ config, catalog, ledger, log, workers: 2 });
@@ -149,11 +162,14 @@ describe('the ledger thread ends and cannot start again a while', () => {
       // 30 pages of 25 buildings each, none opened before; the thread is ended as soon as the
       // first is charged, while others wait for their charge or are on their way.
       let ended: Promise<void> | null = null;
-      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => get(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=25&offset=${(round * 30 + i) * 25}&sort=volume`, auth)
-        .then((a) => {
-          if (a.status === 200 && ended === null) ended = killLedgerThread();
-          return a;
-        })));
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          get(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=25&offset=${(round * 30 + i) * 25}&sort=volume`, auth).then((a) => {
+            if (a.status === 200 && ended === null) ended = killLedgerThread();
+            return a;
+          }),
+        ),
+      );
       await ended;
       if (ended !== null) killed++;
       expect(answers.map((a) => a.status).filter((st) => st !== 200 && st !== 503)).toEqual([]);

@@ -35,9 +35,14 @@ function pipelined(port: number, requests: string[], gapMs: number): Promise<str
     const socket = connect(port, '127.0.0.1');
     let got = '';
     const timer = setTimeout(() => socket.destroy(), 5_000);
-    socket.on('data', (chunk) => { got += chunk.toString('latin1'); });
+    socket.on('data', (chunk) => {
+      got += chunk.toString('latin1');
+    });
     socket.on('error', () => {});
-    socket.on('close', () => { clearTimeout(timer); resolve(got); });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(got);
+    });
     socket.once('connect', () => {
       if (gapMs === 0) socket.write(requests.join(''));
       else requests.forEach((r, i) => setTimeout(() => socket.write(r), i * gapMs));
@@ -70,12 +75,16 @@ async function payOnlyForAnswers(port: number, ledger: Ledger, gapMs: number): P
   for (let round = 0; round < 4; round++) {
     const { key } = workspaceWithKey(ledger, 1_000, `pipe${gapMs}-${round}`);
     const before = await remaining(port, key);
-    const raw = await pipelined(port, [
-      request(`/buildings?bbox=${BBOX}&sort=area&limit=7&offset=${20 * round}`, key),
-      request(`/buildings?bbox=${BBOX}&sort=height&limit=3&offset=${20 * round}`, key, true),
-    ], gapMs);
+    const raw = await pipelined(
+      port,
+      [
+        request(`/buildings?bbox=${BBOX}&sort=area&limit=7&offset=${20 * round}`, key),
+        request(`/buildings?bbox=${BBOX}&sort=height&limit=3&offset=${20 * round}`, key, true),
+      ],
+      gapMs,
+    );
     const charged = chargedIn(raw);
-    expect(before - await remaining(port, key), raw.slice(0, 200)).toBe(charged.reduce((a, b) => a + b, 0));
+    expect(before - (await remaining(port, key)), raw.slice(0, 200)).toBe(charged.reduce((a, b) => a + b, 0));
     // Both, or (read together after all, on a busy machine) neither.
     expect([0, 2], raw.slice(0, 200)).toContain(charged.length);
     answered += charged.length;
@@ -91,14 +100,20 @@ async function payOnlyForAnswers(port: number, ledger: Ledger, gapMs: number): P
 async function storedOnlyWhenAnswered(port: number, ledger: Ledger): Promise<void> {
   const body = (c: string) => `{"country":"${c}"}`;
   for (const country of ['PT', 'ES', 'FR', 'DE']) {
-    const raw = await pipelined(port, [
-      `POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body(country).length}\r\n\r\n${body(country)}`,
-      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
-    ], 0);
+    const raw = await pipelined(
+      port,
+      [
+        `POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body(country).length}\r\n\r\n${body(country)}`,
+        'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      ],
+      0,
+    );
     const created = raw.match(/HTTP\/1\.1 201 /g)?.length ?? 0;
     // A write made regardless would be done by the time a later one is answered (one writer, in order).
     const later = await fetch(`http://127.0.0.1:${port}/v1/public/country-requests`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body('SE'),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: body('SE'),
     });
     expect(later.status).toBe(201);
     expect(ledger.countryRequests().filter((r) => r.country === country).length, raw.slice(0, 200)).toBe(created);
@@ -113,7 +128,10 @@ describe('requests pipelined behind a charged page', () => {
     const ledgerPath = join(dir, 'ledger.db');
     const ledger = Ledger.open(ledgerPath);
     try {
-      const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '0' }, []);
+      const server = await startServerProcess(
+        { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '0' },
+        [],
+      );
       const port = Number(new URL(server.base).port);
       await payOnlyForAnswers(port, ledger, 0);
       await payOnlyForAnswers(port, ledger, 2);

@@ -30,9 +30,14 @@ function rawGet(target: Buffer, headers: Record<string, string> = {}): Promise<{
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const socket = connect(t.server.port, '127.0.0.1');
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`no whole answer within 5 s: ${Buffer.concat(chunks).toString('latin1')}`)); }, 5000);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no whole answer within 5 s: ${Buffer.concat(chunks).toString('latin1')}`));
+    }, 5000);
     socket.once('connect', () => {
-      const head = Object.entries({ Host: '127.0.0.1', Connection: 'close', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const head = Object.entries({ Host: '127.0.0.1', Connection: 'close', ...headers })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
       socket.write(Buffer.concat([Buffer.from('GET ', 'latin1'), target, Buffer.from(` HTTP/1.1\r\n${head}\r\n`, 'latin1')]));
     });
     socket.on('data', (d: Buffer) => {
@@ -45,13 +50,20 @@ function rawGet(target: Buffer, headers: Record<string, string> = {}): Promise<{
       if (all.length < headEnd + 4 + length) return;
       clearTimeout(timer);
       socket.destroy();
-      resolve({ status: Number(head.slice(9, 12)), body: JSON.parse(all.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8')) as J });
+      resolve({
+        status: Number(head.slice(9, 12)),
+        body: JSON.parse(all.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8')) as J,
+      });
     });
-    socket.on('error', (err) => { clearTimeout(timer); reject(err); });
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
   });
 }
 
-const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
+const bytes = (...parts: (string | number[])[]) =>
+  Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
 const BBOX = 'bbox=9.4,47.0,9.7,47.3';
 const auth = () => ({ Authorization: `Bearer ${key}` });
 
@@ -89,7 +101,10 @@ describe('a query string whose bytes are not UTF-8', () => {
 
   it('is refused on a public page, with the public error body', async () => {
     const country = t.catalog.view().snapshots[0].country;
-    for (const path of [bytes(`/v1/public/countries/${country}/places?x`, [0xff], '=1'), bytes(`/v1/public/places/${country}/`, [0xff], 'x')]) {
+    for (const path of [
+      bytes(`/v1/public/countries/${country}/places?x`, [0xff], '=1'),
+      bytes(`/v1/public/places/${country}/`, [0xff], 'x'),
+    ]) {
       const r = await rawGet(path);
       expect(r.status, path.toString('latin1')).toBe(400);
       expect(r.body.error, path.toString('latin1')).toBe('invalid_parameter');

@@ -28,7 +28,10 @@ afterAll(() => {
   if (dir) removeDir(dir);
 });
 
-interface Answer { status: number; connection: string | undefined }
+interface Answer {
+  status: number;
+  connection: string | undefined;
+}
 
 function post(agent: Agent, url: string, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -41,13 +44,18 @@ function post(agent: Agent, url: string, body: string): Promise<Answer> {
   });
 }
 
-describe('SIGTERM while a request waits for the ledger file\'s lock', () => {
+describe("SIGTERM while a request waits for the ledger file's lock", () => {
   it('exits 0 once the wait ends, answering that request with Connection: close and refusing the next', { timeout: 120_000 }, async () => {
     dir = await syntheticSnapshots(1000);
     const ledgerPath = join(dir, 'ledger.db');
     Ledger.open(ledgerPath).close();
-    const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '2' }, []);
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
+    const server = await startServerProcess(
+      { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '2' },
+      [],
+    );
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      server.child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
 
     // Another process (the admin CLI, say) holds the file's write lock from before the request
     // until the server has exited.
@@ -87,24 +95,36 @@ describe('SIGTERM to a server on the main thread alone while a request body is a
     const stopDir = await syntheticSnapshots(500);
     try {
       const ledgerPath = join(stopDir, 'ledger.db');
-      const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(stopDir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '0' }, []);
-      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
+      const server = await startServerProcess(
+        { EDIFICE_SNAPSHOTS: join(stopDir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '0' },
+        [],
+      );
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        server.child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
       const { port } = new URL(server.base);
       const body = '{"country":"PT"}';
       const socket = connect(Number(port), '127.0.0.1');
       let answer = '';
-      socket.on('data', (chunk) => { answer += chunk.toString(); });
+      socket.on('data', (chunk) => {
+        answer += chunk.toString();
+      });
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       socket.on('error', () => {});
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-      socket.write(`POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      socket.write(
+        `POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
       await new Promise((r) => setTimeout(r, 500));
       server.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 500));
       // Stopping: a new connection is refused, the one in flight is still served.
       const refused = await new Promise<string>((resolve) => {
         const probe = connect(Number(port), '127.0.0.1');
-        probe.once('connect', () => { probe.destroy(); resolve('connected'); });
+        probe.once('connect', () => {
+          probe.destroy();
+          resolve('connected');
+        });
         probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
       });
       socket.write(body.slice(5));
@@ -129,58 +149,80 @@ function keptOpen(port: number): Promise<{ send(request: string, until?: RegExp)
     const socket = connect(port, '127.0.0.1');
     let got = '';
     let waiter: (() => void) | null = null;
-    socket.on('data', (chunk) => { got += chunk.toString('latin1'); waiter?.(); });
+    socket.on('data', (chunk) => {
+      got += chunk.toString('latin1');
+      waiter?.();
+    });
     socket.on('close', () => waiter?.());
     socket.on('error', () => {});
     socket.once('error', reject);
-    socket.once('connect', () => resolve({
-      send: (request, until) => new Promise((done) => {
-        got = '';
-        // Closed already (the server went away): nothing more will come, so say so now rather than wait forever.
-        if (socket.destroyed) return done(got);
-        waiter = () => { if (socket.destroyed || (until && until.test(got))) { waiter = null; done(got); } };
-        socket.write(request);
+    socket.once('connect', () =>
+      resolve({
+        send: (request, until) =>
+          new Promise((done) => {
+            got = '';
+            // Closed already (the server went away): nothing more will come, so say so now rather than wait forever.
+            if (socket.destroyed) return done(got);
+            waiter = () => {
+              if (socket.destroyed || (until && until.test(got))) {
+                waiter = null;
+                done(got);
+              }
+            };
+            socket.write(request);
+          }),
       }),
-    }));
+    );
   });
 }
 
 describe('SIGTERM to a server with a worker, then a request on a connection opened before', () => {
-  it('answers a charged page and a country request that arrive after the stop, with Connection: close, and exits 0', { timeout: 120_000 }, async () => {
-    const stopDir = await syntheticSnapshots(500, 8);
-    try {
-      const ledgerPath = join(stopDir, 'ledger.db');
-      const setup = Ledger.open(ledgerPath);
-      const { key, workspaceId } = workspaceWithKey(setup, 100);
-      setup.close();
-      const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(stopDir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '1' }, []);
-      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
-      const port = Number(new URL(server.base).port);
-      const [a, b] = await Promise.all([keptOpen(port), keptOpen(port)]);
-      const health = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
-      expect(await a.send(health, /"alive"/)).toMatch(/^HTTP\/1\.1 200 /);
-      expect(await b.send(health, /"alive"/)).toMatch(/^HTTP\/1\.1 200 /);
-      server.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 300));
-      // Each waits for the ledger thread, its connection paused, in a worker that has stopped listening.
-      const body = '{"country":"PT"}';
-      const [page, posted] = await Promise.all([
-        a.send(`GET /v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=4 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`),
-        b.send(`POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
-      ]);
-      const { code, signal } = await exited;
-      expect({ code, signal }, server.output()).toEqual({ code: 0, signal: null });
-      expect(page).toMatch(/^HTTP\/1\.1 200 [^]*\r\nX-Credits-Charged: 4\r\n/i);
-      expect(page).toMatch(/\r\nConnection: close\r\n/i);
-      expect(posted).toMatch(/^HTTP\/1\.1 201 [^]*\r\nConnection: close\r\n/i);
-      const check = Ledger.open(ledgerPath);
-      expect(check.balance(workspaceId)).toBe(105 - 4);
-      expect(check.countryRequests().map((r) => r.country)).toEqual(['PT']);
-      check.close();
-    } finally {
-      removeDir(stopDir);
-    }
-  });
+  it(
+    'answers a charged page and a country request that arrive after the stop, with Connection: close, and exits 0',
+    { timeout: 120_000 },
+    async () => {
+      const stopDir = await syntheticSnapshots(500, 8);
+      try {
+        const ledgerPath = join(stopDir, 'ledger.db');
+        const setup = Ledger.open(ledgerPath);
+        const { key, workspaceId } = workspaceWithKey(setup, 100);
+        setup.close();
+        const server = await startServerProcess(
+          { EDIFICE_SNAPSHOTS: join(stopDir, 'snapshots'), EDIFICE_LEDGER: ledgerPath, EDIFICE_WORKERS: '1' },
+          [],
+        );
+        const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+          server.child.once('exit', (code, signal) => resolve({ code, signal })),
+        );
+        const port = Number(new URL(server.base).port);
+        const [a, b] = await Promise.all([keptOpen(port), keptOpen(port)]);
+        const health = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+        expect(await a.send(health, /"alive"/)).toMatch(/^HTTP\/1\.1 200 /);
+        expect(await b.send(health, /"alive"/)).toMatch(/^HTTP\/1\.1 200 /);
+        server.child.kill('SIGTERM');
+        await new Promise((r) => setTimeout(r, 300));
+        // Each waits for the ledger thread, its connection paused, in a worker that has stopped listening.
+        const body = '{"country":"PT"}';
+        const [page, posted] = await Promise.all([
+          a.send(`GET /v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=4 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`),
+          b.send(
+            `POST /v1/public/country-requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          ),
+        ]);
+        const { code, signal } = await exited;
+        expect({ code, signal }, server.output()).toEqual({ code: 0, signal: null });
+        expect(page).toMatch(/^HTTP\/1\.1 200 [^]*\r\nX-Credits-Charged: 4\r\n/i);
+        expect(page).toMatch(/\r\nConnection: close\r\n/i);
+        expect(posted).toMatch(/^HTTP\/1\.1 201 [^]*\r\nConnection: close\r\n/i);
+        const check = Ledger.open(ledgerPath);
+        expect(check.balance(workspaceId)).toBe(105 - 4);
+        expect(check.countryRequests().map((r) => r.country)).toEqual(['PT']);
+        check.close();
+      } finally {
+        removeDir(stopDir);
+      }
+    },
+  );
 });
 
 describe('SIGTERM while the server starts', () => {
@@ -190,11 +232,23 @@ describe('SIGTERM while the server starts', () => {
       const snapshots = join(startDir, 'snapshots');
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: fileURLToPath(new URL('..', import.meta.url)),
-        env: { ...process.env, EDIFICE_SNAPSHOTS: snapshots, EDIFICE_LEDGER: join(startDir, 'ledger.db'), EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_WORKERS: '1', EDIFICE_LOG_LEVEL: 'info', EDIFICE_DEMO_BUILDINGS: '20000', EDIFICE_DEMO: '1' },
+        env: {
+          ...process.env,
+          EDIFICE_SNAPSHOTS: snapshots,
+          EDIFICE_LEDGER: join(startDir, 'ledger.db'),
+          EDIFICE_PORT: '0',
+          EDIFICE_METRICS_PORT: '0',
+          EDIFICE_WORKERS: '1',
+          EDIFICE_LOG_LEVEL: 'info',
+          EDIFICE_DEMO_BUILDINGS: '20000',
+          EDIFICE_DEMO: '1',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
-      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
       // SIGTERM as soon as the start says it is generating the demo country: seconds before it listens.
       let sent = false;
       const signalled = new Promise<void>((resolve) => {

@@ -34,7 +34,9 @@ type Made = { route: WarmUpRoute; rawQuery: string; pathParameter: string; encod
 
 function madeUp(requests: number): Made[] {
   const made: Made[] = [];
-  warmUp(catalog.view(), requests, (route, rawQuery, pathParameter, encoding) => { made.push({ route, rawQuery, pathParameter, encoding }); });
+  warmUp(catalog.view(), requests, (route, rawQuery, pathParameter, encoding) => {
+    made.push({ route, rawQuery, pathParameter, encoding });
+  });
   return made;
 }
 
@@ -43,7 +45,12 @@ describe('warm-up requests', () => {
     const made = madeUp(400);
     expect(made).toHaveLength(400);
     const routes = new Set(made.map((m) => m.route));
-    expect([...routes].sort()).toEqual(['/buildings', '/buildings/at', '/buildings/{building_id}/registered-businesses', '/buildings/{building_id}/units']);
+    expect([...routes].sort()).toEqual([
+      '/buildings',
+      '/buildings/at',
+      '/buildings/{building_id}/registered-businesses',
+      '/buildings/{building_id}/units',
+    ]);
     expect(new Set(made.map((m) => m.encoding))).toEqual(new Set(['json', 'msgpack']));
     const s = catalog.view().snapshots[0];
     const ids = new Set<string>();
@@ -75,7 +82,8 @@ describe('warm-up requests', () => {
     }
     const sides = [0.002, 0.015, 0.15, 1];
     for (const side of sides) {
-      for (const key of [...['volume', 'area', 'height', 'registered_business_employees'], 'json', 'msgpack']) expect(combos).toContain(`${side} ${key}`);
+      for (const key of [...['volume', 'area', 'height', 'registered_business_employees'], 'json', 'msgpack'])
+        expect(combos).toContain(`${side} ${key}`);
     }
     for (const route of routes) if (route !== '/buildings') for (const e of ['json', 'msgpack']) expect(combos).toContain(`${route} ${e}`);
     // The same requests every time (a start is reproducible).
@@ -83,7 +91,11 @@ describe('warm-up requests', () => {
   });
 
   it('makes none over no building or when set to 0, and counts a failing request and goes on', () => {
-    expect(warmUp({ snapshots: [] }, 500, () => { throw new Error('not called'); })).toMatchObject({ requests: 0, failed: 0 });
+    expect(
+      warmUp({ snapshots: [] }, 500, () => {
+        throw new Error('not called');
+      }),
+    ).toMatchObject({ requests: 0, failed: 0 });
     expect(madeUp(0)).toEqual([]);
     let calls = 0;
     const report = warmUp(catalog.view(), 30, (route) => {
@@ -100,10 +112,17 @@ describe('warm-up requests', () => {
 describe('a server that warms up', () => {
   it('logs the warm-up, then serves from empty caches with nothing charged, opened or counted', async () => {
     const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
     const config = {
-      ...loadConfig({ EDIFICE_WARMUP_REQUESTS: '250' }), port: 0,
-      snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, 'warm.db'),
+      ...loadConfig({ EDIFICE_WARMUP_REQUESTS: '250' }),
+      port: 0,
+      snapshotsDir: join(dir, 'snapshots'),
+      ledgerPath: join(dir, 'warm.db'),
     };
     const ledger = Ledger.open(config.ledgerPath);
     const server = await startServer({ config, catalog, ledger, log: pino({ level: 'info' }, sink) });
@@ -130,7 +149,9 @@ describe('a server that warms up', () => {
 
       // The first caller's page is charged in full: the warm-up opened nothing for anyone.
       const { key } = workspaceWithKey(ledger, 1_000);
-      const res = await fetch(`http://127.0.0.1:${server.port}/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=20`, { headers: { Authorization: `Bearer ${key}` } });
+      const res = await fetch(`http://127.0.0.1:${server.port}/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=20`, {
+        headers: { Authorization: `Bearer ${key}` },
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get('X-Credits-Charged')).toBe('20');
       const after = await server.metrics.registry.metrics();

@@ -32,9 +32,18 @@ beforeAll(async () => {
   dir = await syntheticSnapshots(4000, 5, 'LI');
   const config = {
     ...loadConfig({ EDIFICE_KEY_PER_MINUTE: '10', EDIFICE_REMOVALS_POLL_MS: '100' }),
-    port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, 'ledger.db'),
+    port: 0,
+    snapshotsDir: join(dir, 'snapshots'),
+    ledgerPath: join(dir, 'ledger.db'),
   };
-  const log = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(line); } });
+  const log = pino(
+    { level: 'warn' },
+    {
+      write: (line: string) => {
+        warnings.push(line);
+      },
+    },
+  );
   catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
   ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: 10 });
   stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
@@ -54,7 +63,9 @@ describe('worker threads', () => {
     expect(pool.workers).toBe(2);
     expect(pool.implementation).toBe('native');
     const { key } = workspaceWithKey(ledger, 1_000);
-    const answers = await Promise.all(Array.from({ length: 24 }, () => get('/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=1', { Authorization: `Bearer ${key}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, () => get('/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=1', { Authorization: `Bearer ${key}` })),
+    );
     const ok = answers.filter((a) => a.status === 200).length;
     // 10 a minute: one token comes back every 6 s, so a burst of 24 lets 10 (or, past a refill, 11) through.
     expect(ok === 10 || ok === 11).toBe(true);
@@ -65,7 +76,8 @@ describe('worker threads', () => {
     expect(metrics).toContain(`edifice_http_requests_total{route="/buildings",status="429"} ${24 - ok}`);
     expect(metrics).toMatch(/edifice_snapshot_buildings\{country="LI",date="2026-11-21"\} 4000\n/);
     // Every answer held the same one building: each worker's cache encoded it once, then served it.
-    const lookups = (result: string) => Number(new RegExp(`edifice_fragment_cache_lookups_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1]);
+    const lookups = (result: string) =>
+      Number(new RegExp(`edifice_fragment_cache_lookups_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1]);
     expect(lookups('hit') + lookups('miss')).toBe(ok);
     expect([1, 2]).toContain(lookups('miss'));
   });
@@ -81,7 +93,11 @@ describe('worker threads', () => {
     }
     // 40 pages of up to 100 buildings, with overlaps (offsets step 50): together far more than 305 credits.
     const offsets = Array.from({ length: 40 }, (_, i) => (i % 20) * 50);
-    const answers = await Promise.all(offsets.map((o, i) => get(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${o}&sort=area`, { Authorization: `Bearer ${keys[i % 4]}` })));
+    const answers = await Promise.all(
+      offsets.map((o, i) =>
+        get(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${o}&sort=area`, { Authorization: `Bearer ${keys[i % 4]}` }),
+      ),
+    );
     const ok = answers.filter((a) => a.status === 200);
     expect(answers.map((a) => a.status).filter((st) => st !== 200 && st !== 402)).toEqual([]);
     expect(answers.filter((a) => a.status === 402).every((a) => a.body.error.code === 'insufficient_credits')).toBe(true);
@@ -110,13 +126,18 @@ describe('worker threads', () => {
 
   it('the ledger thread runs ten nice steps above every other thread, or the pool says why not', async () => {
     // Linux keeps a nice value per thread (/proc/<pid>/task/<tid>/stat, field 19).
-    const nices = readdirSync('/proc/self/task').map((t) => Number(readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
+    const nices = readdirSync('/proc/self/task').map((t) =>
+      Number(readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1].split(' ')[16]),
+    );
     const base = getPriority(0);
     const wanted = Math.max(-20, base - 10);
     // Whether this process may raise a thread's priority at all, asked of a thread of its own.
     const permitted = await new Promise<boolean>((resolve, reject) => {
-      const probe = new Worker(`const { parentPort } = require('node:worker_threads'); const os = require('node:os');
-        try { os.setPriority(0, ${wanted}); parentPort.postMessage(true); } catch { parentPort.postMessage(false); }`, { eval: true });
+      const probe = new Worker(
+        `const { parentPort } = require('node:worker_threads'); const os = require('node:os');
+        try { os.setPriority(0, ${wanted}); parentPort.postMessage(true); } catch { parentPort.postMessage(false); }`,
+        { eval: true },
+      );
       probe.once('message', resolve);
       probe.once('error', reject);
     });
@@ -138,16 +159,32 @@ describe('worker threads', () => {
     while (b.businessCount(row) === 0) row++;
     const id = b.buildingId(row);
     const gone = b.businesses(row)[0].business_id;
-    await writeSyntheticCountry({ seed: 5, buildings: 4000, country: 'LI', date: '2026-11-22', bounds: [9.4, 47.0, 9.7, 47.3], outDir: join(dir, 'snapshots') });
+    await writeSyntheticCountry({
+      seed: 5,
+      buildings: 4000,
+      country: 'LI',
+      date: '2026-11-22',
+      bounds: [9.4, 47.0, 9.7, 47.3],
+      outDir: join(dir, 'snapshots'),
+    });
     expect(catalog.rescan().map((r) => r.status)).toEqual(['loaded']);
     const asked = ledger.addRemovalRequest({
-      businessId: gone, registrationNumber: null, buildingId: id, country: 'LI', businessName: 'x', reason: 'moved away long ago', contact: 'a@b.li', client: 't',
+      businessId: gone,
+      registrationNumber: null,
+      buildingId: id,
+      country: 'LI',
+      businessName: 'x',
+      reason: 'moved away long ago',
+      contact: 'a@b.li',
+      client: 't',
     });
     ledger.decideRemoval(asked.id, 'approved');
     // Applied by the main thread within its poll, then posted to the workers.
     await new Promise((r) => setTimeout(r, 600));
     const { key } = workspaceWithKey(ledger, 1_000);
-    const pages = await Promise.all(Array.from({ length: 10 }, () => get(`/v1/buildings/${id}/registered-businesses`, { Authorization: `Bearer ${key}` })));
+    const pages = await Promise.all(
+      Array.from({ length: 10 }, () => get(`/v1/buildings/${id}/registered-businesses`, { Authorization: `Bearer ${key}` })),
+    );
     expect(pages.map((p) => p.status)).toEqual(new Array(10).fill(200));
     for (const p of pages) expect(p.body.data.map((x: { business_id: string }) => x.business_id)).not.toContain(gone);
     const readyz = await Promise.all(Array.from({ length: 10 }, () => get('/readyz')));

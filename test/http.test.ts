@@ -25,9 +25,23 @@ let key: string;
 let snapshot: Snapshot;
 let bbox: string;
 
-const SPEC_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Daily-Quota-Limit', 'X-Daily-Quota-Remaining', 'X-Credits-Charged', 'X-Credits-Remaining', 'RateLimit-Policy', 'RateLimit'];
+const SPEC_HEADERS = [
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'X-Daily-Quota-Limit',
+  'X-Daily-Quota-Remaining',
+  'X-Credits-Charged',
+  'X-Credits-Remaining',
+  'RateLimit-Policy',
+  'RateLimit',
+];
 
-interface Got { status: number; headers: Headers; body: J }
+interface Got {
+  status: number;
+  headers: Headers;
+  body: J;
+}
 
 /** GET a path (template names the OpenAPI path) and check the answer against the served document. */
 async function get(template: string, pathAndQuery: string, headers: Record<string, string> = {}): Promise<Got> {
@@ -74,7 +88,13 @@ describe('the machine-readable description', () => {
 describe('authentication (401, 403)', () => {
   // The challenge of RFC 6750 section 3: none asked for, a header that is not one bearer token, a token refused.
   const challenges = { missing: 'Bearer', request: 'Bearer error="invalid_request"', token: 'Bearer error="invalid_token"' };
-  const refused = async (headers: Record<string, string>, message: RegExp, status = 401, code = 'unauthorized', challenge = challenges.token) => {
+  const refused = async (
+    headers: Record<string, string>,
+    message: RegExp,
+    status = 401,
+    code = 'unauthorized',
+    challenge = challenges.token,
+  ) => {
     const r = await get('/buildings', `/buildings?bbox=${bbox}`, headers);
     expect(r.status).toBe(status);
     expect(r.body.error.code).toBe(code);
@@ -87,8 +107,10 @@ describe('authentication (401, 403)', () => {
   const notBearer = /holds no API key in the form Bearer <API_KEY>/;
 
   it('no Authorization header', () => refused({}, /Missing API key/, 401, 'unauthorized', challenges.missing));
-  it('a key in a cookie is ignored', () => refused({ Cookie: `api_key=${key}` }, /Missing API key/, 401, 'unauthorized', challenges.missing));
-  it('another scheme is not a key', () => refused({ Authorization: `Basic ${Buffer.from(`x:${key}`).toString('base64')}` }, notBearer, 401, 'unauthorized', challenges.request));
+  it('a key in a cookie is ignored', () =>
+    refused({ Cookie: `api_key=${key}` }, /Missing API key/, 401, 'unauthorized', challenges.missing));
+  it('another scheme is not a key', () =>
+    refused({ Authorization: `Basic ${Buffer.from(`x:${key}`).toString('base64')}` }, notBearer, 401, 'unauthorized', challenges.request));
   it('a header that is not one bearer token says so', async () => {
     for (const value of [key, `Token ${key}`, 'Bearer', `Bearer ${key} x`, `Bearer ${key}, Bearer ${key}`]) {
       await refused({ Authorization: value }, notBearer, 401, 'unauthorized', challenges.request);
@@ -137,7 +159,7 @@ describe('authentication (401, 403)', () => {
 });
 
 describe('GET /buildings', () => {
-  it('answers the engine\'s page with every header of spec 8, charging new buildings once', async () => {
+  it("answers the engine's page with every header of spec 8, charging new buildings once", async () => {
     const k = workspaceWithKey(t.ledger, 1000);
     const query = `bbox=${bbox}&sort=height&limit=7&min_floors=1`;
     const expected = queryBuildings(t.catalog.view(), parseBuildingsQuery(query));
@@ -148,7 +170,13 @@ describe('GET /buildings', () => {
     expect(first.status).toBe(200);
     for (const h of SPEC_HEADERS) expect(first.headers.has(h), h).toBe(true);
     expect(first.body.data.map((b: J) => b.building_id)).toEqual(expected.rows.map((r) => r.snapshot.buildingId(r.row)));
-    expect(first.body.meta).toEqual({ total: expected.total, total_is_capped: expected.totalIsCapped, limit: 7, offset: 0, sort: 'height' });
+    expect(first.body.meta).toEqual({
+      total: expected.total,
+      total_is_capped: expected.totalIsCapped,
+      limit: 7,
+      offset: 0,
+      sort: 'height',
+    });
     expect(Number(first.headers.get('X-Credits-Charged'))).toBe(expected.rows.length);
     expect(Number(first.headers.get('X-Credits-Remaining'))).toBe(before - expected.rows.length);
     expect(t.ledger.balance(k.workspaceId)).toBe(before - expected.rows.length);
@@ -169,7 +197,9 @@ describe('GET /buildings', () => {
       ids.push(...r.body.data.map((b: J) => b.building_id));
       url = r.body.links.next;
       if (url) {
-        expect(url.startsWith(`${t.base}/buildings?bbox=${bbox}&limit=5&category=residential_house,apartment_block&sort=volume&offset=`)).toBe(true);
+        expect(
+          url.startsWith(`${t.base}/buildings?bbox=${bbox}&limit=5&category=residential_house,apartment_block&sort=volume&offset=`),
+        ).toBe(true);
       }
     }
     expect(ids).toEqual(all.rows.map((r) => r.snapshot.buildingId(r.row)));
@@ -178,7 +208,8 @@ describe('GET /buildings', () => {
   it('a long walk by links.next: each page as the engine ranks it alone; /metrics counts the pages the kept rankings answered', async () => {
     const rankings = async () => {
       const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
-      const value = (result: string) => Number(new RegExp(`^edifice_ranking_cache_pages_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      const value = (result: string) =>
+        Number(new RegExp(`^edifice_ranking_cache_pages_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
       return { hits: value('hit'), misses: value('miss') };
     };
     const before = await rankings();
@@ -228,7 +259,10 @@ describe('GET /buildings', () => {
   it('pages answered at once, each waiting for its charge, come out whole: no body is written over by the next', async () => {
     // Every page costs credits, so each waits for the ledger's commit while the others are written.
     const k = workspaceWithKey(t.ledger, 1_000_000).key;
-    const queries = Array.from({ length: 40 }, (_, i) => [`/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${100 * i}&sort=${i % 2 ? 'height' : 'area'}`, i % 3 ? 'application/json' : 'application/msgpack']);
+    const queries = Array.from({ length: 40 }, (_, i) => [
+      `/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${100 * i}&sort=${i % 2 ? 'height' : 'area'}`,
+      i % 3 ? 'application/json' : 'application/msgpack',
+    ]);
     const fetchPage = async ([query, accept]: string[]) => {
       const res = await fetch(`${t.base}${query}`, { headers: { ...auth(k), Accept: accept } });
       expect(res.status).toBe(200);
@@ -253,23 +287,29 @@ describe('GET /buildings', () => {
     const k = workspaceWithKey(t.ledger, 1_000_000).key;
     const paths: string[] = [];
     for (const sort of ['area', 'height', 'volume']) {
-      for (let offset = 0; offset < snapshot.rows; offset += 100) paths.push(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${offset}&sort=${sort}`);
+      for (let offset = 0; offset < snapshot.rows; offset += 100)
+        paths.push(`/v1/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${offset}&sort=${sort}`);
     }
     const answered = async () => {
       const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
       return Number(/^edifice_http_requests_total\{route="\/buildings",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
     };
     const before = await answered();
-    const clients = await Promise.all(paths.map((path) => new Promise<{ socket: Socket; chunks: Buffer[] }>((resolve) => {
-      const socket = connect(t.server.port, '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.pause();
-      socket.on('data', (d: Buffer) => chunks.push(d));
-      socket.once('connect', () => {
-        socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${k}\r\n\r\n`);
-        resolve({ socket, chunks });
-      });
-    })));
+    const clients = await Promise.all(
+      paths.map(
+        (path) =>
+          new Promise<{ socket: Socket; chunks: Buffer[] }>((resolve) => {
+            const socket = connect(t.server.port, '127.0.0.1');
+            const chunks: Buffer[] = [];
+            socket.pause();
+            socket.on('data', (d: Buffer) => chunks.push(d));
+            socket.once('connect', () => {
+              socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${k}\r\n\r\n`);
+              resolve({ socket, chunks });
+            });
+          }),
+      ),
+    );
     for (let i = 0; i < 200 && (await answered()) < before + paths.length; i++) await new Promise((r) => setTimeout(r, 50));
     expect(await answered()).toBe(before + paths.length);
     for (const c of clients) c.socket.resume();
@@ -295,11 +335,15 @@ describe('GET /buildings', () => {
 
   it('a fragment cache far smaller than what is served (EDIFICE_FRAGMENT_CACHE_MB=1) evicts and still answers every page as the default one', async () => {
     // 4,000 buildings in JSON and MessagePack are ~9 MB of fragments: the 1 MiB cache evicts most of them on each pass.
-    const small = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'small-cache.db', { EDIFICE_FRAGMENT_CACHE_MB: '1' });
+    const small = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'small-cache.db', {
+      EDIFICE_FRAGMENT_CACHE_MB: '1',
+    });
     try {
       const smallKey = workspaceWithKey(small.ledger, 1_000_000).key;
       const page = async (server: TestServer, k: string, offset: number, accept: string) => {
-        const res = await fetch(`${server.base}/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${offset}`, { headers: { Authorization: `Bearer ${k}`, Accept: accept } });
+        const res = await fetch(`${server.base}/buildings?bbox=9.4,47.0,9.7,47.3&limit=100&offset=${offset}`, {
+          headers: { Authorization: `Bearer ${k}`, Accept: accept },
+        });
         expect(res.status).toBe(200);
         const raw = Buffer.from(await res.arrayBuffer());
         return (accept === 'application/msgpack' ? unpack(raw) : JSON.parse(raw.toString('utf8'))).data as J[];
@@ -343,7 +387,7 @@ describe('GET /buildings', () => {
 });
 
 describe('GET /buildings/at', () => {
-  it('answers the engine\'s nearest buildings and charges them', async () => {
+  it("answers the engine's nearest buildings and charges them", async () => {
     const row = (snapshot.rows >> 1) + 3;
     const query = `lat=${snapshot.lat[row].toFixed(6)}&lon=${snapshot.lon[row].toFixed(6)}&radius_m=120&limit=25`;
     const expected = queryPoint(t.catalog.view(), parsePointQuery(query));
@@ -388,7 +432,11 @@ describe('units and registered businesses of a building', () => {
 
   it('a broken percent-escape in the path is refused on building_id, not a 500', async () => {
     for (const path of ['/buildings/%ZZ/units', '/buildings/%E0%A4%A/registered-businesses']) {
-      const r = await get(path.endsWith('units') ? '/buildings/{building_id}/units' : '/buildings/{building_id}/registered-businesses', path, auth());
+      const r = await get(
+        path.endsWith('units') ? '/buildings/{building_id}/units' : '/buildings/{building_id}/registered-businesses',
+        path,
+        auth(),
+      );
       expect(r.status).toBe(400);
       expect(r.body.error).toMatchObject({ code: 'invalid_parameter', parameter: 'building_id' });
       expect(r.headers.get('X-Credits-Charged')).toBe('0');
@@ -420,11 +468,18 @@ describe('every parameter refuses a bad value with 400 invalid_parameter naming 
     for (const p of parametersOf(op)) {
       it(`${OPERATIONS[op].path} ${p.name}`, async () => {
         const id = snapshot.buildingId(0);
-        const base: Record<string, string> = op === 'listBuildings' || op === 'exportBuildings' ? { bbox } : op === 'listBuildingsAtPoint' ? { lat: String(snapshot.lat[0]), lon: String(snapshot.lon[0]) } : {};
+        const base: Record<string, string> =
+          op === 'listBuildings' || op === 'exportBuildings'
+            ? { bbox }
+            : op === 'listBuildingsAtPoint'
+              ? { lat: String(snapshot.lat[0]), lon: String(snapshot.lon[0]) }
+              : {};
         let path = pathOf(op, id);
         if (p.in === 'path') path = pathOf(op, 'not-a-uuid');
         else base[p.name] = badValue(p);
-        const query = Object.entries(base).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+        const query = Object.entries(base)
+          .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+          .join('&');
         const r = await get(OPERATIONS[op].path, `${path}${query ? `?${query}` : ''}`, auth());
         expect(r.status).toBe(400);
         expect(r.body.error.code).toBe('invalid_parameter');
@@ -435,13 +490,23 @@ describe('every parameter refuses a bad value with 400 invalid_parameter naming 
       });
     }
     it(`${OPERATIONS[op].path} refuses an unknown parameter`, async () => {
-      const base = op === 'listBuildings' || op === 'exportBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
+      const base =
+        op === 'listBuildings' || op === 'exportBuildings'
+          ? `bbox=${bbox}&`
+          : op === 'listBuildingsAtPoint'
+            ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&`
+            : '';
       const r = await get(OPERATIONS[op].path, `${pathOf(op, snapshot.buildingId(0))}?${base}colour=red`, auth());
       expect(r.status).toBe(400);
       expect(r.body.error).toMatchObject({ code: 'invalid_parameter', parameter: 'colour' });
     });
     it(`${OPERATIONS[op].path} refuses a value that is not percent-encoded UTF-8, or holds a control character`, async () => {
-      const base = op === 'listBuildings' || op === 'exportBuildings' ? `bbox=${bbox}&` : op === 'listBuildingsAtPoint' ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&` : '';
+      const base =
+        op === 'listBuildings' || op === 'exportBuildings'
+          ? `bbox=${bbox}&`
+          : op === 'listBuildingsAtPoint'
+            ? `lat=${snapshot.lat[0]}&lon=${snapshot.lon[0]}&`
+            : '';
       for (const value of ['%zz', '%ED%A0%80', '1%00']) {
         const r = await get(OPERATIONS[op].path, `${pathOf(op, snapshot.buildingId(0))}?${base}limit=${value}`, auth());
         expect(r.status, value).toBe(400);
@@ -554,7 +619,10 @@ describe('operator endpoints', () => {
   it('metrics time the pages that waited for their charge to commit, not those answered free at once', async () => {
     const waited = async (): Promise<[number, number]> => {
       const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
-      return [Number(/^edifice_charge_wait_seconds_count (\d+)$/m.exec(text)![1]), Number(/^edifice_charge_wait_seconds_sum (\S+)$/m.exec(text)![1])];
+      return [
+        Number(/^edifice_charge_wait_seconds_count (\d+)$/m.exec(text)![1]),
+        Number(/^edifice_charge_wait_seconds_sum (\S+)$/m.exec(text)![1]),
+      ];
     };
     const k = workspaceWithKey(t.ledger, 1000);
     const query = `/buildings?bbox=${bbox}&limit=3&sort=area`;

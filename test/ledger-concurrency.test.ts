@@ -53,7 +53,9 @@ function run(path: string, args: string[]): Child {
     lines.push(...parts.filter(Boolean));
     wake();
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('close', (code, signal) => {
       waiters.splice(0).forEach((w) => w.resolve());
@@ -61,16 +63,24 @@ function run(path: string, args: string[]): Child {
     });
   });
   return {
-    lines, exited, stderr: () => err,
+    lines,
+    exited,
+    stderr: () => err,
     kill: (signal) => child.kill(signal),
-    waitForLines: (n) => (lines.length >= n || child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
+    waitForLines: (n) =>
+      lines.length >= n || child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
   };
 }
 
 function charges(path: string): Map<number, number> {
   const db = new Database(path, { readonly: true });
   try {
-    return new Map(db.prepare<[], { id: number; credits: number }>('SELECT id, credits FROM charges').all().map((r) => [r.id, r.credits]));
+    return new Map(
+      db
+        .prepare<[], { id: number; credits: number }>('SELECT id, credits FROM charges')
+        .all()
+        .map((r) => [r.id, r.credits]),
+    );
   } finally {
     db.close();
   }
@@ -81,11 +91,13 @@ function expectSound(ledger: Ledger, workspaceId: string): void {
   const grants = ledger.workspace(workspaceId).grants;
   for (const g of grants) expect(g.remaining).toBeGreaterThanOrEqual(0);
   const now = Date.now();
-  expect(ledger.balance(workspaceId)).toBe(grants.filter((g) => g.expiresAt === null || g.expiresAt > now).reduce((s, g) => s + g.remaining, 0));
+  expect(ledger.balance(workspaceId)).toBe(
+    grants.filter((g) => g.expiresAt === null || g.expiresAt > now).reduce((s, g) => s + g.remaining, 0),
+  );
 }
 
 describe('ledger concurrency', () => {
-  it('two Ledger instances on one file see each other\'s charges and never charge a building twice', () => {
+  it("two Ledger instances on one file see each other's charges and never charge a building twice", () => {
     const path = join(tempDir(), 'ledger.db');
     const a = Ledger.open(path);
     const b = Ledger.open(path);
@@ -119,7 +131,10 @@ describe('ledger concurrency', () => {
     expect(initial).toBe(1500);
     setup.close();
 
-    const child = script(dir, 'hammer.ts', `
+    const child = script(
+      dir,
+      'hammer.ts',
+      `
       import { existsSync } from 'node:fs';
       const [path, workspaceId, keyId, seedText, goFile] = process.argv.slice(2);
       const ledger = Ledger.open(path, { busyTimeoutMs: 30_000 });
@@ -136,7 +151,8 @@ describe('ledger concurrency', () => {
         if (random() < 0.5) Atomics.wait(pause, 0, 0, 1); // a request's other work, between charges
       }
       ledger.close();
-    `);
+    `,
+    );
     const go = join(dir, 'go');
     const children = [1, 2, 3, 4].map((seed) => run(child, [path, workspaceId, keyId, String(seed * 7919), go]));
     await Promise.all(children.map((c) => c.waitForLines(1)));
@@ -166,7 +182,14 @@ describe('ledger concurrency', () => {
       const opened = db.prepare<[], { n: number }>('SELECT COUNT(DISTINCT building_id) AS n FROM openings').get()!.n;
       db.close();
       expect(opened).toBe(spent); // each building charged once
-      if (process.env.LEDGER_TEST_VERBOSE) console.log({ spent, left, reported: reported.length, refusals: refusals.length, perChild: children.map((c) => c.lines.filter((l) => l.startsWith('C ')).length) });
+      if (process.env.LEDGER_TEST_VERBOSE)
+        console.log({
+          spent,
+          left,
+          reported: reported.length,
+          refusals: refusals.length,
+          perChild: children.map((c) => c.lines.filter((l) => l.startsWith('C ')).length),
+        });
     } finally {
       after.close();
     }
@@ -182,7 +205,10 @@ describe('ledger concurrency', () => {
     const initial = setup.balance(workspaceId);
     setup.close();
 
-    const child = script(dir, 'crash.ts', `
+    const child = script(
+      dir,
+      'crash.ts',
+      `
       const [path, workspaceId, keyId, round] = process.argv.slice(2);
       const ledger = Ledger.open(path, { dailyQuota: 1_000_000_000, perKeyPerMinute: 1_000_000 });
       for (let i = 0; ; i++) {
@@ -193,7 +219,8 @@ describe('ledger concurrency', () => {
         if (!r.ok) throw new Error(r.message);
         if (r.chargeId !== null) process.stdout.write('C ' + r.chargeId + ' ' + r.charged + '\\n');
       }
-    `);
+    `,
+    );
     const reported = new Map<number, number>();
     for (let round = 0; round < 3; round++) {
       const c = run(child, [path, workspaceId, keyId, String(round)]);

@@ -65,11 +65,13 @@ async function expectSound(ledger: LedgerEngine, workspaceId: string, now: numbe
 
 describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
   const open: LedgerEngine[] = [];
-  afterAll(async () => { for (const l of open) await l.close(); });
+  afterAll(async () => {
+    for (const l of open) await l.close();
+  });
 
   async function ledgerAt(iso: string, location?: string) {
     const clock = clockAt(iso);
-    const where = location ?? await freshLocation(kind);
+    const where = location ?? (await freshLocation(kind));
     const ledger = await openLedgerEngine(where, { now: clock.now });
     open.push(ledger);
     expect(ledger.kind).toBe(kind);
@@ -86,9 +88,22 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     const { ledger, clock } = await ledgerAt('2026-03-10T12:00:00Z');
     const w = await workspace(ledger);
     await ledger.grantCredits(w.workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
-    expect(await ledger.charge(w.workspaceId, w.keyId, ['a', 'b', 'a', 'c'], '/buildings')).toMatchObject({ ok: true, charged: 3, remaining: 12 });
-    expect(await ledger.charge(w.workspaceId, w.keyId, ['a', 'b', 'd'], '/buildings')).toMatchObject({ ok: true, charged: 1, remaining: 11 });
-    expect(await ledger.charge(w.workspaceId, w.keyId, ['a', 'b', 'c', 'd'], '/buildings')).toEqual({ ok: true, charged: 0, remaining: 11, chargeId: null });
+    expect(await ledger.charge(w.workspaceId, w.keyId, ['a', 'b', 'a', 'c'], '/buildings')).toMatchObject({
+      ok: true,
+      charged: 3,
+      remaining: 12,
+    });
+    expect(await ledger.charge(w.workspaceId, w.keyId, ['a', 'b', 'd'], '/buildings')).toMatchObject({
+      ok: true,
+      charged: 1,
+      remaining: 11,
+    });
+    expect(await ledger.charge(w.workspaceId, w.keyId, ['a', 'b', 'c', 'd'], '/buildings')).toEqual({
+      ok: true,
+      charged: 0,
+      remaining: 11,
+      chargeId: null,
+    });
     await expectSound(ledger, w.workspaceId, clock.t);
     clock.t += 365 * DAY_MS - 1;
     expect(await ledger.charge(w.workspaceId, w.keyId, ['a'], '/buildings')).toMatchObject({ charged: 0 });
@@ -114,7 +129,7 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     await expectSound(ledger, w.workspaceId, clock.t);
   });
 
-  it('a page capped by maxCredits (a bulk export\'s max_credits) is 402 above it and writes nothing; at it, charged', async () => {
+  it("a page capped by maxCredits (a bulk export's max_credits) is 402 above it and writes nothing; at it, charged", async () => {
     const { ledger, clock } = await ledgerAt('2026-03-10T12:00:00Z');
     const w = await workspace(ledger);
     await ledger.grantCredits(w.workspaceId, 100, { kind: 'bought' });
@@ -134,7 +149,8 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     const never = await ledger.grantCredits(w.workspaceId, 10, { kind: 'bought' });
     const soon = await ledger.grantCredits(w.workspaceId, 4, { kind: 'manual', expiresAt: clock.t + 2 * DAY_MS });
     await ledger.charge(w.workspaceId, w.keyId, ids('a', 6), '/buildings');
-    const left = async () => Object.fromEntries((await ledger.workspace(w.workspaceId)).grants.map((g) => [g.kind === 'welcome' ? 'welcome' : g.id, g.remaining]));
+    const left = async () =>
+      Object.fromEntries((await ledger.workspace(w.workspaceId)).grants.map((g) => [g.kind === 'welcome' ? 'welcome' : g.id, g.remaining]));
     expect(await left()).toEqual({ [soon.id]: 0, welcome: 3, [never.id]: 10 });
     clock.t += 30 * DAY_MS; // the welcome grant's last instant has passed
     expect(await ledger.balance(w.workspaceId)).toBe(10);
@@ -150,7 +166,10 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     expect(await ledger.balance(w.workspaceId)).toBe(995); // the plan's grant expires first
     clock.t = Date.parse('2026-04-01T00:00:00Z');
     expect(await ledger.balance(w.workspaceId)).toBe(1_005);
-    expect((await ledger.workspace(w.workspaceId)).grants.filter((g) => g.kind === 'plan').map((g) => g.period)).toEqual(['2026-03', '2026-04']);
+    expect((await ledger.workspace(w.workspaceId)).grants.filter((g) => g.kind === 'plan').map((g) => g.period)).toEqual([
+      '2026-03',
+      '2026-04',
+    ]);
     await expectSound(ledger, w.workspaceId, clock.t);
   });
 
@@ -197,14 +216,26 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
 
   it('keeps the requests from the public: countries asked for, removals decided once, report orders read with their token', async () => {
     const { ledger } = await ledgerAt('2026-03-10T12:00:00Z');
-    for (const country of ['PT', 'FR', 'PT']) await ledger.addCountryRequest({ country, email: null, comment: 'please', client: '203.0.113.9' });
+    for (const country of ['PT', 'FR', 'PT'])
+      await ledger.addCountryRequest({ country, email: null, comment: 'please', client: '203.0.113.9' });
     await expect(ledger.addCountryRequest({ country: 'pt', email: null, comment: null, client: 'x' })).rejects.toThrow(RangeError);
     expect((await ledger.countryRequests()).map((r) => r.country).sort()).toEqual(['FR', 'PT', 'PT']);
-    expect((await ledger.countryDemand()).map((d) => [d.country, d.requests])).toEqual([['PT', 2], ['FR', 1]]);
+    expect((await ledger.countryDemand()).map((d) => [d.country, d.requests])).toEqual([
+      ['PT', 2],
+      ['FR', 1],
+    ]);
 
-    const ask = (businessId: string) => ledger.addRemovalRequest({
-      businessId, registrationNumber: null, buildingId: 'b-1', country: 'LI', businessName: 'Acme', reason: 'closed', contact: 'a@b.li', client: '203.0.113.9',
-    });
+    const ask = (businessId: string) =>
+      ledger.addRemovalRequest({
+        businessId,
+        registrationNumber: null,
+        buildingId: 'b-1',
+        country: 'LI',
+        businessName: 'Acme',
+        reason: 'closed',
+        contact: 'a@b.li',
+        client: '203.0.113.9',
+      });
     const first = await ask('biz-1');
     const second = await ask('biz-2');
     expect(first).toMatchObject({ status: 'pending', decidedAt: null });
@@ -215,16 +246,29 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     expect(await ledger.approvedRemovals()).toEqual({ businessIds: new Set(['biz-1']), registrationNumbers: new Set() });
     expect(await ledger.approvedRemovalCount()).toBe(1);
 
-    const order = (paid: boolean) => ledger.createReportOrder({
-      buildingId: 'b-1', country: 'LI', snapshotDate: '2026-03-01', email: 'a@b.li', priceMinor: 990, priceCurrency: 'EUR',
-      provider: paid ? 'builtin' : 'webhook', paid, providerReference: null, report: '{"building":"b-1"}', client: '203.0.113.9',
-    });
+    const order = (paid: boolean) =>
+      ledger.createReportOrder({
+        buildingId: 'b-1',
+        country: 'LI',
+        snapshotDate: '2026-03-01',
+        email: 'a@b.li',
+        priceMinor: 990,
+        priceCurrency: 'EUR',
+        provider: paid ? 'builtin' : 'webhook',
+        paid,
+        providerReference: null,
+        report: '{"building":"b-1"}',
+        client: '203.0.113.9',
+      });
     const paid = await order(true);
     expect(await ledger.readReport(paid.order.id, paid.token)).toEqual({ order: paid.order, report: '{"building":"b-1"}' });
     const pending = await order(false);
     expect(await ledger.readReport(pending.order.id, pending.token)).toMatchObject({ report: null, order: { status: 'pending' } });
     expect(await ledger.readReport(pending.order.id, paid.token)).toBeNull();
-    expect(await ledger.markReportPaid(pending.order.id, 'pay_1')).toMatchObject({ changed: true, order: { status: 'paid', providerReference: 'pay_1' } });
+    expect(await ledger.markReportPaid(pending.order.id, 'pay_1')).toMatchObject({
+      changed: true,
+      order: { status: 'paid', providerReference: 'pay_1' },
+    });
     expect(await ledger.markReportPaid(pending.order.id, 'pay_2')).toMatchObject({ changed: false, order: { providerReference: 'pay_1' } });
     await expect(ledger.markReportPaid('ord_nope', null)).rejects.toMatchObject({ code: 'not_found' });
     expect(await ledger.reportOrder('ord_nope')).toBeNull();
@@ -257,7 +301,9 @@ describe.each(['sqlite', 'postgres'] as const)('the %s ledger', (kind) => {
     const w = await workspace(a);
     await a.grantCredits(w.workspaceId, 1_000, { kind: 'bought' });
     const page = ids('same', 20);
-    const rounds = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).charge(w.workspaceId, w.keyId, page, '/buildings')));
+    const rounds = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).charge(w.workspaceId, w.keyId, page, '/buildings')),
+    );
     expect(rounds.map((r) => (r.ok ? r.charged : -1)).sort((x, y) => y - x)).toEqual([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(await a.balance(w.workspaceId)).toBe(1_005 - 20);
     await expectSound(b, w.workspaceId, clock.t);
@@ -297,7 +343,10 @@ describe('PostgreSQL rows held', () => {
       const { keyId } = await ledger.createKey(workspaceId, memberId);
       await holder.query('BEGIN');
       await holder.query('SELECT * FROM grants WHERE workspace_id = $1 FOR UPDATE', [workspaceId]);
-      await expect(ledger.charge(workspaceId, keyId, ['a'], '/buildings')).rejects.toMatchObject({ name: 'LedgerUnavailableError', status: 503 });
+      await expect(ledger.charge(workspaceId, keyId, ['a'], '/buildings')).rejects.toMatchObject({
+        name: 'LedgerUnavailableError',
+        status: 503,
+      });
       await holder.query('ROLLBACK');
       expect(await ledger.charge(workspaceId, keyId, ['a'], '/buildings')).toMatchObject({ ok: true, charged: 1, remaining: 4 });
       expect(await ledger.audit()).toEqual([]);
@@ -316,33 +365,42 @@ describe('the admin CLI on PostgreSQL', () => {
     return JSON.parse(r.stdout);
   };
 
-  it('--ledger takes a postgres:// URL: workspaces, keys, credits and usage, seen by a server ledger at once', { timeout: 120_000 }, async () => {
-    const url = await freshLocation('postgres');
-    const L = ['--ledger', url];
-    const made = await ok('create-workspace', '--name', 'Acme', '--member', 'ana@acme.test', ...L);
-    const key = await ok('create-key', made.workspaceId, '--member', 'ana@acme.test', ...L);
-    await ok('buy', made.workspaceId, '20', ...L);
-    const server = await openLedgerEngine(url);
-    try {
-      expect(await server.authenticate(key.key)).toMatchObject({ ok: true, workspaceId: made.workspaceId });
-      expect(await server.charge(made.workspaceId, key.keyId, ids('a', 3), '/buildings')).toMatchObject({ charged: 3, remaining: 22 });
-    } finally {
-      await server.close();
-    }
-    expect(await ok('show', made.workspaceId, ...L)).toMatchObject({ balance: 22, members: [{ email: 'ana@acme.test' }] });
-    expect(await ok('revoke-key', key.keyId, ...L)).toMatchObject({ keyId: key.keyId, status: 'revoked' });
-    expect(await ok('check', ...L)).toEqual({ ok: true, problems: [] });
-    const today = new Date().toISOString().slice(0, 10);
-    expect(await ok('usage', made.workspaceId, '--from', today, '--to', today, ...L)).toEqual([{ day: today, requests: 0, credits: 3, charges: 1, buildings: 3 }]);
-    expect(await ok('country-requests', ...L)).toEqual({ demand: [] });
-    const away = await admin('list-workspaces', '--ledger', `postgres://postgres@127.0.0.1:${await freePort()}/postgres`);
-    expect([away.code, JSON.parse(away.stderr).error.code]).toEqual([1, 'unavailable']);
-  });
+  it(
+    '--ledger takes a postgres:// URL: workspaces, keys, credits and usage, seen by a server ledger at once',
+    { timeout: 120_000 },
+    async () => {
+      const url = await freshLocation('postgres');
+      const L = ['--ledger', url];
+      const made = await ok('create-workspace', '--name', 'Acme', '--member', 'ana@acme.test', ...L);
+      const key = await ok('create-key', made.workspaceId, '--member', 'ana@acme.test', ...L);
+      await ok('buy', made.workspaceId, '20', ...L);
+      const server = await openLedgerEngine(url);
+      try {
+        expect(await server.authenticate(key.key)).toMatchObject({ ok: true, workspaceId: made.workspaceId });
+        expect(await server.charge(made.workspaceId, key.keyId, ids('a', 3), '/buildings')).toMatchObject({ charged: 3, remaining: 22 });
+      } finally {
+        await server.close();
+      }
+      expect(await ok('show', made.workspaceId, ...L)).toMatchObject({ balance: 22, members: [{ email: 'ana@acme.test' }] });
+      expect(await ok('revoke-key', key.keyId, ...L)).toMatchObject({ keyId: key.keyId, status: 'revoked' });
+      expect(await ok('check', ...L)).toEqual({ ok: true, problems: [] });
+      const today = new Date().toISOString().slice(0, 10);
+      expect(await ok('usage', made.workspaceId, '--from', today, '--to', today, ...L)).toEqual([
+        { day: today, requests: 0, credits: 3, charges: 1, buildings: 3 },
+      ]);
+      expect(await ok('country-requests', ...L)).toEqual({ demand: [] });
+      const away = await admin('list-workspaces', '--ledger', `postgres://postgres@127.0.0.1:${await freePort()}/postgres`);
+      expect([away.code, JSON.parse(away.stderr).error.code]).toEqual([1, 'unavailable']);
+    },
+  );
 });
 
 describe('ledger locations', () => {
   it('a postgres:// URL is PostgreSQL, anything else a file; other URLs and broken ones are refused', () => {
-    expect(ledgerLocation('postgres://edifice:secret@db.internal:5432/edifice')).toEqual({ kind: 'postgres', url: 'postgres://edifice:secret@db.internal:5432/edifice' });
+    expect(ledgerLocation('postgres://edifice:secret@db.internal:5432/edifice')).toEqual({
+      kind: 'postgres',
+      url: 'postgres://edifice:secret@db.internal:5432/edifice',
+    });
     expect(ledgerLocation('postgresql://db/edifice').kind).toBe('postgres');
     expect(ledgerLocation('data/ledger.db')).toEqual({ kind: 'sqlite', path: 'data/ledger.db' });
     expect(() => ledgerLocation('mysql://db/edifice')).toThrow(/file path or a postgres:\/\/ URL/);

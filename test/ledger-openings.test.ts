@@ -305,10 +305,12 @@ describe('openings in the ledger', () => {
     const db = new Database(path);
     db.prepare('UPDATE openings SET opened_at = opened_at - ? WHERE building_id = ?').run(2 * YEAR, u1);
     db.close();
-    expect(() => ledger.chargePages([
-      { workspaceId, keyId: null, buildingIds: [u2], route: '/buildings' },
-      { workspaceId: 'ws_missing', keyId: null, buildingIds: [u2], route: '/buildings' },
-    ])).toThrow(/ws_missing/);
+    expect(() =>
+      ledger.chargePages([
+        { workspaceId, keyId: null, buildingIds: [u2], route: '/buildings' },
+        { workspaceId: 'ws_missing', keyId: null, buildingIds: [u2], route: '/buildings' },
+      ]),
+    ).toThrow(/ws_missing/);
     expect(ledger.charge(workspaceId, null, [u1], '/buildings')).toMatchObject({ charged: 0 });
     expect(ledger.charge(workspaceId, null, [u2], '/buildings')).toMatchObject({ charged: 1 });
   });
@@ -327,7 +329,11 @@ describe('openings in the ledger', () => {
       page([u1, u3, u4, u5, u6]), // four new buildings, three credits left: refused, nothing opened
       page([u2]), // opened by the first page of the same commit: free
     ]);
-    expect(outcomes.map((o) => o.result)).toMatchObject([{ ok: true, charged: 1 }, { ok: false, needed: 4, remaining: 3 }, { ok: true, charged: 0 }]);
+    expect(outcomes.map((o) => o.result)).toMatchObject([
+      { ok: true, charged: 1 },
+      { ok: false, needed: 4, remaining: 3 },
+      { ok: true, charged: 0 },
+    ]);
     expect(outcomes.map((o) => o.openedAt)).toEqual([[clock.t, t0, clock.t], [t0, 0, 0, 0, 0], [clock.t]]);
     // A year after u1's opening (exclusive) it is no longer opened; u2 still is.
     clock.t = t0 + 365 * DAY_MS;
@@ -391,7 +397,9 @@ describe('openings in the ledger', () => {
     expect(answeredHere(workspaceId, [a, b, c, d])).toBe(true);
     expect(answeredHere(workspaceId, [old])).toBe(false);
     // Committed by the charging connection (another worker's page): known to this worker at once.
-    expect(charging.chargePages([{ workspaceId, keyId: null, buildingIds: [f, g], route: '/buildings' }])[0].result).toMatchObject({ charged: 2 });
+    expect(charging.chargePages([{ workspaceId, keyId: null, buildingIds: [f, g], route: '/buildings' }])[0].result).toMatchObject({
+      charged: 2,
+    });
     expect(answeredHere(workspaceId, [f, g, a])).toBe(true);
     expect(answeredHere(workspaceId, ['not-a-uuid'])).toBe(false);
     await turn();
@@ -433,7 +441,10 @@ describe('openings in the ledger', () => {
     db.exec('BEGIN IMMEDIATE');
     try {
       await new Promise((resolve) => setImmediate(resolve));
-      expect(charging.knownFree(page([b, a, b]))).toEqual({ result: { ok: true, charged: 0, remaining: 103, chargeId: null }, openedAt: [clock.t, clock.t, clock.t] });
+      expect(charging.knownFree(page([b, a, b]))).toEqual({
+        result: { ok: true, charged: 0, remaining: 103, chargeId: null },
+        openedAt: [clock.t, clock.t, clock.t],
+      });
     } finally {
       db.exec('ROLLBACK');
       db.close();
@@ -465,10 +476,12 @@ describe('openings in the ledger', () => {
     const [u1, u2] = [randomUUID(), randomUUID()];
     expect(ledger.charge(workspaceId, keyId, [u1], '/buildings')).toMatchObject({ charged: 1, remaining: 4 });
     // The second page names no workspace the file knows: the whole batch rolls back.
-    expect(() => ledger.chargePages([
-      { workspaceId, keyId, buildingIds: [u2], route: '/buildings' },
-      { workspaceId: 'ws_missing', keyId: null, buildingIds: [u2], route: '/buildings' },
-    ])).toThrow(/ws_missing/);
+    expect(() =>
+      ledger.chargePages([
+        { workspaceId, keyId, buildingIds: [u2], route: '/buildings' },
+        { workspaceId: 'ws_missing', keyId: null, buildingIds: [u2], route: '/buildings' },
+      ]),
+    ).toThrow(/ws_missing/);
     expect(ledger.balance(workspaceId)).toBe(4);
     expect(ledger.charge(workspaceId, keyId, [u1, u2], '/buildings')).toMatchObject({ charged: 1, remaining: 3 });
     expect(ledger.audit()).toEqual([]);
@@ -484,18 +497,26 @@ describe('openings in the ledger', () => {
     old.pragma('user_version = 2');
     const ids = [randomUUID(), randomUUID(), 'legacy-id'];
     old.prepare("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_old', 'Old', ?)").run(opened - DAY_MS);
-    old.prepare("INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at) VALUES ('ws_old', 'bought', 10, 7, ?)").run(opened - DAY_MS);
-    old.prepare("INSERT INTO charges (workspace_id, key_id, route, at, day, buildings, credits) VALUES ('ws_old', NULL, '/buildings', ?, '2026-04-01', 3, 3)").run(opened);
+    old
+      .prepare("INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at) VALUES ('ws_old', 'bought', 10, 7, ?)")
+      .run(opened - DAY_MS);
+    old
+      .prepare(
+        "INSERT INTO charges (workspace_id, key_id, route, at, day, buildings, credits) VALUES ('ws_old', NULL, '/buildings', ?, '2026-04-01', 3, 3)",
+      )
+      .run(opened);
     old.prepare('INSERT INTO charge_entries (charge_id, grant_id, credits) VALUES (1, 1, 3)').run();
-    for (const id of ids) old.prepare("INSERT INTO openings (workspace_id, building_id, opened_at, charge_id) VALUES ('ws_old', ?, ?, 1)").run(id, opened);
+    for (const id of ids)
+      old.prepare("INSERT INTO openings (workspace_id, building_id, opened_at, charge_id) VALUES ('ws_old', ?, ?, 1)").run(id, opened);
     old.close();
 
     const clock = { t: opened + 10 * DAY_MS };
     const ledger = ledgerAt(path, clock);
     const db = new Database(path, { readonly: true });
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(db.prepare('SELECT building_id, opened_at, charge_id FROM openings ORDER BY id').all())
-      .toEqual([...ids].sort().map((building_id) => ({ building_id, opened_at: opened, charge_id: 1 })));
+    expect(db.prepare('SELECT building_id, opened_at, charge_id FROM openings ORDER BY id').all()).toEqual(
+      [...ids].sort().map((building_id) => ({ building_id, opened_at: opened, charge_id: 1 })),
+    );
     db.close();
     expect(ledger.audit()).toEqual([]);
     const fresh = randomUUID();

@@ -62,7 +62,13 @@ describe('SharedOpenings', () => {
       expect(table.openedAt(w2, b)).toBe(0);
     }
     expect(table.openedAt(w2, b2)).toBe(at(T0));
-    for (const [x, y] of [['ws_short', b], [w, b.toUpperCase()], [w, 'b-1'], [w, b]]) expect(table.openedAt(x, y)).toBe(0);
+    for (const [x, y] of [
+      ['ws_short', b],
+      [w, b.toUpperCase()],
+      [w, 'b-1'],
+      [w, b],
+    ])
+      expect(table.openedAt(x, y)).toBe(0);
     table.add(w, b, at(T0) + 999);
     expect(table.openedAt(w, b)).toBe(at(T0));
     table.add(w, b, at(T0) - 5000); // earlier: the later time stays
@@ -82,7 +88,7 @@ describe('SharedOpenings', () => {
     expect(new SharedOpenings(2 ** 20).buffer.byteLength).toBe(144 * 2 ** 20 + 9 * 4);
   });
 
-  it('turns over when a table is 70% full: the latest three tables\' openings are kept, the oldest forgotten', () => {
+  it("turns over when a table is 70% full: the latest three tables' openings are kept, the oldest forgotten", () => {
     const table = new SharedOpenings(1024); // 716 openings a table
     const batch = (n: number, second: number): [string, string, number][] =>
       Array.from({ length: n }, (_, i) => [newId('ws'), randomUUID(), at(second + i)]);
@@ -106,37 +112,41 @@ describe('SharedOpenings', () => {
     expect(full.map(known)).toEqual([0, 0, 716, 716]);
   });
 
-  it('a thread reading while another writes and turns the tables over never sees an opening that was not written', { timeout: 60_000 }, async () => {
-    const table = new SharedOpenings(16); // 11 openings a table: turned over every 11 adds
-    const control = new SharedArrayBuffer(8);
-    const state = new Int32Array(control);
-    const reader = new Worker(BOOT, { workerData: { entry: READER, buffer: table.buffer, control } });
-    const report = new Promise<{ found: number; wrong: number; crossed: number; firstWrong: string[] }>((resolve, reject) => {
-      reader.once('message', () => reader.once('message', resolve));
-      reader.once('error', reject);
-    });
-    await new Promise<void>((resolve, reject) => {
-      reader.once('message', () => resolve());
-      reader.once('error', reject);
-    });
-    const keys = Array.from({ length: 300_000 }, (_, i) => openingKey(i));
-    const end = performance.now() + 1500;
-    let i = 0;
-    while (performance.now() < end) {
-      for (let n = 0; n < 1000; n++, i++) {
-        const [w, b] = keys[i % keys.length];
+  it(
+    'a thread reading while another writes and turns the tables over never sees an opening that was not written',
+    { timeout: 60_000 },
+    async () => {
+      const table = new SharedOpenings(16); // 11 openings a table: turned over every 11 adds
+      const control = new SharedArrayBuffer(8);
+      const state = new Int32Array(control);
+      const reader = new Worker(BOOT, { workerData: { entry: READER, buffer: table.buffer, control } });
+      const report = new Promise<{ found: number; wrong: number; crossed: number; firstWrong: string[] }>((resolve, reject) => {
+        reader.once('message', () => reader.once('message', resolve));
+        reader.once('error', reject);
+      });
+      await new Promise<void>((resolve, reject) => {
+        reader.once('message', () => resolve());
+        reader.once('error', reject);
+      });
+      const keys = Array.from({ length: 300_000 }, (_, i) => openingKey(i));
+      const end = performance.now() + 1500;
+      let i = 0;
+      while (performance.now() < end) {
+        for (let n = 0; n < 1000; n++, i++) {
+          const [w, b] = keys[i % keys.length];
+          if (i >= keys.length) break;
+          table.add(w, b, at(T0 + i));
+          Atomics.store(state, 0, i + 1);
+        }
         if (i >= keys.length) break;
-        table.add(w, b, at(T0 + i));
-        Atomics.store(state, 0, i + 1);
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      if (i >= keys.length) break;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    Atomics.store(state, 1, 1);
-    const seen = await report;
-    await reader.terminate();
-    expect(seen.firstWrong).toEqual([]);
-    expect([seen.wrong, seen.crossed]).toEqual([0, 0]);
-    expect(seen.found).toBeGreaterThan(0); // it did read openings as they were written
-  });
+      Atomics.store(state, 1, 1);
+      const seen = await report;
+      await reader.terminate();
+      expect(seen.firstWrong).toEqual([]);
+      expect([seen.wrong, seen.crossed]).toEqual([0, 0]);
+      expect(seen.found).toBeGreaterThan(0); // it did read openings as they were written
+    },
+  );
 });

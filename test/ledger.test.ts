@@ -5,7 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { DAY_MS, WindowLimiter, Ledger, LedgerError, LedgerUnavailableError, clientBucket, parseKey, bearerToken, type DemoKey } from '../src/ledger/index.ts';
+import {
+  DAY_MS,
+  WindowLimiter,
+  Ledger,
+  LedgerError,
+  LedgerUnavailableError,
+  clientBucket,
+  parseKey,
+  bearerToken,
+  type DemoKey,
+} from '../src/ledger/index.ts';
 import { keyChecksum } from '../src/ledger/keys.ts';
 import { PLAN_RECHECK_MS } from '../src/ledger/credits.ts';
 import { parseUtcDay, utcDay, utcMonth } from '../src/ledger/clock.ts';
@@ -27,7 +37,16 @@ afterEach(() => {
 
 /** A clock the test moves by hand. */
 function clockAt(iso: string) {
-  const clock = { t: Date.parse(iso), now: () => clock.t, set: (s: string) => { clock.t = Date.parse(s); }, add: (ms: number) => { clock.t += ms; } };
+  const clock = {
+    t: Date.parse(iso),
+    now: () => clock.t,
+    set: (s: string) => {
+      clock.t = Date.parse(s);
+    },
+    add: (ms: number) => {
+      clock.t += ms;
+    },
+  };
   return clock;
 }
 
@@ -126,7 +145,12 @@ describe('API keys', () => {
     const secret = key.slice(17);
     for (const v of Object.values(row)) expect(String(v)).not.toContain(secret);
     expect(JSON.stringify(ledger.listKeys(workspaceId))).not.toContain(secret);
-    expect(ledger.listKeys(workspaceId)[0]).toMatchObject({ keyId, prefix: `edf_${keyId}_…`, status: 'active', memberEmail: 'ana@acme.test' });
+    expect(ledger.listKeys(workspaceId)[0]).toMatchObject({
+      keyId,
+      prefix: `edf_${keyId}_…`,
+      status: 'active',
+      memberEmail: 'ana@acme.test',
+    });
     const second = ledger.createKey(workspaceId, 'ana@acme.test');
     expect(second.key).not.toBe(key);
   });
@@ -144,10 +168,25 @@ describe('API keys', () => {
     const { ledger } = ledgerAt('2026-03-10T12:00:00Z');
     const { key } = workspace(ledger);
     const flipped = key.slice(0, 20) + (key[20] === 'a' ? 'b' : 'a') + key.slice(21);
-    const malformed = ['', 'garbage', `Bearer ${key}`, key.toUpperCase(), key.slice(0, -1), `${key}x`, flipped, key.replace('edf_', 'edg_'), ` ${key}`];
+    const malformed = [
+      '',
+      'garbage',
+      `Bearer ${key}`,
+      key.toUpperCase(),
+      key.slice(0, -1),
+      `${key}x`,
+      flipped,
+      key.replace('edf_', 'edg_'),
+      ` ${key}`,
+    ];
     ledger.close(); // any lookup would now throw LedgerUnavailableError
     open.pop();
-    expect(ledger.authenticate(undefined)).toMatchObject({ ok: false, status: 401, code: 'unauthorized', message: expect.stringMatching(/Missing/) });
+    expect(ledger.authenticate(undefined)).toMatchObject({
+      ok: false,
+      status: 401,
+      code: 'unauthorized',
+      message: expect.stringMatching(/Missing/),
+    });
     for (const k of malformed) {
       expect(ledger.authenticate(k), k).toMatchObject({ ok: false, status: 401, code: 'unauthorized' });
     }
@@ -190,7 +229,7 @@ describe('API keys', () => {
     expect(() => ledger.createKey(workspaceId, memberId, { expiresAt: clock.t })).toThrow(RangeError);
   });
 
-  it('refuse the keys of a member who left, even after they join again; other members\' keys keep working', () => {
+  it("refuse the keys of a member who left, even after they join again; other members' keys keep working", () => {
     const { ledger } = ledgerAt('2026-03-10T12:00:00Z');
     const { workspaceId, key: anaKey } = workspace(ledger);
     const bob = ledger.addMember(workspaceId, 'Bob@Acme.test');
@@ -248,7 +287,11 @@ describe('credits', () => {
     for (const page of [['a', ''], ['a', 'b', 'x'.repeat(129)], ['c', 7], ['a', null], 'a']) {
       expect(() => ledger.charge(workspaceId, keyId, page as string[], '/buildings')).toThrow(TypeError);
     }
-    expect(ledger.charge(workspaceId, keyId, ['a', 'b', 'x'.repeat(128)], '/buildings')).toMatchObject({ ok: true, charged: 1, remaining: 2 });
+    expect(ledger.charge(workspaceId, keyId, ['a', 'b', 'x'.repeat(128)], '/buildings')).toMatchObject({
+      ok: true,
+      charged: 1,
+      remaining: 2,
+    });
     expectSound(ledger, workspaceId, clock.t);
   });
 
@@ -257,10 +300,20 @@ describe('credits', () => {
     const { workspaceId, keyId } = workspace(ledger);
     ledger.grantCredits(workspaceId, 100, { kind: 'bought' });
     expect(ledger.balance(workspaceId)).toBe(105);
-    expect(ledger.charge(workspaceId, keyId, ['a', 'b', 'a', 'c', 'b'], '/buildings')).toEqual({ ok: true, charged: 3, remaining: 102, chargeId: 1 });
+    expect(ledger.charge(workspaceId, keyId, ['a', 'b', 'a', 'c', 'b'], '/buildings')).toEqual({
+      ok: true,
+      charged: 3,
+      remaining: 102,
+      chargeId: 1,
+    });
     expectSound(ledger, workspaceId, clock.t);
     clock.add(DAY_MS);
-    expect(ledger.charge(workspaceId, keyId, ['c', 'b', 'a'], '/buildings')).toEqual({ ok: true, charged: 0, remaining: 102, chargeId: null });
+    expect(ledger.charge(workspaceId, keyId, ['c', 'b', 'a'], '/buildings')).toEqual({
+      ok: true,
+      charged: 0,
+      remaining: 102,
+      chargeId: null,
+    });
     expect(ledger.charge(workspaceId, keyId, ['a', 'd'], '/buildings/at')).toMatchObject({ ok: true, charged: 1, remaining: 101 });
     expect(ledger.charge(workspaceId, keyId, [], '/buildings')).toEqual({ ok: true, charged: 0, remaining: 101, chargeId: null });
     expectSound(ledger, workspaceId, clock.t);
@@ -277,7 +330,9 @@ describe('credits', () => {
     ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
     ledger.charge(workspaceId, keyId, ['x'], '/buildings');
     const results: unknown[] = [];
-    const done = (r: unknown) => { results.push(r); };
+    const done = (r: unknown) => {
+      results.push(r);
+    };
     // 6 new, then 9 new (only 8 left: refused, writes nothing), then 2 new, then x again (free: at once).
     expect(pages.chargeSoon(workspaceId, keyId, ids('p', 6), '/buildings', done)).toBe(false);
     expect(pages.chargeSoon(workspaceId, keyId, ids('q', 9), '/buildings', done)).toBe(false);
@@ -307,17 +362,45 @@ describe('credits', () => {
     ledger.grantCredits(workspaceId, 10, { kind: 'bought' }); // 15 with the welcome grant
     const results: unknown[] = [];
     let gone = false;
-    expect(pages.chargeSoon(workspaceId, keyId, ids('a', 4), '/buildings', (r: unknown) => results.push(['a', r]), () => gone)).toBe(false);
-    expect(pages.chargeSoon(workspaceId, keyId, ids('b', 3), '/buildings', (r: unknown) => results.push(['b', r]), () => false)).toBe(false);
+    expect(
+      pages.chargeSoon(
+        workspaceId,
+        keyId,
+        ids('a', 4),
+        '/buildings',
+        (r: unknown) => results.push(['a', r]),
+        () => gone,
+      ),
+    ).toBe(false);
+    expect(
+      pages.chargeSoon(
+        workspaceId,
+        keyId,
+        ids('b', 3),
+        '/buildings',
+        (r: unknown) => results.push(['b', r]),
+        () => false,
+      ),
+    ).toBe(false);
     gone = true; // later in the same turn, as uWS closes a connection with a request pipelined behind
     await new Promise((r) => setImmediate(r));
-    expect(results).toEqual([['a', ABANDONED], ['b', { ok: true, charged: 3, remaining: 12, chargeId: 1 }]]);
+    expect(results).toEqual([
+      ['a', ABANDONED],
+      ['b', { ok: true, charged: 3, remaining: 12, chargeId: 1 }],
+    ]);
     expect(ledger.balance(workspaceId)).toBe(12);
     // Its buildings were not opened: asked again, they cost their credits.
     expect(ledger.charge(workspaceId, keyId, ids('a', 4), '/buildings')).toMatchObject({ ok: true, charged: 4, remaining: 8 });
     // A turn of abandoned pages only writes nothing.
     const alone: unknown[] = [];
-    pages.chargeSoon(workspaceId, keyId, ids('c', 2), '/buildings', (r: unknown) => alone.push(r), () => true);
+    pages.chargeSoon(
+      workspaceId,
+      keyId,
+      ids('c', 2),
+      '/buildings',
+      (r: unknown) => alone.push(r),
+      () => true,
+    );
     await new Promise((r) => setImmediate(r));
     expect(alone).toEqual([ABANDONED]);
     expect(ledger.balance(workspaceId)).toBe(8);
@@ -368,7 +451,10 @@ describe('credits', () => {
     const never = ledger.grantCredits(workspaceId, 10, { kind: 'bought' });
     const soon = ledger.grantCredits(workspaceId, 10, { kind: 'manual', expiresAt: Date.parse('2026-03-01T00:00:00Z') });
     expect(ledger.balance(workspaceId)).toBe(1000 + 5 + 30);
-    const remaining = () => Object.fromEntries(ledger.workspace(workspaceId).grants.map((g) => [g.kind === 'plan' || g.kind === 'welcome' ? g.kind : g.id, g.remaining]));
+    const remaining = () =>
+      Object.fromEntries(
+        ledger.workspace(workspaceId).grants.map((g) => [g.kind === 'plan' || g.kind === 'welcome' ? g.kind : g.id, g.remaining]),
+      );
     expect(ledger.charge(workspaceId, keyId, ids('p', 998), '/buildings')).toMatchObject({ charged: 998 });
     expect(remaining()).toEqual({ plan: 2, welcome: 5, [late.id]: 10, [never.id]: 10, [soon.id]: 10 });
     expect(ledger.charge(workspaceId, keyId, ids('q', 5), '/buildings')).toMatchObject({ charged: 5 });
@@ -379,14 +465,23 @@ describe('credits', () => {
     expect(remaining()).toEqual({ plan: 0, welcome: 0, [late.id]: 0, [never.id]: 9, [soon.id]: 0 });
     expectSound(ledger, workspaceId, clock.t);
     // The charge entries say which grants paid.
-    const kinds = new Map(ledger.workspace(workspaceId).grants.map((g) => [g.id, g.kind === 'plan' || g.kind === 'welcome' ? g.kind : g.id]));
+    const kinds = new Map(
+      ledger.workspace(workspaceId).grants.map((g) => [g.id, g.kind === 'plan' || g.kind === 'welcome' ? g.kind : g.id]),
+    );
     const entries = (ledger['db'] as Database.Database)
-      .prepare<[], { charge_id: number; grant_id: number; credits: number }>('SELECT charge_id, grant_id, credits FROM charge_entries ORDER BY charge_id, grant_id').all();
+      .prepare<[], { charge_id: number; grant_id: number; credits: number }>(
+        'SELECT charge_id, grant_id, credits FROM charge_entries ORDER BY charge_id, grant_id',
+      )
+      .all();
     expect(entries.map((e) => [e.charge_id, kinds.get(e.grant_id), e.credits])).toEqual([
       [1, 'plan', 998],
-      [2, 'welcome', 3], [2, 'plan', 2], // grant ids: welcome 1, late 2, never 3, soon 4, plan 5
-      [3, 'welcome', 2], [3, late.id, 2], [3, soon.id, 10],
-      [4, late.id, 8], [4, never.id, 1],
+      [2, 'welcome', 3],
+      [2, 'plan', 2], // grant ids: welcome 1, late 2, never 3, soon 4, plan 5
+      [3, 'welcome', 2],
+      [3, late.id, 2],
+      [3, soon.id, 10],
+      [4, late.id, 8],
+      [4, never.id, 1],
     ]);
   });
 
@@ -411,8 +506,9 @@ describe('credits', () => {
     const { workspaceId } = workspace(ledger);
     expect(ledger.workspace(workspaceId).grants.filter((g) => g.kind === 'welcome')).toHaveLength(1);
     const db = ledger['db'] as Database.Database;
-    expect(() => db.prepare("INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at) VALUES (?, 'welcome', 5, 5, 0)").run(workspaceId))
-      .toThrow(/UNIQUE/);
+    expect(() =>
+      db.prepare("INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at) VALUES (?, 'welcome', 5, 5, 0)").run(workspaceId),
+    ).toThrow(/UNIQUE/);
     expect(() => db.prepare('UPDATE grants SET remaining = -1 WHERE workspace_id = ?').run(workspaceId)).toThrow(/CHECK/);
   });
 
@@ -433,22 +529,29 @@ describe('credits', () => {
     // A month with no request gets no grant; the next one used gets its own.
     clock.set('2026-04-15T08:00:00Z');
     expect(ledger.charge(workspaceId, keyId, ids('apr', 3), '/buildings')).toMatchObject({ charged: 3, remaining: 997 });
-    expect(ledger.workspace(workspaceId).grants.filter((g) => g.kind === 'plan').map((g) => g.period)).toEqual(['2026-01', '2026-02', '2026-04']);
+    expect(
+      ledger
+        .workspace(workspaceId)
+        .grants.filter((g) => g.kind === 'plan')
+        .map((g) => g.period),
+    ).toEqual(['2026-01', '2026-02', '2026-04']);
     expectSound(ledger, workspaceId, clock.t);
   });
 
-  it('create the month\'s plan grant again when the batch that created it rolled back', () => {
+  it("create the month's plan grant again when the batch that created it rolled back", () => {
     const { ledger, clock, path } = ledgerAt('2026-05-10T12:00:00Z');
     const { workspaceId } = workspace(ledger, { plan: 'starter' });
     expect(ledger.balance(workspaceId)).toBe(1005);
     clock.set('2026-06-02T00:00:00Z');
     const reader = new Database(path, { readonly: true });
-    const periods = () => (reader.prepare("SELECT period FROM grants WHERE kind = 'plan' ORDER BY id").all() as { period: string }[]).map((g) => g.period);
+    const periods = () =>
+      (reader.prepare("SELECT period FROM grants WHERE kind = 'plan' ORDER BY id").all() as { period: string }[]).map((g) => g.period);
     // June's grant is created by the first page and read by the second, inside the transaction
     // the third page's unknown workspace rolls back.
     const page = (w: string, id: string) => ({ workspaceId: w, keyId: null, buildingIds: [id], route: '/buildings' });
-    expect(() => ledger.chargePages([page(workspaceId, randomUUID()), page(workspaceId, randomUUID()), page('ws_missing', randomUUID())]))
-      .toThrow(/ws_missing/);
+    expect(() =>
+      ledger.chargePages([page(workspaceId, randomUUID()), page(workspaceId, randomUUID()), page('ws_missing', randomUUID())]),
+    ).toThrow(/ws_missing/);
     expect(periods()).toEqual(['2026-05']);
     expect(ledger.balance(workspaceId)).toBe(1005); // June's 1000 and the welcome 5
     expect(periods()).toEqual(['2026-05', '2026-06']);
@@ -600,16 +703,24 @@ describe('rate limits', () => {
     expect(first).toEqual({
       ok: true,
       headers: {
-        'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '60',
-        'X-Daily-Quota-Limit': '5000', 'X-Daily-Quota-Remaining': '4999',
+        'RateLimit-Limit': '60',
+        'RateLimit-Remaining': '59',
+        'RateLimit-Reset': '60',
+        'X-Daily-Quota-Limit': '5000',
+        'X-Daily-Quota-Remaining': '4999',
         'RateLimit-Policy': '"key";q=60;w=60, "workspace";q=5000;w=86400',
-        'RateLimit': '"key";r=59;t=60, "workspace";r=4999;t=43200',
+        RateLimit: '"key";r=59;t=60, "workspace";r=4999;t=43200',
       },
     });
     for (let i = 0; i < 59; i++) expect(ledger.checkLimits(auth).ok).toBe(true);
     const refused = ledger.checkLimits(auth);
     expect(refused).toMatchObject({ ok: false, status: 429, code: 'rate_limited', retryAfterS: 60 });
-    expect(refused.headers).toMatchObject({ 'Retry-After': '60', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '60', 'X-Daily-Quota-Remaining': '4940' });
+    expect(refused.headers).toMatchObject({
+      'Retry-After': '60',
+      'RateLimit-Remaining': '0',
+      'RateLimit-Reset': '60',
+      'X-Daily-Quota-Remaining': '4940',
+    });
     // Another key of the same workspace has its own minute, and shares the day.
     const other = ledger.createKey(auth.workspaceId, auth.memberId);
     expect(ledger.checkLimits({ keyId: other.keyId, workspaceId: auth.workspaceId }).headers['X-Daily-Quota-Remaining']).toBe('4939');
@@ -617,7 +728,10 @@ describe('rate limits', () => {
     clock.add(1_000);
     expect(ledger.checkLimits(auth)).toMatchObject({ ok: false, retryAfterS: 59, headers: { 'RateLimit-Reset': '59' } });
     clock.add(59_000);
-    expect(ledger.checkLimits(auth)).toMatchObject({ ok: true, headers: { 'RateLimit-Remaining': '59', 'X-Daily-Quota-Remaining': '4938' } });
+    expect(ledger.checkLimits(auth)).toMatchObject({
+      ok: true,
+      headers: { 'RateLimit-Remaining': '59', 'X-Daily-Quota-Remaining': '4938' },
+    });
     expect(ledger.usage(auth.workspaceId, '2026-03-10', '2026-03-10')[0].requests).toBe(62);
   });
 
@@ -699,13 +813,17 @@ describe('UTC days', () => {
       // Same day as the one before, the next or previous millisecond, or anywhere from 1900 to 2100.
       const kind = seed % 4;
       const prev = instants[instants.length - 1];
-      instants.push(kind === 0 ? prev : kind === 1 ? prev + 1 : kind === 2 ? prev - 1 : Date.UTC(1900, 0, 1) + (seed / 2 ** 32) * 200 * 365.25 * DAY_MS);
+      instants.push(
+        kind === 0 ? prev : kind === 1 ? prev + 1 : kind === 2 ? prev - 1 : Date.UTC(1900, 0, 1) + (seed / 2 ** 32) * 200 * 365.25 * DAY_MS,
+      );
     }
     for (const ms of instants) {
       const iso = new Date(ms).toISOString();
       expect(utcDay(ms)).toBe(iso.slice(0, 10));
       expect(utcMonth(ms)).toBe(iso.slice(0, 7));
-      expect(parseUtcDay(iso.slice(0, 10))).toBe(Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate()));
+      expect(parseUtcDay(iso.slice(0, 10))).toBe(
+        Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), new Date(ms).getUTCDate()),
+      );
       expect(() => parseUtcDay(`${iso.slice(0, 8)}32`)).toThrow(/YYYY-MM-DD/);
     }
     expect(() => utcDay(Number.NaN)).toThrow(RangeError);

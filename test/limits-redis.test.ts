@@ -9,7 +9,9 @@ import { startRedis, type TestRedis } from './services/redis.ts';
 
 let redis: TestRedis;
 const open: RedisLimits[] = [];
-beforeAll(async () => { redis = await startRedis(); }, 30_000);
+beforeAll(async () => {
+  redis = await startRedis();
+}, 30_000);
 afterAll(async () => {
   for (const l of open) await l.close();
   await redis?.destroy();
@@ -27,7 +29,12 @@ describe('limits in Redis', () => {
     const limiters = replicas.map((r) => r.window('key', 60, 60_000));
     const decisions = await Promise.all(Array.from({ length: 100 }, (_, i) => limiters[i % 3].take('k1')));
     expect(decisions.filter((d) => d.ok)).toHaveLength(60);
-    expect(decisions.filter((d) => d.ok).map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(
+      decisions
+        .filter((d) => d.ok)
+        .map((d) => d.remaining)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 60 }, (_, i) => i));
     for (const d of decisions.filter((x) => x.ok)) expect(d.resetS).toBe(60);
     const refused = decisions.filter((d) => !d.ok);
     for (const d of refused) {

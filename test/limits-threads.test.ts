@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { WindowLimiter, Ledger } from '../src/ledger/index.ts';
 import { SharedQuota } from '../src/ledger/shared-quota.ts';
 
-
 const BOOT = new URL('../src/http/thread-boot.mjs', import.meta.url);
 const ENTRY = new URL('./workers/window-taker.ts', import.meta.url).href;
 
@@ -24,10 +23,13 @@ function startWorker(entry: string, data: object): { ready: Promise<void>; passe
     w.once('message', () => resolve());
     w.once('error', reject);
   });
-  const passed = ready.then(() => new Promise<number>((resolve, reject) => {
-    w.once('message', resolve);
-    w.once('error', reject);
-  }));
+  const passed = ready.then(
+    () =>
+      new Promise<number>((resolve, reject) => {
+        w.once('message', resolve);
+        w.once('error', reject);
+      }),
+  );
   return { ready, passed };
 }
 
@@ -36,8 +38,7 @@ const runQuotaWorker = (table: SharedArrayBuffer, workspaces: string[], n: numbe
   startWorker(QUOTA_ENTRY, { table, workspaces, n, limit, go });
 
 /** A worker taking `n` requests for each key from a limiter on `table`, at a frozen time, once GO is set. */
-const runWorker = (table: SharedArrayBuffer, keys: string[], n: number, now: number) =>
-  startWorker(ENTRY, { table, keys, n, now, go: GO });
+const runWorker = (table: SharedArrayBuffer, keys: string[], n: number, now: number) => startWorker(ENTRY, { table, keys, n, now, go: GO });
 
 const GO = new SharedArrayBuffer(4);
 

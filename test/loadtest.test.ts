@@ -68,9 +68,19 @@ function creditsCharged(workspaceId: string): number {
 
 function options(over: Partial<LoadOptions>): LoadOptions {
   return {
-    target: parseTarget(srv.base, false), keys: [good.key], mode: 'max', rate: null, connections: 4,
-    durationS: 60, requests: 300, weights: DEFAULT_WEIGHTS, seed: 3, threads: 1, timeoutMs: 10_000,
-    bbox: parseBBox(BBOX), ...over,
+    target: parseTarget(srv.base, false),
+    keys: [good.key],
+    mode: 'max',
+    rate: null,
+    connections: 4,
+    durationS: 60,
+    requests: 300,
+    weights: DEFAULT_WEIGHTS,
+    seed: 3,
+    threads: 1,
+    timeoutMs: 10_000,
+    bbox: parseBBox(BBOX),
+    ...over,
   };
 }
 
@@ -85,7 +95,7 @@ function addInto(into: Record<string, number>, from: Record<string, number>): Re
 }
 
 describe('loadtest against a real server', () => {
-  it('sends exactly the requests asked for, and its statuses and credits match the server\'s own counts', async () => {
+  it("sends exactly the requests asked for, and its statuses and credits match the server's own counts", async () => {
     const before = await serverStatuses();
     const credits0 = creditsCharged(good.workspaceId) + creditsCharged(other.workspaceId);
     const r = await runLoad(options({ keys: [good.key, other.key], requests: 400, threads: 2 }));
@@ -176,11 +186,21 @@ describe('loadtest against a real server', () => {
     try {
       const k = workspaceWithKey(limited.ledger, 1_000, 'limited').key;
       const d = await discover(parseTarget(srv.base, false), [good.key], parseBBox(BBOX));
-      const r = await runLoad(options({ target: parseTarget(limited.base, false), keys: [k], discovery: d, weights: parseWeights('point=1'), requests: 40, connections: 1 }));
+      const r = await runLoad(
+        options({
+          target: parseTarget(limited.base, false),
+          keys: [k],
+          discovery: d,
+          weights: parseWeights('point=1'),
+          requests: 40,
+          connections: 1,
+        }),
+      );
       expect(r.completed).toBe(40);
       expect([r.statuses['200'], r.statuses['429']]).toEqual([1, 39]);
-      const warning = '39 of 40 answers were 429: this run measured the rate limits, not the server. '
-        + 'Against a private server, raise EDIFICE_KEY_PER_MINUTE and EDIFICE_DAILY_QUOTA (README, Load testing)';
+      const warning =
+        '39 of 40 answers were 429: this run measured the rate limits, not the server. ' +
+        'Against a private server, raise EDIFICE_KEY_PER_MINUTE and EDIFICE_DAILY_QUOTA (README, Load testing)';
       expect(r.warnings).toContain(warning);
       expect(formatReport(r)).toContain(`warning: ${warning}`);
     } finally {
@@ -189,7 +209,21 @@ describe('loadtest against a real server', () => {
   });
 
   it('prints a JSON report from the command line', async () => {
-    const { code, stdout, stderr } = await cli(['--url', srv.base, '--keys', good.key, '--bbox', BBOX, '--requests', '100', '--connections', '2', '--client-addresses', '20', '--json']);
+    const { code, stdout, stderr } = await cli([
+      '--url',
+      srv.base,
+      '--keys',
+      good.key,
+      '--bbox',
+      BBOX,
+      '--requests',
+      '100',
+      '--connections',
+      '2',
+      '--client-addresses',
+      '20',
+      '--json',
+    ]);
     expect(stderr).toMatch(/discovery/);
     expect(code).toBe(0);
     const r = JSON.parse(stdout) as LoadReport;
@@ -202,15 +236,20 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   // Asynchronous: the server under test answers on this thread.
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'tools/loadtest.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => { stdout += s; });
-    child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s; });
+    let stdout = '',
+      stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+    });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+    });
     child.on('error', reject).on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
 describe('bench:http replay of recorded answers', () => {
-  it('records the mix\'s answers whole and replays them in order, byte for byte, whatever is asked', async () => {
+  it("records the mix's answers whole and replays them in order, byte for byte, whatever is asked", async () => {
     const work = mkdtempSync(join(tmpdir(), 'edifice-replay-'));
     const file = join(work, 'answers.v8');
     const target = parseTarget(srv.base, false);
@@ -230,7 +269,13 @@ describe('bench:http replay of recorded answers', () => {
       for (const a of answers) expect(JSON.parse(a.body.toString('utf8'))).toBeTypeOf('object');
       expect(answers.every((a) => a.headers.every(([k]) => k !== 'content-length' && k !== 'date'))).toBe(true);
 
-      const replay = await startChild('uws-replay', ['--import', 'tsx', 'bench/http/replay-server.ts', file], {}, join(work, 'replay.log'), /listening (\d+)/);
+      const replay = await startChild(
+        'uws-replay',
+        ['--import', 'tsx', 'bench/http/replay-server.ts', file],
+        {},
+        join(work, 'replay.log'),
+        /listening (\d+)/,
+      );
       try {
         // 41 requests of any path: the 40 answers in order, then the first again.
         for (let i = 0; i <= 40; i++) {
@@ -275,11 +320,22 @@ describe('loadtest command line', () => {
   });
 
   it('refuses a non-loopback URL unless --allow-remote is given', () => {
-    expect(refused(['--keys', 'k', '--url', 'http://10.1.2.3:8080/v1'])).toMatch(/--url: 10\.1\.2\.3 is not a loopback address.*--allow-remote/);
+    expect(refused(['--keys', 'k', '--url', 'http://10.1.2.3:8080/v1'])).toMatch(
+      /--url: 10\.1\.2\.3 is not a loopback address.*--allow-remote/,
+    );
     expect(refused(['--keys', 'k', '--url', 'https://127.0.0.1/v1'])).toMatch(/--url: only http/);
     expect(parseCli(['--keys', 'k', '--url', 'http://10.1.2.3:8080/v1', '--allow-remote']).options.target.host).toBe('10.1.2.3');
-    expect(parseCli(['--keys', 'k', '--url', 'http://localhost:9/v1']).options.target).toMatchObject({ host: '127.0.0.1', port: 9, base: '/v1', loopback: true });
-    expect(parseCli(['--keys', 'k', '--url', 'http://[::1]:9/']).options.target).toMatchObject({ host: '::1', base: '', hostHeader: '[::1]:9' });
+    expect(parseCli(['--keys', 'k', '--url', 'http://localhost:9/v1']).options.target).toMatchObject({
+      host: '127.0.0.1',
+      port: 9,
+      base: '/v1',
+      loopback: true,
+    });
+    expect(parseCli(['--keys', 'k', '--url', 'http://[::1]:9/']).options.target).toMatchObject({
+      host: '::1',
+      base: '',
+      hostHeader: '[::1]:9',
+    });
   });
 
   it('exits with code 2 and names the option, before sending anything', async () => {
@@ -297,8 +353,9 @@ describe('loadtest command line', () => {
 
 describe('loadtest pieces', () => {
   it('reads links.next from the end of a page, as a path', () => {
-    expect(nextPath(Buffer.from('{"data":[],"meta":{},"links":{"next":"http://127.0.0.1:8080/v1/buildings?bbox=1,2,3,4&offset=100"}}')))
-      .toBe('/v1/buildings?bbox=1,2,3,4&offset=100');
+    expect(
+      nextPath(Buffer.from('{"data":[],"meta":{},"links":{"next":"http://127.0.0.1:8080/v1/buildings?bbox=1,2,3,4&offset=100"}}')),
+    ).toBe('/v1/buildings?bbox=1,2,3,4&offset=100');
     expect(nextPath(Buffer.from('{"data":[],"links":{"next":null}}'))).toBeNull();
     expect(nextPath(Buffer.from('{"hello":"world"}'))).toBeNull();
   });
@@ -317,14 +374,25 @@ describe('loadtest pieces', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const got: unknown[] = [];
-    const conn = new Connection<number>('127.0.0.1', port, {
-      onResponse: (_c, p, status) => got.push([p, status]),
-      onFailure: (_c, p, code) => got.push([p, code]),
-    }, 1_000); // long enough that a busy machine does not pass it between two requests sent at once
-    const ask = (n: number) => new Promise<void>((resolve) => {
-      conn.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n', n, false);
-      const t = setInterval(() => { if (got.length >= n) { clearInterval(t); resolve(); } }, 2);
-    });
+    const conn = new Connection<number>(
+      '127.0.0.1',
+      port,
+      {
+        onResponse: (_c, p, status) => got.push([p, status]),
+        onFailure: (_c, p, code) => got.push([p, code]),
+      },
+      1_000,
+    ); // long enough that a busy machine does not pass it between two requests sent at once
+    const ask = (n: number) =>
+      new Promise<void>((resolve) => {
+        conn.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n', n, false);
+        const t = setInterval(() => {
+          if (got.length >= n) {
+            clearInterval(t);
+            resolve();
+          }
+        }, 2);
+      });
     await ask(1);
     await ask(2); // at once: the same connection
     expect(sockets).toBe(1);
@@ -333,7 +401,11 @@ describe('loadtest pieces', () => {
     expect(sockets).toBe(2);
     conn.close();
     server.close();
-    expect(got).toEqual([[1, 200], [2, 200], [3, 200]]);
+    expect(got).toEqual([
+      [1, 200],
+      [2, 200],
+      [3, 200],
+    ]);
     expect(IDLE_REUSE_MS).toBeLessThan(10_000); // under uWebSockets.js's idle timeout
   });
 
@@ -356,11 +428,17 @@ describe('loadtest pieces', () => {
       onResponse: (_c, p, status, credits, body) => got.push([p, status, credits, body?.toString()]),
       onFailure: (_c, p, code) => got.push([p, code]),
     });
-    const ask = (path: string, wantBody: boolean) => new Promise<void>((resolve) => {
-      const n = got.length;
-      conn.send(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, path, wantBody);
-      const t = setInterval(() => { if (got.length > n) { clearInterval(t); resolve(); } }, 2);
-    });
+    const ask = (path: string, wantBody: boolean) =>
+      new Promise<void>((resolve) => {
+        const n = got.length;
+        conn.send(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, path, wantBody);
+        const t = setInterval(() => {
+          if (got.length > n) {
+            clearInterval(t);
+            resolve();
+          }
+        }, 2);
+      });
     await ask('/chunked', false);
     await ask('/close', true);
     await ask('/chunked', false);

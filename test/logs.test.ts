@@ -15,7 +15,10 @@ afterAll(() => {
   for (const d of dirs) removeDir(d);
 });
 
-/** A snapshots folder whose country has a good file and, dated a day later, a copy the catalog refuses (its metadata says the earlier date). */
+/**
+ * A snapshots folder whose country has a good file and, dated a day later, a copy the catalog
+ * refuses (its metadata says the earlier date).
+ */
 async function withRefusedFile(): Promise<string> {
   const dir = await syntheticSnapshots(1000);
   dirs.push(dir);
@@ -36,7 +39,15 @@ function jsonLines(output: string): Record<string, unknown>[] {
 describe('log levels', () => {
   it('logs a refused snapshot as a warning, shown under EDIFICE_LOG_LEVEL=warn, with one level key', { timeout: 90_000 }, async () => {
     const dir = await withRefusedFile();
-    const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: join(dir, 'ledger.db'), EDIFICE_WORKERS: '0', EDIFICE_LOG_LEVEL: 'warn' }, []);
+    const server = await startServerProcess(
+      {
+        EDIFICE_SNAPSHOTS: join(dir, 'snapshots'),
+        EDIFICE_LEDGER: join(dir, 'ledger.db'),
+        EDIFICE_WORKERS: '0',
+        EDIFICE_LOG_LEVEL: 'warn',
+      },
+      [],
+    );
     const refused = jsonLines(server.output()).filter((l) => l.event === 'snapshot_refused');
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatchObject({ level: 40, country: 'XA' });
@@ -46,7 +57,15 @@ describe('log levels', () => {
 
   it('logs a loaded snapshot at info, a rescan that found nothing new, and a stop', { timeout: 90_000 }, async () => {
     const dir = await withRefusedFile();
-    const server = await startServerProcess({ EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: join(dir, 'ledger.db'), EDIFICE_WORKERS: '0', EDIFICE_LOG_LEVEL: 'info' }, []);
+    const server = await startServerProcess(
+      {
+        EDIFICE_SNAPSHOTS: join(dir, 'snapshots'),
+        EDIFICE_LEDGER: join(dir, 'ledger.db'),
+        EDIFICE_WORKERS: '0',
+        EDIFICE_LOG_LEVEL: 'info',
+      },
+      [],
+    );
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
     server.child.kill('SIGHUP');
     await waitForOutput(server.output, /"event":"snapshot_rescan"/);

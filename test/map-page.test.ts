@@ -51,7 +51,9 @@ describe('the map page', () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
     const outside: string[] = [];
     // MapLibre starts its worker from a blob: URL; every address fetched must be the server's own.
-    page.on('request', (r) => { if (/^https?:/.test(r.url()) && !r.url().startsWith(t.url)) outside.push(r.url()); });
+    page.on('request', (r) => {
+      if (/^https?:/.test(r.url()) && !r.url().startsWith(t.url)) outside.push(r.url());
+    });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${t.url}/`);
@@ -67,7 +69,7 @@ describe('the map page', () => {
     // The same request from outside the page: the API's answer for that view (now free: opened).
     const api = await fetch(`${t.url}${state.url}`, { headers: { Authorization: `Bearer ${key}` } });
     expect(api.status).toBe(200);
-    const collection = await api.json() as { features: { properties: { building_id: string } }[] };
+    const collection = (await api.json()) as { features: { properties: { building_id: string } }[] };
     expect(collection.features.length).toBe(state.features);
     expect(api.headers.get('x-credits-charged')).toBe('0');
     // The page's first load paid one credit a building, and says so.

@@ -23,7 +23,11 @@ let validator: ResponseValidator;
 // Binary fractions: GDAL writes them back into the URL exactly as given here.
 const BBOX = [9.5, 47.125, 9.625, 47.25];
 
-async function get(path: string, headers: Record<string, string> = {}, template?: string): Promise<{ status: number; headers: Headers; body: J }> {
+async function get(
+  path: string,
+  headers: Record<string, string> = {},
+  template?: string,
+): Promise<{ status: number; headers: Headers; body: J }> {
   const res = await fetch(path.startsWith('http') ? path : `${t.base}${path}`, { headers });
   const body = (await res.json()) as J;
   if (template) expect(validator.problems(template, res.status, res.headers, body)).toEqual([]);
@@ -46,7 +50,7 @@ async function idsOfBbox(bbox: number[]): Promise<string[]> {
 beforeAll(async () => {
   dir = await syntheticSnapshots(4000);
   t = await startTestServer(dir, { perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 });
-  validator = new ResponseValidator(await (await fetch(`${t.base}/openapi.json`)).json() as J);
+  validator = new ResponseValidator((await (await fetch(`${t.base}/openapi.json`)).json()) as J);
   key = workspaceWithKey(t.ledger, 1_000_000).key;
   snapshot = t.catalog.view().snapshots[0];
 });
@@ -62,7 +66,12 @@ describe('the documents (no key)', () => {
       const r = await get(path, {}, '/');
       expect(r.status).toBe(200);
       const rels = Object.fromEntries(r.body.links.map((l: J) => [l.rel, l.href]));
-      expect(rels).toMatchObject({ self: t.base, 'service-desc': `${t.base}/openapi.json`, conformance: `${t.base}/conformance`, data: `${t.base}/collections` });
+      expect(rels).toMatchObject({
+        self: t.base,
+        'service-desc': `${t.base}/openapi.json`,
+        conformance: `${t.base}/conformance`,
+        data: `${t.base}/collections`,
+      });
     }
   });
 
@@ -74,14 +83,17 @@ describe('the documents (no key)', () => {
     ]);
   });
 
-  it('/collections and /collections/buildings: one collection, the snapshots\' extent, an items link', async () => {
+  it("/collections and /collections/buildings: one collection, the snapshots' extent, an items link", async () => {
     const list = await get('/collections', {}, '/collections');
     expect(list.body.collections.map((c: J) => c.id)).toEqual(['buildings']);
     const one = await get('/collections/buildings', {}, '/collections/{collectionId}');
     expect(one.body).toEqual(list.body.collections[0]);
     const e = snapshot.extent!;
     expect(one.body.extent.spatial.bbox).toEqual([[e.minLon, e.minLat, e.maxLon, e.maxLat]]);
-    expect(one.body.links.find((l: J) => l.rel === 'items')).toMatchObject({ href: `${t.base}/collections/buildings/items`, type: 'application/geo+json' });
+    expect(one.body.links.find((l: J) => l.rel === 'items')).toMatchObject({
+      href: `${t.base}/collections/buildings/items`,
+      type: 'application/geo+json',
+    });
   });
 
   it('another collection is 404, with or without a key', async () => {
@@ -98,7 +110,7 @@ describe('items', () => {
     expect([r.status, r.body.error.code]).toEqual([401, 'unauthorized']);
   });
 
-  it('with bbox: GET /buildings\' buildings in its order, footprints, numberMatched, next links to the end', async () => {
+  it("with bbox: GET /buildings' buildings in its order, footprints, numberMatched, next links to the end", async () => {
     const want = await idsOfBbox(BBOX);
     expect(want.length).toBeGreaterThan(150);
     const got: string[] = [];
@@ -159,8 +171,8 @@ describe('items', () => {
   });
 });
 
-describe('GDAL (Debian\'s ogrinfo and ogr2ogr, OAPIF driver)', () => {
-  it('ogrinfo lists the layer; ogr2ogr copies a bbox\'s buildings, the same as the API\'s, and the workspace pays for what GDAL read', async () => {
+describe("GDAL (Debian's ogrinfo and ogr2ogr, OAPIF driver)", () => {
+  it("ogrinfo lists the layer; ogr2ogr copies a bbox's buildings, the same as the API's, and the workspace pays for what GDAL read", async () => {
     const w = workspaceWithKey(t.ledger, 100_000, 'gdal');
     const env = { ...process.env, GDAL_HTTP_HEADERS: `Authorization: Bearer ${w.key}` };
     const before = t.ledger.balance(w.workspaceId);
@@ -169,10 +181,17 @@ describe('GDAL (Debian\'s ogrinfo and ogr2ogr, OAPIF driver)', () => {
     expect(info.stdout).toMatch(/1: buildings \(title: Buildings\) \(Multi Polygon\)/);
 
     const gpkg = join(dir, 'buildings.gpkg');
-    await run('ogr2ogr', ['-f', 'GPKG', gpkg, `OAPIF:${t.base}`, 'buildings', '-spat', ...BBOX.map(String), '-oo', 'PAGE_SIZE=100'], { env, encoding: 'utf8' });
+    await run('ogr2ogr', ['-f', 'GPKG', gpkg, `OAPIF:${t.base}`, 'buildings', '-spat', ...BBOX.map(String), '-oo', 'PAGE_SIZE=100'], {
+      env,
+      encoding: 'utf8',
+    });
     const db = new Database(gpkg, { readonly: true });
-    const copied = (db.prepare('SELECT building_id, id FROM buildings ORDER BY fid').all() as { building_id: string; id: string }[]);
-    const geometryType = (db.prepare('SELECT geometry_type_name FROM gpkg_geometry_columns WHERE table_name = ?').get('buildings') as { geometry_type_name: string }).geometry_type_name;
+    const copied = db.prepare('SELECT building_id, id FROM buildings ORDER BY fid').all() as { building_id: string; id: string }[];
+    const geometryType = (
+      db.prepare('SELECT geometry_type_name FROM gpkg_geometry_columns WHERE table_name = ?').get('buildings') as {
+        geometry_type_name: string;
+      }
+    ).geometry_type_name;
     db.close();
 
     const want = await idsOfBbox(BBOX);

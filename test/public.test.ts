@@ -13,12 +13,25 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger, signWebhook } from '../src/ledger/index.ts';
 import { CATEGORY, FLOOD_ZONE, SEISMIC_RISK_CLASS, type BuildingRecord } from '../src/snapshot/schema.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
-import { ResponseValidator, killServerProcesses, removeDir, startServerProcess, startTestServer, syntheticSnapshots, type TestServer } from './http-helpers.ts';
+import {
+  ResponseValidator,
+  killServerProcesses,
+  removeDir,
+  startServerProcess,
+  startTestServer,
+  syntheticSnapshots,
+  type TestServer,
+} from './http-helpers.ts';
 import { decodeSnapshotDir, type RefBuilding } from './reference/reference.ts';
 import { Rng } from './reference/random.ts';
 
 type J = Record<string, any>;
-interface Got { status: number; headers: Headers; body: J; text: string }
+interface Got {
+  status: number;
+  headers: Headers;
+  body: J;
+  text: string;
+}
 
 const START = Date.parse('2026-11-22T10:00:00Z');
 const clock = { ms: START };
@@ -33,10 +46,16 @@ let validator: ResponseValidator;
 let buildings: RefBuilding[];
 
 /** One request, checked against the served OpenAPI document (template names its path). */
-async function call(server: TestServer, method: string, template: string, path: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<Got> {
+async function call(
+  server: TestServer,
+  method: string,
+  template: string,
+  path: string,
+  init: { headers?: Record<string, string>; body?: string } = {},
+): Promise<Got> {
   const res = await fetch(`${server.base}${path}`, { method, headers: init.headers, body: init.body });
   const text = await res.text();
-  const body = text === '' ? {} : JSON.parse(text) as J;
+  const body = text === '' ? {} : (JSON.parse(text) as J);
   expect(validator.problems(template, res.status, res.headers, body, method.toLowerCase())).toEqual([]);
   return { status: res.status, headers: res.headers, body, text };
 }
@@ -46,17 +65,32 @@ function exchange(port: number, requests: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let got = '';
     const socket = connect(port, '127.0.0.1', () => socket.write(requests));
-    const done = () => { socket.destroy(); resolve(got); };
+    const done = () => {
+      socket.destroy();
+      resolve(got);
+    };
     const timer = setTimeout(done, 1500);
-    socket.on('data', (d) => { got += d.toString('latin1'); });
-    socket.on('end', () => { clearTimeout(timer); done(); });
-    socket.on('error', (err) => { clearTimeout(timer); reject(err); });
+    socket.on('data', (d) => {
+      got += d.toString('latin1');
+    });
+    socket.on('end', () => {
+      clearTimeout(timer);
+      done();
+    });
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
   });
 }
 
-const get = (path: string, template: string, headers: Record<string, string> = {}, server = t) => call(server, 'GET', template, path, { headers });
+const get = (path: string, template: string, headers: Record<string, string> = {}, server = t) =>
+  call(server, 'GET', template, path, { headers });
 const post = (template: string, doc: unknown, headers: Record<string, string> = {}, server = t) =>
-  call(server, 'POST', template, template, { headers: { 'Content-Type': 'application/json', ...headers }, body: typeof doc === 'string' ? doc : JSON.stringify(doc) });
+  call(server, 'POST', template, template, {
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof doc === 'string' ? doc : JSON.stringify(doc),
+  });
 
 const median = (values: number[]): number | null => {
   if (values.length === 0) return null;
@@ -68,7 +102,7 @@ const median = (values: number[]): number | null => {
 beforeAll(async () => {
   dir = await syntheticSnapshots(4000, 11, 'LI');
   t = await startTestServer(dir, { now, perKeyPerMinute: 1_000_000, dailyQuota: 1_000_000 }, 'ledger.db', FREE_REPORTS);
-  validator = new ResponseValidator(await (await fetch(`${t.base}/openapi.json`)).json() as J);
+  validator = new ResponseValidator((await (await fetch(`${t.base}/openapi.json`)).json()) as J);
   buildings = decodeSnapshotDir(join(dir, 'snapshots'))[0].buildings;
 });
 
@@ -90,11 +124,16 @@ describe('covered countries', () => {
     const places = new Set(buildings.map((b) => b.locality).filter((l) => l !== ''));
     const lons = buildings.map((b) => b.longitude);
     const lats = buildings.map((b) => b.latitude);
-    expect(r.body.data).toEqual([{
-      country: 'LI', snapshotDate: '2026-11-21', buildings: buildings.length, places: places.size,
-      bbox: [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)],
-      sources: [expect.objectContaining({ name: 'Edifice synthetic generator', licence: 'CC0-1.0' })],
-    }]);
+    expect(r.body.data).toEqual([
+      {
+        country: 'LI',
+        snapshotDate: '2026-11-21',
+        buildings: buildings.length,
+        places: places.size,
+        bbox: [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)],
+        sources: [expect.objectContaining({ name: 'Edifice synthetic generator', licence: 'CC0-1.0' })],
+      },
+    ]);
   });
 });
 
@@ -102,38 +141,56 @@ describe('public building pages', () => {
   /** Every fact the page shows, by hand from the record and spec 2.4: [value, estimate]. */
   function expectedFacts(b: BuildingRecord): Record<string, [unknown, boolean]> {
     const est = (value: unknown, modelled: boolean): [unknown, boolean] => [value, value === null ? false : modelled];
-    const power = b.solar_installations.length === 0 || b.solar_installations.some((i) => i.power_kw === null)
-      ? null : Math.round(b.solar_installations.reduce((s, i) => s + i.power_kw!, 0) * 1e6) / 1e6;
+    const power =
+      b.solar_installations.length === 0 || b.solar_installations.some((i) => i.power_kw === null)
+        ? null
+        : Math.round(b.solar_installations.reduce((s, i) => s + i.power_kw!, 0) * 1e6) / 1e6;
     const solarModelled = b.solar_potential_basis === 'estimated';
     return {
-      address: est(b.address, false), nearestRoad: est(b.nearest_road, false), postalCode: est(b.postal_code, false),
+      address: est(b.address, false),
+      nearestRoad: est(b.nearest_road, false),
+      postalCode: est(b.postal_code, false),
       locality: est(b.locality || null, b.locality_basis === 'inferred'),
       category: est(b.category === 'unknown' ? null : b.category, b.category_evidence === 'inferred'),
       buildingType: est(b.building_type === 'unspecified' ? null : b.building_type, false),
-      roofShape: est(b.roof_shape, false), footprintAreaM2: est(b.footprint_area_m2, false),
+      roofShape: est(b.roof_shape, false),
+      footprintAreaM2: est(b.footprint_area_m2, false),
       heightM: est(b.height_m, b.height_basis === 'estimated'),
-      floors: est(b.floors, b.floors_is_estimate), floorsIncludingUnderground: est(b.floors_including_underground, b.floors_is_estimate),
-      floorAreaM2: est(b.floor_area_m2, b.floor_area_basis === 'estimated'), volumeM3: est(b.volume_m3, b.volume_basis === 'estimated'),
-      constructionYear: est(b.construction_year, b.construction_year_is_estimate), completedByYear: est(b.completed_by_year, false),
-      dwellings: est(b.dwellings, b.dwellings_is_estimate), has3dModel: est(b.has_3d_model, false),
+      floors: est(b.floors, b.floors_is_estimate),
+      floorsIncludingUnderground: est(b.floors_including_underground, b.floors_is_estimate),
+      floorAreaM2: est(b.floor_area_m2, b.floor_area_basis === 'estimated'),
+      volumeM3: est(b.volume_m3, b.volume_basis === 'estimated'),
+      constructionYear: est(b.construction_year, b.construction_year_is_estimate),
+      completedByYear: est(b.completed_by_year, false),
+      dwellings: est(b.dwellings, b.dwellings_is_estimate),
+      has3dModel: est(b.has_3d_model, false),
       solarPresence: est(b.solar_presence === 'unknown' ? null : b.solar_presence, false),
-      existingSolarPanels: est(b.panels_status, false), registeredSolarPowerKw: est(power, false),
-      solarPanelCount: est(b.solar_panel_count, solarModelled), solarCapacityKwp: est(b.solar_capacity_kwp, solarModelled),
+      existingSolarPanels: est(b.panels_status, false),
+      registeredSolarPowerKw: est(power, false),
+      solarPanelCount: est(b.solar_panel_count, solarModelled),
+      solarCapacityKwp: est(b.solar_capacity_kwp, solarModelled),
       solarYearlyEnergyKwh: est(b.solar_yearly_energy_kwh, solarModelled),
       solarCo2SavingsKgPerYear: est(b.solar_co2_savings_kg_per_year, solarModelled),
-      floodZone: est(b.flood_zone, false), floodZoneMapped: est(b.flood_zone_mapped, false), floodZoneSource: est(b.flood_zone_source, false),
-      seismicDesignAccelerationG: est(b.seismic_design_acceleration_g, false), seismicRiskClass: est(b.seismic_risk_class, false),
+      floodZone: est(b.flood_zone, false),
+      floodZoneMapped: est(b.flood_zone_mapped, false),
+      floodZoneSource: est(b.flood_zone_source, false),
+      seismicDesignAccelerationG: est(b.seismic_design_acceleration_g, false),
+      seismicRiskClass: est(b.seismic_risk_class, false),
       seismicRiskAssessmentYear: est(b.seismic_risk_assessment_year, false),
       recentMeanTemperatureC: est(b.recent_mean_temperature_c, true),
       recentTemperatureTrendCPerDecade: est(b.recent_temperature_trend_c_per_decade, true),
-      recentFrostDays: est(b.recent_frost_days, true), recentHotDays: est(b.recent_hot_days, true),
+      recentFrostDays: est(b.recent_frost_days, true),
+      recentHotDays: est(b.recent_hot_days, true),
       recentMinimumDailyTemperatureC: est(b.recent_minimum_daily_temperature_c, true),
       recentMaximumDailyTemperatureC: est(b.recent_maximum_daily_temperature_c, true),
       recentAnnualPrecipitationMm: est(b.recent_annual_precipitation_mm, true),
       recentMaxOneDayPrecipitationMm: est(b.recent_max_one_day_precipitation_mm, true),
-      annualHeatingDemandKwh: est(b.annual_heating_demand_kwh, true), thermalAssessment: est(b.thermal_assessment, false),
-      designIndoorTemperatureC: est(b.design_indoor_temperature_c, false), designOutdoorTemperatureC: est(b.design_outdoor_temperature_c, false),
-      districtHeatingAvailable: est(b.district_heating_available, false), gasNetworkAvailable: est(b.gas_network_available, false),
+      annualHeatingDemandKwh: est(b.annual_heating_demand_kwh, true),
+      thermalAssessment: est(b.thermal_assessment, false),
+      designIndoorTemperatureC: est(b.design_indoor_temperature_c, false),
+      designOutdoorTemperatureC: est(b.design_outdoor_temperature_c, false),
+      districtHeatingAvailable: est(b.district_heating_available, false),
+      gasNetworkAvailable: est(b.gas_network_available, false),
     };
   }
 
@@ -142,8 +199,12 @@ describe('public building pages', () => {
     const inferred = buildings.filter((b) => b.locality_basis === 'inferred' && b.locality !== '').slice(0, 3);
     const stated = buildings.filter((b) => b.locality_basis === 'stated').slice(0, 2);
     expect([inferred.length, stated.length]).toEqual([3, 2]);
-    const sample = [...buildings.filter((b) => b.businesses.length > 1).slice(0, 3), ...inferred, ...stated,
-      ...Array.from({ length: 25 }, () => buildings[rng.int(0, buildings.length - 1)])];
+    const sample = [
+      ...buildings.filter((b) => b.businesses.length > 1).slice(0, 3),
+      ...inferred,
+      ...stated,
+      ...Array.from({ length: 25 }, () => buildings[rng.int(0, buildings.length - 1)]),
+    ];
     for (const b of sample) {
       const r = await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}');
       expect(r.status).toBe(200);
@@ -156,9 +217,14 @@ describe('public building pages', () => {
       }
       expect(r.body.registeredBusinesses.caution).toMatch(/never evidence that it owns or occupies/);
       expect(r.body.registeredBusinesses.count).toBe(b.businesses.length);
-      expect(r.body.registeredBusinesses.data).toEqual(b.businesses.map((x) => ({
-        businessId: x.business_id, registrationNumber: x.registration_number, name: x.name, active: x.active,
-      })));
+      expect(r.body.registeredBusinesses.data).toEqual(
+        b.businesses.map((x) => ({
+          businessId: x.business_id,
+          registrationNumber: x.registration_number,
+          name: x.name,
+          active: x.active,
+        })),
+      );
       for (const key of [...Object.keys(r.body), ...Object.keys(r.body.facts)]) expect(key).toMatch(/^[a-z][A-Za-z0-9]*$/);
     }
   });
@@ -195,7 +261,7 @@ describe('public place pages', () => {
     expect([...r.body.data].sort(sort)).toEqual(expected.sort(sort));
   });
 
-  it('count and summarise a place\'s buildings as a brute force over its records does', async () => {
+  it("count and summarise a place's buildings as a brute force over its records does", async () => {
     const places = [...byLocality()].sort((a, b) => b[1].length - a[1].length);
     for (const [locality, list] of [places[0], places[Math.floor(places.length / 2)], places[places.length - 1]]) {
       const r = await get(`/public/places/LI/${encodeURIComponent(locality)}`, '/public/places/{country}/{locality}');
@@ -215,7 +281,10 @@ describe('public place pages', () => {
       expect(f.constructionYearMedian).toEqual({ value: median(ys), estimate: yearsModelled });
       expect(f.constructionYearLatest).toEqual({ value: ys.length ? Math.max(...ys) : null, estimate: yearsModelled });
       const heights = list.filter((b) => b.height_m !== null);
-      expect(f.medianHeightM).toEqual({ value: median(heights.map((b) => b.height_m!)), estimate: heights.some((b) => b.height_basis === 'estimated') });
+      expect(f.medianHeightM).toEqual({
+        value: median(heights.map((b) => b.height_m!)),
+        estimate: heights.some((b) => b.height_basis === 'estimated'),
+      });
       const floors = list.filter((b) => b.floors !== null);
       expect(f.medianFloors).toEqual({ value: median(floors.map((b) => b.floors!)), estimate: floors.some((b) => b.floors_is_estimate) });
       const solar = list.filter((b) => b.solar_presence === 'registered' || b.solar_presence === 'detected').length;
@@ -227,7 +296,11 @@ describe('public place pages', () => {
       const potential = list.filter((b) => b.solar_potential_basis !== null);
       expect(f.buildingsWithSolarPotential).toEqual(exact(potential.length));
       if (potential.length === 0) expect(f.solarCapacityKwpTotal).toEqual(exact(null));
-      else expect(f.solarCapacityKwpTotal.value).toBeCloseTo(potential.reduce((s, b) => s + (b.solar_capacity_kwp ?? 0), 0), 1);
+      else
+        expect(f.solarCapacityKwpTotal.value).toBeCloseTo(
+          potential.reduce((s, b) => s + (b.solar_capacity_kwp ?? 0), 0),
+          1,
+        );
       expect(f.buildingsFloodMapped).toEqual(exact(list.filter((b) => b.flood_zone_mapped).length));
       const mapped = list.some((b) => b.flood_zone_mapped);
       expect(f.buildingsInFloodZone).toEqual(exact(mapped ? list.filter((b) => b.flood_zone !== null).length : null));
@@ -238,8 +311,18 @@ describe('public place pages', () => {
       expect(f.buildingsWithThermalAssessment).toEqual(exact(list.filter((b) => b.thermal_assessment !== null).length));
       const knownCount = (known: (b: RefBuilding) => boolean, yes: (b: RefBuilding) => boolean) =>
         exact(list.some(known) ? list.filter(yes).length : null);
-      expect(f.buildingsWithDistrictHeating).toEqual(knownCount((b) => b.district_heating_available !== null, (b) => b.district_heating_available === true));
-      expect(f.buildingsWithGasNetwork).toEqual(knownCount((b) => b.gas_network_available !== null, (b) => b.gas_network_available === true));
+      expect(f.buildingsWithDistrictHeating).toEqual(
+        knownCount(
+          (b) => b.district_heating_available !== null,
+          (b) => b.district_heating_available === true,
+        ),
+      );
+      expect(f.buildingsWithGasNetwork).toEqual(
+        knownCount(
+          (b) => b.gas_network_available !== null,
+          (b) => b.gas_network_available === true,
+        ),
+      );
     }
   });
 
@@ -272,7 +355,7 @@ describe('caching', () => {
     expect((await get('/public/countries', '/public/countries', { 'If-None-Match': countries.headers.get('etag')! })).status).toBe(304);
   });
 
-  it('HEAD gives a page\'s headers without its body; another method is 405 with Allow, in the route\'s own error format', async () => {
+  it("HEAD gives a page's headers without its body; another method is 405 with Allow, in the route's own error format", async () => {
     const path = `${t.base}/public/buildings/${buildings[8].building_id}`;
     const head = await fetch(path, { method: 'HEAD' });
     const got = await fetch(path);
@@ -283,12 +366,22 @@ describe('caching', () => {
     expect(head.headers.get('content-length')).toBe(String(gotBody.length));
     expect(head.headers.get('cache-control')).toBe('public, max-age=300');
     const post = await fetch(path, { method: 'POST' });
-    expect([post.status, post.headers.get('allow'), await post.json()]).toEqual([405, 'GET, HEAD', { error: 'invalid_parameter', message: 'POST is not allowed here; use GET, HEAD.' }]);
+    expect([post.status, post.headers.get('allow'), await post.json()]).toEqual([
+      405,
+      'GET, HEAD',
+      { error: 'invalid_parameter', message: 'POST is not allowed here; use GET, HEAD.' },
+    ]);
     const getRequests = await fetch(`${t.base}/public/country-requests`);
     expect([getRequests.status, getRequests.headers.get('allow')]).toEqual([405, 'POST']);
-    expect(await getRequests.json()).toEqual({ error: { code: 'method_not_allowed', message: 'GET is not allowed here; use POST.', parameter: '' } });
+    expect(await getRequests.json()).toEqual({
+      error: { code: 'method_not_allowed', message: 'GET is not allowed here; use POST.', parameter: '' },
+    });
     const postBuildings = await fetch(`${t.base}/buildings?bbox=1,1,2,2`, { method: 'POST' });
-    expect([postBuildings.status, postBuildings.headers.get('allow'), ((await postBuildings.json()) as J).error.code]).toEqual([405, 'GET', 'method_not_allowed']);
+    expect([postBuildings.status, postBuildings.headers.get('allow'), ((await postBuildings.json()) as J).error.code]).toEqual([
+      405,
+      'GET',
+      'method_not_allowed',
+    ]);
     const deleteReport = await fetch(`${t.base}/reports/ord_AAAAAAAAAAAAAA`, { method: 'DELETE' });
     expect([deleteReport.status, deleteReport.headers.get('allow')]).toEqual([405, 'GET']);
   });
@@ -298,14 +391,24 @@ describe('caching', () => {
     const base = new URL(t.base).pathname;
     // HEAD where only GET is served (405), on no route (404), on a page (200), each followed on
     // the same connection by a GET whose answer must start right after the HEAD's headers.
-    for (const target of [`${base}/buildings?bbox=1,1,2,2`, `${base}/no-such-route`, `${base}/public/countries`, `${base}/public/nothing-here`]) {
-      const raw = await exchange(Number(host.port), `HEAD ${target} HTTP/1.1\r\nHost: x\r\n\r\nGET ${base}/public/countries HTTP/1.1\r\nHost: x\r\n\r\n`);
+    for (const target of [
+      `${base}/buildings?bbox=1,1,2,2`,
+      `${base}/no-such-route`,
+      `${base}/public/countries`,
+      `${base}/public/nothing-here`,
+    ]) {
+      const raw = await exchange(
+        Number(host.port),
+        `HEAD ${target} HTTP/1.1\r\nHost: x\r\n\r\nGET ${base}/public/countries HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
       const firstEnd = raw.indexOf('\r\n\r\n') + 4;
       expect(firstEnd, target).toBeGreaterThan(4);
       const second = raw.slice(firstEnd);
       expect(second.startsWith('HTTP/1.1 200 OK\r\n'), `${target}: ${JSON.stringify(second.slice(0, 80))}`).toBe(true);
       const length = Number(/content-length: (\d+)/i.exec(second)![1]);
-      expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4, second.indexOf('\r\n\r\n') + 4 + length)).data.length).toBeGreaterThan(0);
+      expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4, second.indexOf('\r\n\r\n') + 4 + length)).data.length).toBeGreaterThan(
+        0,
+      );
     }
   });
 
@@ -350,7 +453,9 @@ describe('per-address limit: 120 a minute across /public', () => {
       expect((await burst(proxied, 120, { 'X-Forwarded-For': '203.0.113.5' })).every((r) => r.status === 200)).toBe(true);
       expect((await get('/public/countries', '/public/countries', { 'X-Forwarded-For': '203.0.113.5' }, proxied)).status).toBe(429);
       // A client writing its own entry to the left does not escape its bucket...
-      expect((await get('/public/countries', '/public/countries', { 'X-Forwarded-For': '10.9.9.9, 203.0.113.5' }, proxied)).status).toBe(429);
+      expect((await get('/public/countries', '/public/countries', { 'X-Forwarded-For': '10.9.9.9, 203.0.113.5' }, proxied)).status).toBe(
+        429,
+      );
       // ...another client is not affected.
       expect((await get('/public/countries', '/public/countries', { 'X-Forwarded-For': '203.0.113.6' }, proxied)).status).toBe(200);
       expect((await burst(proxied, 120, { 'X-Forwarded-For': '2001:db8:0:100::1' })).every((r) => r.status === 200)).toBe(true);
@@ -367,7 +472,12 @@ describe('country requests', () => {
     const r = await post('/public/country-requests', { country: 'PT', email: 'ana@example.pt', comment: 'Lisbon first, please.' });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ id: expect.any(Number), country: 'PT', status: 'received', created_at: new Date(now()).toISOString() });
-    expect(t.ledger.countryRequests()[0]).toMatchObject({ id: r.body.id, country: 'PT', email: 'ana@example.pt', comment: 'Lisbon first, please.' });
+    expect(t.ledger.countryRequests()[0]).toMatchObject({
+      id: r.body.id,
+      country: 'PT',
+      email: 'ana@example.pt',
+      comment: 'Lisbon first, please.',
+    });
     expect((await post('/public/country-requests', { country: 'RO' })).status).toBe(201);
     // Quotes, braces and a field's name inside a string are text, not a second field.
     const tricky = await post('/public/country-requests', '{"comment": "a \\"country\\": \\"ES\\", {[", "country": "PT"}');
@@ -404,7 +514,10 @@ describe('country requests', () => {
       expect(r.status, JSON.stringify(doc)).toBe(400);
       expect(r.body).toEqual({ error: { code: 'invalid_parameter', message: expect.stringMatching(message), parameter } });
     }
-    const form = await call(t, 'POST', '/public/country-requests', '/public/country-requests', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'country=PT' });
+    const form = await call(t, 'POST', '/public/country-requests', '/public/country-requests', {
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'country=PT',
+    });
     expect([form.status, form.body.error.code, form.body.error.parameter]).toEqual([415, 'unsupported_media_type', 'Content-Type']);
     for (const type of ['application/json; charset=latin1', 'application/json;charset="ISO-8859-1"', 'application/json; charset=utf-16']) {
       const r = await post('/public/country-requests', { country: 'PT' }, { 'Content-Type': type });
@@ -420,9 +533,15 @@ describe('country requests', () => {
 
   it('takes no query parameter: one is refused as on every GET, and nothing is stored', async () => {
     const before = t.ledger.countryRequests().length;
-    for (const [query, parameter] of [['foo=1', 'foo'], ['country=PT', 'country'], ['%zz=1', '%zz']]) {
-      const r = await call(t, 'POST', '/public/country-requests', `/public/country-requests?${query}`,
-        { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ country: 'PT' }) });
+    for (const [query, parameter] of [
+      ['foo=1', 'foo'],
+      ['country=PT', 'country'],
+      ['%zz=1', '%zz'],
+    ]) {
+      const r = await call(t, 'POST', '/public/country-requests', `/public/country-requests?${query}`, {
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ country: 'PT' }),
+      });
       expect([r.status, r.body.error.code, r.body.error.parameter], query).toEqual([400, 'invalid_parameter', parameter]);
     }
     expect(t.ledger.countryRequests().length).toBe(before);
@@ -444,7 +563,11 @@ describe('country requests', () => {
   });
 
   it('the admin CLI lists them counted by country', () => {
-    const out = spawnSync(process.execPath, ['--import', 'tsx', 'tools/admin.ts', 'country-requests', '--ledger', join(dir, 'ledger.db'), '--json'], { encoding: 'utf8', timeout: 60_000 });
+    const out = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'tools/admin.ts', 'country-requests', '--ledger', join(dir, 'ledger.db'), '--json'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(out.status, out.stderr).toBe(0);
     const demand = JSON.parse(out.stdout).demand as { country: string; requests: number }[];
     const expected = new Map<string, number>();
@@ -463,7 +586,11 @@ describe('building reports', () => {
     const r = await checkout({ building_id: b.building_id.toUpperCase(), email: 'ana@example.li' });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({
-      status: 'paid', building_id: b.building_id, country: 'LI', snapshot_date: '2026-11-21', price: { amount_minor: 0, currency: 'EUR' },
+      status: 'paid',
+      building_id: b.building_id,
+      country: 'LI',
+      snapshot_date: '2026-11-21',
+      price: { amount_minor: 0, currency: 'EUR' },
     });
     expect(r.body.token).toMatch(/^rpt_[0-9A-Za-z]{32}$/);
     expect(r.body.report_url).toBe(`${t.base}/reports/${r.body.order_id}?token=${r.body.token}`);
@@ -472,16 +599,24 @@ describe('building reports', () => {
     expect(report.headers.get('cache-control')).toBe('no-store');
     const doc = report.body.report;
     expect(doc.building).toMatchObject({
-      building_id: b.building_id, address: b.address, locality: b.locality, floors: b.floors, construction_year: b.construction_year,
+      building_id: b.building_id,
+      address: b.address,
+      locality: b.locality,
+      floors: b.floors,
+      construction_year: b.construction_year,
       registered_business_count: b.businesses.length,
     });
     expect(doc.units.map((u: J) => u.unit_id)).toEqual(b.units.map((u) => u.unit_id));
     expect(doc.registered_businesses.data.map((x: J) => x.business_id)).toEqual(b.businesses.map((x) => x.business_id));
-    expect(doc.footprint.coordinates).toEqual(b.footprint.map((poly) => poly.map((ring) => {
-      const pts: number[][] = [];
-      for (let i = 0; i < ring.length; i += 2) pts.push([ring[i], ring[i + 1]]);
-      return pts;
-    })));
+    expect(doc.footprint.coordinates).toEqual(
+      b.footprint.map((poly) =>
+        poly.map((ring) => {
+          const pts: number[][] = [];
+          for (let i = 0; i < ring.length; i += 2) pts.push([ring[i], ring[i + 1]]);
+          return pts;
+        }),
+      ),
+    );
     expect(doc.climate.recent_frost_days).toBe(b.recent_frost_days);
     expect(doc.energy.annual_heating_demand_kwh).toBe(b.annual_heating_demand_kwh);
   });
@@ -525,8 +660,16 @@ describe('building reports', () => {
   });
 
   it('the start says whether reports are off or free', { timeout: 120_000 }, async () => {
-    const env = { EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_WORKERS: '0', EDIFICE_WARMUP_REQUESTS: '0', EDIFICE_LOG_LEVEL: 'info' };
-    for (const [extra, line] of [[{}, /building reports are off: POST \/reports answers 404 until EDIFICE_REPORT_PRICE is set/], [FREE_REPORTS, /building reports are free \(EDIFICE_REPORTS_FREE=1\)/]] as const) {
+    const env = {
+      EDIFICE_SNAPSHOTS: join(dir, 'snapshots'),
+      EDIFICE_WORKERS: '0',
+      EDIFICE_WARMUP_REQUESTS: '0',
+      EDIFICE_LOG_LEVEL: 'info',
+    };
+    for (const [extra, line] of [
+      [{}, /building reports are off: POST \/reports answers 404 until EDIFICE_REPORT_PRICE is set/],
+      [FREE_REPORTS, /building reports are free \(EDIFICE_REPORTS_FREE=1\)/],
+    ] as const) {
       const ledgerDir = mkdtempSync(join(dir, 'start-'));
       const server = await startServerProcess({ ...env, ...extra, EDIFICE_LEDGER: join(ledgerDir, 'ledger.db') }, []);
       // The log is written apart from the banner: wait for it (10 s at most).
@@ -546,7 +689,9 @@ describe('building reports', () => {
   it('with an external provider: pending until a signed webhook confirms payment; a forged one is refused', async () => {
     const secret = 'test-webhook-secret-0123456789';
     const paid = await startTestServer(dir, { now }, 'ledger-webhook.db', {
-      EDIFICE_PAYMENT_PROVIDER: 'webhook', EDIFICE_PAYMENT_WEBHOOK_SECRET: secret, EDIFICE_REPORT_PRICE: '9.90',
+      EDIFICE_PAYMENT_PROVIDER: 'webhook',
+      EDIFICE_PAYMENT_WEBHOOK_SECRET: secret,
+      EDIFICE_REPORT_PRICE: '9.90',
     });
     try {
       const b = buildings[10];
@@ -562,7 +707,12 @@ describe('building reports', () => {
         return call(paid, 'POST', '/reports/payment-webhook', '/reports/payment-webhook', { headers, body });
       };
       const confirm = { order_id: order.body.order_id, status: 'paid', provider_reference: 'pay_123', amount_minor: 990, currency: 'EUR' };
-      for (const signature of [undefined, 'sha256=00', signWebhook('another-secret-000000000', JSON.stringify(confirm)), signWebhook(secret, JSON.stringify({ ...confirm, amount_minor: 1 }))]) {
+      for (const signature of [
+        undefined,
+        'sha256=00',
+        signWebhook('another-secret-000000000', JSON.stringify(confirm)),
+        signWebhook(secret, JSON.stringify({ ...confirm, amount_minor: 1 })),
+      ]) {
         const forged = await hook(confirm, signature);
         expect([forged.status, forged.body.error.code, forged.body.error.parameter]).toEqual([401, 'unauthorized', 'X-Edifice-Signature']);
       }
@@ -613,7 +763,12 @@ describe('removal requests', () => {
 
   it('refuses requests that name no business of the building, field by field', async () => {
     const b = buildings.find((x) => x.businesses.length > 0 && x.businesses.every((y) => y.registration_number !== null))!;
-    const ok = { building_id: b.building_id, business_id: b.businesses[0].business_id, reason: 'The company moved out in 2019.', contact: 'owner@example.li' };
+    const ok = {
+      building_id: b.building_id,
+      business_id: b.businesses[0].business_id,
+      reason: 'The company moved out in 2019.',
+      contact: 'owner@example.li',
+    };
     const cases: [unknown, string][] = [
       [{ ...ok, business_id: 'nope' }, 'business_id'],
       [{ ...ok, business_id: undefined, registration_number: 'nope' }, 'registration_number'],
@@ -638,20 +793,34 @@ describe('removal requests', () => {
       return server.ledger.createKey(workspaceId, email).key;
     })();
     const auth = { Authorization: `Bearer ${key}` };
-    const b = buildings.find((x) => x.businesses.length >= 2 && x.businesses.filter((y) => y.name === x.businesses[0].name).length === 1
-      && buildings.filter((y) => y.businesses.some((z) => z.name === x.businesses[0].name)).length === 1)!;
+    const b = buildings.find(
+      (x) =>
+        x.businesses.length >= 2 &&
+        x.businesses.filter((y) => y.name === x.businesses[0].name).length === 1 &&
+        buildings.filter((y) => y.businesses.some((z) => z.name === x.businesses[0].name)).length === 1,
+    )!;
     const gone = b.businesses[0];
     const bbox = [b.longitude - 0.001, b.latitude - 0.001, b.longitude + 0.001, b.latitude + 0.001].map((v) => v.toFixed(4)).join(',');
     const byName = `/buildings?bbox=${bbox}&registered_business_name=${encodeURIComponent(gone.name)}`;
 
     // A report bought before the removal, and the state before.
     const order = await post('/reports', { building_id: b.building_id, email: 'a@b.li' }, {}, server);
-    expect((await (await fetch(`${server.base}${byName}`, { headers: auth })).json() as J).data.map((x: J) => x.building_id)).toEqual([b.building_id]);
+    expect(((await (await fetch(`${server.base}${byName}`, { headers: auth })).json()) as J).data.map((x: J) => x.building_id)).toEqual([
+      b.building_id,
+    ]);
 
-    const asked = await post('/removal-requests', { building_id: b.building_id, business_id: gone.business_id, reason: 'We closed this company in 2020.', contact: 'owner@example.li' }, {}, server);
+    const asked = await post(
+      '/removal-requests',
+      { building_id: b.building_id, business_id: gone.business_id, reason: 'We closed this company in 2020.', contact: 'owner@example.li' },
+      {},
+      server,
+    );
     expect(asked.status).toBe(202);
     expect(asked.body).toMatchObject({
-      status: 'pending', building_id: b.building_id, business_id: gone.business_id, registration_number: gone.registration_number,
+      status: 'pending',
+      building_id: b.building_id,
+      business_id: gone.business_id,
+      registration_number: gone.registration_number,
     });
     const page = async (s = server) => (await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}', {}, s)).body;
     const etagBefore = (await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}', {}, server)).headers.get('etag');
@@ -667,10 +836,12 @@ describe('removal requests', () => {
     expect((await page()).registeredBusinesses.data.map((x: J) => x.businessId)).toEqual(remaining);
     const etagAfter = (await get(`/public/buildings/${b.building_id}`, '/public/buildings/{building_id}', {}, server)).headers.get('etag');
     expect(etagAfter).not.toBe(etagBefore);
-    const listing = await (await fetch(`${server.base}/buildings/${b.building_id}/registered-businesses`, { headers: auth })).json() as J;
+    const listing = (await (await fetch(`${server.base}/buildings/${b.building_id}/registered-businesses`, { headers: auth })).json()) as J;
     expect(listing.data.map((x: J) => x.business_id)).toEqual(remaining);
-    expect((await (await fetch(`${server.base}${byName}`, { headers: auth })).json() as J).data).toEqual([]);
-    const at = await (await fetch(`${server.base}/buildings/at?lat=${b.latitude}&lon=${b.longitude}&radius_m=1`, { headers: auth })).json() as J;
+    expect(((await (await fetch(`${server.base}${byName}`, { headers: auth })).json()) as J).data).toEqual([]);
+    const at = (await (
+      await fetch(`${server.base}/buildings/at?lat=${b.latitude}&lon=${b.longitude}&radius_m=1`, { headers: auth })
+    ).json()) as J;
     expect(at.data.find((x: J) => x.building_id === b.building_id).registered_business_count).toBe(b.businesses.length - 1);
     const report = await get(`/reports/${order.body.order_id}?token=${order.body.token}`, '/reports/{order_id}', {}, server);
     expect(report.body.report.registered_businesses.data.map((x: J) => x.business_id)).toEqual(remaining);
@@ -687,7 +858,14 @@ describe('removal requests', () => {
     expect((await get(path, '/public/buildings/{building_id}', { 'If-None-Match': etagBefore! }, server)).status).toBe(200);
 
     // A later snapshot of the country (same sources, next day) is served without the business too.
-    await writeSyntheticCountry({ seed: 11, buildings: 4000, country: 'LI', date: '2026-11-22', bounds: BOUNDS, outDir: join(rdir, 'snapshots') });
+    await writeSyntheticCountry({
+      seed: 11,
+      buildings: 4000,
+      country: 'LI',
+      date: '2026-11-22',
+      bounds: BOUNDS,
+      outDir: join(rdir, 'snapshots'),
+    });
     expect(server.catalog.rescan().map((r) => r.status)).toEqual(['loaded']);
     const later = await page();
     expect(later.snapshotDate).toBe('2026-11-22');

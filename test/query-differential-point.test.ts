@@ -35,15 +35,59 @@ describe('GET /buildings/at: engine against the brute-force reference', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'edifice-diff-point-'));
     // PA and PB meet at 10.6°E; PB's clusters sit on the border.
-    const a = randomPointCountry({ country: 'PA', seed: seedFor(4000), lon0: 10, lon1: 10.6, lat0: 47, lat1: 47.5, clusters: 50, perCluster: 160, background: 0, sourcePrefix: 'diffp-pa' });
-    const b = randomPointCountry({ country: 'PB', seed: seedFor(5000), lon0: 10.6, lon1: 10.61, lat0: 47.1, lat1: 47.3, clusters: 8, perCluster: 120, background: 0, sourcePrefix: 'diffp-pb' });
+    const a = randomPointCountry({
+      country: 'PA',
+      seed: seedFor(4000),
+      lon0: 10,
+      lon1: 10.6,
+      lat0: 47,
+      lat1: 47.5,
+      clusters: 50,
+      perCluster: 160,
+      background: 0,
+      sourcePrefix: 'diffp-pa',
+    });
+    const b = randomPointCountry({
+      country: 'PB',
+      seed: seedFor(5000),
+      lon0: 10.6,
+      lon1: 10.61,
+      lat0: 47.1,
+      lat1: 47.3,
+      clusters: 8,
+      perCluster: 120,
+      background: 0,
+      sourcePrefix: 'diffp-pb',
+    });
     // Outlines that both countries list (a building on the border in both sources): ties across snapshots.
     for (let i = 0; i < b.length; i += Math.ceil(b.length / 40)) {
       a.push(blankRecord(`diffp-border:${i}`, b[i].longitude, b[i].latitude, { footprint: b[i].footprint }));
     }
-    const c = randomPointCountry({ country: 'PC', seed: seedFor(6000), lon0: -0.02, lon1: 0.02, lat0: -0.02, lat1: 0.02, clusters: 6, perCluster: 120, background: 0, sourcePrefix: 'diffp-pc' });
+    const c = randomPointCountry({
+      country: 'PC',
+      seed: seedFor(6000),
+      lon0: -0.02,
+      lon1: 0.02,
+      lat0: -0.02,
+      lat1: 0.02,
+      clusters: 6,
+      perCluster: 120,
+      background: 0,
+      sourcePrefix: 'diffp-pc',
+    });
     // Svalbard's latitude, where the frame leaves its expansion for the exact tangent plane.
-    const d = randomPointCountry({ country: 'PD', seed: seedFor(7000), lon0: 15.5, lon1: 15.7, lat0: 78.1, lat1: 78.3, clusters: 6, perCluster: 120, background: 0, sourcePrefix: 'diffp-pd' });
+    const d = randomPointCountry({
+      country: 'PD',
+      seed: seedFor(7000),
+      lon0: 15.5,
+      lon1: 15.7,
+      lat0: 78.1,
+      lat1: 78.3,
+      clusters: 6,
+      perCluster: 120,
+      background: 0,
+      sourcePrefix: 'diffp-pd',
+    });
     await writeCountry(dir, 'PA', a);
     await writeCountry(dir, 'PB', b);
     await writeCountry(dir, 'PC', c);
@@ -57,7 +101,9 @@ describe('GET /buildings/at: engine against the brute-force reference', () => {
 
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
-    console.info(`query-differential-point: ${queries} GET /buildings/at queries compared in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.info(
+      `query-differential-point: ${queries} GET /buildings/at queries compared in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   });
 
   function pointArbitrary(): fc.Arbitrary<RefPointQuery> {
@@ -67,32 +113,57 @@ describe('GET /buildings/at: engine against the brute-force reference', () => {
       // a representative point: inside its own outline, often near others
       { weight: 3, arbitrary: building.map((b) => [b.longitude, b.latitude] as const) },
       // exactly on a vertex
-      { weight: 2, arbitrary: fc.tuple(building, fc.nat()).map(([b, k]) => {
-        const ring = b.footprint[k % b.footprint.length][0];
-        const v = (k >> 3) % (ring.length / 2);
-        return [ring[2 * v], ring[2 * v + 1]] as const;
-      }) },
+      {
+        weight: 2,
+        arbitrary: fc.tuple(building, fc.nat()).map(([b, k]) => {
+          const ring = b.footprint[k % b.footprint.length][0];
+          const v = (k >> 3) % (ring.length / 2);
+          return [ring[2 * v], ring[2 * v + 1]] as const;
+        }),
+      },
       // the middle of the outline's box: inside a courtyard's hole, between two parts, in a star's notch
-      { weight: 2, arbitrary: building.map((b) => {
-        const xs = b.footprint.flatMap((p) => p[0].filter((_, i) => i % 2 === 0));
-        const ys = b.footprint.flatMap((p) => p[0].filter((_, i) => i % 2 === 1));
-        return [(Math.min(...xs) + Math.max(...xs)) / 2, (Math.min(...ys) + Math.max(...ys)) / 2] as const;
-      }) },
+      {
+        weight: 2,
+        arbitrary: building.map((b) => {
+          const xs = b.footprint.flatMap((p) => p[0].filter((_, i) => i % 2 === 0));
+          const ys = b.footprint.flatMap((p) => p[0].filter((_, i) => i % 2 === 1));
+          return [(Math.min(...xs) + Math.max(...xs)) / 2, (Math.min(...ys) + Math.max(...ys)) / 2] as const;
+        }),
+      },
       // some metres away in some direction
-      { weight: 4, arbitrary: fc.tuple(building, fc.double({ min: 0, max: 260, noNaN: true }), fc.double({ min: 0, max: 2 * Math.PI, noNaN: true })).map(([b, d, a]) => {
-        const mPerDegLon = M_PER_DEG_LAT * Math.cos((b.latitude * Math.PI) / 180);
-        return [b.longitude + (d * Math.cos(a)) / mPerDegLon, b.latitude + (d * Math.sin(a)) / M_PER_DEG_LAT] as const;
-      }) },
+      {
+        weight: 4,
+        arbitrary: fc
+          .tuple(building, fc.double({ min: 0, max: 260, noNaN: true }), fc.double({ min: 0, max: 2 * Math.PI, noNaN: true }))
+          .map(([b, d, a]) => {
+            const mPerDegLon = M_PER_DEG_LAT * Math.cos((b.latitude * Math.PI) / 180);
+            return [b.longitude + (d * Math.cos(a)) / mPerDegLon, b.latitude + (d * Math.sin(a)) / M_PER_DEG_LAT] as const;
+          }),
+      },
       // on the border of the two countries
       { weight: 1, arbitrary: fc.double({ min: 47.1, max: 47.3, noNaN: true }).map((lat) => [10.6, lat] as const) },
       // anywhere in the area, mostly empty
-      { weight: 1, arbitrary: fc.tuple(fc.double({ min: 10, max: 10.61, noNaN: true }), fc.double({ min: 47, max: 47.5, noNaN: true })).map(([lon, lat]) => [lon, lat] as const) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.double({ min: 10, max: 10.61, noNaN: true }), fc.double({ min: 47, max: 47.5, noNaN: true }))
+          .map(([lon, lat]) => [lon, lat] as const),
+      },
       // far from everything
-      { weight: 1, arbitrary: fc.tuple(fc.double({ min: -180, max: 180, noNaN: true }), fc.double({ min: -80, max: 80, noNaN: true })).map(([lon, lat]) => [lon, lat] as const) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.double({ min: -180, max: 180, noNaN: true }), fc.double({ min: -80, max: 80, noNaN: true }))
+          .map(([lon, lat]) => [lon, lat] as const),
+      },
     );
     const radius = fc.oneof(
-      fc.constant(1), fc.constant(200), fc.constant(25), fc.integer({ min: 1, max: 200 }),
-      fc.double({ min: 1, max: 200, noNaN: true }), fc.double({ min: 1, max: 5, noNaN: true }),
+      fc.constant(1),
+      fc.constant(200),
+      fc.constant(25),
+      fc.integer({ min: 1, max: 200 }),
+      fc.double({ min: 1, max: 200, noNaN: true }),
+      fc.double({ min: 1, max: 5, noNaN: true }),
     );
     const limit = fc.oneof(fc.integer({ min: 1, max: 25 }), fc.constant(25), fc.constant(1), fc.constant(10));
     return fc.tuple(at, radius, limit).map(([[lon, lat], radiusM, lim]) => ({ lon, lat, radiusM, limit: lim }));
@@ -101,13 +172,18 @@ describe('GET /buildings/at: engine against the brute-force reference', () => {
   it('random points, radii and limits', async () => {
     let nonEmpty = 0;
     let full = 0;
-    await assertProperty(pointArbitrary(), (q) => {
-      queries++;
-      const r = refQueryPoint(ref, q);
-      if (r.rows.length > 0) nonEmpty++;
-      if (r.all.length > q.limit) full++;
-      checkPoint(e, view, ref, q);
-    }, seedFor(60), RUNS);
+    await assertProperty(
+      pointArbitrary(),
+      (q) => {
+        queries++;
+        const r = refQueryPoint(ref, q);
+        if (r.rows.length > 0) nonEmpty++;
+        if (r.all.length > q.limit) full++;
+        checkPoint(e, view, ref, q);
+      },
+      seedFor(60),
+      RUNS,
+    );
     // The property exercised both sparse answers and answers cut by the limit.
     expect(nonEmpty).toBeGreaterThan(RUNS / 2);
     expect(full).toBeGreaterThan(RUNS / 10);

@@ -17,10 +17,27 @@ import { generateCountry } from '../src/synth/generate.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 import { Rng } from './reference/random.ts';
 import {
-  assertProperty, bboxArbitrary, buildingsQueryArbitrary, capSides, checkBuildings, filterArbitraries, makeValid, pageArbitrary,
-  breathe, poolOf, seedFor, type Pool,
+  assertProperty,
+  bboxArbitrary,
+  buildingsQueryArbitrary,
+  capSides,
+  checkBuildings,
+  filterArbitraries,
+  makeValid,
+  pageArbitrary,
+  breathe,
+  poolOf,
+  seedFor,
+  type Pool,
 } from './reference/queries.ts';
-import { decodeSnapshotDir, refListBusinesses, refListUnits, refQueryBuildings, type RefBuildingsQuery, type RefSnapshot } from './reference/reference.ts';
+import {
+  decodeSnapshotDir,
+  refListBusinesses,
+  refListUnits,
+  refQueryBuildings,
+  type RefBuildingsQuery,
+  type RefSnapshot,
+} from './reference/reference.ts';
 
 const engine = loadEngine();
 
@@ -58,8 +75,30 @@ describe('GET /buildings: engine against the brute-force reference', () => {
     dirs.push(dir);
     // XA: ~4x4 degrees of clusters from a street to a county; XB: a small neighbour east of
     // it whose clusters hug the shared meridian 24°E (many of its points sit exactly on it).
-    const a = randomCountry({ country: 'XA', seed: seedFor(1000), lon0: 20, lon1: 24, lat0: 44, lat1: 48, clusters: 70, perCluster: 500, background: 5000, sourcePrefix: 'diff-xa' });
-    const b = randomCountry({ country: 'XB', seed: seedFor(2000), lon0: 24, lon1: 24.5, lat0: 45, lat1: 46.5, clusters: 8, perCluster: 250, background: 500, sourcePrefix: 'diff-xb' });
+    const a = randomCountry({
+      country: 'XA',
+      seed: seedFor(1000),
+      lon0: 20,
+      lon1: 24,
+      lat0: 44,
+      lat1: 48,
+      clusters: 70,
+      perCluster: 500,
+      background: 5000,
+      sourcePrefix: 'diff-xa',
+    });
+    const b = randomCountry({
+      country: 'XB',
+      seed: seedFor(2000),
+      lon0: 24,
+      lon1: 24.5,
+      lat0: 45,
+      lat1: 46.5,
+      clusters: 8,
+      perCluster: 250,
+      background: 500,
+      sourcePrefix: 'diff-xb',
+    });
     await writeCountry(dir, 'XA', a);
     await writeCountry(dir, 'XB', b);
     await breathe();
@@ -85,22 +124,47 @@ describe('GET /buildings: engine against the brute-force reference', () => {
   });
 
   it('several countries: bboxes across the shared border merge both snapshots by one order', async () => {
-    const border = fc.tuple(
-      fc.double({ min: 23.9, max: 24.1, noNaN: true }), fc.double({ min: 45, max: 46.5, noNaN: true }),
-      fc.double({ min: 0.001, max: 3, noNaN: true }), fc.constantFrom(0, 0.5, 1),
-    ).map(([lon, lat, w, f]) => ({ minLon: Math.min(lon, 24) - w * f, minLat: lat - w / 2, maxLon: Math.max(lon, 24) - w * f + w, maxLat: lat + w / 2 }))
+    const border = fc
+      .tuple(
+        fc.double({ min: 23.9, max: 24.1, noNaN: true }),
+        fc.double({ min: 45, max: 46.5, noNaN: true }),
+        fc.double({ min: 0.001, max: 3, noNaN: true }),
+        fc.constantFrom(0, 0.5, 1),
+      )
+      .map(([lon, lat, w, f]) => ({
+        minLon: Math.min(lon, 24) - w * f,
+        minLat: lat - w / 2,
+        maxLon: Math.max(lon, 24) - w * f + w,
+        maxLat: lat + w / 2,
+      }))
       .map(capSides);
     const filters = filterArbitraries(pool);
     const names = Object.keys(filters);
-    const arb = fc.tuple(border, fc.constantFrom(...SORT_KEYS), pageArbitrary, fc.uniqueArray(fc.constantFrom(...names), { maxLength: 2 })
-      .chain((picked) => fc.tuple(...picked.map((n) => filters[n])).map((parts) => Object.assign({}, ...parts) as Partial<RefBuildingsQuery>)))
-      .map(([bbox, sort, page, f]) => makeValid({ ...f, bbox, sort, ...page }, [f.registeredBusinessTurnoverCurrency ?? pool.currencies[0]]));
+    const arb = fc
+      .tuple(
+        border,
+        fc.constantFrom(...SORT_KEYS),
+        pageArbitrary,
+        fc
+          .uniqueArray(fc.constantFrom(...names), { maxLength: 2 })
+          .chain((picked) =>
+            fc.tuple(...picked.map((n) => filters[n])).map((parts) => Object.assign({}, ...parts) as Partial<RefBuildingsQuery>),
+          ),
+      )
+      .map(([bbox, sort, page, f]) =>
+        makeValid({ ...f, bbox, sort, ...page }, [f.registeredBusinessTurnoverCurrency ?? pool.currencies[0]]),
+      );
     let both = 0;
-    await assertProperty(arb, (q) => {
-      const r = refQueryBuildings(ref, q);
-      if (r.buildings.some((x) => x.country === 'XA') && r.buildings.some((x) => x.country === 'XB')) both++;
-      check(e, view, ref, q);
-    }, seedFor(20), RUNS_BORDER);
+    await assertProperty(
+      arb,
+      (q) => {
+        const r = refQueryBuildings(ref, q);
+        if (r.buildings.some((x) => x.country === 'XA') && r.buildings.some((x) => x.country === 'XB')) both++;
+        check(e, view, ref, q);
+      },
+      seedFor(20),
+      RUNS_BORDER,
+    );
     expect(both).toBeGreaterThan(RUNS_BORDER / 20); // the property really mixed countries on a page
   });
 
@@ -110,7 +174,13 @@ describe('GET /buildings: engine against the brute-force reference', () => {
     let capped = 0;
     for (const sort of SORT_KEYS) {
       for (const filters of [{}, { excludeSolarPresence: ['unknown' as const] }, { maxHeightM: 1000 }] as Partial<RefBuildingsQuery>[]) {
-        for (const [offset, limit] of [[0, 100], [4_321, 17], [9_900, 100], [9_999, 1], [9_950, 50]]) {
+        for (const [offset, limit] of [
+          [0, 100],
+          [4_321, 17],
+          [9_900, 100],
+          [9_999, 1],
+          [9_950, 50],
+        ]) {
           const q: RefBuildingsQuery = { bbox, sort, offset, limit, registeredBusinessTurnoverCurrency: currency, ...filters };
           if (refQueryBuildings(ref, q).totalIsCapped) capped++;
           check(e, view, ref, q);
@@ -122,8 +192,11 @@ describe('GET /buildings: engine against the brute-force reference', () => {
     // Exactly at the cap and one past it, by shrinking a bbox until the count is 10,000 or 10,001.
     const all = refQueryBuildings(ref, { bbox, sort: 'volume', offset: 0, limit: 1 });
     expect(all.matches).toBeGreaterThan(10_001);
-    const lons = ref.flatMap((s) => s.buildings).filter((b) => b.latitude >= bbox.minLat && b.latitude <= bbox.maxLat && b.longitude >= bbox.minLon)
-      .map((b) => b.longitude).sort((x, y) => x - y);
+    const lons = ref
+      .flatMap((s) => s.buildings)
+      .filter((b) => b.latitude >= bbox.minLat && b.latitude <= bbox.maxLat && b.longitude >= bbox.minLon)
+      .map((b) => b.longitude)
+      .sort((x, y) => x - y);
     for (const n of [9_999, 10_000, 10_001]) {
       const edge = { ...bbox, maxLon: lons[n - 1] };
       const q: RefBuildingsQuery = { bbox: edge, sort: 'area', offset: 9_900, limit: 100 };
@@ -141,7 +214,8 @@ describe('GET /buildings: engine against the brute-force reference', () => {
     }
     for (const text of texts) {
       if (text.length < 2 && text !== 'ß' && text !== 'İ' && text !== 'Σ' && text !== 'ς' && text !== 'σ') continue;
-      for (const sort of ['volume', 'registered_business_employees'] as const) check(e, view, ref, { bbox, sort, limit: 100, offset: 0, registeredBusinessName: text });
+      for (const sort of ['volume', 'registered_business_employees'] as const)
+        check(e, view, ref, { bbox, sort, limit: 100, offset: 0, registeredBusinessName: text });
       await breathe();
     }
   });
@@ -178,8 +252,14 @@ describe('GET /buildings: engine against the brute-force reference', () => {
     let cases = 0;
     for (let i = 0; i < 300; i++) {
       const pick = rng.next();
-      const id = pick < 0.4 ? rng.pick(withUnits).building_id : pick < 0.8 ? rng.pick(withBusinesses).building_id
-        : pick < 0.95 ? rng.pick(all).building_id : rng.pick(unknown);
+      const id =
+        pick < 0.4
+          ? rng.pick(withUnits).building_id
+          : pick < 0.8
+            ? rng.pick(withBusinesses).building_id
+            : pick < 0.95
+              ? rng.pick(all).building_id
+              : rng.pick(unknown);
       const limit = rng.pick([1, 2, 3, 5, 10, 25, 100]);
       const offset = rng.pick([0, 0, 1, 2, 5, 10, 29, 30, 31, 1000]);
       const what = `${id} limit=${limit} offset=${offset}`;
@@ -198,7 +278,9 @@ describe('GET /buildings: engine against the brute-force reference', () => {
       else {
         expect(gotBusinesses, `businesses of ${what}`).toBeDefined();
         expect(gotBusinesses!.total, `businesses total of ${what}`).toBe(wantBusinesses.total);
-        expect(gotBusinesses!.businesses.map(businessId), `business ids of ${what}`).toEqual(wantBusinesses.businesses.map((x) => x.business_id));
+        expect(gotBusinesses!.businesses.map(businessId), `business ids of ${what}`).toEqual(
+          wantBusinesses.businesses.map((x) => x.business_id),
+        );
         expect(gotBusinesses!.businesses.map(plainChild), `businesses of ${what}`).toEqual(wantBusinesses.businesses);
       }
       cases++;
@@ -218,7 +300,9 @@ const businessId = (x: any): unknown => x?.business_id ?? x?.businessId;
 describe('GET /buildings on a synthetic country', () => {
   const e = engine;
   let dir: string | undefined;
-  afterAll(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('agrees with the reference on random queries', async () => {
     dir = mkdtempSync(join(tmpdir(), 'edifice-diff-synth-'));
@@ -238,15 +322,35 @@ describe('GET /buildings on a synthetic country', () => {
 // Keep the bbox arbitrary honest: it must produce every kind of box it promises.
 describe('query arbitraries', () => {
   it('draw bboxes within 3 degrees and pages within the 10,000 window', () => {
-    const pool = poolOf([{ country: 'XA', snapshotDate: '2026-11-21', buildings: randomCountry({ country: 'XA', seed: 1, lon0: 20, lon1: 24, lat0: 44, lat1: 48, clusters: 3, perCluster: 20, background: 20, sourcePrefix: 'arb' }).map((r) => ({ ...r, country: 'XA', footprint: [] })) }]);
-    fc.assert(fc.property(bboxArbitrary(pool), pageArbitrary, (b, p) => {
-      expect(b.maxLon - b.minLon).toBeLessThanOrEqual(3);
-      expect(b.maxLat - b.minLat).toBeLessThanOrEqual(3);
-      expect(b.minLon).toBeLessThanOrEqual(b.maxLon);
-      expect(p.offset + p.limit).toBeLessThanOrEqual(10_000);
-      expect(p.limit).toBeGreaterThanOrEqual(1);
-      expect(p.limit).toBeLessThanOrEqual(100);
-      expect(p.offset).toBeGreaterThanOrEqual(0);
-    }), { seed: seedFor(50), numRuns: 500 });
+    const pool = poolOf([
+      {
+        country: 'XA',
+        snapshotDate: '2026-11-21',
+        buildings: randomCountry({
+          country: 'XA',
+          seed: 1,
+          lon0: 20,
+          lon1: 24,
+          lat0: 44,
+          lat1: 48,
+          clusters: 3,
+          perCluster: 20,
+          background: 20,
+          sourcePrefix: 'arb',
+        }).map((r) => ({ ...r, country: 'XA', footprint: [] })),
+      },
+    ]);
+    fc.assert(
+      fc.property(bboxArbitrary(pool), pageArbitrary, (b, p) => {
+        expect(b.maxLon - b.minLon).toBeLessThanOrEqual(3);
+        expect(b.maxLat - b.minLat).toBeLessThanOrEqual(3);
+        expect(b.minLon).toBeLessThanOrEqual(b.maxLon);
+        expect(p.offset + p.limit).toBeLessThanOrEqual(10_000);
+        expect(p.limit).toBeGreaterThanOrEqual(1);
+        expect(p.limit).toBeLessThanOrEqual(100);
+        expect(p.offset).toBeGreaterThanOrEqual(0);
+      }),
+      { seed: seedFor(50), numRuns: 500 },
+    );
   });
 });

@@ -21,9 +21,13 @@ function ordered(steps: Step[], columns = steps.length): Step[] {
 }
 
 describe('the order of column steps (order.ts)', () => {
-  it('moves a step ahead only where that pays even if its kernel costs twice the other\'s: 2 x kept in place > rows + kept by it', () => {
+  it("moves a step ahead only where that pays even if its kernel costs twice the other's: 2 x kept in place > rows + kept by it", () => {
     expect(PROFILE_ROWS).toBe(256);
-    const all = between(0, 99), tenth = between(0, 9), half = between(0, 49), third = between(0, 29), eighth = between(50, 59);
+    const all = between(0, 99),
+      tenth = between(0, 9),
+      half = between(0, 49),
+      third = between(0, 29),
+      eighth = between(50, 59);
     // all keeps 256, tenth 30: 512 > 286.
     expect(ordered([all, tenth])).toEqual([tenth, all]);
     // half keeps 150, third 90: 300 > 346 fails; eighth keeps 26: 300 > 282.
@@ -42,7 +46,9 @@ describe('the order of column steps (order.ts)', () => {
   });
 
   it('leaves the steps past `columns` (business loops) where they are', () => {
-    const all = between(0, 99), tenth = between(0, 9), business = between(0, 0);
+    const all = between(0, 99),
+      tenth = between(0, 9),
+      business = between(0, 0);
     expect(ordered([all, tenth, business], 2)).toEqual([tenth, all, business]);
   });
 
@@ -61,7 +67,7 @@ describe('the order of column steps (order.ts)', () => {
     expect(PROFILE_ROWS).toBeLessThanOrEqual(CHUNK);
   });
 
-  it('counts a chunk\'s rows, and tries on the next chunk that starts with PROFILE_ROWS rows in a row (a gathered chunk may not)', () => {
+  it("counts a chunk's rows, and tries on the next chunk that starts with PROFILE_ROWS rows in a row (a gathered chunk may not)", () => {
     const low = between(0, 0); // 3 of the first 256 rows
     const high = between(10, 99);
     const steps: Step[] = [high, low];

@@ -84,7 +84,11 @@ const names = new Map<string, string>();
 const root = mkdtempSync(join(tmpdir(), 'edifice-point-'));
 let view: CatalogView;
 
-async function write(dir: string, country: string, buildings: Record<string, { at: [number, number]; footprint: Polygon[] }>): Promise<void> {
+async function write(
+  dir: string,
+  country: string,
+  buildings: Record<string, { at: [number, number]; footprint: Polygon[] }>,
+): Promise<void> {
   const writer = new SnapshotWriter({ country, snapshotDate: '2026-11-21', sources: SOURCES });
   for (const [name, b] of Object.entries(buildings)) {
     names.set(buildingId(`p:${name}`), name);
@@ -117,7 +121,10 @@ beforeAll(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function at(lon: number, lat: number, radiusM: number, limit = 25): { name: string; d: number }[] {
-  return queryPoint(view, { lon, lat, radiusM, limit }).rows.map((r) => ({ name: names.get(r.snapshot.buildingId(r.row))!, d: r.distanceM }));
+  return queryPoint(view, { lon, lat, radiusM, limit }).rows.map((r) => ({
+    name: names.get(r.snapshot.buildingId(r.row))!,
+    d: r.distanceM,
+  }));
 }
 
 const near = (got: { name: string; d: number }[], name: string): number => {

@@ -26,7 +26,18 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 async function country(seed: number): Promise<{ view: CatalogView; ref: RefSnapshot[]; pool: Pool }> {
   const dir = mkdtempSync(join(tmpdir(), 'edifice-rankings-'));
   dirs.push(dir);
-  const records = randomCountry({ country: 'XA', seed, lon0: 20, lon1: 23, lat0: 44, lat1: 47, clusters: 50, perCluster: 400, background: 4000, sourcePrefix: `rank-${seed}` });
+  const records = randomCountry({
+    country: 'XA',
+    seed,
+    lon0: 20,
+    lon1: 23,
+    lat0: 44,
+    lat1: 47,
+    clusters: 50,
+    perCluster: 400,
+    background: 4000,
+    sourcePrefix: `rank-${seed}`,
+  });
   await writeCountry(dir, 'XA', records);
   const view = Catalog.open(dir, { log: () => {} }).view();
   const ref = decodeSnapshotDir(dir);
@@ -44,7 +55,7 @@ describe('RankingCache', () => {
     a = await country(seedFor(3100));
   });
 
-  it('every page of random walks is the page of the reference\'s whole order, with its total', async () => {
+  it("every page of random walks is the page of the reference's whole order, with its total", async () => {
     const queries = fc.sample(buildingsQueryArbitrary(a.pool, SORT_KEYS, 3), { seed: seedFor(3101), numRuns: WALKS });
     const rng = new Rng(seedFor(3102));
     const cache = new RankingCache(8 * 1024 * 1024);
@@ -56,15 +67,20 @@ describe('RankingCache', () => {
       let offset = 0;
       for (let step = 0; step < 40; step++) {
         const r = rng.next();
-        if (r < 0.7) offset += limit; // the next page
-        else if (r < 0.8) offset = Math.max(0, offset - rng.int(1, 3) * limit); // back
+        if (r < 0.7)
+          offset += limit; // the next page
+        else if (r < 0.8)
+          offset = Math.max(0, offset - rng.int(1, 3) * limit); // back
         else if (r < 0.9) offset += rng.int(5, 60) * limit; // far ahead, past what is kept
         // else: the same page again
         offset = Math.min(offset, 10_000 - limit);
         const q = { ...base, offset, limit } as RefBuildingsQuery;
         const want = pageOf(all, q);
-        expect(answer(cache.query(a.view, q as unknown as BuildingsQuery)), JSON.stringify(q))
-          .toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+        expect(answer(cache.query(a.view, q as unknown as BuildingsQuery)), JSON.stringify(q)).toEqual({
+          ids: want.ids,
+          total: want.total,
+          capped: want.totalIsCapped,
+        });
         pages++;
         deepest = Math.max(deepest, offset);
         if (offset >= Math.min(all.total, 10_000 - limit)) break;
@@ -101,7 +117,7 @@ describe('RankingCache', () => {
     expect([none.hits, none.misses, none.size]).toEqual([0, 0, 0]);
   });
 
-  it('refuses what the engine refuses, in its words, and never answers one view from another\'s ranking', async () => {
+  it("refuses what the engine refuses, in its words, and never answers one view from another's ranking", async () => {
     const cache = new RankingCache(8 * 1024 * 1024);
     const bbox = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
     const tooDeep: BuildingsQuery = { bbox, sort: 'height', offset: 9_950, limit: 100 };
@@ -118,8 +134,16 @@ describe('RankingCache', () => {
     expect(() => cache.query(a.view, { ...tooDeep, offset: 100, sort: 'nope' as never })).toThrow(QueryError);
 
     // One bbox, walked in turn under every sort and two values of a filter: each its own ranking.
-    const variants: BuildingsQuery[] = SORT_KEYS.flatMap((sort) => [{}, { minHeightM: 6 }, { minHeightM: 7 }]
-      .map((f) => ({ bbox, sort, offset: 0, limit: 50, registeredBusinessTurnoverCurrency: a.pool.currencies[0], ...f })));
+    const variants: BuildingsQuery[] = SORT_KEYS.flatMap((sort) =>
+      [{}, { minHeightM: 6 }, { minHeightM: 7 }].map((f) => ({
+        bbox,
+        sort,
+        offset: 0,
+        limit: 50,
+        registeredBusinessTurnoverCurrency: a.pool.currencies[0],
+        ...f,
+      })),
+    );
     for (const offset of [50, 100, 150, 100]) {
       for (const v of variants) {
         const q = { ...v, offset };

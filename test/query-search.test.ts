@@ -17,7 +17,16 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/estimate.ts';
 import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
-import { DEFER_MIN_ROWS, DEFERRAL_STOPPED, DEFERRED, HELD_TO_END, SAMPLE_STRIDE, leavesRuledOut, searchBuildings, walkBuildings } from '../src/query/bestfirst.ts';
+import {
+  DEFER_MIN_ROWS,
+  DEFERRAL_STOPPED,
+  DEFERRED,
+  HELD_TO_END,
+  SAMPLE_STRIDE,
+  leavesRuledOut,
+  searchBuildings,
+  walkBuildings,
+} from '../src/query/bestfirst.ts';
 import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
 import { CHUNK, heap, matches, scanRows, scanSpans, startQuery } from '../src/query/scan.ts';
@@ -27,10 +36,26 @@ import { loadEngine, type EngineView } from './reference/engine.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 import { Rng } from './reference/random.ts';
 import {
-  assertProperty, breathe, capSides, checkBuildings, checkBuildingsPage, pageArbitrary, pageOf, poolOf, seedFor, type Pool,
+  assertProperty,
+  breathe,
+  capSides,
+  checkBuildings,
+  checkBuildingsPage,
+  pageArbitrary,
+  pageOf,
+  poolOf,
+  seedFor,
+  type Pool,
 } from './reference/queries.ts';
 import {
-  REF_CAP, decodeSnapshotDir, inBBox, passesFilters, refQueryBuildings, type RefBuilding, type RefBuildingsQuery, type RefBuildingsResult,
+  REF_CAP,
+  decodeSnapshotDir,
+  inBBox,
+  passesFilters,
+  refQueryBuildings,
+  type RefBuilding,
+  type RefBuildingsQuery,
+  type RefBuildingsResult,
   type RefSnapshot,
 } from './reference/reference.ts';
 
@@ -72,9 +97,30 @@ beforeAll(async () => {
   // XA: dense clusters over 3x3 degrees (a tree of five levels); XC: a small country inside
   // XA's area, so that both snapshots share one count, one heap and one queue. XC's west
   // has no business and no height: whole nodes whose every key is unknown for those sorts.
-  const a = randomCountry({ country: 'XA', seed: seedFor(7000), lon0: 20, lon1: 23, lat0: 44, lat1: 47, clusters: 60, perCluster: 500, background: 4000, sourcePrefix: 'search-xa' });
-  const c = randomCountry({ country: 'XC', seed: seedFor(8000), lon0: 21, lon1: 22, lat0: 45, lat1: 46, clusters: 6, perCluster: 300, background: 300, sourcePrefix: 'search-xc' })
-    .map((b) => (b.longitude < 21.5 ? { ...b, businesses: [], height_m: null, height_basis: null } : b));
+  const a = randomCountry({
+    country: 'XA',
+    seed: seedFor(7000),
+    lon0: 20,
+    lon1: 23,
+    lat0: 44,
+    lat1: 47,
+    clusters: 60,
+    perCluster: 500,
+    background: 4000,
+    sourcePrefix: 'search-xa',
+  });
+  const c = randomCountry({
+    country: 'XC',
+    seed: seedFor(8000),
+    lon0: 21,
+    lon1: 22,
+    lat0: 45,
+    lat1: 46,
+    clusters: 6,
+    perCluster: 300,
+    background: 300,
+    sourcePrefix: 'search-xc',
+  }).map((b) => (b.longitude < 21.5 ? { ...b, businesses: [], height_m: null, height_basis: null } : b));
   await writeCountry(dir, 'XA', a);
   await writeCountry(dir, 'XC', c);
   await breathe();
@@ -92,7 +138,8 @@ afterAll(() => {
 });
 
 /** A bbox of up to 3x3 degrees over most of the data. */
-const hugeBBox = fc.tuple(fc.double({ min: 19.9, max: 20.2, noNaN: true }), fc.double({ min: 43.9, max: 44.2, noNaN: true }), fc.constantFrom(3, 2.9, 2.5))
+const hugeBBox = fc
+  .tuple(fc.double({ min: 19.9, max: 20.2, noNaN: true }), fc.double({ min: 43.9, max: 44.2, noNaN: true }), fc.constantFrom(3, 2.9, 2.5))
   .map(([lon, lat, side]) => capSides({ minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }));
 
 /** Filters most buildings pass; some provable for whole nodes (every category, a bound every value meets). */
@@ -100,7 +147,8 @@ function looseFilters(): fc.Arbitrary<Partial<RefBuildingsQuery>> {
   const v = pool.values;
   const low = (values: number[]) => fc.constantFrom(values[0], values[1] ?? values[0], 0);
   const high = (values: number[]) => fc.constantFrom(values[values.length - 1], values[values.length - 2] ?? values[0], 1_000_000);
-  const some = <T>(values: readonly T[], min: number) => fc.uniqueArray(fc.constantFrom(...values), { minLength: min, maxLength: values.length });
+  const some = <T>(values: readonly T[], min: number) =>
+    fc.uniqueArray(fc.constantFrom(...values), { minLength: min, maxLength: values.length });
   const parts: fc.Arbitrary<Partial<RefBuildingsQuery>>[] = [
     some(CATEGORY, 5).map((x) => ({ category: [...x] })),
     some(ROOF_SHAPE, 7).map((x) => ({ roofShape: [...x] })),
@@ -112,25 +160,37 @@ function looseFilters(): fc.Arbitrary<Partial<RefBuildingsQuery>> {
     low(v.frost).map((x) => ({ minRecentFrostDays: x })),
     high(v.volume).map((x) => ({ maxVolumeM3: x })),
   ];
-  return fc.uniqueArray(fc.nat({ max: parts.length - 1 }), { maxLength: 3 })
+  return fc
+    .uniqueArray(fc.nat({ max: parts.length - 1 }), { maxLength: 3 })
     .chain((picked) => fc.tuple(...picked.map((i) => parts[i])).map((xs) => Object.assign({}, ...xs) as Partial<RefBuildingsQuery>));
 }
 
 /** A page near the end of the 10,000 window as often as near its start. */
 const deepPage = fc.oneof(
   pageArbitrary,
-  fc.tuple(fc.constantFrom(1, 7, 25, 100), fc.integer({ min: 0, max: 120 })).map(([limit, back]) => ({ limit, offset: Math.max(0, REF_CAP - limit - back) })),
+  fc
+    .tuple(fc.constantFrom(1, 7, 25, 100), fc.integer({ min: 0, max: 120 }))
+    .map(([limit, back]) => ({ limit, offset: Math.max(0, REF_CAP - limit - back) })),
 );
 
 describe('GET /buildings on the search paths: engine against the brute-force reference', () => {
   it('huge bbox with loose filters: nodes proven full are counted unread, the count stops at 10,001', async () => {
     let capped = 0;
-    const arb = fc.tuple(hugeBBox, fc.constantFrom(...SORT_KEYS), deepPage, looseFilters(), fc.constantFrom(...pool.currencies))
-      .map(([bbox, sort, page, f, currency]) => ({ ...f, bbox, sort, ...page, registeredBusinessTurnoverCurrency: currency }) as RefBuildingsQuery);
-    await assertProperty(arb, (q) => {
-      if (refQueryBuildings(ref, { ...q, offset: 0, limit: 1 }).totalIsCapped) capped++;
-      check(q);
-    }, seedFor(7100), RUNS_LOOSE);
+    const arb = fc
+      .tuple(hugeBBox, fc.constantFrom(...SORT_KEYS), deepPage, looseFilters(), fc.constantFrom(...pool.currencies))
+      .map(
+        ([bbox, sort, page, f, currency]) =>
+          ({ ...f, bbox, sort, ...page, registeredBusinessTurnoverCurrency: currency }) as RefBuildingsQuery,
+      );
+    await assertProperty(
+      arb,
+      (q) => {
+        if (refQueryBuildings(ref, { ...q, offset: 0, limit: 1 }).totalIsCapped) capped++;
+        check(q);
+      },
+      seedFor(7100),
+      RUNS_LOOSE,
+    );
     expect(capped).toBeGreaterThan(RUNS_LOOSE / 2); // the property really ran past the cap
   });
 
@@ -145,7 +205,12 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       const side = rng.pick([3, 1, 0.3]);
       const lon = 20 + rng.next() * (3 - side);
       const lat = 44 + rng.next() * (3 - side);
-      const q: RefBuildingsQuery = { bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }, sort, offset: 0, limit: 1 };
+      const q: RefBuildingsQuery = {
+        bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side },
+        sort,
+        offset: 0,
+        limit: 1,
+      };
       // A cap taken from the data itself, so rows sit exactly at it; floors 0 to 6.
       if (sort === 'registered_business_employees') {
         q.category = CATEGORY.filter(() => rng.chance(0.4));
@@ -163,7 +228,11 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       }
       if (rng.chance(0.3)) q.excludeSolarPresence = [rng.pick(SOLAR_PRESENCE)];
       const all = ranked(q);
-      for (const [offset, limit] of [[0, 1], [0, 25], [rng.int(0, 300), 100]]) {
+      for (const [offset, limit] of [
+        [0, 1],
+        [0, 25],
+        [rng.int(0, 300), 100],
+      ]) {
         if (offset > 0 && offset >= all.matches) continue;
         checkPage(all, { ...q, offset, limit });
         pages++;
@@ -173,7 +242,10 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     // Every floors step and the floors between steps, on the whole area and on a smaller box.
     for (const sort of ['height', 'volume'] as const) {
       for (let maxFloors = 0; maxFloors <= 22; maxFloors++) {
-        for (const bbox of [{ minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 }, { minLon: 20.5, minLat: 44.5, maxLon: 21.5, maxLat: 45.5 }]) {
+        for (const bbox of [
+          { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 },
+          { minLon: 20.5, minLat: 44.5, maxLon: 21.5, maxLat: 45.5 },
+        ]) {
           const q: RefBuildingsQuery = { bbox, sort, offset: 0, limit: 10, maxFloors };
           checkPage(ranked(q), q);
           pages++;
@@ -185,7 +257,14 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     for (const sort of ['height', 'volume', 'area'] as const) {
       for (const roofShape of [...ROOF_SHAPE.map((shape) => [shape]), ROOF_SHAPE.slice(0, 7), ROOF_SHAPE.slice(3)]) {
         for (const maxFloors of sort === 'area' ? [undefined] : [undefined, 1, 4]) {
-          const q: RefBuildingsQuery = { bbox: { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 }, sort, offset: 0, limit: 25, roofShape: [...roofShape], maxFloors };
+          const q: RefBuildingsQuery = {
+            bbox: { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 },
+            sort,
+            offset: 0,
+            limit: 25,
+            roofShape: [...roofShape],
+            maxFloors,
+          };
           checkPage(ranked(q), q);
           pages++;
         }
@@ -200,8 +279,19 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     const bbox = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
     let ties = 0;
     for (const sort of SORT_KEYS) {
-      for (const filters of [{}, { excludeSolarPresence: ['unknown' as const] }, { category: CATEGORY.slice(0, 6) }] as Partial<RefBuildingsQuery>[]) {
-        const q: RefBuildingsQuery = { bbox, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters };
+      for (const filters of [
+        {},
+        { excludeSolarPresence: ['unknown' as const] },
+        { category: CATEGORY.slice(0, 6) },
+      ] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = {
+          bbox,
+          sort,
+          offset: 0,
+          limit: 1,
+          registeredBusinessTurnoverCurrency: pool.currencies[0],
+          ...filters,
+        };
         const all = ranked(q);
         const keys = all.keys;
         // Where a run of equal keys starts, within the window.
@@ -229,15 +319,34 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     const rng = new Rng(seedFor(7300));
     const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
     for (const sort of SORT_KEYS) {
-      for (const filters of [{}, { minAreaM2: pool.values.area[1] }, { roofShape: ROOF_SHAPE.slice(0, 8) }] as Partial<RefBuildingsQuery>[]) {
-        const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[1] ?? pool.currencies[0], ...filters };
+      for (const filters of [
+        {},
+        { minAreaM2: pool.values.area[1] },
+        { roofShape: ROOF_SHAPE.slice(0, 8) },
+      ] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = {
+          bbox: base,
+          sort,
+          offset: 0,
+          limit: 1,
+          registeredBusinessTurnoverCurrency: pool.currencies[1] ?? pool.currencies[0],
+          ...filters,
+        };
         // The longitudes of the matches: a bbox cut at the n-th holds n of them (ties aside).
-        const lons = ref.flatMap((s) => s.buildings).filter((b) => inBBox(b, base) && passesFilters(b, q))
-          .map((b) => b.longitude).sort((x, y) => x - y);
+        const lons = ref
+          .flatMap((s) => s.buildings)
+          .filter((b) => inBBox(b, base) && passesFilters(b, q))
+          .map((b) => b.longitude)
+          .sort((x, y) => x - y);
         if (lons.length <= REF_CAP + 1) continue;
         for (const n of [REF_CAP - 1, REF_CAP, REF_CAP + 1, REF_CAP + 2]) {
           const bbox = { ...base, maxLon: lons[n - 1] };
-          for (const [offset, limit] of [[9_999, 1], [9_900, 100], [REF_CAP - 25 - rng.int(0, 30), 25]]) check({ ...q, bbox, offset, limit });
+          for (const [offset, limit] of [
+            [9_999, 1],
+            [9_900, 100],
+            [REF_CAP - 25 - rng.int(0, 30), 25],
+          ])
+            check({ ...q, bbox, offset, limit });
         }
         await breathe();
       }
@@ -251,8 +360,19 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
     let pages = 0;
     for (const sort of SORT_KEYS) {
-      for (const filters of [{}, { minAreaM2: pool.values.area[1] }, { excludeSolarPresence: [SOLAR_PRESENCE[0]] }] as Partial<RefBuildingsQuery>[]) {
-        const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters };
+      for (const filters of [
+        {},
+        { minAreaM2: pool.values.area[1] },
+        { excludeSolarPresence: [SOLAR_PRESENCE[0]] },
+      ] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = {
+          bbox: base,
+          sort,
+          offset: 0,
+          limit: 1,
+          registeredBusinessTurnoverCurrency: pool.currencies[0],
+          ...filters,
+        };
         const all = ranked(q);
         for (let n = 0; n < 4; n++) {
           const limit = rng.pick([1, 25, 100]);
@@ -266,7 +386,7 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(pages).toBe(SORT_KEYS.length * 12);
   });
 
-  it('the count walk\'s matches: deferred to the ranking, offered once they are a large share of the candidates, or held to the end; the page is exact', async () => {
+  it("the count walk's matches: deferred to the ranking, offered once they are a large share of the candidates, or held to the end; the page is exact", async () => {
     // Called directly, as the planner's best-first path does, over filters from loose to
     // tight and bboxes from 3 degrees down to a few tenths: the count caps within the first
     // DEFER_MIN_ROWS rows read (the rows are deferred and read again only by the ranking), or
@@ -276,9 +396,14 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     const v = pool.values;
     const median = (values: number[]) => values[values.length >> 1];
     const filterSets: Partial<RefBuildingsQuery>[] = [
-      {}, { minAreaM2: v.area[1] }, { minAreaM2: median(v.area) }, { roofShape: [...ROOF_SHAPE].slice(0, 7) },
-      { category: [...CATEGORY].slice(0, 4) }, { minAreaM2: median(v.area), excludeSolarPresence: [SOLAR_PRESENCE[0]] },
-      { roofShape: [...ROOF_SHAPE].slice(0, 3) }, { category: [...CATEGORY].slice(0, 2) },
+      {},
+      { minAreaM2: v.area[1] },
+      { minAreaM2: median(v.area) },
+      { roofShape: [...ROOF_SHAPE].slice(0, 7) },
+      { category: [...CATEGORY].slice(0, 4) },
+      { minAreaM2: median(v.area), excludeSolarPresence: [SOLAR_PRESENCE[0]] },
+      { roofShape: [...ROOF_SHAPE].slice(0, 3) },
+      { category: [...CATEGORY].slice(0, 2) },
     ];
     const outcomes = [0, 0, 0];
     for (const sort of SORT_KEYS) {
@@ -288,18 +413,29 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
           const lat = rng.real(44, 47 - side);
           const limit = rng.pick([1, 25, 100]);
           const q: RefBuildingsQuery = {
-            bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }, sort, offset: rng.pick([0, 0, 75, 900]), limit,
-            registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters,
+            bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side },
+            sort,
+            offset: rng.pick([0, 0, 75, 900]),
+            limit,
+            registeredBusinessTurnoverCurrency: pool.currencies[0],
+            ...filters,
           };
           const want = refQueryBuildings(ref, q);
           const snapshots = view.snapshots;
           const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
           if (plans.some((p) => p !== null && p.bound === null)) continue;
-          startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
+          startQuery(
+            q.offset + q.limit,
+            snapshots.map((s) => s.ids),
+          );
           outcomes[searchBuildings(snapshots, plans, q.bbox)]++;
           const counted = matches();
           const ids = heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
-          expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }, JSON.stringify(q)).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+          expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }, JSON.stringify(q)).toEqual({
+            ids: want.ids,
+            total: want.total,
+            capped: want.totalIsCapped,
+          });
         }
         await breathe();
       }
@@ -313,14 +449,43 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
   it('a run gathered from spans (scanSpans): the same count and heap as each span scanned alone, across chunk edges and the 10,000 cap', async () => {
     const s = view.snapshots[0];
     // Row r of the engine's snapshot is building r of the reference's.
-    expect([s.rows, s.buildingId(0), s.buildingId(s.rows - 1)]).toEqual([ref[0].buildings.length, ref[0].buildings[0].building_id, ref[0].buildings[s.rows - 1].building_id]);
+    expect([s.rows, s.buildingId(0), s.buildingId(s.rows - 1)]).toEqual([
+      ref[0].buildings.length,
+      ref[0].buildings[0].building_id,
+      ref[0].buildings[s.rows - 1].building_id,
+    ]);
     const rng = new Rng(seedFor(7391));
     const queries: RefBuildingsQuery[] = [
-      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'height', offset: 0, limit: 25, minAreaM2: pool.values.area[1] },
-      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'volume', offset: 900, limit: 100, excludeSolarPresence: [SOLAR_PRESENCE[0]] },
+      {
+        bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 },
+        sort: 'height',
+        offset: 0,
+        limit: 25,
+        minAreaM2: pool.values.area[1],
+      },
+      {
+        bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 },
+        sort: 'volume',
+        offset: 900,
+        limit: 100,
+        excludeSolarPresence: [SOLAR_PRESENCE[0]],
+      },
       // Business steps only: the first step refines what it lists (kernels.ts refineAppended).
-      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'area', offset: 0, limit: 50, minRegisteredBusinessEmployees: 1 },
-      { bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }, sort: 'registered_business_employees', offset: 10, limit: 10, roofShape: [...ROOF_SHAPE].slice(0, 4), maxHeightM: 12 },
+      {
+        bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 },
+        sort: 'area',
+        offset: 0,
+        limit: 50,
+        minRegisteredBusinessEmployees: 1,
+      },
+      {
+        bbox: { minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 },
+        sort: 'registered_business_employees',
+        offset: 10,
+        limit: 10,
+        roofShape: [...ROOF_SHAPE].slice(0, 4),
+        maxHeightM: 12,
+      },
     ];
     let crossedCap = 0;
     for (const q of queries) {
@@ -346,11 +511,15 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
         expect(run(true), JSON.stringify(q)).toEqual(alone);
         if (alone.matched > REF_CAP) crossedCap++;
         // The reference's count over the same rows, up to the cap.
-        const passing = spans.length === 0 ? 0 : (() => {
-          let n = 0;
-          for (let j = 0; j < count; j++) for (let r = spans[2 * j]; r < spans[2 * j + 1]; r++) if (passesFilters(ref[0].buildings[r], q)) n++;
-          return n;
-        })();
+        const passing =
+          spans.length === 0
+            ? 0
+            : (() => {
+                let n = 0;
+                for (let j = 0; j < count; j++)
+                  for (let r = spans[2 * j]; r < spans[2 * j + 1]; r++) if (passesFilters(ref[0].buildings[r], q)) n++;
+                return n;
+              })();
         expect(alone.matched, JSON.stringify(q)).toBe(Math.min(passing, REF_CAP + 1));
       }
       await breathe();
@@ -367,8 +536,19 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
     const outcomes = [0, 0, 0];
     for (const sort of SORT_KEYS) {
-      for (const filters of [{}, { minAreaM2: pool.values.area[1] }, { excludeSolarPresence: [SOLAR_PRESENCE[0]] }] as Partial<RefBuildingsQuery>[]) {
-        const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: pool.currencies[0], ...filters };
+      for (const filters of [
+        {},
+        { minAreaM2: pool.values.area[1] },
+        { excludeSolarPresence: [SOLAR_PRESENCE[0]] },
+      ] as Partial<RefBuildingsQuery>[]) {
+        const q: RefBuildingsQuery = {
+          bbox: base,
+          sort,
+          offset: 0,
+          limit: 1,
+          registeredBusinessTurnoverCurrency: pool.currencies[0],
+          ...filters,
+        };
         const all = ranked(q);
         for (const margin of [0.25, GUESS_MARGIN]) {
           const k = rng.int(1_001, Math.min(REF_CAP, 5_000));
@@ -377,11 +557,18 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
           const want = pageOf(all, page);
           const snapshots = view.snapshots;
           const plans = snapshots.map((s) => compile(s, page as unknown as BuildingsQuery));
-          startQuery(k, snapshots.map((s) => s.ids));
+          startQuery(
+            k,
+            snapshots.map((s) => s.ids),
+          );
           outcomes[walkGuessing(snapshots, plans, page.bbox, k, -Infinity, margin)]++;
           const counted = matches();
           const ids = heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
-          expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+          expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }).toEqual({
+            ids: want.ids,
+            total: want.total,
+            capped: want.totalIsCapped,
+          });
           checkPage(all, page);
         }
         await breathe();
@@ -402,11 +589,18 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       const q: RefBuildingsQuery = { bbox: base, sort, offset: 0, limit: 1 };
       const all = ranked(q);
       const sampled = new Set<string>();
-      for (const s of ref) s.buildings.forEach((b, row) => { if (Math.floor(row / (LEAF_ROWS * FANOUT)) % SAMPLE_STRIDE === 0) sampled.add(b.building_id); });
+      for (const s of ref)
+        s.buildings.forEach((b, row) => {
+          if (Math.floor(row / (LEAF_ROWS * FANOUT)) % SAMPLE_STRIDE === 0) sampled.add(b.building_id);
+        });
       const known = all.keys.map((key, i) => ({ key: key ?? -Infinity, sampled: sampled.has(all.ids[i]) }));
       const sampleKeys = known.filter((x) => x.sampled).map((x) => x.key);
       for (const margin of [0.9, 1, 1.1]) {
-        for (let rank = Math.ceil((margin * 1_001) / SAMPLE_STRIDE); rank * SAMPLE_STRIDE / margin <= 5_000 && held + failed < 40; rank++) {
+        for (
+          let rank = Math.ceil((margin * 1_001) / SAMPLE_STRIDE);
+          (rank * SAMPLE_STRIDE) / margin <= 5_000 && held + failed < 40;
+          rank++
+        ) {
           const guess = sampleKeys[rank - 1];
           if (guess === undefined || guess === -Infinity) break;
           const reach = known.filter((x) => x.key >= guess).length;
@@ -415,7 +609,10 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
             const page: RefBuildingsQuery = { ...q, offset: k - 25, limit: 25 };
             const snapshots = view.snapshots;
             const plans = snapshots.map((s) => compile(s, page as unknown as BuildingsQuery));
-            startQuery(k, snapshots.map((s) => s.ids));
+            startQuery(
+              k,
+              snapshots.map((s) => s.ids),
+            );
             expect(walkGuessing(snapshots, plans, page.bbox, k, -Infinity, margin)).toBe(k === reach ? GUESS_HELD : GUESS_FAILED);
             if (k === reach) held++;
             else failed++;
@@ -437,9 +634,10 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       const [lon, lat] = rng.chance(0.5) ? rng.pick(pool.points) : [21 + rng.next() * 0.5, 45 + rng.next()];
       const side = rng.pick([0.01, 0.05, 0.2, 1]);
       // Every third bbox holds all of XC: its root is proven full, and its children of unknown keys wait in the queue.
-      const bbox = n % 3 === 0
-        ? { minLon: 21 - rng.next() * 0.3, minLat: 45 - rng.next() * 0.3, maxLon: 22 + rng.next() * 0.3, maxLat: 46 + rng.next() * 0.3 }
-        : capSides({ minLon: lon - side / 2, minLat: lat - side / 2, maxLon: lon + side / 2, maxLat: lat + side / 2 });
+      const bbox =
+        n % 3 === 0
+          ? { minLon: 21 - rng.next() * 0.3, minLat: 45 - rng.next() * 0.3, maxLon: 22 + rng.next() * 0.3, maxLat: 46 + rng.next() * 0.3 }
+          : capSides({ minLon: lon - side / 2, minLat: lat - side / 2, maxLon: lon + side / 2, maxLat: lat + side / 2 });
       const q: RefBuildingsQuery = { bbox, sort, offset: 0, limit: 1, registeredBusinessTurnoverCurrency: rng.pick(pool.currencies) };
       if (n % 3 !== 0 && rng.chance(0.5)) q.excludeSolarPresence = [rng.pick(SOLAR_PRESENCE)];
       const all = ranked(q);
@@ -456,30 +654,36 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(filled).toBeGreaterThan(60);
   });
 
-  it('the planner\'s size estimate: the rows of the level-2 nodes (or wholly inside upper ones) the bbox meets, never fewer than lie in it', () => {
+  it("the planner's size estimate: the rows of the level-2 nodes (or wholly inside upper ones) the bbox meets, never fewer than lie in it", () => {
     const rng = new Rng(seedFor(7600));
     const rowsIn = (bbox: BBox) => ref.reduce((n, s) => n + s.buildings.filter((b) => inBBox(b, bbox)).length, 0);
     // The over-count by its definition, from node boxes of the reference's rows in file order (the engine's row order).
     const trees = ref.map((s) => nodeBoxes(s.buildings));
-    const overCount = (bbox: BBox) => trees.reduce((n, levels, t) => {
-      const rows = ref[t].buildings.length;
-      const count = (level: number, i: number): number => {
-        const box = levels[level][i];
-        if (box.maxLon < bbox.minLon || box.minLon > bbox.maxLon || box.maxLat < bbox.minLat || box.minLat > bbox.maxLat) return 0;
-        const span = LEAF_ROWS * FANOUT ** level;
-        const inside = box.minLon >= bbox.minLon && box.maxLon <= bbox.maxLon && box.minLat >= bbox.minLat && box.maxLat <= bbox.maxLat;
-        if (level <= 2 || inside) return Math.min(span, rows - i * span);
-        let sum = 0;
-        for (let c = i * FANOUT; c < Math.min(levels[level - 1].length, i * FANOUT + FANOUT); c++) sum += count(level - 1, c);
-        return sum;
-      };
-      return n + count(levels.length - 1, 0);
-    }, 0);
+    const overCount = (bbox: BBox) =>
+      trees.reduce((n, levels, t) => {
+        const rows = ref[t].buildings.length;
+        const count = (level: number, i: number): number => {
+          const box = levels[level][i];
+          if (box.maxLon < bbox.minLon || box.minLon > bbox.maxLon || box.maxLat < bbox.minLat || box.minLat > bbox.maxLat) return 0;
+          const span = LEAF_ROWS * FANOUT ** level;
+          const inside = box.minLon >= bbox.minLon && box.maxLon <= bbox.maxLon && box.minLat >= bbox.minLat && box.maxLat <= bbox.maxLat;
+          if (level <= 2 || inside) return Math.min(span, rows - i * span);
+          let sum = 0;
+          for (let c = i * FANOUT; c < Math.min(levels[level - 1].length, i * FANOUT + FANOUT); c++) sum += count(level - 1, c);
+          return sum;
+        };
+        return n + count(levels.length - 1, 0);
+      }, 0);
     let under = 0;
     for (let n = 0; n < 200; n++) {
       const [lon, lat] = rng.pick(pool.points);
       const side = rng.pick([0.001, 0.01, 0.1, 0.5, 1, 3]);
-      const bbox = capSides({ minLon: lon - side * rng.next(), minLat: lat - side * rng.next(), maxLon: lon + side * rng.next(), maxLat: lat + side * rng.next() });
+      const bbox = capSides({
+        minLon: lon - side * rng.next(),
+        minLat: lat - side * rng.next(),
+        maxLon: lon + side * rng.next(),
+        maxLat: lat + side * rng.next(),
+      });
       const inside = rowsIn(bbox);
       const est = candidateRows(view.snapshots, bbox);
       expect(est).toBe(overCount(bbox));
@@ -497,7 +701,9 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       const t = ref.findIndex((r) => r.country === s.country);
       const full = trees[t][2].slice(0, Math.floor(ref[t].buildings.length / 4096));
       // XC (2,100 rows) has no full node of 4,096 rows: Infinity, so it never stops a bbox from fitting.
-      expect(s.leastNodeArea).toBe(full.length === 0 ? Infinity : Math.min(...full.map((b) => (b.maxLon - b.minLon) * (b.maxLat - b.minLat))));
+      expect(s.leastNodeArea).toBe(
+        full.length === 0 ? Infinity : Math.min(...full.map((b) => (b.maxLon - b.minLon) * (b.maxLat - b.minLat))),
+      );
     }
     const least = Math.min(...view.snapshots.map((s) => s.leastNodeArea));
     expect(least).toBeLessThan(Infinity);
@@ -514,15 +720,27 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     const levels = nodeBoxes(rows);
     expect(levels.length).toBeGreaterThanOrEqual(5);
     const node = fc.nat({ max: levels.length - 1 }).chain((level) => fc.nat({ max: levels[level].length - 1 }).map((i) => ({ level, i })));
-    const cut = fc.tuple(node, fc.constantFrom('exact', 'half', 'shrunk', 'grown', 'corner'), fc.double({ min: 0.1, max: 0.9, noNaN: true }))
-      .map(([{ level, i }, how, f]) => straddle(levels[level][i], rows.slice(i * LEAF_ROWS * FANOUT ** level, (i + 1) * LEAF_ROWS * FANOUT ** level), how, f));
+    const cut = fc
+      .tuple(node, fc.constantFrom('exact', 'half', 'shrunk', 'grown', 'corner'), fc.double({ min: 0.1, max: 0.9, noNaN: true }))
+      .map(([{ level, i }, how, f]) =>
+        straddle(levels[level][i], rows.slice(i * LEAF_ROWS * FANOUT ** level, (i + 1) * LEAF_ROWS * FANOUT ** level), how, f),
+      );
     const filters: fc.Arbitrary<Partial<RefBuildingsQuery>> = fc.oneof(
       fc.constant({}),
       looseFilters(),
-      fc.constantFrom<Partial<RefBuildingsQuery>>({ has3dModel: true }, { minVolumeM3: pool.values.volume[pool.values.volume.length - 2] }, { floodZone: ['100_year'] }, { registeredSolar: true }),
+      fc.constantFrom<Partial<RefBuildingsQuery>>(
+        { has3dModel: true },
+        { minVolumeM3: pool.values.volume[pool.values.volume.length - 2] },
+        { floodZone: ['100_year'] },
+        { registeredSolar: true },
+      ),
     );
-    const arb = fc.tuple(cut, fc.constantFrom(...SORT_KEYS), pageArbitrary, filters, fc.constantFrom(...pool.currencies))
-      .map(([bbox, sort, page, f, currency]) => ({ ...f, bbox, sort, ...page, registeredBusinessTurnoverCurrency: currency }) as RefBuildingsQuery);
+    const arb = fc
+      .tuple(cut, fc.constantFrom(...SORT_KEYS), pageArbitrary, filters, fc.constantFrom(...pool.currencies))
+      .map(
+        ([bbox, sort, page, f, currency]) =>
+          ({ ...f, bbox, sort, ...page, registeredBusinessTurnoverCurrency: currency }) as RefBuildingsQuery,
+      );
     await assertProperty(arb, check, seedFor(7500), RUNS_STRADDLE);
   });
 });
@@ -542,7 +760,10 @@ function nodeBoxes(rows: readonly RefBuilding[]): BBox[][] {
 }
 
 function boxOf(buildings: readonly RefBuilding[]): BBox {
-  let minLon = Infinity, minLat = Infinity, maxLon = -Infinity, maxLat = -Infinity;
+  let minLon = Infinity,
+    minLat = Infinity,
+    maxLon = -Infinity,
+    maxLat = -Infinity;
   for (const b of buildings) {
     minLon = Math.min(minLon, b.longitude);
     maxLon = Math.max(maxLon, b.longitude);
@@ -562,11 +783,21 @@ function straddle(box: BBox, members: readonly RefBuilding[], how: string, f: nu
   const h = box.maxLat - box.minLat;
   const at = members[Math.floor(f * members.length)];
   switch (how) {
-    case 'exact': return capSides(box);
-    case 'half': return capSides({ ...box, maxLon: at.longitude });
-    case 'shrunk': return capSides({ minLon: box.minLon + w * 1e-9 + 1e-12, minLat: box.minLat, maxLon: box.maxLon - w * 1e-9 - 1e-12, maxLat: box.maxLat });
-    case 'grown': return capSides({ minLon: box.minLon - w * f, minLat: box.minLat - h * f, maxLon: box.maxLon + w * f, maxLat: box.maxLat + h * f });
-    default: return capSides({ minLon: at.longitude, minLat: at.latitude, maxLon: box.maxLon + w, maxLat: box.maxLat + h });
+    case 'exact':
+      return capSides(box);
+    case 'half':
+      return capSides({ ...box, maxLon: at.longitude });
+    case 'shrunk':
+      return capSides({
+        minLon: box.minLon + w * 1e-9 + 1e-12,
+        minLat: box.minLat,
+        maxLon: box.maxLon - w * 1e-9 - 1e-12,
+        maxLat: box.maxLat,
+      });
+    case 'grown':
+      return capSides({ minLon: box.minLon - w * f, minLat: box.minLat - h * f, maxLon: box.maxLon + w * f, maxLat: box.maxLat + h * f });
+    default:
+      return capSides({ minLon: at.longitude, minLat: at.latitude, maxLon: box.maxLon + w, maxLat: box.maxLat + h });
   }
 }
 
@@ -583,13 +814,23 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     // where a floor rounded the wrong way (or taken a place too high) would cut it off.
     const rng = new Rng(seedFor(7700));
     const known: number[] = [];
-    const rows = randomCountry({ country: 'XF', seed: seedFor(7700), lon0: 20, lon1: 22, lat0: 44, lat1: 46, clusters: 40, perCluster: 500, background: 24000, sourcePrefix: 'search-xf' })
-      .map((b) => {
-        if (!rng.chance(0.02)) return { ...b, height_m: null, height_basis: null };
-        const h = known.length > 0 && rng.chance(0.1) ? rng.pick(known) : Math.round(rng.real(3, 120) * 100) / 100;
-        known.push(h);
-        return { ...b, height_m: h, height_basis: 'measured' as const };
-      });
+    const rows = randomCountry({
+      country: 'XF',
+      seed: seedFor(7700),
+      lon0: 20,
+      lon1: 22,
+      lat0: 44,
+      lat1: 46,
+      clusters: 40,
+      perCluster: 500,
+      background: 24000,
+      sourcePrefix: 'search-xf',
+    }).map((b) => {
+      if (!rng.chance(0.02)) return { ...b, height_m: null, height_basis: null };
+      const h = known.length > 0 && rng.chance(0.1) ? rng.pick(known) : Math.round(rng.real(3, 120) * 100) / 100;
+      known.push(h);
+      return { ...b, height_m: h, height_basis: 'measured' as const };
+    });
     await writeCountry(fdir, 'XF', rows);
     await breathe();
     const catalog = engine.openCatalog(fdir);
@@ -610,8 +851,11 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     // reference, and the walk and the search called directly to see the leaves they skipped.
     const rng = new Rng(seedFor(7390));
     const filterSets: Partial<RefBuildingsQuery>[] = [
-      { minHeightM: 3 }, { minHeightM: 60 }, { minHeightM: 100, roofShape: [...ROOF_SHAPE].slice(0, 5) },
-      { minHeightM: 30, excludeSolarPresence: [SOLAR_PRESENCE[0]] }, { minHeightM: 60, has3dModel: true },
+      { minHeightM: 3 },
+      { minHeightM: 60 },
+      { minHeightM: 100, roofShape: [...ROOF_SHAPE].slice(0, 5) },
+      { minHeightM: 30, excludeSolarPresence: [SOLAR_PRESENCE[0]] },
+      { minHeightM: 60, has3dModel: true },
     ];
     let skipped = 0;
     let skippingQueries = 0;
@@ -621,8 +865,12 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
           const lon = rng.real(20, 22 - side);
           const lat = rng.real(44, 46 - side);
           const q: RefBuildingsQuery = {
-            bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side }, sort, offset: rng.pick([0, 0, 40]), limit: rng.pick([1, 25, 100]),
-            registeredBusinessTurnoverCurrency: fpool.currencies[0], ...filters,
+            bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side },
+            sort,
+            offset: rng.pick([0, 0, 40]),
+            limit: rng.pick([1, 25, 100]),
+            registeredBusinessTurnoverCurrency: fpool.currencies[0],
+            ...filters,
           };
           checkBuildings(engine, fview, fref, q);
           const want = refQueryBuildings(fref, q);
@@ -630,13 +878,18 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
           const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
           for (const search of [false, true]) {
             if (search && plans.some((p) => p !== null && p.bound === null)) continue;
-            startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
+            startQuery(
+              q.offset + q.limit,
+              snapshots.map((s) => s.ids),
+            );
             if (search) searchBuildings(snapshots, plans, q.bbox);
             else walkBuildings(snapshots, plans, q.bbox);
             const counted = matches();
             const ids = heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
-            expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }, `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`)
-              .toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+            expect(
+              { ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP },
+              `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`,
+            ).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
             skipped += leavesRuledOut();
             if (leavesRuledOut() > 0) skippingQueries++;
           }
@@ -660,14 +913,20 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
       const lat = rng.real(44, 46 - side);
       const bbox = n % 4 === 0 ? whole : { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side };
       // No filter, or filters every row passes (so leaves are still proven ALL through their proofs).
-      const filters: Partial<RefBuildingsQuery> = rng.pick([{}, { maxAreaM2: 1_000_000 }, { category: [...CATEGORY] }, { minAreaM2: 0, category: [...CATEGORY] }]);
+      const filters: Partial<RefBuildingsQuery> = rng.pick([
+        {},
+        { maxAreaM2: 1_000_000 },
+        { category: [...CATEGORY] },
+        { minAreaM2: 0, category: [...CATEGORY] },
+      ]);
       const q: RefBuildingsQuery = { bbox, sort: 'height', offset: 0, limit: 1, ...filters };
       const all = refQueryBuildings(fref, { ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
       const known = all.keys.filter((k) => k !== null).length;
       if (known === 0) continue;
       const plans = fview.snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
       // Pages of k up to FLOOR_MIN_K (256) do not look for a floor; these go past it.
-      const deepK = known > FLOOR_MIN_K ? [rng.int(FLOOR_MIN_K + 1, known), rng.int(FLOOR_MIN_K + 1, Math.min(known, 2 * FLOOR_MIN_K))] : [];
+      const deepK =
+        known > FLOOR_MIN_K ? [rng.int(FLOOR_MIN_K + 1, known), rng.int(FLOOR_MIN_K + 1, Math.min(known, 2 * FLOOR_MIN_K))] : [];
       for (const k of [1, rng.int(1, known), rng.int(1, known), ...deepK, known, Math.min(all.matches, known + 3)]) {
         const floor = provenFloor(fview.snapshots, plans, q.bbox, k);
         if (k > known) expect(floor).toBe(-Infinity);

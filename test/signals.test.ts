@@ -21,15 +21,23 @@ afterAll(() => {
 
 /** Starts `bin/edifice` as a supervisor would: the PID it gets is the one it signals. */
 function startEntryPoint(env: NodeJS.ProcessEnv) {
-  const child = trackServerProcess(spawn(join(ROOT, 'bin', 'edifice'), [], {
-    cwd: ROOT,
-    env: { ...process.env, NODE: process.execPath, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+  const child = trackServerProcess(
+    spawn(join(ROOT, 'bin', 'edifice'), [], {
+      cwd: ROOT,
+      env: { ...process.env, NODE: process.execPath, EDIFICE_PORT: '0', EDIFICE_METRICS_PORT: '0', EDIFICE_LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr!.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, output: () => out, exited };
 }
 
@@ -62,34 +70,47 @@ function portFree(port: number): Promise<boolean> {
 }
 
 describe('the operator entry point, bin/edifice', () => {
-  it('is the server process itself: SIGTERM to its PID stops the server, no node process is left, the port is free', { timeout: 120_000 }, async () => {
-    const dir = await syntheticSnapshots(1000);
-    dirs.push(dir);
-    const marker = `EDIFICE_TEST_MARK=${Math.random().toString(36).slice(2)}`;
-    const [name, value] = marker.split('=');
-    const server = startEntryPoint({ EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: join(dir, 'ledger.db'), EDIFICE_WORKERS: '2', [name]: value });
-    await waitForOutput(server.output, /listening on [^\s]+:(\d+)/);
-    const port = Number(/listening on [^\s]+:(\d+)/.exec(server.output())![1]);
-    // The PID the supervisor holds is Node's, not a shell's or a wrapper's.
-    expect(realpathSync(readlinkSync(`/proc/${server.child.pid}/exe`))).toBe(realpathSync(process.execPath));
-    // Nothing stands between: every other process of its tree is its own child (tsx's esbuild service).
-    for (const pid of processesMarked(marker)) if (pid !== server.child.pid) expect(parentOf(pid)).toBe(server.child.pid);
-    expect(await portFree(port)).toBe(false);
+  it(
+    'is the server process itself: SIGTERM to its PID stops the server, no node process is left, the port is free',
+    { timeout: 120_000 },
+    async () => {
+      const dir = await syntheticSnapshots(1000);
+      dirs.push(dir);
+      const marker = `EDIFICE_TEST_MARK=${Math.random().toString(36).slice(2)}`;
+      const [name, value] = marker.split('=');
+      const server = startEntryPoint({
+        EDIFICE_SNAPSHOTS: join(dir, 'snapshots'),
+        EDIFICE_LEDGER: join(dir, 'ledger.db'),
+        EDIFICE_WORKERS: '2',
+        [name]: value,
+      });
+      await waitForOutput(server.output, /listening on [^\s]+:(\d+)/);
+      const port = Number(/listening on [^\s]+:(\d+)/.exec(server.output())![1]);
+      // The PID the supervisor holds is Node's, not a shell's or a wrapper's.
+      expect(realpathSync(readlinkSync(`/proc/${server.child.pid}/exe`))).toBe(realpathSync(process.execPath));
+      // Nothing stands between: every other process of its tree is its own child (tsx's esbuild service).
+      for (const pid of processesMarked(marker)) if (pid !== server.child.pid) expect(parentOf(pid)).toBe(server.child.pid);
+      expect(await portFree(port)).toBe(false);
 
-    server.child.kill('SIGTERM');
-    expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
-    // Its children end with it (esbuild's when its stdin closes): none is left running, however long we look (5 s).
-    const until = Date.now() + 5_000;
-    while (processesMarked(marker).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    expect(processesMarked(marker)).toEqual([]);
-    expect(await portFree(port)).toBe(true);
-  });
+      server.child.kill('SIGTERM');
+      expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
+      // Its children end with it (esbuild's when its stdin closes): none is left running, however long we look (5 s).
+      const until = Date.now() + 5_000;
+      while (processesMarked(marker).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(processesMarked(marker)).toEqual([]);
+      expect(await portFree(port)).toBe(true);
+    },
+  );
 
   it('keeps a SIGHUP that comes during the start and rescans once up, instead of ending', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'edifice-hup-'));
     dirs.push(dir);
     const server = startEntryPoint({
-      EDIFICE_SNAPSHOTS: join(dir, 'snapshots'), EDIFICE_LEDGER: join(dir, 'ledger.db'), EDIFICE_WORKERS: '1', EDIFICE_DEMO: '1', EDIFICE_DEMO_BUILDINGS: '20000',
+      EDIFICE_SNAPSHOTS: join(dir, 'snapshots'),
+      EDIFICE_LEDGER: join(dir, 'ledger.db'),
+      EDIFICE_WORKERS: '1',
+      EDIFICE_DEMO: '1',
+      EDIFICE_DEMO_BUILDINGS: '20000',
     });
     await waitForOutput(server.output, /generating the synthetic demo country/);
     server.child.kill('SIGHUP');

@@ -52,7 +52,10 @@ describe('GeoParquet export', () => {
     const areas = arrow.getChild('footprint_area_m2').toArray() as Float64Array;
     const [[count, area]] = await rows(`select count(*), sum(footprint_area_m2) from read_parquet(${file})`);
     expect(Number(count)).toBe(3000);
-    expect(Number(area)).toBeCloseTo(areas.reduce((a, b) => a + b, 0), 6);
+    expect(Number(area)).toBeCloseTo(
+      areas.reduce((a, b) => a + b, 0),
+      6,
+    );
 
     // Child records: the units of every building, counted both ways.
     const units = arrow.getChild('units').toArray() as unknown[][];
@@ -66,7 +69,8 @@ describe('GeoParquet export', () => {
     const footprint = arrow.getChild('footprint');
     for (const i of [0, 1, 1499, 2999]) {
       const [[cat, h, wkt]] = await rows(
-        `select category, height_m, geometry::varchar from read_parquet(${file}) where building_id = '${ids[i]}'`);
+        `select category, height_m, geometry::varchar from read_parquet(${file}) where building_id = '${ids[i]}'`,
+      );
       expect(cat).toBe(category[i]);
       expect(h === null ? null : Number(h)).toBe(height[i]);
       expect(String(wkt)).toMatch(/^MULTIPOLYGON \(\(\(/);
@@ -81,11 +85,14 @@ describe('GeoParquet export', () => {
     for (let i = 0; i < 25; i++) {
       const lon = 9.5 + (i % 5) * 0.001;
       const lat = 47.1 + Math.floor(i / 5) * 0.001;
-      records.push(blankRecord(`test:${i}`, lon + 0.00005, lat + 0.00005, {
-        footprint: i === 7
-          ? [[square(lon, lat, 0.0002), square(lon + 0.00005, lat + 0.00005, 0.00005)], [square(lon + 0.0003, lat, 0.0001)]]
-          : [[square(lon, lat, 0.0001)]],
-      }));
+      records.push(
+        blankRecord(`test:${i}`, lon + 0.00005, lat + 0.00005, {
+          footprint:
+            i === 7
+              ? [[square(lon, lat, 0.0002), square(lon + 0.00005, lat + 0.00005, 0.00005)], [square(lon + 0.0003, lat, 0.0001)]]
+              : [[square(lon, lat, 0.0001)]],
+        }),
+      );
     }
     const sources = [{ name: 'OpenStreetMap', licence: 'ODbL-1.0', attribution: '© OpenStreetMap contributors', retrieved: '2026-11-21' }];
     const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources, batchRows: 4 });
@@ -96,7 +103,8 @@ describe('GeoParquet export', () => {
     const file = `'${out}'`;
 
     const [[wkt]] = await rows(`select geometry::varchar from read_parquet(${file}) where source_id = 'test:7'`);
-    const lon = 9.5 + 2 * 0.001, lat = 47.1 + 1 * 0.001;
+    const lon = 9.5 + 2 * 0.001,
+      lat = 47.1 + 1 * 0.001;
     // Two polygons, the first with a hole: written out by hand from the record above.
     const expected = [...square(lon, lat, 0.0002), ...square(lon + 0.00005, lat + 0.00005, 0.00005), ...square(lon + 0.0003, lat, 0.0001)];
     // The structure with each point written as p: the first polygon's exterior and hole, then the second.
@@ -105,9 +113,15 @@ describe('GeoParquet export', () => {
     expect(numbersOf(String(wkt))).toEqual(expected);
     expect(Number((await rows(`select count(*) from read_parquet(${file})`))[0][0])).toBe(25);
 
-    const meta = new Map((await rows(`select key::varchar, decode(value) from parquet_kv_metadata(${file})`)).map(([k, v]) => [String(k), String(v)]));
+    const meta = new Map(
+      (await rows(`select key::varchar, decode(value) from parquet_kv_metadata(${file})`)).map(([k, v]) => [String(k), String(v)]),
+    );
     const geo = JSON.parse(meta.get('geo')!);
-    expect(geo).toMatchObject({ version: '1.1.0', primary_column: 'geometry', columns: { geometry: { encoding: 'WKB', geometry_types: ['MultiPolygon'] } } });
+    expect(geo).toMatchObject({
+      version: '1.1.0',
+      primary_column: 'geometry',
+      columns: { geometry: { encoding: 'WKB', geometry_types: ['MultiPolygon'] } },
+    });
     // The extent of every coordinate: the first square's corner to the last square's far corner.
     expect(geo.columns.geometry.bbox).toEqual([9.5, 47.1, 9.5 + 4 * 0.001 + 0.0001, 47.1 + 4 * 0.001 + 0.0001]);
     expect(result.bbox).toEqual(geo.columns.geometry.bbox);
@@ -120,7 +134,8 @@ describe('GeoParquet export', () => {
 
   it('npm run export:geoparquet writes the file beside the snapshot, and refuses with exit 1 or 2', async () => {
     const written = await writeSyntheticCountry({ seed: 3, buildings: 1000, outDir: join(dir, 'cli') });
-    const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'tools/export-geoparquet.ts', ...args], { encoding: 'utf8' });
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'tools/export-geoparquet.ts', ...args], { encoding: 'utf8' });
     const ok = run(written.path);
     expect(ok.status).toBe(0);
     const out = written.path.replace(/\.arrow$/, '.parquet');

@@ -25,20 +25,39 @@ function sample(n: number) {
   for (let i = 0; i < n; i++) {
     const lon = 9.5 + (i % 7) * 0.001;
     const lat = 47.1 + Math.floor(i / 7) * 0.001;
-    records.push(blankRecord(`test:${i}`, lon, lat, {
-      height_m: i % 3 === 0 ? null : 3 + i,
-      height_basis: i % 3 === 0 ? null : 'stated',
-      locality: i % 2 ? 'Vaduz' : 'Schaan',
-      category: i % 4 === 0 ? 'apartment_block' : 'residential_house',
-      construction_year: i % 5 === 0 ? null : 1900 + i,
-      panels_photo_date: i === 2 ? '2025-06-01' : null,
-      businesses: i === 3 ? [{
-        business_id: 'b-1', registration_number: 'FL-1', name: 'Alpen Bäckerei', active: true,
-        employees_min: 250, employees_max: null, turnover: 1_250_000, turnover_currency: 'CHF', turnover_financial_year: 2024,
-      }] : [],
-      units: i === 4 ? [{ unit_id: 'u-1', label: 'Top 1', floor: 0, use: 'residential', area_m2: 71.5, rooms: 3 },
-        { unit_id: 'u-2', label: null, floor: 1, use: null, area_m2: null, rooms: null }] : [],
-    }));
+    records.push(
+      blankRecord(`test:${i}`, lon, lat, {
+        height_m: i % 3 === 0 ? null : 3 + i,
+        height_basis: i % 3 === 0 ? null : 'stated',
+        locality: i % 2 ? 'Vaduz' : 'Schaan',
+        category: i % 4 === 0 ? 'apartment_block' : 'residential_house',
+        construction_year: i % 5 === 0 ? null : 1900 + i,
+        panels_photo_date: i === 2 ? '2025-06-01' : null,
+        businesses:
+          i === 3
+            ? [
+                {
+                  business_id: 'b-1',
+                  registration_number: 'FL-1',
+                  name: 'Alpen Bäckerei',
+                  active: true,
+                  employees_min: 250,
+                  employees_max: null,
+                  turnover: 1_250_000,
+                  turnover_currency: 'CHF',
+                  turnover_financial_year: 2024,
+                },
+              ]
+            : [],
+        units:
+          i === 4
+            ? [
+                { unit_id: 'u-1', label: 'Top 1', floor: 0, use: 'residential', area_m2: 71.5, rooms: 3 },
+                { unit_id: 'u-2', label: null, floor: 1, use: null, area_m2: null, rooms: null },
+              ]
+            : [],
+      }),
+    );
   }
   return records;
 }
@@ -91,8 +110,13 @@ describe('snapshot writer and reader', () => {
     // Hilbert order over the same extent the writer uses, computed here independently.
     const lon = table.getChild('longitude')!.toArray() as Float64Array;
     const lat = table.getChild('latitude')!.toArray() as Float64Array;
-    const minX = Math.min(...lon), maxX = Math.max(...lon), minY = Math.min(...lat), maxY = Math.max(...lat);
-    const h = Array.from(lon, (x, i) => hilbert(Math.floor(((x - minX) / (maxX - minX)) * 0xffff), Math.floor(((lat[i] - minY) / (maxY - minY)) * 0xffff)));
+    const minX = Math.min(...lon),
+      maxX = Math.max(...lon),
+      minY = Math.min(...lat),
+      maxY = Math.max(...lat);
+    const h = Array.from(lon, (x, i) =>
+      hilbert(Math.floor(((x - minX) / (maxX - minX)) * 0xffff), Math.floor(((lat[i] - minY) / (maxY - minY)) * 0xffff)),
+    );
     for (let i = 1; i < h.length; i++) expect(h[i]).toBeGreaterThanOrEqual(h[i - 1]);
   });
 
@@ -107,7 +131,13 @@ describe('snapshot writer and reader', () => {
     const src = t.getChild('source_id').toArray() as string[];
     const i3 = src.indexOf('test:3');
     const business = (t.getChild('businesses').at(i3) as any[])[0];
-    expect(business).toMatchObject({ name: 'Alpen Bäckerei', employees_min: 250, employees_max: null, turnover: 1_250_000, turnover_currency: 'CHF' });
+    expect(business).toMatchObject({
+      name: 'Alpen Bäckerei',
+      employees_min: 250,
+      employees_max: null,
+      turnover: 1_250_000,
+      turnover_currency: 'CHF',
+    });
     const i2 = src.indexOf('test:2');
     expect(t.getChild('panels_photo_date').at(i2)).toBe(Date.UTC(2025, 5, 1));
     const heights = t.getChild('height_m').toArray() as (number | null)[];
@@ -120,7 +150,7 @@ describe('snapshot writer and reader', () => {
     const { written } = await write(sample(30));
     const bytes = readFileSync(written.path);
     // Flip one byte inside the first value of latitude: the footer and metadata stay intact.
-    const lat0 = (readSnapshot(written.path).table.getChild('latitude')!.data[0].values as Float64Array);
+    const lat0 = readSnapshot(written.path).table.getChild('latitude')!.data[0].values as Float64Array;
     const at = lat0.byteOffset + 3;
     const copy = Buffer.from(bytes);
     copy[at] ^= 0xff;
@@ -162,9 +192,16 @@ describe('a bad record half-way', () => {
     const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
     w.add(blankRecord('ok:1', 9.5, 47.1, { units: [{ unit_id: 'u1', label: null, floor: 1, use: 'office', area_m2: 50, rooms: 2 }] }));
     // Fails inside the units list, after footprint, strings and the first unit were pushed.
-    expect(() => w.add(blankRecord('bad:1', 9.6, 47.2, {
-      units: [{ unit_id: 'u2', label: null, floor: 1, use: 'office', area_m2: 50, rooms: 2 }, { unit_id: 'u3', label: null, floor: 1, use: 'spa' as any, area_m2: 1, rooms: 1 }],
-    }))).toThrow(/use.*spa/);
+    expect(() =>
+      w.add(
+        blankRecord('bad:1', 9.6, 47.2, {
+          units: [
+            { unit_id: 'u2', label: null, floor: 1, use: 'office', area_m2: 50, rooms: 2 },
+            { unit_id: 'u3', label: null, floor: 1, use: 'spa' as any, area_m2: 1, rooms: 1 },
+          ],
+        }),
+      ),
+    ).toThrow(/use.*spa/);
     w.add(blankRecord('ok:2', 9.7, 47.3));
     const { path, rows } = await w.finish(join(dir, 'LI', '2026-11-21.arrow'));
     expect(rows).toBe(2);
@@ -193,7 +230,7 @@ function occurrences(bytes: Buffer, text: string): number[] {
 describe('schema v2', () => {
   it('keeps the seismic-listed flag and the locality basis; a class or year implies the flag; a basis needs a locality', async () => {
     const records = [
-      blankRecord('v2:na', 9.50, 47.1, { locality: 'Vaduz', locality_basis: 'stated', seismic_listed: true }),
+      blankRecord('v2:na', 9.5, 47.1, { locality: 'Vaduz', locality_basis: 'stated', seismic_listed: true }),
       blankRecord('v2:class', 9.51, 47.1, { locality: 'Vaduz', locality_basis: 'inferred', seismic_risk_class: 'RsII' }),
       blankRecord('v2:year', 9.52, 47.1, { locality: 'Schaan', seismic_risk_assessment_year: 1996 }),
       blankRecord('v2:none', 9.53, 47.1, { locality: '' }),
@@ -201,8 +238,12 @@ describe('schema v2', () => {
     const { written } = await write(records);
     const { table } = readSnapshot(written.path);
     const rows = new Map(table.toArray().map((r) => [r.source_id as string, r.toJSON() as Record<string, unknown>]));
-    expect(['v2:na', 'v2:class', 'v2:year', 'v2:none'].map((id) => [rows.get(id)!.seismic_listed, rows.get(id)!.locality_basis]))
-      .toEqual([[true, 'stated'], [true, 'inferred'], [true, null], [false, null]]);
+    expect(['v2:na', 'v2:class', 'v2:year', 'v2:none'].map((id) => [rows.get(id)!.seismic_listed, rows.get(id)!.locality_basis])).toEqual([
+      [true, 'stated'],
+      [true, 'inferred'],
+      [true, null],
+      [false, null],
+    ]);
     // flechette reads the same from the file.
     const t = tableFromIPC(readFileSync(written.path), { useDate: false });
     const src = t.getChild('source_id').toArray() as string[];
@@ -210,8 +251,12 @@ describe('schema v2', () => {
     expect(t.getChild('seismic_listed').at(src.indexOf('v2:na'))).toBe(true);
 
     const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources });
-    expect(() => w.add(blankRecord('x:1', 9.5, 47.1, { locality: '', locality_basis: 'inferred' }))).toThrow(/locality_basis must be null when locality is empty/);
-    expect(() => w.add(blankRecord('x:2', 9.5, 47.1, { locality: 'Vaduz', locality_basis: 'guessed' as any }))).toThrow(/locality_basis.*guessed/);
+    expect(() => w.add(blankRecord('x:1', 9.5, 47.1, { locality: '', locality_basis: 'inferred' }))).toThrow(
+      /locality_basis must be null when locality is empty/,
+    );
+    expect(() => w.add(blankRecord('x:2', 9.5, 47.1, { locality: 'Vaduz', locality_basis: 'guessed' as any }))).toThrow(
+      /locality_basis.*guessed/,
+    );
     expect(() => w.add(blankRecord('x:3', 9.5, 47.1, { seismic_listed: null as any }))).toThrow(/seismic_listed/);
   });
 
@@ -220,9 +265,13 @@ describe('schema v2', () => {
     const { metadata, table } = readSnapshot(path);
     expect(metadata.schemaVersion).toBe(1);
     expect(table.schema.fields.map((f) => f.name)).toEqual(COLUMNS.map((c) => c.name));
-    const rows = table.toArray().map((r) => r.toJSON() as Record<string, unknown>)
+    const rows = table
+      .toArray()
+      .map((r) => r.toJSON() as Record<string, unknown>)
       .sort((a, b) => String(a.source_id).localeCompare(String(b.source_id)));
-    expect(rows.map((r) => [r.source_id, r.seismic_risk_class, r.seismic_risk_assessment_year, r.seismic_listed, r.locality_basis])).toEqual([
+    expect(
+      rows.map((r) => [r.source_id, r.seismic_risk_class, r.seismic_risk_assessment_year, r.seismic_listed, r.locality_basis]),
+    ).toEqual([
       ['v1:0', 'RsI', 2007, true, null],
       ['v1:1', null, 1996, true, null],
       ['v1:2', null, null, false, null],
@@ -242,7 +291,10 @@ describe('schema v2', () => {
     // The value "2" is a flatbuffer string (length 1, then the byte) laid out before its key.
     const value = bytes.lastIndexOf(Buffer.from([1, 0, 0, 0, 0x32]), key[0]) + 4;
     expect(value).toBeGreaterThan(4);
-    for (const [digit, reason] of [['1', /has 70 columns, schema v1 has 68/], ['3', /schema version 3 is not one this program reads \(1, 2\)/]] as const) {
+    for (const [digit, reason] of [
+      ['1', /has 70 columns, schema v1 has 68/],
+      ['3', /schema version 3 is not one this program reads \(1, 2\)/],
+    ] as const) {
       const copy = Buffer.from(bytes);
       copy.write(digit, value, 'latin1');
       const bad = `${written.path}.v${digit}`;
@@ -257,20 +309,32 @@ describe('the checksum covers the metadata', () => {
   it('refuses a file with one byte of the licence text flipped on disk, and one with the footprint CRS changed', async () => {
     const records = sample(12);
     const dir = tempDir();
-    const licensed = [{ name: 'OpenStreetMap', licence: 'Open Database Licence (ODbL) 1.0', attribution: '© OpenStreetMap contributors', retrieved: '2026-11-21' }];
+    const licensed = [
+      {
+        name: 'OpenStreetMap',
+        licence: 'Open Database Licence (ODbL) 1.0',
+        attribution: '© OpenStreetMap contributors',
+        retrieved: '2026-11-21',
+      },
+    ];
     const w = new SnapshotWriter({ country: 'LI', snapshotDate: '2026-11-21', sources: licensed });
     for (const r of records) w.add(r);
     const { path } = await w.finish(join(dir, 'LI', '2026-11-21.arrow'));
     expect(readSnapshot(path).metadata.sources).toEqual(licensed);
     const bytes = readFileSync(path);
-    for (const [text, at] of [['Open Database Licence', 5], ['OGC:CRS84', 8]] as const) {
+    for (const [text, at] of [
+      ['Open Database Licence', 5],
+      ['OGC:CRS84', 8],
+    ] as const) {
       const hits = occurrences(bytes, text);
       expect(hits.length).toBeGreaterThan(0);
       for (const hit of hits) {
         const copy = Buffer.from(bytes);
         copy[hit + at] ^= 0x01; // "Database" -> "Eatabase", "CRS84" -> "CRS85"
         writeFileSync(path, copy);
-        expect(() => readSnapshot(path), `${text} at ${hit}`).toThrow(/checksum mismatch: the file says sha256:[0-9a-f]{64}, its content and metadata give sha256:[0-9a-f]{64}/);
+        expect(() => readSnapshot(path), `${text} at ${hit}`).toThrow(
+          /checksum mismatch: the file says sha256:[0-9a-f]{64}, its content and metadata give sha256:[0-9a-f]{64}/,
+        );
       }
     }
     writeFileSync(path, bytes);

@@ -52,10 +52,11 @@ const RAD = Math.PI / 180;
 
 /** Shoelace area of a lon/lat ring in m², equirectangular at latitude `lat0` (signed: CCW > 0). */
 function planarArea(ring: Ring, lat0: number): number {
-  const kx = EARTH_M * RAD * Math.cos(lat0 * RAD), ky = EARTH_M * RAD;
+  const kx = EARTH_M * RAD * Math.cos(lat0 * RAD),
+    ky = EARTH_M * RAD;
   let twice = 0;
   for (let i = 0; i + 3 < ring.length; i += 2) {
-    twice += (ring[i] * kx) * (ring[i + 3] * ky) - (ring[i + 2] * kx) * (ring[i + 1] * ky);
+    twice += ring[i] * kx * (ring[i + 3] * ky) - ring[i + 2] * kx * (ring[i + 1] * ky);
   }
   return twice / 2;
 }
@@ -64,8 +65,11 @@ function planarArea(ring: Ring, lat0: number): number {
 function inRing(ring: Ring, x: number, y: number): boolean {
   let inside = false;
   for (let i = 0, j = ring.length - 4; i + 1 < ring.length - 2; j = i, i += 2) {
-    const xi = ring[i], yi = ring[i + 1], xj = ring[j], yj = ring[j + 1];
-    if ((yi > y) !== (yj > y) && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+    const xi = ring[i],
+      yi = ring[i + 1],
+      xj = ring[j],
+      yj = ring[j + 1];
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
 }
@@ -76,9 +80,12 @@ function inFootprint(footprint: BuildingRecord['footprint'], x: number, y: numbe
 
 /** Do segments p1p2 and p3p4 cross or touch? */
 function segmentsMeet(ax: number, ay: number, bx: number, by: number, cx: number, cy: number, dx: number, dy: number): boolean {
-  const orient = (px: number, py: number, qx: number, qy: number, rx: number, ry: number) => Math.sign((qx - px) * (ry - py) - (qy - py) * (rx - px));
-  const o1 = orient(ax, ay, bx, by, cx, cy), o2 = orient(ax, ay, bx, by, dx, dy);
-  const o3 = orient(cx, cy, dx, dy, ax, ay), o4 = orient(cx, cy, dx, dy, bx, by);
+  const orient = (px: number, py: number, qx: number, qy: number, rx: number, ry: number) =>
+    Math.sign((qx - px) * (ry - py) - (qy - py) * (rx - px));
+  const o1 = orient(ax, ay, bx, by, cx, cy),
+    o2 = orient(ax, ay, bx, by, dx, dy);
+  const o3 = orient(cx, cy, dx, dy, ax, ay),
+    o4 = orient(cx, cy, dx, dy, bx, by);
   return o1 !== o2 && o3 !== o4;
 }
 
@@ -87,7 +94,19 @@ function isSimple(ring: Ring): boolean {
   for (let a = 0; a < n; a++) {
     for (let b = a + 2; b < n; b++) {
       if (a === 0 && b === n - 1) continue; // neighbours through the closing vertex
-      if (segmentsMeet(ring[2 * a], ring[2 * a + 1], ring[2 * a + 2], ring[2 * a + 3], ring[2 * b], ring[2 * b + 1], ring[2 * b + 2], ring[2 * b + 3])) return false;
+      if (
+        segmentsMeet(
+          ring[2 * a],
+          ring[2 * a + 1],
+          ring[2 * a + 2],
+          ring[2 * a + 3],
+          ring[2 * b],
+          ring[2 * b + 1],
+          ring[2 * b + 2],
+          ring[2 * b + 3],
+        )
+      )
+        return false;
     }
   }
   return true;
@@ -118,7 +137,9 @@ describe('synthetic country: files', () => {
     expect(table.numRows).toBe(2_500);
     expect(bytes).toBe(written.bytes);
     expect(metadata).toMatchObject({ country: 'XB', snapshotDate: '2026-03-01', rowCount: 2_500, checksum: written.checksum });
-    expect(metadata.sources).toEqual([expect.objectContaining({ name: 'Edifice synthetic generator', licence: 'CC0-1.0', retrieved: '2026-03-01' })]);
+    expect(metadata.sources).toEqual([
+      expect.objectContaining({ name: 'Edifice synthetic generator', licence: 'CC0-1.0', retrieved: '2026-03-01' }),
+    ]);
     // Dates inside the data never pass the snapshot date.
     const photos = Array.from(table.getChild('panels_photo_date')!.toArray() as ArrayLike<number | null>);
     expect(photos.filter((ms) => ms !== null).length).toBeGreaterThan(1_000);
@@ -152,7 +173,8 @@ describe('synthetic country: records', () => {
   it('draws outlines that are closed, simple, non-degenerate, hold their point and match their area', () => {
     const vertexCounts = new Map<number, number>();
     const bad: string[] = [];
-    let holes = 0, parts = 0;
+    let holes = 0,
+      parts = 0;
     for (const r of records) {
       const fail = (why: string) => bad.push(`${r.source_id}: ${why}`);
       if (r.footprint.length === 0) fail('no polygon');
@@ -224,7 +246,16 @@ describe('synthetic country: records', () => {
       if (list) list.push(r);
       else byCategory.set(r.category, [r]);
     }
-    for (const c of ['residential_house', 'apartment_block', 'commercial', 'industrial', 'public', 'agricultural', 'ancillary', 'unknown']) {
+    for (const c of [
+      'residential_house',
+      'apartment_block',
+      'commercial',
+      'industrial',
+      'public',
+      'agricultural',
+      'ancillary',
+      'unknown',
+    ]) {
       expect(byCategory.get(c)?.length ?? 0).toBeGreaterThan(0);
     }
     const median = (rs: BuildingRecord[]) => rs.map((r) => r.footprint_area_m2).sort((a, b) => a - b)[rs.length >> 1];
@@ -235,8 +266,12 @@ describe('synthetic country: records', () => {
     // Blocks list their flats; houses hold one or two dwellings.
     expect(share((r) => r.category === 'apartment_block' && r.units.length > 0)).toBeGreaterThan(0);
     expect(breaking((r) => r.category !== 'residential_house' || r.dwellings === null || r.dwellings <= 2)).toEqual([]);
-    expect(breaking((r) => r.category !== 'apartment_block' || r.units.length === 0
-      || r.dwellings! >= r.units.filter((u) => u.use === 'residential').length)).toEqual([]);
+    expect(
+      breaking(
+        (r) =>
+          r.category !== 'apartment_block' || r.units.length === 0 || r.dwellings! >= r.units.filter((u) => u.use === 'residential').length,
+      ),
+    ).toEqual([]);
   });
 
   it('keeps addresses consistent: nearest_road only without address, evidence and corroboration agree', () => {
@@ -251,12 +286,18 @@ describe('synthetic country: records', () => {
     expect(breaking((r) => r.locality_basis === (r.address !== null ? 'stated' : 'inferred'))).toEqual([]);
     expect(share((r) => r.locality_basis === 'inferred')).toBeGreaterThan(0);
     // A corroboration speaks of a house number: a building shown without one has none.
-    expect(breaking((r) => r.address_evidence !== 'address_record'
-      || (r.address_corroboration !== null) === r.entrances.every((e) => e.house_number !== null))).toEqual([]);
+    expect(
+      breaking(
+        (r) =>
+          r.address_evidence !== 'address_record' ||
+          (r.address_corroboration !== null) === r.entrances.every((e) => e.house_number !== null),
+      ),
+    ).toEqual([]);
     expect(share((r) => r.address !== null)).toBeGreaterThan(0.4);
     expect(share((r) => r.nearest_road !== null)).toBeGreaterThan(0.2);
     expect(share((r) => r.entrances.length > 1)).toBeGreaterThan(0);
-    for (const c of ['corroborated', 'single_source', 'conflicting', null]) expect(share((r) => r.address_corroboration === c)).toBeGreaterThan(0);
+    for (const c of ['corroborated', 'single_source', 'conflicting', null])
+      expect(share((r) => r.address_corroboration === c)).toBeGreaterThan(0);
     expect(share((r) => r.address_evidence === 'business_listing')).toBeGreaterThan(0);
   });
 
@@ -266,17 +307,27 @@ describe('synthetic country: records', () => {
     const settled = (r: BuildingRecord): SolarPresence => {
       const registered = r.solar_installations.length > 0;
       const shared = r.address !== null && atAddress.get(r.address)! > 1;
-      return registered && !shared ? 'registered'
-        : r.panels_status === 'detected' ? 'detected'
-          : registered ? 'registered_at_address'
-            : r.panels_status === 'none_seen' ? 'none_seen'
-              : r.panels_status === 'unclear' ? 'unclear' : 'unknown';
+      return registered && !shared
+        ? 'registered'
+        : r.panels_status === 'detected'
+          ? 'detected'
+          : registered
+            ? 'registered_at_address'
+            : r.panels_status === 'none_seen'
+              ? 'none_seen'
+              : r.panels_status === 'unclear'
+                ? 'unclear'
+                : 'unknown';
     };
     expect(breaking((r) => r.solar_presence === settled(r))).toEqual([]);
     // A register lists installations at an address record; the photo's fields come together.
     expect(breaking((r) => r.solar_installations.length === 0 || r.address_evidence === 'address_record')).toEqual([]);
-    expect(breaking((r) => (r.panels_photo_date === null) === (r.panels_status === null)
-      && (r.panels_confidence === null) === (r.panels_status === null))).toEqual([]);
+    expect(
+      breaking(
+        (r) =>
+          (r.panels_photo_date === null) === (r.panels_status === null) && (r.panels_confidence === null) === (r.panels_status === null),
+      ),
+    ).toEqual([]);
     const seen = new Set(records.map((r) => r.solar_presence));
     expect(seen.size).toBe(6);
     expect(share((r) => r.solar_installations.some((s) => s.power_kw === null))).toBeGreaterThan(0);
@@ -284,13 +335,17 @@ describe('synthetic country: records', () => {
   });
 
   it('gives solar potential all its figures together, with roof planes and every basis', () => {
-    expect(breaking((r) => {
-      const figures = [r.solar_panel_count, r.solar_capacity_kwp, r.solar_yearly_energy_kwh, r.solar_co2_savings_kg_per_year];
-      return r.solar_potential_basis === null
-        ? figures.every((v) => v === null) && r.roof_planes.length === 0
-        : figures.every((v) => v !== null && v >= 0);
-    })).toEqual([]);
-    expect(breaking((r) => r.roof_planes.every((p) => p.azimuth_deg >= 0 && p.azimuth_deg <= 360 && p.tilt_deg >= 0 && p.tilt_deg < 90))).toEqual([]);
+    expect(
+      breaking((r) => {
+        const figures = [r.solar_panel_count, r.solar_capacity_kwp, r.solar_yearly_energy_kwh, r.solar_co2_savings_kg_per_year];
+        return r.solar_potential_basis === null
+          ? figures.every((v) => v === null) && r.roof_planes.length === 0
+          : figures.every((v) => v !== null && v >= 0);
+      }),
+    ).toEqual([]);
+    expect(
+      breaking((r) => r.roof_planes.every((p) => p.azimuth_deg >= 0 && p.azimuth_deg <= 360 && p.tilt_deg >= 0 && p.tilt_deg < 90)),
+    ).toEqual([]);
     const bases = new Set(records.map((r) => r.solar_potential_basis));
     expect(bases).toEqual(new Set([null, 'measured', 'estimated', 'stated', 'measured_cut_to_outline']));
   });
@@ -305,7 +360,11 @@ describe('synthetic country: records', () => {
     expect(all.some((b) => b.employees_min !== null && b.employees_max !== null && b.employees_max > b.employees_min)).toBe(true);
     expect(all.some((b) => b.employees_min !== null && b.employees_max === null)).toBe(true);
     expect(all.some((b) => b.employees_min === null && b.employees_max === null)).toBe(true);
-    expect(all.filter((b) => (b.employees_min === null && b.employees_max !== null) || (b.employees_max !== null && b.employees_max < b.employees_min!))).toEqual([]);
+    expect(
+      all.filter(
+        (b) => (b.employees_min === null && b.employees_max !== null) || (b.employees_max !== null && b.employees_max < b.employees_min!),
+      ),
+    ).toEqual([]);
     expect(all.filter((b) => b.turnover !== null && b.turnover_currency !== 'RON' && b.turnover_currency !== 'EUR')).toEqual([]);
     expect(new Set(all.map((b) => b.turnover_currency))).toEqual(new Set(['RON', 'EUR', null]));
     expect(new Set(all.map((b) => b.business_id)).size).toBe(all.length);
@@ -315,7 +374,9 @@ describe('synthetic country: records', () => {
     expect(share((r) => r.flood_zone !== null)).toBeGreaterThan(0.01);
     expect(share((r) => r.flood_zone !== null)).toBeLessThan(0.3);
     expect(share((r) => r.flood_zone_mapped)).toBeGreaterThan(0.1);
-    expect(breaking((r) => (r.flood_zone === null || r.flood_zone_mapped) && (r.flood_zone_source === null) === !r.flood_zone_mapped)).toEqual([]);
+    expect(
+      breaking((r) => (r.flood_zone === null || r.flood_zone_mapped) && (r.flood_zone_source === null) === !r.flood_zone_mapped),
+    ).toEqual([]);
     expect(breaking((r) => r.seismic_design_acceleration_g! >= 0.1 && r.seismic_design_acceleration_g! <= 0.4)).toEqual([]);
     expect(breaking((r) => (r.seismic_risk_class === null) === (r.seismic_risk_assessment_year === null))).toEqual([]);
     expect(share((r) => r.seismic_risk_class !== null)).toBeGreaterThan(0);
@@ -325,7 +386,8 @@ describe('synthetic country: records', () => {
     expect(breaking((r) => r.seismic_listed || r.seismic_risk_class === null)).toEqual([]);
     // Colder to the north: the least-squares slope of mean temperature on latitude is negative.
     const pts = records.filter((r) => r.recent_mean_temperature_c !== null).map((r) => [r.latitude, r.recent_mean_temperature_c!]);
-    const mx = pts.reduce((s, p) => s + p[0], 0) / pts.length, my = pts.reduce((s, p) => s + p[1], 0) / pts.length;
+    const mx = pts.reduce((s, p) => s + p[0], 0) / pts.length,
+      my = pts.reduce((s, p) => s + p[1], 0) / pts.length;
     const slope = pts.reduce((s, p) => s + (p[0] - mx) * (p[1] - my), 0) / pts.reduce((s, p) => s + (p[0] - mx) ** 2, 0);
     expect(slope).toBeLessThan(0);
     const trend = share((r) => r.recent_mean_temperature_c !== null && r.recent_temperature_trend_c_per_decade !== null);
@@ -338,8 +400,12 @@ describe('synthetic country: records', () => {
     const assessed = share((r) => r.thermal_assessment !== null);
     expect(assessed).toBeGreaterThan(0.005);
     expect(assessed).toBeLessThan(0.08);
-    expect(share((r) => r.thermal_assessment !== null && r.design_indoor_temperature_c !== null && r.design_outdoor_temperature_c !== null)).toBeGreaterThan(0);
-    expect(breaking((r) => r.thermal_assessment !== null || (r.design_indoor_temperature_c === null && r.design_outdoor_temperature_c === null))).toEqual([]);
+    expect(
+      share((r) => r.thermal_assessment !== null && r.design_indoor_temperature_c !== null && r.design_outdoor_temperature_c !== null),
+    ).toBeGreaterThan(0);
+    expect(
+      breaking((r) => r.thermal_assessment !== null || (r.design_indoor_temperature_c === null && r.design_outdoor_temperature_c === null)),
+    ).toEqual([]);
     expect(share((r) => r.district_heating_available === true)).toBeGreaterThan(0);
     expect(share((r) => r.gas_network_available === true)).toBeGreaterThan(0.3);
     expect(share((r) => r.volume_basis === 'measured')).toBeGreaterThan(0.05);
@@ -367,14 +433,25 @@ describe('npm run synth', () => {
   });
 
   it('refuses bad options with a message and a non-zero exit', async () => {
-    for (const args of [['--buildings', '10000001'], ['--seed', 'x'], ['--nope'], ['--bounds', ',44,26,48'], ['--bounds', '20,44,26,48,'], ['--out', ' ']]) {
+    for (const args of [
+      ['--buildings', '10000001'],
+      ['--seed', 'x'],
+      ['--nope'],
+      ['--bounds', ',44,26,48'],
+      ['--bounds', '20,44,26,48,'],
+      ['--out', ' '],
+    ]) {
       const r = await synth(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^synth: /);
     }
     // Given twice, the last value would win without a word.
     const twice = await synth(['--seed', '1', '--buildings', '1000', '--seed', '2', '--help']);
-    expect([twice.code, twice.stdout, twice.stderr.split('\n')[0]]).toEqual([2, '', 'synth: --seed given twice ("1", then "2"): give it once']);
+    expect([twice.code, twice.stdout, twice.stderr.split('\n')[0]]).toEqual([
+      2,
+      '',
+      'synth: --seed given twice ("1", then "2"): give it once',
+    ]);
   });
 
   it('says in one line why it cannot write where --out points', async () => {
@@ -384,7 +461,10 @@ describe('npm run synth', () => {
       synth(['--buildings', '1000', '--out', file]),
       synth(['--buildings', '1000', '--out', '/proc/edifice-synth-test']),
     ]);
-    expect([underFile.code, underFile.stderr.split('\n').filter((l) => l.startsWith('synth: ENOTDIR'))]).toEqual([1, [`synth: ENOTDIR: not a directory, mkdir '${file}/XA'`]]);
+    expect([underFile.code, underFile.stderr.split('\n').filter((l) => l.startsWith('synth: ENOTDIR'))]).toEqual([
+      1,
+      [`synth: ENOTDIR: not a directory, mkdir '${file}/XA'`],
+    ]);
     expect(underProc.code).toBe(1);
     expect(underProc.stderr).toMatch(/^synth: ENOENT: no such file or directory, mkdir '\/proc\/edifice-synth-test'$/m);
     expect(underProc.stderr).not.toMatch(/\n\s+at /);

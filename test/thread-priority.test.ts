@@ -16,7 +16,11 @@ process.stdout.write(JSON.stringify(raiseThreadPriority(10)));`;
 /** Runs the script in a child, under `prefix` (a command and its arguments) if given. */
 function inChild(prefix: string[]): { nice: number; raised: boolean; reason?: string } {
   const args = [...prefix, process.execPath, '--import', 'tsx', '--input-type=module', '-e', script];
-  return JSON.parse(execFileSync(args[0], args.slice(1), { cwd: root, encoding: 'utf8' })) as { nice: number; raised: boolean; reason?: string };
+  return JSON.parse(execFileSync(args[0], args.slice(1), { cwd: root, encoding: 'utf8' })) as {
+    nice: number;
+    raised: boolean;
+    reason?: string;
+  };
 }
 
 describe('raiseThreadPriority', () => {
@@ -26,7 +30,7 @@ describe('raiseThreadPriority', () => {
     expect(getPriority(0)).toBe(nice);
   });
 
-  it('refused, names the errno (not Node\'s ERR_SYSTEM_ERROR) and the capability, and keeps the nice value', () => {
+  it("refused, names the errno (not Node's ERR_SYSTEM_ERROR) and the capability, and keeps the nice value", () => {
     // Not root: the process has no CAP_SYS_NICE to drop (and may not call setpriv's capability options).
     const refused = inChild(process.getuid?.() === 0 ? ['setpriv', '--bounding-set', '-sys_nice', '--inh-caps', '-sys_nice'] : ['env']);
     expect(refused.raised).toBe(false);

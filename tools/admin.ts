@@ -8,8 +8,20 @@ import Database from 'better-sqlite3';
 import type { ParseArgsConfig } from 'node:util';
 import { ledgerPath } from '../src/config.ts';
 import {
-  Ledger, LedgerError, LedgerUnavailableError, ledgerLocation, PgLedger, PLANS, REMOVAL_STATUSES, type CountryDemand, type CountryRequest, type KeyInfo,
-  type RemovalRequest, type RemovalStatus, type ReportOrder, type UsageDay,
+  Ledger,
+  LedgerError,
+  LedgerUnavailableError,
+  ledgerLocation,
+  PgLedger,
+  PLANS,
+  REMOVAL_STATUSES,
+  type CountryDemand,
+  type CountryRequest,
+  type KeyInfo,
+  type RemovalRequest,
+  type RemovalStatus,
+  type ReportOrder,
+  type UsageDay,
 } from '../src/ledger/index.ts';
 import { parseUtcDay } from '../src/ledger/clock.ts';
 import { SCHEMA_VERSION } from '../src/ledger/db.ts';
@@ -22,9 +34,30 @@ type Values = Record<string, string | boolean | undefined>;
 
 /** What the commands use of a ledger: the SQLite Ledger answers at once, PostgreSQL (PgLedger) later. */
 type Awaitable<T> = { [K in keyof T]: T[K] extends (...a: infer A) => infer R ? (...a: A) => R | Promise<R> : never };
-type AdminLedger = Awaitable<Pick<Ledger, 'createWorkspace' | 'listWorkspaces' | 'workspace' | 'addMember' | 'removeMember' | 'createKey' | 'listKeys'
-  | 'revokeKey' | 'grantCredits' | 'setPlan' | 'suspendWorkspace' | 'unsuspendWorkspace' | 'audit' | 'usage' | 'countryRequests' | 'countryDemand'
-  | 'removalRequests' | 'decideRemoval' | 'reportOrders'>>;
+type AdminLedger = Awaitable<
+  Pick<
+    Ledger,
+    | 'createWorkspace'
+    | 'listWorkspaces'
+    | 'workspace'
+    | 'addMember'
+    | 'removeMember'
+    | 'createKey'
+    | 'listKeys'
+    | 'revokeKey'
+    | 'grantCredits'
+    | 'setPlan'
+    | 'suspendWorkspace'
+    | 'unsuspendWorkspace'
+    | 'audit'
+    | 'usage'
+    | 'countryRequests'
+    | 'countryDemand'
+    | 'removalRequests'
+    | 'decideRemoval'
+    | 'reportOrders'
+  >
+>;
 
 interface Command {
   args: string[];
@@ -74,12 +107,19 @@ function checkLedgerFile(path: string, creates: boolean): void {
       db.close();
     }
   } catch (err) {
-    throw new LedgerError('not_found', `${path} is not a ledger: SQLite cannot read it (${(err as { code?: string }).code ?? (err as Error).message}).`);
+    throw new LedgerError(
+      'not_found',
+      `${path} is not a ledger: SQLite cannot read it (${(err as { code?: string }).code ?? (err as Error).message}).`,
+    );
   }
-  if (version === 0 && tables > 0) throw new LedgerError('not_found', `${path} is a SQLite file of something else, not an Edifice ledger; it is left as it is.`);
+  if (version === 0 && tables > 0)
+    throw new LedgerError('not_found', `${path} is a SQLite file of something else, not an Edifice ledger; it is left as it is.`);
   if (version === 0 && !creates) throw new LedgerError('not_found', `${path} holds no ledger yet. Create one with create-workspace.`);
   if (version > SCHEMA_VERSION) {
-    throw new LedgerError('not_found', `${path} is a ledger of a newer schema (${version}) than this program reads (${SCHEMA_VERSION}); upgrade the program.`);
+    throw new LedgerError(
+      'not_found',
+      `${path} is a ledger of a newer schema (${version}) than this program reads (${SCHEMA_VERSION}); upgrade the program.`,
+    );
   }
 }
 
@@ -105,7 +145,9 @@ function parseExpiry(text: string | undefined): number | null {
     const time = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.exec(text);
     ms = time !== null && isDay(time[1]) ? Date.parse(text) : NaN;
     if (Number.isNaN(ms)) {
-      throw new UsageError(`--expires takes a date YYYY-MM-DD (valid through that UTC day) or an ISO time with its zone (2027-01-31T18:00:00Z, or +01:00), got "${text}".`);
+      throw new UsageError(
+        `--expires takes a date YYYY-MM-DD (valid through that UTC day) or an ISO time with its zone (2027-01-31T18:00:00Z, or +01:00), got "${text}".`,
+      );
     }
   }
   // Said in the option's terms; the ledger refuses it too, in milliseconds since the epoch.
@@ -114,26 +156,36 @@ function parseExpiry(text: string | undefined): number | null {
 }
 
 function parseCredits(text: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(text.replace(/_/g, ''))) throw new UsageError(`credits must be a whole number from 1 to 1,000,000,000, got "${text}".`);
+  if (!/^[1-9]\d{0,9}$/.test(text.replace(/_/g, '')))
+    throw new UsageError(`credits must be a whole number from 1 to 1,000,000,000, got "${text}".`);
   return Number(text.replace(/_/g, ''));
 }
 
 const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** `text` with its control characters escaped (a newline as \n): text from users must not break a line of the output. */
-const printable = (text: string): string => text.replace(/\p{Cc}/gu, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+const printable = (text: string): string =>
+  text.replace(/\p{Cc}/gu, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 function table(cells: string[][]): string {
   const rows = cells.map((r) => r.map(printable));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const grantsOptions: Options = { expires: { type: 'string' }, note: { type: 'string' } };
 
 const COMMANDS: Record<string, Command> = {
   'create-workspace': {
-    args: [], creates: true,
+    args: [],
+    creates: true,
     options: { name: { type: 'string' }, member: { type: 'string' }, plan: { type: 'string' } },
     summary: '--name <name> --member <email> [--plan free|starter|pro]   a workspace, its first member and 5 welcome credits',
     run: (ledger, _, v) => {
@@ -144,33 +196,50 @@ const COMMANDS: Record<string, Command> = {
     text: (r) => `workspace ${r.workspaceId}\nmember    ${r.memberId}`,
   },
   'list-workspaces': {
-    args: [], summary: '   every workspace',
+    args: [],
+    summary: '   every workspace',
     run: (ledger) => ledger.listWorkspaces(),
-    text: (r: Awaited<ReturnType<AdminLedger['listWorkspaces']>>) => r.length === 0 ? 'no workspaces' : table([
-      ['WORKSPACE', 'NAME', 'PLAN', 'CREATED', 'SUSPENDED'],
-      ...r.map((w) => [w.id, w.name, w.plan ?? '-', iso(w.createdAt), iso(w.suspendedAt)]),
-    ]),
+    text: (r: Awaited<ReturnType<AdminLedger['listWorkspaces']>>) =>
+      r.length === 0
+        ? 'no workspaces'
+        : table([
+            ['WORKSPACE', 'NAME', 'PLAN', 'CREATED', 'SUSPENDED'],
+            ...r.map((w) => [w.id, w.name, w.plan ?? '-', iso(w.createdAt), iso(w.suspendedAt)]),
+          ]),
   },
   show: {
-    args: ['workspace'], summary: '<workspace>   plan, balance, members and grants',
+    args: ['workspace'],
+    summary: '<workspace>   plan, balance, members and grants',
     run: (ledger, [ws]) => ledger.workspace(ws),
-    text: (w: Awaited<ReturnType<AdminLedger['workspace']>>) => [
-      `workspace ${w.id}  ${printable(w.name)}`,
-      `plan      ${w.plan ?? 'none'}`,
-      `status    ${w.suspendedAt === null ? 'active' : `suspended since ${iso(w.suspendedAt)}${w.suspendedReason ? ` (${printable(w.suspendedReason)})` : ''}`}`,
-      `balance   ${w.balance} credits usable now`,
-      '',
-      table([['MEMBER', 'EMAIL', 'JOINED', 'LEFT'], ...w.members.map((m) => [m.id, m.email, iso(m.joinedAt), iso(m.leftAt)])]),
-      '',
-      w.grants.length === 0 ? 'no grants' : table([
-        ['GRANT', 'KIND', 'AMOUNT', 'REMAINING', 'GRANTED', 'EXPIRES', 'NOTE'],
-        ...w.grants.map((g) => [String(g.id), g.kind + (g.period ? ` ${g.period}` : ''), String(g.amount), String(g.remaining),
-          iso(g.grantedAt), iso(g.expiresAt), g.note ?? '']),
-      ]),
-    ].join('\n'),
+    text: (w: Awaited<ReturnType<AdminLedger['workspace']>>) =>
+      [
+        `workspace ${w.id}  ${printable(w.name)}`,
+        `plan      ${w.plan ?? 'none'}`,
+        `status    ${w.suspendedAt === null ? 'active' : `suspended since ${iso(w.suspendedAt)}${w.suspendedReason ? ` (${printable(w.suspendedReason)})` : ''}`}`,
+        `balance   ${w.balance} credits usable now`,
+        '',
+        table([['MEMBER', 'EMAIL', 'JOINED', 'LEFT'], ...w.members.map((m) => [m.id, m.email, iso(m.joinedAt), iso(m.leftAt)])]),
+        '',
+        w.grants.length === 0
+          ? 'no grants'
+          : table([
+              ['GRANT', 'KIND', 'AMOUNT', 'REMAINING', 'GRANTED', 'EXPIRES', 'NOTE'],
+              ...w.grants.map((g) => [
+                String(g.id),
+                g.kind + (g.period ? ` ${g.period}` : ''),
+                String(g.amount),
+                String(g.remaining),
+                iso(g.grantedAt),
+                iso(g.expiresAt),
+                g.note ?? '',
+              ]),
+            ]),
+      ].join('\n'),
   },
   'add-member': {
-    args: ['workspace'], options: { email: { type: 'string' } }, summary: '<workspace> --email <email>',
+    args: ['workspace'],
+    options: { email: { type: 'string' } },
+    summary: '<workspace> --email <email>',
     run: (ledger, [ws], v) => {
       if (typeof v.email !== 'string') throw new UsageError('add-member needs --email <email>.');
       return ledger.addMember(ws, v.email);
@@ -178,29 +247,39 @@ const COMMANDS: Record<string, Command> = {
     text: (m) => `member ${m.id} (${m.email}) joined ${m.workspaceId}`,
   },
   'remove-member': {
-    args: ['workspace', 'member'], summary: '<workspace> <member id | email>   marks them left; their keys stop working',
+    args: ['workspace', 'member'],
+    summary: '<workspace> <member id | email>   marks them left; their keys stop working',
     run: (ledger, [ws, member]) => ledger.removeMember(ws, member),
     text: (m) => `member ${m.id} (${m.email}) left ${m.workspaceId} at ${iso(m.leftAt)}; their keys no longer work`,
   },
   'create-key': {
-    args: ['workspace'], options: { member: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } },
+    args: ['workspace'],
+    options: { member: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } },
     summary: '<workspace> --member <member id | email> [--name <name>] [--expires <date>]   prints the key once',
     run: (ledger, [ws], v) => {
       if (typeof v.member !== 'string') throw new UsageError('create-key needs --member <member id | email> (who creates the key).');
-      return ledger.createKey(ws, v.member, { name: (v.name as string | undefined) ?? null, expiresAt: parseExpiry(v.expires as string | undefined) });
+      return ledger.createKey(ws, v.member, {
+        name: (v.name as string | undefined) ?? null,
+        expiresAt: parseExpiry(v.expires as string | undefined),
+      });
     },
     text: (r) => `${r.key}\n\nKey ${r.keyId} created. Store it now: it is shown only this once and cannot be recovered.`,
   },
   'list-keys': {
-    args: ['workspace'], summary: '<workspace>   key ids and status, never the secrets',
+    args: ['workspace'],
+    summary: '<workspace>   key ids and status, never the secrets',
     run: (ledger, [ws]) => ledger.listKeys(ws),
-    text: (keys: KeyInfo[]) => keys.length === 0 ? 'no keys' : table([
-      ['KEY', 'NAME', 'MEMBER', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED'],
-      ...keys.map((k) => [k.prefix, k.name ?? '-', k.memberEmail, k.status, iso(k.createdAt), iso(k.expiresAt), iso(k.revokedAt)]),
-    ]),
+    text: (keys: KeyInfo[]) =>
+      keys.length === 0
+        ? 'no keys'
+        : table([
+            ['KEY', 'NAME', 'MEMBER', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED'],
+            ...keys.map((k) => [k.prefix, k.name ?? '-', k.memberEmail, k.status, iso(k.createdAt), iso(k.expiresAt), iso(k.revokedAt)]),
+          ]),
   },
   'revoke-key': {
-    args: ['key'], summary: '<key id | edf_<key id>>',
+    args: ['key'],
+    summary: '<key id | edf_<key id>>',
     run: (ledger, [key]) => {
       const m = /^(?:edf_)?([0-9A-Za-z]{12})(?:_.*)?$/.exec(key);
       if (!m) throw new UsageError(`revoke-key takes a key id or the start of a key (edf_<key id>), got "${key}".`);
@@ -209,19 +288,34 @@ const COMMANDS: Record<string, Command> = {
     text: (k: KeyInfo) => `key ${k.prefix} revoked at ${iso(k.revokedAt)}`,
   },
   grant: {
-    args: ['workspace', 'credits'], options: grantsOptions,
+    args: ['workspace', 'credits'],
+    options: grantsOptions,
     summary: '<workspace> <credits> [--expires <date>] [--note <text>]   manual credits',
-    run: (ledger, [ws, n], v) => ledger.grantCredits(ws, parseCredits(n), { kind: 'manual', expiresAt: parseExpiry(v.expires as string | undefined), note: (v.note as string | undefined) ?? null }),
-    text: (g) => `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
+    run: (ledger, [ws, n], v) =>
+      ledger.grantCredits(ws, parseCredits(n), {
+        kind: 'manual',
+        expiresAt: parseExpiry(v.expires as string | undefined),
+        note: (v.note as string | undefined) ?? null,
+      }),
+    text: (g) =>
+      `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
   },
   buy: {
-    args: ['workspace', 'credits'], options: grantsOptions,
+    args: ['workspace', 'credits'],
+    options: grantsOptions,
     summary: '<workspace> <credits> [--expires <date>] [--note <text>]   bought credits (default: no expiry)',
-    run: (ledger, [ws, n], v) => ledger.grantCredits(ws, parseCredits(n), { kind: 'bought', expiresAt: parseExpiry(v.expires as string | undefined), note: (v.note as string | undefined) ?? null }),
-    text: (g) => `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
+    run: (ledger, [ws, n], v) =>
+      ledger.grantCredits(ws, parseCredits(n), {
+        kind: 'bought',
+        expiresAt: parseExpiry(v.expires as string | undefined),
+        note: (v.note as string | undefined) ?? null,
+      }),
+    text: (g) =>
+      `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
   },
   'set-plan': {
-    args: ['workspace', 'plan'], summary: `<workspace> <${Object.keys(PLANS).join('|')}|none>`,
+    args: ['workspace', 'plan'],
+    summary: `<workspace> <${Object.keys(PLANS).join('|')}|none>`,
     run: async (ledger, [ws, plan]) => {
       await ledger.setPlan(ws, plan === 'none' ? null : plan);
       return { workspaceId: ws, plan: plan === 'none' ? null : plan };
@@ -229,7 +323,9 @@ const COMMANDS: Record<string, Command> = {
     text: (r) => `workspace ${r.workspaceId}: plan ${r.plan ?? 'none'}`,
   },
   suspend: {
-    args: ['workspace'], options: { reason: { type: 'string' } }, summary: '<workspace> [--reason <text>]   its keys answer 403',
+    args: ['workspace'],
+    options: { reason: { type: 'string' } },
+    summary: '<workspace> [--reason <text>]   its keys answer 403',
     run: async (ledger, [ws], v) => {
       await ledger.suspendWorkspace(ws, (v.reason as string | undefined) ?? null);
       return { workspaceId: ws, suspended: true };
@@ -237,7 +333,8 @@ const COMMANDS: Record<string, Command> = {
     text: (r) => `workspace ${r.workspaceId} suspended`,
   },
   unsuspend: {
-    args: ['workspace'], summary: '<workspace>',
+    args: ['workspace'],
+    summary: '<workspace>',
     run: async (ledger, [ws]) => {
       await ledger.unsuspendWorkspace(ws);
       return { workspaceId: ws, suspended: false };
@@ -245,7 +342,8 @@ const COMMANDS: Record<string, Command> = {
     text: (r) => `workspace ${r.workspaceId} active`,
   },
   usage: {
-    args: ['workspace'], options: { from: { type: 'string' }, to: { type: 'string' } },
+    args: ['workspace'],
+    options: { from: { type: 'string' }, to: { type: 'string' } },
     summary: '<workspace> [--from YYYY-MM-DD] [--to YYYY-MM-DD]   requests and credits per UTC day (default: last 30 days)',
     run: async (ledger, [ws], v) => {
       try {
@@ -266,23 +364,33 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'country-requests': {
-    args: [], options: { list: { type: 'boolean' } },
+    args: [],
+    options: { list: { type: 'boolean' } },
     summary: '[--list]   countries asked for, counted by country (--list: every request, newest first)',
     run: async (ledger, _, v) => (v.list ? { requests: await ledger.countryRequests() } : { demand: await ledger.countryDemand() }),
     text: (r: { requests?: CountryRequest[]; demand?: CountryDemand[] }) => {
       if (r.demand) {
-        return r.demand.length === 0 ? 'no country requests' : table([
-          ['COUNTRY', 'REQUESTS', 'LATEST'], ...r.demand.map((d) => [d.country, String(d.requests), iso(d.latestAt)]),
-        ]);
+        return r.demand.length === 0
+          ? 'no country requests'
+          : table([['COUNTRY', 'REQUESTS', 'LATEST'], ...r.demand.map((d) => [d.country, String(d.requests), iso(d.latestAt)])]);
       }
-      return r.requests!.length === 0 ? 'no country requests' : table([
-        ['ID', 'COUNTRY', 'RECEIVED', 'EMAIL', 'COMMENT'],
-        ...r.requests!.map((q) => [String(q.id), q.country, iso(q.createdAt), q.email ?? '-', (q.comment ?? '-').replace(/\s+/g, ' ').slice(0, 60)]),
-      ]);
+      return r.requests!.length === 0
+        ? 'no country requests'
+        : table([
+            ['ID', 'COUNTRY', 'RECEIVED', 'EMAIL', 'COMMENT'],
+            ...r.requests!.map((q) => [
+              String(q.id),
+              q.country,
+              iso(q.createdAt),
+              q.email ?? '-',
+              (q.comment ?? '-').replace(/\s+/g, ' ').slice(0, 60),
+            ]),
+          ]);
     },
   },
   removals: {
-    args: [], options: { status: { type: 'string' } },
+    args: [],
+    options: { status: { type: 'string' } },
     summary: '[--status pending|approved|rejected]   removal requests, oldest first',
     run: (ledger, _, v) => {
       const status = v.status as string | undefined;
@@ -291,35 +399,63 @@ const COMMANDS: Record<string, Command> = {
       }
       return ledger.removalRequests(status as RemovalStatus | undefined);
     },
-    text: (r: RemovalRequest[]) => r.length === 0 ? 'no removal requests' : table([
-      ['REQUEST', 'STATUS', 'RECEIVED', 'BUSINESS', 'REGISTRATION', 'NAME', 'BUILDING', 'CONTACT', 'REASON'],
-      ...r.map((q) => [q.id, q.status, iso(q.createdAt), q.businessId ?? '-', q.registrationNumber ?? '-', q.businessName,
-        q.buildingId, q.contact, q.reason.replace(/\s+/g, ' ').slice(0, 60)]),
-    ]),
+    text: (r: RemovalRequest[]) =>
+      r.length === 0
+        ? 'no removal requests'
+        : table([
+            ['REQUEST', 'STATUS', 'RECEIVED', 'BUSINESS', 'REGISTRATION', 'NAME', 'BUILDING', 'CONTACT', 'REASON'],
+            ...r.map((q) => [
+              q.id,
+              q.status,
+              iso(q.createdAt),
+              q.businessId ?? '-',
+              q.registrationNumber ?? '-',
+              q.businessName,
+              q.buildingId,
+              q.contact,
+              q.reason.replace(/\s+/g, ' ').slice(0, 60),
+            ]),
+          ]),
   },
   'approve-removal': {
-    args: ['request'], options: { note: { type: 'string' } },
+    args: ['request'],
+    options: { note: { type: 'string' } },
     summary: '<request> [--note <text>]   the business disappears from every response within a second',
     run: (ledger, [id], v) => ledger.decideRemoval(id, 'approved', (v.note as string | undefined) ?? null),
-    text: (q: RemovalRequest) => `removal ${q.id} approved: ${printable(q.businessName)} (${printable(q.businessId ?? q.registrationNumber!)}) is hidden from every response`,
+    text: (q: RemovalRequest) =>
+      `removal ${q.id} approved: ${printable(q.businessName)} (${printable(q.businessId ?? q.registrationNumber!)}) is hidden from every response`,
   },
   'reject-removal': {
-    args: ['request'], options: { note: { type: 'string' } },
+    args: ['request'],
+    options: { note: { type: 'string' } },
     summary: '<request> [--note <text>]',
     run: (ledger, [id], v) => ledger.decideRemoval(id, 'rejected', (v.note as string | undefined) ?? null),
     text: (q: RemovalRequest) => `removal ${q.id} rejected`,
   },
   reports: {
-    args: [], summary: '   building report orders, newest first (never their tokens)',
+    args: [],
+    summary: '   building report orders, newest first (never their tokens)',
     run: (ledger) => ledger.reportOrders(),
-    text: (r: ReportOrder[]) => r.length === 0 ? 'no report orders' : table([
-      ['ORDER', 'STATUS', 'CREATED', 'PAID', 'BUILDING', 'SNAPSHOT', 'PRICE', 'EMAIL'],
-      ...r.map((o) => [o.id, o.status, iso(o.createdAt), iso(o.paidAt), o.buildingId, `${o.country} ${o.snapshotDate}`,
-        `${(o.priceMinor / 100).toFixed(2)} ${o.priceCurrency}`, o.email]),
-    ]),
+    text: (r: ReportOrder[]) =>
+      r.length === 0
+        ? 'no report orders'
+        : table([
+            ['ORDER', 'STATUS', 'CREATED', 'PAID', 'BUILDING', 'SNAPSHOT', 'PRICE', 'EMAIL'],
+            ...r.map((o) => [
+              o.id,
+              o.status,
+              iso(o.createdAt),
+              iso(o.paidAt),
+              o.buildingId,
+              `${o.country} ${o.snapshotDate}`,
+              `${(o.priceMinor / 100).toFixed(2)} ${o.priceCurrency}`,
+              o.email,
+            ]),
+          ]),
   },
   check: {
-    args: [], summary: '   verify the ledger\'s invariants (exit 1 on any breach)',
+    args: [],
+    summary: "   verify the ledger's invariants (exit 1 on any breach)",
     run: async (ledger) => {
       const problems = await ledger.audit();
       if (problems.length > 0) process.exitCode = 1;
@@ -337,7 +473,7 @@ function help(): string {
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary.replace(/^ +/, '')}`),
     '',
-    '--ledger and --json go before or after the command; a command\'s own options after it.',
+    "--ledger and --json go before or after the command; a command's own options after it.",
     '--ledger defaults to $EDIFICE_LEDGER, else ./data/ledger.db; a postgres:// URL names a PostgreSQL ledger.',
     '--json prints JSON, and an error as JSON on stderr.',
     'Dates: YYYY-MM-DD means valid through that UTC day; an ISO time (2026-12-31T12:00:00Z) is exact.',
@@ -367,12 +503,18 @@ export async function main(argv: string[]): Promise<number> {
     return status;
   };
   if (name === undefined || name === 'help') {
-    if (name === undefined && !rest.includes('--help') && !rest.includes('-h')) return fail(2, 'usage', 'no command given.', `\n${help()}\n`);
+    if (name === undefined && !rest.includes('--help') && !rest.includes('-h'))
+      return fail(2, 'usage', 'no command given.', `\n${help()}\n`);
     process.stdout.write(help() + '\n');
     return 0;
   }
   if (name.startsWith('-')) {
-    return fail(2, 'usage', `${name} comes before the command: only --ledger, --json and --help may; give the command's own options after it.`, `\n${help()}\n`);
+    return fail(
+      2,
+      'usage',
+      `${name} comes before the command: only --ledger, --json and --help may; give the command's own options after it.`,
+      `\n${help()}\n`,
+    );
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) return fail(2, 'usage', `unknown command "${name}".`, `\n${help()}\n`);
@@ -390,8 +532,10 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (positionals.length !== command.args.length) {
-      throw new UsageError(`${name} takes ${command.args.length === 0 ? 'no arguments' : command.args.map((a) => `<${a}>`).join(' ')}` +
-        `, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}.`);
+      throw new UsageError(
+        `${name} takes ${command.args.length === 0 ? 'no arguments' : command.args.map((a) => `<${a}>`).join(' ')}` +
+          `, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}.`,
+      );
     }
     const where = ledgerLocation((values.ledger as string | undefined) ?? ledgerPath());
     let ledger: AdminLedger;

@@ -106,15 +106,18 @@ function parseCli(argv: string[]): Cli | null {
     throw new UsageError((err as Error).message);
   }
   if (values.help) return null;
-  if (!values.country || !/^[A-Z]{2}$/.test(values.country)) throw new UsageError('--country needs a two-letter uppercase code, e.g. --country LI');
+  if (!values.country || !/^[A-Z]{2}$/.test(values.country))
+    throw new UsageError('--country needs a two-letter uppercase code, e.g. --country LI');
   if (values.date !== undefined) {
     if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date)) throw new UsageError('--date needs a date YYYY-MM-DD, e.g. --date 2013-08-03');
     checkDate(values.date);
   }
   if (!values.pbf === !values.buildings) throw new UsageError('give exactly one of --pbf and --buildings');
-  if (values.date === undefined && !values.pbf) throw new UsageError('--date is required with --buildings (a GeoJSON file states no date); with --pbf it defaults to the extract\'s');
+  if (values.date === undefined && !values.pbf)
+    throw new UsageError("--date is required with --buildings (a GeoJSON file states no date); with --pbf it defaults to the extract's");
   const progressText = values['progress-seconds'] ?? '5';
-  if (!/^\d+(\.\d+)?$/.test(progressText) || Number(progressText) > 3600) throw new UsageError('--progress-seconds needs a number of seconds from 0 to 3600');
+  if (!/^\d+(\.\d+)?$/.test(progressText) || Number(progressText) > 3600)
+    throw new UsageError('--progress-seconds needs a number of seconds from 0 to 3600');
   const lists = values.seismic ?? [];
   const specs = values['seismic-columns'] ?? [];
   if (specs.length > 0 && lists.length === 0) throw new UsageError('--seismic-columns without --seismic');
@@ -152,7 +155,9 @@ function outPath(cli: Cli, date: string): string {
     const day = /^(\d{4}-\d{2}-\d{2})\.arrow$/.exec(basename(out))?.[1];
     const country = /^[A-Z]{2}$/.exec(basename(dirname(resolve(out))))?.[0];
     if ((day !== undefined && day !== date) || (country !== undefined && country !== cli.country)) {
-      throw new UsageError(`--out ${out} names another snapshot than --country ${cli.country} --date ${date} (the server would refuse it): give <folder>/${cli.country}/${date}.arrow, or the folder alone`);
+      throw new UsageError(
+        `--out ${out} names another snapshot than --country ${cli.country} --date ${date} (the server would refuse it): give <folder>/${cli.country}/${date}.arrow, or the folder alone`,
+      );
     }
     return out;
   }
@@ -172,7 +177,9 @@ function checkDate(date: string): void {
   }
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
   if (date < '2000-01-01' || date > tomorrow) {
-    throw new UsageError(`--date ${date}: a snapshot's date is from 2000-01-01 to tomorrow (${tomorrow}); the server serves each country's latest`);
+    throw new UsageError(
+      `--date ${date}: a snapshot's date is from 2000-01-01 to tomorrow (${tomorrow}); the server serves each country's latest`,
+    );
   }
 }
 
@@ -206,7 +213,9 @@ function removeEmptyFolders(created: readonly string[]): void {
 
 /** The first input that cannot be opened, or null: a typo fails in the first second, not after a long read. */
 async function missingInput(cli: Cli): Promise<string | null> {
-  const paths = [cli.pbf, cli.buildings, cli.addresses, cli.pois, cli.businesses, ...cli.seismic.map((s) => s.path)].filter((p): p is string => !!p);
+  const paths = [cli.pbf, cli.buildings, cli.addresses, cli.pois, cli.businesses, ...cli.seismic.map((s) => s.path)].filter(
+    (p): p is string => !!p,
+  );
   for (const p of paths) {
     try {
       await access(p);
@@ -228,11 +237,14 @@ function progressReporter(seconds: number): Reporter {
 }
 
 function progressBar(): Reporter {
-  const bar = new cliProgress.SingleBar({
-    format: '{phase} |{bar}| {percentage}% {value}/{total}',
-    stream: process.stderr,
-    hideCursor: true,
-  }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    {
+      format: '{phase} |{bar}| {percentage}% {value}/{total}',
+      stream: process.stderr,
+      hideCursor: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
   let started = false;
   let phase = '';
   return {
@@ -291,7 +303,8 @@ function summary(cli: Resolved, r: BuildResult): string {
     `  bad rows  ${r.bad.reduce((n, b) => n + b.count, 0)}`,
   ];
   for (const b of r.bad) lines.push(`    ${b.reason}: ${b.count}`, ...b.examples.map((e) => `      e.g. ${e}`));
-  if (r.merged.length > 0) lines.push(`  merged rows ${r.merged.reduce((n, b) => n + b.count, 0)} (counted once, in the building they repeat)`);
+  if (r.merged.length > 0)
+    lines.push(`  merged rows ${r.merged.reduce((n, b) => n + b.count, 0)} (counted once, in the building they repeat)`);
   for (const m of r.merged) lines.push(`    ${m.reason}: ${m.count}`, ...m.examples.map((e) => `      e.g. ${e}`));
   if (r.notes.length > 0) lines.push('  notes (not errors)');
   for (const n of r.notes) lines.push(`    ${n.reason}: ${n.count}`, ...n.examples.map((e) => `      e.g. ${e}`));
@@ -325,11 +338,15 @@ async function main(): Promise<number> {
       return 1;
     }
     if (found === null) {
-      process.stderr.write(`build-snapshot: ${cli.pbf} states no date (no replication timestamp in its header, no timestamp on its objects): give --date\n`);
+      process.stderr.write(
+        `build-snapshot: ${cli.pbf} states no date (no replication timestamp in its header, no timestamp on its objects): give --date\n`,
+      );
       return 1;
     }
     date = found.timestamp.slice(0, 10);
-    process.stderr.write(`build-snapshot: --date ${date}, from the extract's ${found.from === 'header' ? 'header (replication timestamp' : 'newest object (timestamp'} ${found.timestamp})\n`);
+    process.stderr.write(
+      `build-snapshot: --date ${date}, from the extract's ${found.from === 'header' ? 'header (replication timestamp' : 'newest object (timestamp'} ${found.timestamp})\n`,
+    );
   }
   let resolved: Resolved;
   try {
@@ -397,7 +414,13 @@ async function build(cli: Resolved, created: readonly string[]): Promise<number>
     bar.stop();
     if (err instanceof BadRowError) {
       process.stderr.write(`build-snapshot: stopped at the first bad row (--strict): ${err.message}\n`);
-    } else if (err instanceof GeoJsonInputError || err instanceof SeismicInputError || err instanceof BusinessInputError || err instanceof OsmiumError || err instanceof RangeError) {
+    } else if (
+      err instanceof GeoJsonInputError ||
+      err instanceof SeismicInputError ||
+      err instanceof BusinessInputError ||
+      err instanceof OsmiumError ||
+      err instanceof RangeError
+    ) {
       process.stderr.write(`build-snapshot: ${err.message}\n`);
     } else if (typeof (err as NodeJS.ErrnoException).code === 'string' && (err as NodeJS.ErrnoException).syscall !== undefined) {
       // A system error (a full disk, a folder removed meanwhile): its message names the file.

@@ -24,8 +24,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const { options } = cli;
   const log = (msg: string) => process.stderr.write(`loadtest: ${msg}\n`);
-  log(`${options.mode === 'rate' ? `${options.rate}/s` : `max over ${options.connections} connections`} for up to ${options.durationS} s `
-    + `or ${options.requests.toLocaleString('en')} requests against ${options.target.url}`);
+  log(
+    `${options.mode === 'rate' ? `${options.rate}/s` : `max over ${options.connections} connections`} for up to ${options.durationS} s ` +
+      `or ${options.requests.toLocaleString('en')} requests against ${options.target.url}`,
+  );
   const report = await runLoad(options, log);
   process.stdout.write(cli.json ? `${JSON.stringify(report, null, 1)}\n` : `${formatReport(report)}\n`);
   // The text report ends with them; beside JSON they would go unseen.
@@ -33,7 +35,12 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (err: unknown) => {
-  process.stderr.write(`loadtest: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-});
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`loadtest: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

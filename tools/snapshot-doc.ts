@@ -8,7 +8,9 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
   console.log(USAGE);
 } else if (args.length > 0) {
-  process.stderr.write(`docs:snapshot: takes no arguments, got ${args.map((a) => JSON.stringify(a)).join(' ')}; nothing written.\n${USAGE}\n`);
+  process.stderr.write(
+    `docs:snapshot: takes no arguments, got ${args.map((a) => JSON.stringify(a)).join(' ')}; nothing written.\n${USAGE}\n`,
+  );
   process.exitCode = 2;
 } else {
   const path = new URL('../snapshots/README.md', import.meta.url);

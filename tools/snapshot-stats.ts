@@ -36,15 +36,27 @@ if (files.length !== 1 || files[0] === '--help' || files[0] === '-h') {
     shares.push({ column: spec.name, with: n, share: rows > 0 ? n / rows : 0, ...(spec.kind === 'enum' ? { values } : {}) });
   }
   if (json) {
-    process.stdout.write(`${JSON.stringify({ country: metadata.country, date: metadata.snapshotDate, buildings: rows, columns: shares }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ country: metadata.country, date: metadata.snapshotDate, buildings: rows, columns: shares }, null, 2)}\n`,
+    );
   } else {
     const lines = [`${metadata.country} ${metadata.snapshotDate}: ${rows} buildings`];
     for (const s of shares) {
       if (s.with === 0) continue;
-      const values = s.values ? `  ${Object.entries(s.values).sort((a, b) => b[1] - a[1]).map(([k, c]) => `${k} ${c}`).join(', ')}` : '';
+      const values = s.values
+        ? `  ${Object.entries(s.values)
+            .sort((a, b) => b[1] - a[1])
+            .map(([k, c]) => `${k} ${c}`)
+            .join(', ')}`
+        : '';
       lines.push(`  ${s.column.padEnd(36)} ${String(s.with).padStart(8)}  ${(s.share * 100).toFixed(1).padStart(5)}%${values}`);
     }
-    lines.push(`  (columns with no value in any building: ${shares.filter((s) => s.with === 0).map((s) => s.column).join(', ')})`);
+    lines.push(
+      `  (columns with no value in any building: ${shares
+        .filter((s) => s.with === 0)
+        .map((s) => s.column)
+        .join(', ')})`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
   }
 }

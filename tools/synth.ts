@@ -6,7 +6,8 @@
  * Options: --seed (integer, 0 to 4294967295; default 1), --buildings (1 to 10,000,000;
  * default 20,000), --country (two letters; default XA), --date (YYYY-MM-DD; default
  * 2026-11-21), --out (folder; default snapshots/), --bounds minLon,minLat,maxLon,maxLat
- * (default 20,44,26,48), --geoparquet (also write `<date>.parquet`, GeoParquet 1.1, beside the file). Progress goes to stderr, the summary to stdout. Millions of buildings
+ * (default 20,44,26,48), --geoparquet (also write `<date>.parquet`, GeoParquet 1.1, beside the
+ * file). Progress goes to stderr, the summary to stdout. Millions of buildings
  * need a larger heap than Node's default: NODE_OPTIONS=--max-old-space-size=8192.
  */
 import { getHeapStatistics } from 'node:v8';
@@ -17,7 +18,8 @@ import { DEFAULT_COUNTRY, DEFAULT_DATE, resolveOptions } from '../src/synth/opti
 import type { Bounds } from '../src/synth/bounds.ts';
 import { parseArgsOnce } from './args.ts';
 
-const USAGE = 'usage: npm run synth -- [--seed N] [--buildings N] [--country CC] [--date YYYY-MM-DD] [--out DIR] [--bounds minLon,minLat,maxLon,maxLat] [--geoparquet]';
+const USAGE =
+  'usage: npm run synth -- [--seed N] [--buildings N] [--country CC] [--date YYYY-MM-DD] [--out DIR] [--bounds minLon,minLat,maxLon,maxLat] [--geoparquet]';
 /** V8 heap the snapshot writer holds per million buildings (~460 MB measured at 5M), with room to spare. */
 const HEAP_MB_PER_MILLION = 600;
 
@@ -36,7 +38,8 @@ function integer(name: string, raw: string): number {
 function bounds(raw: string): Bounds {
   const texts = raw.split(',').map((s) => s.trim());
   // Each a decimal: Number('') is 0, so ",44,26,48" would read as a minLon of 0.
-  if (texts.length !== 4 || texts.some((t) => !/^-?\d+(\.\d+)?$/.test(t))) fail(`--bounds must be four numbers minLon,minLat,maxLon,maxLat, got "${raw}".`);
+  if (texts.length !== 4 || texts.some((t) => !/^-?\d+(\.\d+)?$/.test(t)))
+    fail(`--bounds must be four numbers minLon,minLat,maxLon,maxLat, got "${raw}".`);
   return texts.map(Number) as unknown as Bounds;
 }
 
@@ -83,14 +86,19 @@ const { buildings } = options;
 const needMb = (buildings / 1e6) * HEAP_MB_PER_MILLION;
 const heapMb = getHeapStatistics().heap_size_limit / 2 ** 20;
 if (needMb > heapMb) {
-  process.stderr.write(`synth: warning: ${buildings.toLocaleString('en')} buildings may need ~${Math.ceil(needMb / 1024)} GB of heap, ` +
-    `more than this process may use (${Math.floor(heapMb)} MB): set NODE_OPTIONS=--max-old-space-size=${Math.ceil(needMb / 1024) * 1024 + 1024}.\n`);
+  process.stderr.write(
+    `synth: warning: ${buildings.toLocaleString('en')} buildings may need ~${Math.ceil(needMb / 1024)} GB of heap, ` +
+      `more than this process may use (${Math.floor(heapMb)} MB): set NODE_OPTIONS=--max-old-space-size=${Math.ceil(needMb / 1024) * 1024 + 1024}.\n`,
+  );
 }
 
-const bar = new cliProgress.SingleBar({
-  format: 'synth |{bar}| {percentage}% {value}/{total} buildings | {duration_formatted} elapsed, {eta_formatted} left',
-  hideCursor: true,
-}, cliProgress.Presets.shades_classic);
+const bar = new cliProgress.SingleBar(
+  {
+    format: 'synth |{bar}| {percentage}% {value}/{total} buildings | {duration_formatted} elapsed, {eta_formatted} left',
+    hideCursor: true,
+  },
+  cliProgress.Presets.shades_classic,
+);
 let barOpen = false;
 let writing = false;
 

@@ -9,7 +9,15 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  ApiError, errorBody, parseBuildingsQuery, parsePointQuery, pointPage, publicBuilding, publicPlace, rankedPage, serializeBuilding,
+  ApiError,
+  errorBody,
+  parseBuildingsQuery,
+  parsePointQuery,
+  pointPage,
+  publicBuilding,
+  publicPlace,
+  rankedPage,
+  serializeBuilding,
 } from '../../src/api/index.ts';
 import { findBuilding } from '../../src/query/children.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
@@ -45,7 +53,8 @@ const server = createServer((req, res) => {
       reply(res, 200, pointPage(buildings(queryPoint(view, parsePointQuery(rawQuery)).rows)));
     } else if (path.startsWith('/v1/public/buildings/')) {
       const ref = findBuilding(view, decodeURIComponent(path.slice('/v1/public/buildings/'.length)));
-      if (ref) reply(res, 200, publicBuilding(ref.snapshot.record(ref.row), { country: ref.snapshot.country, snapshotDate: ref.snapshot.date }));
+      if (ref)
+        reply(res, 200, publicBuilding(ref.snapshot.record(ref.row), { country: ref.snapshot.country, snapshotDate: ref.snapshot.date }));
       else reply(res, 404, { error: 'not_found' });
     } else if (path.startsWith('/v1/public/places/')) {
       const [country, locality] = path.slice('/v1/public/places/'.length).split('/').map(decodeURIComponent);

@@ -96,14 +96,17 @@ export function formatProfile(files: readonly string[], root: string, n: number,
     note = 'the whole process life, start-up included (no sample fell in the loaded period: clock mismatch)';
   }
   const lines = [
-    `${files.length} profile${files.length === 1 ? '' : 's'} (one per thread), ${(totalMs / 1000).toFixed(1)} s sampled over ${note}, `
-      + `${(busyMs / 1000).toFixed(1)} s busy (not idle)`,
+    `${files.length} profile${files.length === 1 ? '' : 's'} (one per thread), ${(totalMs / 1000).toFixed(1)} s sampled over ${note}, ` +
+      `${(busyMs / 1000).toFixed(1)} s busy (not idle)`,
     '',
     '| # | self ms | % of busy | function | file |',
     '|--:|--------:|----------:|:---------|:-----|',
   ];
-  rows.filter((r) => r.fn !== '(idle)').slice(0, n).forEach((r, i) => {
-    lines.push(`| ${i + 1} | ${r.ms.toFixed(0)} | ${((100 * r.ms) / busyMs).toFixed(1)} | ${r.fn} | ${r.where} |`);
-  });
+  rows
+    .filter((r) => r.fn !== '(idle)')
+    .slice(0, n)
+    .forEach((r, i) => {
+      lines.push(`| ${i + 1} | ${r.ms.toFixed(0)} | ${((100 * r.ms) / busyMs).toFixed(1)} | ${r.fn} | ${r.where} |`);
+    });
   return lines.join('\n');
 }

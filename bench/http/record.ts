@@ -29,8 +29,15 @@ export interface RecordingSummary {
 }
 
 /** Sends `count` requests of the mix to `target`, one at a time, and writes what came back to `file`. */
-export async function recordMix(target: Target, keys: readonly string[], discovery: Discovery, weights: Weights,
-  seed: number, count: number, file: string): Promise<RecordingSummary> {
+export async function recordMix(
+  target: Target,
+  keys: readonly string[],
+  discovery: Discovery,
+  weights: Weights,
+  seed: number,
+  count: number,
+  file: string,
+): Promise<RecordingSummary> {
   // A copy of the area: what the mix learns here must not change the runs' own mix.
   const area = structuredClone(discovery.area);
   const mix = new Mix(area, effectiveWeights(weights, discovery).weights, seed, 0, target.base);

@@ -32,16 +32,29 @@ function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
-export async function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, log: string, listening: RegExp, timeoutMs = 600_000): Promise<Child> {
+export async function startChild(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  log: string,
+  listening: RegExp,
+  timeoutMs = 600_000,
+): Promise<Child> {
   const fd = openSync(log, 'w');
   const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   let exited: number | null | undefined;
-  const exit = new Promise<void>((resolve) => child.on('exit', (code) => { exited = code; resolve(); }));
+  const exit = new Promise<void>((resolve) =>
+    child.on('exit', (code) => {
+      exited = code;
+      resolve();
+    }),
+  );
   const t0 = performance.now();
   let port = 0;
   while (port === 0) {
-    if (exited !== undefined) throw new Error(`${name} exited with code ${exited} before listening; see ${log}:\n${readFileSync(log, 'utf8').slice(-2000)}`);
+    if (exited !== undefined)
+      throw new Error(`${name} exited with code ${exited} before listening; see ${log}:\n${readFileSync(log, 'utf8').slice(-2000)}`);
     if (performance.now() - t0 > timeoutMs) {
       child.kill('SIGKILL');
       throw new Error(`${name} did not listen within ${timeoutMs / 1000} s; see ${log}`);
@@ -51,7 +64,10 @@ export async function startChild(name: string, args: string[], env: NodeJS.Proce
     if (m) port = Number(m[1]);
   }
   return {
-    name, pid: child.pid!, port, log,
+    name,
+    pid: child.pid!,
+    port,
+    log,
     cpuSeconds: () => cpuSecondsOf(child.pid!),
     stop: async () => {
       if (exited === undefined) child.kill('SIGTERM');

@@ -46,45 +46,97 @@ export const BODY_ONE_OF: Readonly<Partial<Record<OperationId, readonly string[]
 const EMAIL_PATTERN = '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$';
 
 const email = (operations: OperationId[], required: boolean, doc: string): BodyField => ({
-  name: 'email', key: 'email', operations, type: 'string', required, maxLength: 254, pattern: EMAIL_PATTERN, format: 'email',
-  expected: 'an email address such as ana@example.com', doc,
+  name: 'email',
+  key: 'email',
+  operations,
+  type: 'string',
+  required,
+  maxLength: 254,
+  pattern: EMAIL_PATTERN,
+  format: 'email',
+  expected: 'an email address such as ana@example.com',
+  doc,
 });
 
 const buildingId = (operations: OperationId[], doc: string): BodyField => ({
-  name: 'building_id', key: 'buildingId', operations, type: 'string', required: true, pattern: UUID_PATTERN, format: 'uuid',
-  expected: 'a UUID such as 0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b', doc,
+  name: 'building_id',
+  key: 'buildingId',
+  operations,
+  type: 'string',
+  required: true,
+  pattern: UUID_PATTERN,
+  format: 'uuid',
+  expected: 'a UUID such as 0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b',
+  doc,
 });
 
 export const BODY_FIELDS: readonly BodyField[] = [
   // POST /public/country-requests
   {
-    name: 'country', key: 'country', operations: ['createCountryRequest'], type: 'string', required: true, pattern: '^[A-Z]{2}$',
-    format: 'country', expected: 'an ISO 3166-1 alpha-2 code in capitals, e.g. PT',
+    name: 'country',
+    key: 'country',
+    operations: ['createCountryRequest'],
+    type: 'string',
+    required: true,
+    pattern: '^[A-Z]{2}$',
+    format: 'country',
+    expected: 'an ISO 3166-1 alpha-2 code in capitals, e.g. PT',
     doc: 'The country asked for: its ISO 3166-1 alpha-2 code. A country already covered is refused (GET /public/countries lists them).',
   },
   email(['createCountryRequest'], false, 'Where to tell you when the country is covered (optional).'),
   {
-    name: 'comment', key: 'comment', operations: ['createCountryRequest'], type: 'string', required: false, minLength: 1, maxLength: 1000,
+    name: 'comment',
+    key: 'comment',
+    operations: ['createCountryRequest'],
+    type: 'string',
+    required: false,
+    minLength: 1,
+    maxLength: 1000,
     doc: 'Anything you want the team to know (optional).',
   },
 
   // POST /removal-requests
   buildingId(['createRemovalRequest'], 'The building the business appears at.'),
   {
-    name: 'business_id', key: 'businessId', operations: ['createRemovalRequest'], type: 'string', required: false, minLength: 1, maxLength: 128,
-    doc: 'The business_id of the business, as the building\'s registered businesses list it.',
+    name: 'business_id',
+    key: 'businessId',
+    operations: ['createRemovalRequest'],
+    type: 'string',
+    required: false,
+    minLength: 1,
+    maxLength: 128,
+    doc: "The business_id of the business, as the building's registered businesses list it.",
   },
   {
-    name: 'registration_number', key: 'registrationNumber', operations: ['createRemovalRequest'], type: 'string', required: false,
-    minLength: 1, maxLength: 64, doc: 'The business\'s number in the business register.',
+    name: 'registration_number',
+    key: 'registrationNumber',
+    operations: ['createRemovalRequest'],
+    type: 'string',
+    required: false,
+    minLength: 1,
+    maxLength: 64,
+    doc: "The business's number in the business register.",
   },
   {
-    name: 'reason', key: 'reason', operations: ['createRemovalRequest'], type: 'string', required: true, minLength: 10, maxLength: 2000,
+    name: 'reason',
+    key: 'reason',
+    operations: ['createRemovalRequest'],
+    type: 'string',
+    required: true,
+    minLength: 10,
+    maxLength: 2000,
     doc: 'Why the business should be removed (10 to 2,000 characters).',
   },
   {
-    name: 'contact', key: 'contact', operations: ['createRemovalRequest'], type: 'string', required: true, maxLength: 254,
-    pattern: EMAIL_PATTERN, format: 'email', expected: 'an email address such as ana@example.com',
+    name: 'contact',
+    key: 'contact',
+    operations: ['createRemovalRequest'],
+    type: 'string',
+    required: true,
+    maxLength: 254,
+    pattern: EMAIL_PATTERN,
+    format: 'email',
+    expected: 'an email address such as ana@example.com',
     doc: 'An email address the team can answer you at.',
   },
 
@@ -94,24 +146,53 @@ export const BODY_FIELDS: readonly BodyField[] = [
 
   // POST /reports/payment-webhook
   {
-    name: 'order_id', key: 'orderId', operations: ['confirmReportPayment'], type: 'string', required: true, pattern: '^ord_[0-9A-Za-z]{14}$',
-    expected: 'an order id such as ord_4fQ9aZ0bC1dE2f', doc: 'The order paid.',
+    name: 'order_id',
+    key: 'orderId',
+    operations: ['confirmReportPayment'],
+    type: 'string',
+    required: true,
+    pattern: '^ord_[0-9A-Za-z]{14}$',
+    expected: 'an order id such as ord_4fQ9aZ0bC1dE2f',
+    doc: 'The order paid.',
   },
   {
-    name: 'status', key: 'status', operations: ['confirmReportPayment'], type: 'enum', required: true, values: ['paid'],
+    name: 'status',
+    key: 'status',
+    operations: ['confirmReportPayment'],
+    type: 'enum',
+    required: true,
+    values: ['paid'],
     doc: 'paid: the provider received the payment.',
   },
   {
-    name: 'provider_reference', key: 'providerReference', operations: ['confirmReportPayment'], type: 'string', required: false,
-    minLength: 1, maxLength: 200, doc: 'The provider\'s own id of the payment.',
+    name: 'provider_reference',
+    key: 'providerReference',
+    operations: ['confirmReportPayment'],
+    type: 'string',
+    required: false,
+    minLength: 1,
+    maxLength: 200,
+    doc: "The provider's own id of the payment.",
   },
   {
-    name: 'amount_minor', key: 'amountMinor', operations: ['confirmReportPayment'], type: 'integer', required: false, min: 0,
-    max: Number.MAX_SAFE_INTEGER, doc: 'Amount paid in minor units (cents); when given it must equal the order\'s price.',
+    name: 'amount_minor',
+    key: 'amountMinor',
+    operations: ['confirmReportPayment'],
+    type: 'integer',
+    required: false,
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    doc: "Amount paid in minor units (cents); when given it must equal the order's price.",
   },
   {
-    name: 'currency', key: 'currency', operations: ['confirmReportPayment'], type: 'string', required: false, pattern: '^[A-Z]{3}$',
-    expected: 'three capitals (ISO 4217), e.g. EUR', doc: 'Currency of amount_minor; when given it must equal the order\'s.',
+    name: 'currency',
+    key: 'currency',
+    operations: ['confirmReportPayment'],
+    type: 'string',
+    required: false,
+    pattern: '^[A-Z]{3}$',
+    expected: 'three capitals (ISO 4217), e.g. EUR',
+    doc: "Currency of amount_minor; when given it must equal the order's.",
   },
 ];
 
@@ -130,8 +211,10 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 function parseField(f: BodyField, value: unknown): unknown {
   if (f.type === 'integer') {
-    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalid(f.name, `expected a whole number, got ${JSON.stringify(value)}`);
-    if ((f.min !== undefined && value < f.min) || (f.max !== undefined && value > f.max)) throw invalid(f.name, `must be from ${f.min} to ${f.max}; got ${value}`);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value))
+      throw invalid(f.name, `expected a whole number, got ${JSON.stringify(value)}`);
+    if ((f.min !== undefined && value < f.min) || (f.max !== undefined && value > f.max))
+      throw invalid(f.name, `must be from ${f.min} to ${f.max}; got ${value}`);
     return value;
   }
   if (typeof value !== 'string') throw invalid(f.name, `expected a string, got ${value === null ? 'null' : typeof value}`);
@@ -141,11 +224,15 @@ function parseField(f: BodyField, value: unknown): unknown {
   }
   if (CONTROL.test(value)) throw invalid(f.name, 'must not hold control characters');
   // A \ud800 escape alone is valid JSON but no character: stored, it would come back as U+FFFD.
-  if (LONE_SURROGATE.test(value)) throw invalid(f.name, 'must not hold a lone surrogate (a \\uD800-\\uDFFF escape that is not half of a pair)');
+  if (LONE_SURROGATE.test(value))
+    throw invalid(f.name, 'must not hold a lone surrogate (a \\uD800-\\uDFFF escape that is not half of a pair)');
   const length = [...value].length;
-  if (f.minLength !== undefined && length < f.minLength) throw invalid(f.name, `must have at least ${f.minLength} characters; got ${length}`);
-  if (f.maxLength !== undefined && length > f.maxLength) throw invalid(f.name, `must have at most ${f.maxLength} characters; got ${length}`);
-  if (f.pattern !== undefined && !new RegExp(f.pattern).test(value)) throw invalid(f.name, `expected ${f.expected ?? `a match of ${f.pattern}`}; got ${show(value)}`);
+  if (f.minLength !== undefined && length < f.minLength)
+    throw invalid(f.name, `must have at least ${f.minLength} characters; got ${length}`);
+  if (f.maxLength !== undefined && length > f.maxLength)
+    throw invalid(f.name, `must have at most ${f.maxLength} characters; got ${length}`);
+  if (f.pattern !== undefined && !new RegExp(f.pattern).test(value))
+    throw invalid(f.name, `expected ${f.expected ?? `a match of ${f.pattern}`}; got ${show(value)}`);
   if (f.format === 'country' && !isCountryCode(value)) throw invalid(f.name, `${show(value)} is not an ISO 3166-1 alpha-2 country code`);
   if (f.format === 'uuid') return value.toLowerCase();
   return value;
@@ -159,14 +246,22 @@ export function parseBody(operation: OperationId, contentType: string | undefine
   const [media, ...params] = (contentType ?? '').split(';');
   const type = media.trim().toLowerCase();
   if (type !== 'application/json') {
-    throw new ApiError('unsupported_media_type', `Content-Type: ${operationLabel(operation)} takes a JSON body; send Content-Type: application/json${type ? `, not ${show(type)}` : ''}.`, 'Content-Type');
+    throw new ApiError(
+      'unsupported_media_type',
+      `Content-Type: ${operationLabel(operation)} takes a JSON body; send Content-Type: application/json${type ? `, not ${show(type)}` : ''}.`,
+      'Content-Type',
+    );
   }
   // JSON is UTF-8 (RFC 8259): a body said to be in another charset would be read wrong, not refused.
   for (const param of params) {
     const [name, value = ''] = param.split('=', 2).map((x) => x.trim());
     const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
     if (name.toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
-      throw new ApiError('unsupported_media_type', `Content-Type: a JSON body is UTF-8; send charset=utf-8 or no charset, not ${show(value)}.`, 'Content-Type');
+      throw new ApiError(
+        'unsupported_media_type',
+        `Content-Type: a JSON body is UTF-8; send charset=utf-8 or no charset, not ${show(value)}.`,
+        'Content-Type',
+      );
     }
   }
   if (raw.byteLength > MAX_BODY_BYTES) throw tooLarge();
@@ -187,7 +282,10 @@ export function parseBody(operation: OperationId, contentType: string | undefine
   for (const name of Object.keys(given)) {
     if (!names.includes(name)) {
       const label = cut(name);
-      throw ApiError.invalidParameter(label, `${label}: not a field of ${operationLabel(operation)}${didYouMean(name, names) || ` (its fields are ${names.join(', ')})`}`);
+      throw ApiError.invalidParameter(
+        label,
+        `${label}: not a field of ${operationLabel(operation)}${didYouMean(name, names) || ` (its fields are ${names.join(', ')})`}`,
+      );
     }
   }
   const out: Record<string, unknown> = {};
@@ -216,7 +314,8 @@ function repeatedKey(text: string): string | null {
   let keyNext = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) { // a string: skip to its closing quote
+    if (c === 0x22) {
+      // a string: skip to its closing quote
       let j = i + 1;
       while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c ? 2 : 1;
       if (depth === 1 && keyNext) {
@@ -226,12 +325,15 @@ function repeatedKey(text: string): string | null {
         keyNext = false;
       }
       i = j;
-    } else if (c === 0x7b || c === 0x5b) { // { [
+    } else if (c === 0x7b || c === 0x5b) {
+      // { [
       depth++;
       if (depth === 1) keyNext = true;
-    } else if (c === 0x7d || c === 0x5d) { // } ]
+    } else if (c === 0x7d || c === 0x5d) {
+      // } ]
       depth--;
-    } else if (c === 0x2c && depth === 1) { // ,
+    } else if (c === 0x2c && depth === 1) {
+      // ,
       keyNext = true;
     }
   }

@@ -18,8 +18,21 @@
  * - registered_business_count: every business registered at the address, active or not.
  */
 import type {
-  AddressCorroboration, AddressEvidence, Basis, BuildingRecord, Category, CategoryEvidence, FloodZone, FloorAreaScope,
-  PanelsStatus, RoofShape, SeismicRiskClass, SolarBasis, SolarInstallationRecord, SolarPresence, SolarRegister,
+  AddressCorroboration,
+  AddressEvidence,
+  Basis,
+  BuildingRecord,
+  Category,
+  CategoryEvidence,
+  FloodZone,
+  FloorAreaScope,
+  PanelsStatus,
+  RoofShape,
+  SeismicRiskClass,
+  SolarBasis,
+  SolarInstallationRecord,
+  SolarPresence,
+  SolarRegister,
 } from '../snapshot/schema.ts';
 import { columnSpec } from '../snapshot/schema.ts';
 import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
@@ -117,13 +130,50 @@ export function installedPowerKw(installations: readonly SolarInstallationRecord
 
 /** The fields of a record the Building object shows: `serializeBuilding` reads no other. */
 export const BUILDING_FIELDS = [
-  'building_id', 'address', 'nearest_road', 'address_evidence', 'address_corroboration', 'postal_code', 'locality', 'latitude',
-  'longitude', 'category', 'category_evidence', 'building_type', 'roof_shape', 'footprint_area_m2', 'height_m', 'height_basis',
-  'volume_m3', 'volume_basis', 'floor_area_m2', 'floor_area_basis', 'floor_area_scope', 'floors', 'floors_including_underground',
-  'construction_year', 'completed_by_year', 'dwellings', 'panels_status', 'panels_photo_date', 'panels_confidence',
-  'panels_analysed_on', 'panels_photo_resolution_cm', 'solar_presence', 'solar_installations', 'solar_panel_count',
-  'solar_capacity_kwp', 'solar_yearly_energy_kwh', 'solar_co2_savings_kg_per_year', 'solar_potential_basis', 'businesses',
-  'flood_zone', 'flood_zone_mapped', 'flood_zone_source', 'seismic_design_acceleration_g', 'seismic_risk_class',
+  'building_id',
+  'address',
+  'nearest_road',
+  'address_evidence',
+  'address_corroboration',
+  'postal_code',
+  'locality',
+  'latitude',
+  'longitude',
+  'category',
+  'category_evidence',
+  'building_type',
+  'roof_shape',
+  'footprint_area_m2',
+  'height_m',
+  'height_basis',
+  'volume_m3',
+  'volume_basis',
+  'floor_area_m2',
+  'floor_area_basis',
+  'floor_area_scope',
+  'floors',
+  'floors_including_underground',
+  'construction_year',
+  'completed_by_year',
+  'dwellings',
+  'panels_status',
+  'panels_photo_date',
+  'panels_confidence',
+  'panels_analysed_on',
+  'panels_photo_resolution_cm',
+  'solar_presence',
+  'solar_installations',
+  'solar_panel_count',
+  'solar_capacity_kwp',
+  'solar_yearly_energy_kwh',
+  'solar_co2_savings_kg_per_year',
+  'solar_potential_basis',
+  'businesses',
+  'flood_zone',
+  'flood_zone_mapped',
+  'flood_zone_source',
+  'seismic_design_acceleration_g',
+  'seismic_risk_class',
   'seismic_risk_assessment_year',
 ] as const satisfies readonly (keyof BuildingRecord)[];
 
@@ -157,27 +207,39 @@ export function serializeBuilding(r: BuildingFields, ctx: BuildingContext): Buil
     construction_year: num(r.construction_year),
     completed_by_year: num(r.completed_by_year),
     dwellings: num(r.dwellings),
-    existing_solar_panels: r.panels_status === null ? null : {
-      status: r.panels_status,
-      photo_date: r.panels_photo_date,
-      confidence: num(r.panels_confidence),
-      analysed_on: r.panels_analysed_on,
-      photo_resolution_cm: num(r.panels_photo_resolution_cm),
-    },
+    existing_solar_panels:
+      r.panels_status === null
+        ? null
+        : {
+            status: r.panels_status,
+            photo_date: r.panels_photo_date,
+            confidence: num(r.panels_confidence),
+            analysed_on: r.panels_analysed_on,
+            photo_resolution_cm: num(r.panels_photo_resolution_cm),
+          },
     solar_presence: r.solar_presence,
-    registered_solar: r.solar_installations.length === 0 ? null : {
-      installed_power_kw: installedPowerKw(r.solar_installations),
-      installations: r.solar_installations.map((s) => ({
-        power_kw: num(s.power_kw), storage: s.storage, register: s.register, commissioned_on: s.commissioned_on,
-      })),
-    },
-    solar_potential: r.solar_potential_basis === null ? null : {
-      panel_count: num(r.solar_panel_count),
-      capacity_kwp: num(r.solar_capacity_kwp),
-      yearly_energy_kwh: num(r.solar_yearly_energy_kwh),
-      co2_savings_kg_per_year: num(r.solar_co2_savings_kg_per_year),
-      basis: r.solar_potential_basis,
-    },
+    registered_solar:
+      r.solar_installations.length === 0
+        ? null
+        : {
+            installed_power_kw: installedPowerKw(r.solar_installations),
+            installations: r.solar_installations.map((s) => ({
+              power_kw: num(s.power_kw),
+              storage: s.storage,
+              register: s.register,
+              commissioned_on: s.commissioned_on,
+            })),
+          },
+    solar_potential:
+      r.solar_potential_basis === null
+        ? null
+        : {
+            panel_count: num(r.solar_panel_count),
+            capacity_kwp: num(r.solar_capacity_kwp),
+            yearly_energy_kwh: num(r.solar_yearly_energy_kwh),
+            co2_savings_kg_per_year: num(r.solar_co2_savings_kg_per_year),
+            basis: r.solar_potential_basis,
+          },
     registered_business_count: r.businesses.length,
     registered_business_employees: shown.size === null ? null : employeesOf(shown.size),
     registered_business_turnover: shown.turnover === null ? null : turnoverOf(shown.turnover),
@@ -245,7 +307,9 @@ function rememberBase(appUrl: string): void {
 }
 
 function pieces<T extends Record<string, string>>(texts: T): { readonly [P in keyof T]: Uint8Array } {
-  return Object.fromEntries(Object.entries(texts).map(([k, v]) => [k, Buffer.from(v, 'latin1')])) as unknown as { [P in keyof T]: Uint8Array };
+  return Object.fromEntries(Object.entries(texts).map(([k, v]) => [k, Buffer.from(v, 'latin1')])) as unknown as {
+    [P in keyof T]: Uint8Array;
+  };
 }
 
 /**
@@ -320,10 +384,29 @@ const K = pieces({
 
 /** Cold columns the Building object shows (the rest of the building is in typed columns). */
 const COLD_FIELDS = [
-  'address', 'nearest_road', 'address_evidence', 'postal_code', 'locality', 'category_evidence', 'height_basis', 'volume_basis',
-  'floor_area_m2', 'floor_area_basis', 'floor_area_scope', 'floors_including_underground', 'construction_year', 'completed_by_year',
-  'panels_photo_date', 'panels_confidence', 'panels_analysed_on', 'panels_photo_resolution_cm', 'solar_installations',
-  'solar_potential_basis', 'flood_zone_source', 'seismic_design_acceleration_g', 'seismic_risk_assessment_year',
+  'address',
+  'nearest_road',
+  'address_evidence',
+  'postal_code',
+  'locality',
+  'category_evidence',
+  'height_basis',
+  'volume_basis',
+  'floor_area_m2',
+  'floor_area_basis',
+  'floor_area_scope',
+  'floors_including_underground',
+  'construction_year',
+  'completed_by_year',
+  'panels_photo_date',
+  'panels_confidence',
+  'panels_analysed_on',
+  'panels_photo_resolution_cm',
+  'solar_installations',
+  'solar_potential_basis',
+  'flood_zone_source',
+  'seismic_design_acceleration_g',
+  'seismic_risk_assessment_year',
 ] as const;
 
 type ColdFields = { -readonly [K in (typeof COLD_FIELDS)[number]]: BuildingRecord[K] };

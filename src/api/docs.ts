@@ -20,7 +20,9 @@ export function constraintText(p: ParamSpec): string {
   else if (p.format === 'uuid') parts.push('string, UUID');
   else parts.push(p.list ? `list of ${p.type}` : p.type);
   if (p.min !== undefined && p.max !== undefined) {
-    parts.push(p.exclusiveMin ? `greater than ${fmt.format(p.min)}, at most ${fmt.format(p.max)}` : `${fmt.format(p.min)} to ${fmt.format(p.max)}`);
+    parts.push(
+      p.exclusiveMin ? `greater than ${fmt.format(p.min)}, at most ${fmt.format(p.max)}` : `${fmt.format(p.min)} to ${fmt.format(p.max)}`,
+    );
   }
   if (p.values) parts.push(p.values.join(', '));
   if (p.expected && p.format !== 'uuid') parts.push(p.expected);
@@ -83,7 +85,9 @@ export function renderParameterDocs(): string {
         group = p.group;
         lines.push('', `**${group}**`, '', '| Parameter | In | Required | Type and constraints | Description |', '|---|---|---|---|---|');
       }
-      lines.push(`| ${p.name} | ${p.in} | ${p.required ? 'yes' : 'no'} | ${cell(constraintText(p))} | ${cell(describeParameter(p, op.id))} |`);
+      lines.push(
+        `| ${p.name} | ${p.in} | ${p.required ? 'yes' : 'no'} | ${cell(constraintText(p))} | ${cell(describeParameter(p, op.id))} |`,
+      );
     }
   }
   return lines.join('\n') + '\n';

@@ -159,7 +159,12 @@ function assemble(items: PageItems, tail: string, out = scratch, open = OPEN_DAT
  * The ranked page as JSON bytes, from each building's JSON (`buildingJson`, as text or UTF-8
  * bytes); equal to `JSON.stringify(rankedPage(...))` of the same buildings.
  */
-export function rankedPageJson(buildings: readonly (Uint8Array | string)[] | PageItems, info: RankedPageInfo, link: LinkContext, out?: ByteWriter): Buffer {
+export function rankedPageJson(
+  buildings: readonly (Uint8Array | string)[] | PageItems,
+  info: RankedPageInfo,
+  link: LinkContext,
+  out?: ByteWriter,
+): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
   return assemble(itemsOf(buildings), `],"meta":${JSON.stringify(rankedMeta(info))},"links":{"next":${JSON.stringify(next)}}}`, out);
 }
@@ -207,7 +212,12 @@ function assembleMsgpack(items: PageItems, entries: number, tail: Uint8Array[], 
  * The ranked page as MessagePack, from each building's MessagePack bytes (`pack(serializeBuilding(...))`);
  * decodes to the same document as `pack(rankedPage(...))`.
  */
-export function rankedPageMsgpack(buildings: readonly Uint8Array[] | PageItems, info: RankedPageInfo, link: LinkContext, out?: ByteWriter): Buffer {
+export function rankedPageMsgpack(
+  buildings: readonly Uint8Array[] | PageItems,
+  info: RankedPageInfo,
+  link: LinkContext,
+  out?: ByteWriter,
+): Buffer {
   const next = nextPageUrl(link, '/buildings', info.offset, info.limit, info.total);
   return assembleMsgpack(itemsOf(buildings), 3, [pack('meta'), pack(rankedMeta(info)), pack('links'), pack({ next })], out);
 }
@@ -226,7 +236,12 @@ export function pointPageJson(buildings: readonly (Uint8Array | string)[] | Page
 }
 
 function childPage<R, T>(
-  items: readonly R[], total: number, serialize: (r: R) => T, q: ChildPageQuery, path: string, link: LinkContext,
+  items: readonly R[],
+  total: number,
+  serialize: (r: R) => T,
+  q: ChildPageQuery,
+  path: string,
+  link: LinkContext,
 ): ChildPage<T> {
   const data: T[] = new Array(items.length);
   for (let i = 0; i < items.length; i++) data[i] = serialize(items[i]);
@@ -247,7 +262,10 @@ export function unitsPage(units: readonly UnitRecord[], total: number, q: ChildP
 
 /** GET /buildings/{building_id}/registered-businesses: the page the engine returned and the building's count. */
 export function registeredBusinessesPage(
-  businesses: readonly BusinessRecord[], total: number, q: ChildPageQuery, link: LinkContext,
+  businesses: readonly BusinessRecord[],
+  total: number,
+  q: ChildPageQuery,
+  link: LinkContext,
 ): ChildPage<RegisteredBusinessOut> {
   return childPage(businesses, total, serializeBusiness, q, `/buildings/${q.buildingId}/registered-businesses`, link);
 }

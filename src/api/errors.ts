@@ -10,8 +10,18 @@
  * removal and report requests), and an unexpected failure of the server (500, logged).
  */
 export const ERROR_CODES = [
-  'invalid_parameter', 'unauthorized', 'insufficient_credits', 'forbidden', 'rate_limited', 'quota_exceeded', 'unavailable',
-  'not_found', 'method_not_allowed', 'payload_too_large', 'unsupported_media_type', 'internal',
+  'invalid_parameter',
+  'unauthorized',
+  'insufficient_credits',
+  'forbidden',
+  'rate_limited',
+  'quota_exceeded',
+  'unavailable',
+  'not_found',
+  'method_not_allowed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -21,8 +21,11 @@ export const EXPORT_CONTENT_TYPE: Readonly<Record<ExportFormat, string>> = {
 };
 
 const ACCEPTED: readonly [string, ExportFormat][] = [
-  ['application/x-ndjson', 'ndjson'], ['application/ndjson', 'ndjson'], ['application/jsonl', 'ndjson'],
-  ['text/csv', 'csv'], ['application/geo+json-seq', 'geojsonseq'],
+  ['application/x-ndjson', 'ndjson'],
+  ['application/ndjson', 'ndjson'],
+  ['application/jsonl', 'ndjson'],
+  ['text/csv', 'csv'],
+  ['application/geo+json-seq', 'geojsonseq'],
 ];
 
 export interface ExportQuery {
@@ -110,13 +113,31 @@ const LF = 0x0a;
 const RS = 0x1e;
 
 /** The export's records from a page's items (each a Building's JSON, or a Feature for geojsonseq). */
-export function exportRecords(items: PageItems, e: ExportQuery): { count: number; head: Uint8Array; write(i: number, w: ByteWriter): void } {
+export function exportRecords(
+  items: PageItems,
+  e: ExportQuery,
+): { count: number; head: Uint8Array; write(i: number, w: ByteWriter): void } {
   if (e.format === 'csv') {
     const csv = new CsvRows(e.fields);
     return { count: items.count, head: Buffer.from(csv.header(), 'utf8'), write: (i, w) => w.text(csv.row((out) => items.write(i, out))) };
   }
   if (e.format === 'geojsonseq') {
-    return { count: items.count, head: new Uint8Array(0), write: (i, w) => { w.byte(RS); items.write(i, w); w.byte(LF); } };
+    return {
+      count: items.count,
+      head: new Uint8Array(0),
+      write: (i, w) => {
+        w.byte(RS);
+        items.write(i, w);
+        w.byte(LF);
+      },
+    };
   }
-  return { count: items.count, head: new Uint8Array(0), write: (i, w) => { items.write(i, w); w.byte(LF); } };
+  return {
+    count: items.count,
+    head: new Uint8Array(0),
+    write: (i, w) => {
+      items.write(i, w);
+      w.byte(LF);
+    },
+  };
 }

@@ -47,8 +47,16 @@ export function ringArea2(c: Float64Array, a: number, b: number): number {
 function ring(w: ByteWriter, c: Float64Array, a: number, b: number, backwards: boolean): void {
   w.byte(0x5b);
   position(w, c, a);
-  if (backwards) for (let v = b - 1; v > a; v--) { w.byte(0x2c); position(w, c, v); }
-  else for (let v = a + 1; v < b; v++) { w.byte(0x2c); position(w, c, v); }
+  if (backwards)
+    for (let v = b - 1; v > a; v--) {
+      w.byte(0x2c);
+      position(w, c, v);
+    }
+  else
+    for (let v = a + 1; v < b; v++) {
+      w.byte(0x2c);
+      position(w, c, v);
+    }
   w.byte(0x2c);
   position(w, c, a);
   w.byte(0x5d);

@@ -12,10 +12,13 @@ export const nint = (description: string, extra: Json = {}): Json => ({ type: ['
 export const date = (description: string): Json => ({ type: 'string', format: 'date', description });
 export const ndate = (description: string): Json => ({ type: ['string', 'null'], format: 'date', description });
 export const enumOf = (values: readonly string[], description: string): Json => ({ type: 'string', enum: [...values], description });
-export const nenum = (values: readonly string[], description: string): Json => ({ type: ['string', 'null'], enum: [...values, null], description });
+export const nenum = (values: readonly string[], description: string): Json => ({
+  type: ['string', 'null'],
+  enum: [...values, null],
+  description,
+});
 
 /** An object whose every property is required, in the order given (the serializers' order). */
 export function object(description: string, properties: Record<string, Json>): Json {
   return { type: 'object', description, required: Object.keys(properties), properties };
 }
-

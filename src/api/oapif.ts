@@ -37,7 +37,12 @@ export const CONFORMANCE_CLASSES = [
 const JSON_TYPE = 'application/json';
 const GEOJSON_TYPE = 'application/geo+json';
 
-interface Link { href: string; rel: string; type: string; title?: string }
+interface Link {
+  href: string;
+  rel: string;
+  type: string;
+  title?: string;
+}
 
 const trim = (baseUrl: string) => (baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl);
 
@@ -67,8 +72,9 @@ export function collection(baseUrl: string, extent: BBox | null, buildings: numb
   const out: Json = {
     id: COLLECTION_ID,
     title: 'Buildings',
-    description: `Every building of the covered countries (${buildings.toLocaleString('en-US')} now), each with its outline and the fields of the Edifice Building object. `
-      + 'Every building returned costs 1 credit unless the workspace opened it in the last 365 days; a page is charged all or nothing.',
+    description:
+      `Every building of the covered countries (${buildings.toLocaleString('en-US')} now), each with its outline and the fields of the Edifice Building object. ` +
+      'Every building returned costs 1 credit unless the workspace opened it in the last 365 days; a page is charged all or nothing.',
     itemType: 'feature',
     crs: [CRS84],
     links: [
@@ -94,8 +100,7 @@ export function unknownCollection(id: string): ApiError {
 }
 
 export type ItemsQuery =
-  | { kind: 'ranked'; query: BuildingsQuery; output: Output }
-  | { kind: 'stored'; offset: number; limit: number; output: Output };
+  { kind: 'ranked'; query: BuildingsQuery; output: Output } | { kind: 'stored'; offset: number; limit: number; output: Output };
 
 /** Names an items request may give without a bbox. */
 const WITHOUT_BBOX = new Set(['limit', 'offset', 'geometry', 'fields']);
@@ -110,7 +115,8 @@ function decodeName(raw: string): string {
 
 function wholeNumber(name: string, text: string, min: number): number {
   const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n) || n < min) throw ApiError.invalidParameter(name, `${name}: expected a whole number of at least ${min}; got ${show(text)}`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw ApiError.invalidParameter(name, `${name}: expected a whole number of at least ${min}; got ${show(text)}`);
   return n;
 }
 
@@ -135,7 +141,8 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
       continue;
     }
     if (name === 'f') {
-      if (value !== 'json' && value !== 'geojson') throw ApiError.invalidParameter('f', `f: items are GeoJSON; give f=geojson or f=json, or leave it out; got ${show(value)}`);
+      if (value !== 'json' && value !== 'geojson')
+        throw ApiError.invalidParameter('f', `f: items are GeoJSON; give f=geojson or f=json, or leave it out; got ${show(value)}`);
       continue;
     }
     if (name === 'offset') offset = wholeNumber('offset', value, 0);
@@ -145,7 +152,10 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
   }
   if (!hasBbox) {
     if (other !== undefined) {
-      throw ApiError.invalidParameter(cut(other), `${cut(other)}: filters and sort need a bbox on these items (without one they list every building in storage order)`);
+      throw ApiError.invalidParameter(
+        cut(other),
+        `${cut(other)}: filters and sort need a bbox on these items (without one they list every building in storage order)`,
+      );
     }
     // geometry and fields validated as GET /buildings does, with an area that takes no part.
     const q = parseParameters('listBuildings', ['bbox=0,0,0,0', ...kept.filter((s) => !/^offset=/.test(s))].join('&'));
@@ -171,8 +181,11 @@ export function itemsTail(link: LinkContext, returned: number, matched: number |
   const b = trim(link.baseUrl);
   const items = `${b}/collections/${COLLECTION_ID}/items`;
   const raw = link.rawQuery ?? '';
-  const links: Link[] = [{ href: raw === '' ? items : `${items}?${raw.replace(/^\?/, '')}`, rel: 'self', type: GEOJSON_TYPE, title: 'This page' }];
-  if (next !== null) links.push({ href: `${items}?${withOffset(link.rawQuery, next)}`, rel: 'next', type: GEOJSON_TYPE, title: 'Next page' });
+  const links: Link[] = [
+    { href: raw === '' ? items : `${items}?${raw.replace(/^\?/, '')}`, rel: 'self', type: GEOJSON_TYPE, title: 'This page' },
+  ];
+  if (next !== null)
+    links.push({ href: `${items}?${withOffset(link.rawQuery, next)}`, rel: 'next', type: GEOJSON_TYPE, title: 'Next page' });
   const matchedText = matched === null ? '' : `,"numberMatched":${matched}`;
   return `],"numberReturned":${returned}${matchedText},"timeStamp":${JSON.stringify(now.toISOString().replace(/\.\d{3}Z$/, 'Z'))},"links":${JSON.stringify(links)}}`;
 }
@@ -182,14 +195,33 @@ export function itemsTail(link: LinkContext, returned: number, matched: number |
 // ---------------------------------------------------------------------------------------------
 
 const TAG = 'Features (OGC API)';
-const errors = (codes: readonly number[]): Json => Object.fromEntries(codes.map((c) => [String(c), { $ref: `#/components/responses/${{
-  400: 'InvalidParameter', 401: 'Unauthorized', 402: 'InsufficientCredits', 403: 'Forbidden', 404: 'NotFound', 429: 'TooManyRequests', 503: 'Unavailable',
-}[c]}` }]));
+const errors = (codes: readonly number[]): Json =>
+  Object.fromEntries(
+    codes.map((c) => [
+      String(c),
+      {
+        $ref: `#/components/responses/${
+          {
+            400: 'InvalidParameter',
+            401: 'Unauthorized',
+            402: 'InsufficientCredits',
+            403: 'Forbidden',
+            404: 'NotFound',
+            429: 'TooManyRequests',
+            503: 'Unavailable',
+          }[c]
+        }`,
+      },
+    ]),
+  );
 
 function keyless(id: string, summary: string, schema: string, extra: Json = {}): Json {
   return {
     get: {
-      operationId: id, tags: [TAG], summary, security: [],
+      operationId: id,
+      tags: [TAG],
+      summary,
+      security: [],
       description: `${summary}. Needs no key.`,
       responses: { 200: { description: summary, content: { [JSON_TYPE]: { schema: ref(schema) } } }, ...extra },
     },
@@ -197,20 +229,49 @@ function keyless(id: string, summary: string, schema: string, extra: Json = {}):
 }
 
 const collectionIdParam: Json = {
-  name: 'collectionId', in: 'path', required: true, description: `The collection: ${COLLECTION_ID}, the only one.`, schema: { type: 'string', enum: [COLLECTION_ID] },
+  name: 'collectionId',
+  in: 'path',
+  required: true,
+  description: `The collection: ${COLLECTION_ID}, the only one.`,
+  schema: { type: 'string', enum: [COLLECTION_ID] },
 };
 
 export function featuresOpenApi(): OpenApiPart {
   const list = OPERATIONS.listBuildings;
-  const filters = parametersOf('listBuildings').filter((p) => !['bbox', 'limit', 'offset', 'f'].includes(p.name)).map((p) => parameterObject(p, list));
+  const filters = parametersOf('listBuildings')
+    .filter((p) => !['bbox', 'limit', 'offset', 'f'].includes(p.name))
+    .map((p) => parameterObject(p, list));
   const rated = (description: string, schema: string): Json => ({
-    description, headers: Object.fromEntries(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'X-Daily-Quota-Limit', 'X-Daily-Quota-Remaining', 'X-Credits-Charged', 'X-Credits-Remaining'].map((h) => [h, { $ref: `#/components/headers/${h}` }])),
+    description,
+    headers: Object.fromEntries(
+      [
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+        'RateLimit-Policy',
+        'RateLimit',
+        'X-Daily-Quota-Limit',
+        'X-Daily-Quota-Remaining',
+        'X-Credits-Charged',
+        'X-Credits-Remaining',
+      ].map((h) => [h, { $ref: `#/components/headers/${h}` }]),
+    ),
     content: { [GEOJSON_TYPE]: { schema: ref(schema) } },
   });
-  const link = { type: 'object', required: ['href', 'rel'], properties: { href: { type: 'string', format: 'uri' }, rel: { type: 'string' }, type: { type: 'string' }, title: { type: 'string' } } };
+  const link = {
+    type: 'object',
+    required: ['href', 'rel'],
+    properties: { href: { type: 'string', format: 'uri' }, rel: { type: 'string' }, type: { type: 'string' }, title: { type: 'string' } },
+  };
   const links = { type: 'array', items: ref('OgcLink') };
   return {
-    tags: [{ name: TAG, description: 'OGC API – Features, Part 1 (Core): the catalogue as one collection of GeoJSON features with footprints, for GIS clients (GDAL\'s OAPIF driver, QGIS). The documents need no key; items need one (GDAL: GDAL_HTTP_HEADERS="Authorization: Bearer <API_KEY>") and are charged as GET /buildings.' }],
+    tags: [
+      {
+        name: TAG,
+        description:
+          'OGC API – Features, Part 1 (Core): the catalogue as one collection of GeoJSON features with footprints, for GIS clients (GDAL\'s OAPIF driver, QGIS). The documents need no key; items need one (GDAL: GDAL_HTTP_HEADERS="Authorization: Bearer <API_KEY>") and are charged as GET /buildings.',
+      },
+    ],
     paths: {
       '/': keyless('getLandingPage', 'The landing page of OGC API – Features', 'OgcLandingPage'),
       '/conformance': keyless('getConformance', 'The conformance classes implemented (Core, GeoJSON)', 'OgcConformance'),
@@ -223,20 +284,40 @@ export function featuresOpenApi(): OpenApiPart {
       },
       '/collections/{collectionId}/items': {
         get: {
-          operationId: 'getFeatures', tags: [TAG], summary: 'Buildings of the collection, as GeoJSON features',
-          description: 'With bbox: the buildings whose representative point lies in it that pass every filter, ranked as GET /buildings ranks them '
-            + `(sort), paged by limit and offset within the first ${MAX_WINDOW.toLocaleString('en-US')}; numberMatched is given when the count is exact. Without bbox: every building `
-            + 'in storage order, no filter. Features carry footprints (geometry=point for points). A limit above 100 is read as 100. '
-            + 'Every building returned costs 1 credit unless the workspace opened it in the last 365 days; a page is charged all or nothing.',
+          operationId: 'getFeatures',
+          tags: [TAG],
+          summary: 'Buildings of the collection, as GeoJSON features',
+          description:
+            'With bbox: the buildings whose representative point lies in it that pass every filter, ranked as GET /buildings ranks them ' +
+            `(sort), paged by limit and offset within the first ${MAX_WINDOW.toLocaleString('en-US')}; numberMatched is given when the count is exact. Without bbox: every building ` +
+            'in storage order, no filter. Features carry footprints (geometry=point for points). A limit above 100 is read as 100. ' +
+            'Every building returned costs 1 credit unless the workspace opened it in the last 365 days; a page is charged all or nothing.',
           parameters: [
             collectionIdParam,
             {
-              name: 'bbox', in: 'query', required: false, style: 'form', explode: false,
-              description: 'minLon,minLat,maxLon,maxLat (CRS84), each side at most 3 degrees; a building is inside when its representative point is.',
+              name: 'bbox',
+              in: 'query',
+              required: false,
+              style: 'form',
+              explode: false,
+              description:
+                'minLon,minLat,maxLon,maxLat (CRS84), each side at most 3 degrees; a building is inside when its representative point is.',
               schema: { type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } },
             },
-            { name: 'limit', in: 'query', required: false, description: 'Features a page; above 100 reads as 100.', schema: { type: 'integer', minimum: 1, maximum: ITEMS_MAX_LIMIT, default: ITEMS_DEFAULT_LIMIT } },
-            { name: 'offset', in: 'query', required: false, description: 'Features to skip; with bbox, offset + limit at most 10,000. The next link moves it on.', schema: { type: 'integer', minimum: 0, default: 0 } },
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              description: 'Features a page; above 100 reads as 100.',
+              schema: { type: 'integer', minimum: 1, maximum: ITEMS_MAX_LIMIT, default: ITEMS_DEFAULT_LIMIT },
+            },
+            {
+              name: 'offset',
+              in: 'query',
+              required: false,
+              description: 'Features to skip; with bbox, offset + limit at most 10,000. The next link moves it on.',
+              schema: { type: 'integer', minimum: 0, default: 0 },
+            },
             ...filters,
           ],
           responses: { 200: rated('A page of features.', 'OgcFeatureCollection'), ...errors([400, 401, 402, 403, 404, 429, 503]) },
@@ -244,29 +325,64 @@ export function featuresOpenApi(): OpenApiPart {
       },
       '/collections/{collectionId}/items/{featureId}': {
         get: {
-          operationId: 'getFeature', tags: [TAG], summary: 'One building as a GeoJSON feature',
-          description: 'The building whose building_id is featureId, with its footprint. 1 credit unless the workspace opened it in the last 365 days; an id that names no building is 404.',
-          parameters: [collectionIdParam, { name: 'featureId', in: 'path', required: true, description: 'A building_id.', schema: { type: 'string', format: 'uuid' } }],
+          operationId: 'getFeature',
+          tags: [TAG],
+          summary: 'One building as a GeoJSON feature',
+          description:
+            'The building whose building_id is featureId, with its footprint. 1 credit unless the workspace opened it in the last 365 days; an id that names no building is 404.',
+          parameters: [
+            collectionIdParam,
+            { name: 'featureId', in: 'path', required: true, description: 'A building_id.', schema: { type: 'string', format: 'uuid' } },
+          ],
           responses: { 200: rated('The feature.', 'OgcFeature'), ...errors([400, 401, 402, 403, 404, 429, 503]) },
         },
       },
     },
     schemas: {
       OgcLink: link,
-      OgcLandingPage: { type: 'object', required: ['links'], properties: { title: { type: 'string' }, description: { type: 'string' }, links } },
-      OgcConformance: { type: 'object', required: ['conformsTo'], properties: { conformsTo: { type: 'array', items: { type: 'string', format: 'uri' } } } },
+      OgcLandingPage: {
+        type: 'object',
+        required: ['links'],
+        properties: { title: { type: 'string' }, description: { type: 'string' }, links },
+      },
+      OgcConformance: {
+        type: 'object',
+        required: ['conformsTo'],
+        properties: { conformsTo: { type: 'array', items: { type: 'string', format: 'uri' } } },
+      },
       OgcCollection: {
-        type: 'object', required: ['id', 'links'],
+        type: 'object',
+        required: ['id', 'links'],
         properties: {
-          id: { type: 'string' }, title: { type: 'string' }, description: { type: 'string' }, itemType: { type: 'string' },
-          crs: { type: 'array', items: { type: 'string' } }, links,
-          extent: { type: 'object', properties: { spatial: { type: 'object', properties: { bbox: { type: 'array', items: { type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } } }, crs: { type: 'string' } } } } },
+          id: { type: 'string' },
+          title: { type: 'string' },
+          description: { type: 'string' },
+          itemType: { type: 'string' },
+          crs: { type: 'array', items: { type: 'string' } },
+          links,
+          extent: {
+            type: 'object',
+            properties: {
+              spatial: {
+                type: 'object',
+                properties: {
+                  bbox: { type: 'array', items: { type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } } },
+                  crs: { type: 'string' },
+                },
+              },
+            },
+          },
         },
       },
-      OgcCollections: { type: 'object', required: ['links', 'collections'], properties: { links, collections: { type: 'array', items: ref('OgcCollection') } } },
+      OgcCollections: {
+        type: 'object',
+        required: ['links', 'collections'],
+        properties: { links, collections: { type: 'array', items: ref('OgcCollection') } },
+      },
       OgcFeature: { allOf: [ref('BuildingFeature')], description: 'A building as a GeoJSON Feature, with links.' },
       OgcFeatureCollection: {
-        type: 'object', required: ['type', 'features', 'numberReturned', 'links'],
+        type: 'object',
+        required: ['type', 'features', 'numberReturned', 'links'],
         properties: {
           type: { type: 'string', const: 'FeatureCollection' },
           features: { type: 'array', maxItems: ITEMS_MAX_LIMIT, items: ref('BuildingFeature') },

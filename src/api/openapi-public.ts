@@ -37,10 +37,15 @@ const ORDER_FIELDS: Record<string, Json> = {
 export function publicSchemas(): Record<string, Json> {
   return {
     PublicFact: {
-      type: 'object', required: ['value', 'estimate'], description: 'One fact of a public page.',
+      type: 'object',
+      required: ['value', 'estimate'],
+      description: 'One fact of a public page.',
       properties: {
         value: { description: 'The value, or null when unknown.' },
-        estimate: { type: 'boolean', description: 'true when the value is modelled rather than measured or stated (false when value is null).' },
+        estimate: {
+          type: 'boolean',
+          description: 'true when the value is modelled rather than measured or stated (false when value is null).',
+        },
       },
     },
     PublicBusiness: object('A business registered at the address: never evidence that it owns or occupies the building.', {
@@ -69,7 +74,10 @@ export function publicSchemas(): Record<string, Json> {
     PublicPlaceList: object('The places of a country.', {
       country: str('Country.', { pattern: '^[A-Z]{2}$' }),
       snapshotDate: day('Date of the snapshot.'),
-      data: { type: 'array', items: object('A place.', { locality: str('Name (percent-encode it in a place path).'), buildings: count('Buildings.') }) },
+      data: {
+        type: 'array',
+        items: object('A place.', { locality: str('Name (percent-encode it in a place path).'), buildings: count('Buildings.') }),
+      },
     }),
     CountryList: object('Covered countries.', {
       data: {
@@ -80,22 +88,31 @@ export function publicSchemas(): Record<string, Json> {
           buildings: count('Buildings in it.'),
           places: count('Localities with a place page.'),
           bbox: {
-            description: 'minLon, minLat, maxLon, maxLat of the buildings\' representative points (null when there are none): the area to ask GET /buildings about.',
+            description:
+              "minLon, minLat, maxLon, maxLat of the buildings' representative points (null when there are none): the area to ask GET /buildings about.",
             oneOf: [{ type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } }, { type: 'null' }],
           },
           sources: {
             type: 'array',
             items: object('Where the data comes from.', {
-              name: str('Source.'), licence: str('Licence.'), attribution: str('Attribution to show.'), retrieved: day('When it was retrieved.'),
+              name: str('Source.'),
+              licence: str('Licence.'),
+              attribution: str('Attribution to show.'),
+              retrieved: day('When it was retrieved.'),
             }),
           },
         }),
       },
     }),
     PublicError: {
-      type: 'object', required: ['error'], description: 'Every non-2xx response under /public (spec 7): the flat format.',
+      type: 'object',
+      required: ['error'],
+      description: 'Every non-2xx response under /public (spec 7): the flat format.',
       properties: {
-        error: enumOf(PUBLIC_ERROR_CODES, 'not_found: unknown resource; invalid_parameter: bad parameter; rate_limited: limit exceeded; unavailable: temporarily unavailable; internal: an unexpected failure of the server (500, logged).'),
+        error: enumOf(
+          PUBLIC_ERROR_CODES,
+          'not_found: unknown resource; invalid_parameter: bad parameter; rate_limited: limit exceeded; unavailable: temporarily unavailable; internal: an unexpected failure of the server (500, logged).',
+        ),
         message: str('For people; with invalid_parameter only.'),
       },
       additionalProperties: false,
@@ -128,22 +145,37 @@ export function publicSchemas(): Record<string, Json> {
       building: ref('Building'),
       footprint: object('The outline as GeoJSON, CRS84.', {
         type: enumOf(['MultiPolygon'], 'GeoJSON type.'),
-        coordinates: { type: 'array', items: { type: 'array', items: { type: 'array', items: { type: 'array', items: { type: 'number' } } } } },
+        coordinates: {
+          type: 'array',
+          items: { type: 'array', items: { type: 'array', items: { type: 'array', items: { type: 'number' } } } },
+        },
       }),
       entrances: {
         type: 'array',
-        items: object('A listed address of the building.', { address: str('As the record states it.'), house_number: nstr('House number.'), postal_code: nstr('Postal code.') }),
+        items: object('A listed address of the building.', {
+          address: str('As the record states it.'),
+          house_number: nstr('House number.'),
+          postal_code: nstr('Postal code.'),
+        }),
       },
       roof_planes: {
         type: 'array',
         items: object('One plane of the roof analysis.', {
-          azimuth_deg: numb('Direction it faces, clockwise from north.'), tilt_deg: numb('Slope.'), area_m2: numb('Area in m².'),
-          panel_count: nint('Panels that fit.'), yearly_energy_kwh: nnum('Yearly yield of those panels.'),
+          azimuth_deg: numb('Direction it faces, clockwise from north.'),
+          tilt_deg: numb('Slope.'),
+          area_m2: numb('Area in m².'),
+          panel_count: nint('Panels that fit.'),
+          yearly_energy_kwh: nnum('Yearly yield of those panels.'),
         }),
       },
-      climate: { type: 'object', description: 'Recent climate at the location (null: unknown).', additionalProperties: { type: ['number', 'null'] } },
+      climate: {
+        type: 'object',
+        description: 'Recent climate at the location (null: unknown).',
+        additionalProperties: { type: ['number', 'null'] },
+      },
       energy: {
-        type: 'object', description: 'Heating and energy networks (null: unknown).',
+        type: 'object',
+        description: 'Heating and energy networks (null: unknown).',
         additionalProperties: { type: ['number', 'string', 'boolean', 'null'] },
       },
       units: { type: 'array', items: ref('Unit') },
@@ -155,33 +187,75 @@ export function publicSchemas(): Record<string, Json> {
   };
 }
 
-const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } } };
+const retryAfter = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
+};
 
 function publicError(description: string, example: Json, headers: Record<string, Json> = {}): Json {
-  return { description, headers, content: { 'application/json': { schema: ref('PublicError'), examples: { [String(example.error)]: { value: example } } } } };
+  return {
+    description,
+    headers,
+    content: { 'application/json': { schema: ref('PublicError'), examples: { [String(example.error)]: { value: example } } } },
+  };
 }
 
 function structuredError(description: string, code: string, message: string, parameter = '', headers: Record<string, Json> = {}): Json {
   return {
-    description, headers,
+    description,
+    headers,
     content: { 'application/json': { schema: ref('Error'), examples: { [code]: { value: { error: { code, message, parameter } } } } } },
   };
 }
 
 export function publicResponses(): Record<string, Json> {
   return {
-    PublicInvalidParameter: publicError('A bad parameter.', { error: 'invalid_parameter', message: 'building_id: expected a UUID such as 0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b; got "x"' }),
+    PublicInvalidParameter: publicError('A bad parameter.', {
+      error: 'invalid_parameter',
+      message: 'building_id: expected a UUID such as 0b7e3f4a-1c2d-5e6f-8a9b-0c1d2e3f4a5b; got "x"',
+    }),
     PublicNotFound: publicError('Unknown resource.', { error: 'not_found' }),
     PublicRateLimited: publicError('More than 120 requests a minute from this client address.', { error: 'rate_limited' }, retryAfter),
     PublicUnavailable: publicError('Temporarily unavailable (no snapshot loaded yet).', { error: 'unavailable' }, retryAfter),
-    NotModified: { description: 'The representation matching If-None-Match is still current.', headers: { ETag: { schema: { type: 'string' } } } },
-    OpenInvalidParameter: structuredError('invalid_parameter: a bad, missing or unknown parameter or body field (also a building that does not exist); parameter names it.',
-      'invalid_parameter', 'country: "XX" is not an ISO 3166-1 alpha-2 country code', 'country'),
-    NotFound: structuredError('not_found: no such record (or a wrong token); on POST /reports, a server that offers no reports.', 'not_found', 'No report order ord_4fQ9aZ0bC1dE2f with this token.'),
-    PayloadTooLarge: structuredError(`payload_too_large: the body is over ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`, 'payload_too_large', `body: at most ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`, 'body'),
-    UnsupportedMediaType: structuredError('unsupported_media_type: the body is not sent as application/json.', 'unsupported_media_type', 'Content-Type: send Content-Type: application/json.', 'Content-Type'),
-    OpenRateLimited: structuredError('rate_limited: too many requests from this client address; Retry-After says when to retry.', 'rate_limited', 'Too many requests from this client address; retry in 120 s.', '', retryAfter),
-    BadSignature: structuredError('unauthorized: the X-Edifice-Signature header is missing or does not match the body.', 'unauthorized', 'X-Edifice-Signature does not match the body.', 'X-Edifice-Signature'),
+    NotModified: {
+      description: 'The representation matching If-None-Match is still current.',
+      headers: { ETag: { schema: { type: 'string' } } },
+    },
+    OpenInvalidParameter: structuredError(
+      'invalid_parameter: a bad, missing or unknown parameter or body field (also a building that does not exist); parameter names it.',
+      'invalid_parameter',
+      'country: "XX" is not an ISO 3166-1 alpha-2 country code',
+      'country',
+    ),
+    NotFound: structuredError(
+      'not_found: no such record (or a wrong token); on POST /reports, a server that offers no reports.',
+      'not_found',
+      'No report order ord_4fQ9aZ0bC1dE2f with this token.',
+    ),
+    PayloadTooLarge: structuredError(
+      `payload_too_large: the body is over ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`,
+      'payload_too_large',
+      `body: at most ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`,
+      'body',
+    ),
+    UnsupportedMediaType: structuredError(
+      'unsupported_media_type: the body is not sent as application/json.',
+      'unsupported_media_type',
+      'Content-Type: send Content-Type: application/json.',
+      'Content-Type',
+    ),
+    OpenRateLimited: structuredError(
+      'rate_limited: too many requests from this client address; Retry-After says when to retry.',
+      'rate_limited',
+      'Too many requests from this client address; retry in 120 s.',
+      '',
+      retryAfter,
+    ),
+    BadSignature: structuredError(
+      'unauthorized: the X-Edifice-Signature header is missing or does not match the body.',
+      'unauthorized',
+      'X-Edifice-Signature does not match the body.',
+      'X-Edifice-Signature',
+    ),
   };
 }
 
@@ -204,10 +278,19 @@ export function requestBody(op: Operation): Json {
   const fields = bodyFieldsOf(op.id);
   const properties: Record<string, Json> = {};
   for (const f of fields) properties[f.name] = fieldSchema(f);
-  const schema: Json = { type: 'object', properties, required: fields.filter((f) => f.required).map((f) => f.name), additionalProperties: false };
+  const schema: Json = {
+    type: 'object',
+    properties,
+    required: fields.filter((f) => f.required).map((f) => f.name),
+    additionalProperties: false,
+  };
   const oneOf = BODY_ONE_OF[op.id];
   if (oneOf) schema.anyOf = oneOf.map((name) => ({ required: [name] }));
-  return { required: true, description: `JSON, at most ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`, content: { 'application/json': { schema } } };
+  return {
+    required: true,
+    description: `JSON, at most ${MAX_BODY_BYTES.toLocaleString('en-US')} bytes.`,
+    content: { 'application/json': { schema } },
+  };
 }
 
 /** Responses of a /public page: cacheable 200 with ETag, 304, and the flat errors. */
@@ -216,7 +299,11 @@ export function publicPageResponses(op: Operation): Json {
     200: {
       description: op.summary,
       headers: {
-        'Cache-Control': { description: 'public, max-age=<seconds>: the same answer to everyone.', required: true, schema: { type: 'string' } },
+        'Cache-Control': {
+          description: 'public, max-age=<seconds>: the same answer to everyone.',
+          required: true,
+          schema: { type: 'string' },
+        },
         ETag: { description: 'Tied to the snapshot served; send it back in If-None-Match.', required: true, schema: { type: 'string' } },
       },
       content: { 'application/json': { schema: ref(op.response) } },
@@ -242,7 +329,8 @@ export function openResponses(op: Operation): Json {
     out[413] = { $ref: '#/components/responses/PayloadTooLarge' };
     out[415] = { $ref: '#/components/responses/UnsupportedMediaType' };
   }
-  if (op.id === 'createReportOrder' || op.id === 'getReport' || op.id === 'confirmReportPayment') out[404] = { $ref: '#/components/responses/NotFound' };
+  if (op.id === 'createReportOrder' || op.id === 'getReport' || op.id === 'confirmReportPayment')
+    out[404] = { $ref: '#/components/responses/NotFound' };
   if (op.id === 'confirmReportPayment') out[401] = { $ref: '#/components/responses/BadSignature' };
   return out;
 }

@@ -52,7 +52,10 @@ export function takeOutput(parsed: object, accept: string, geometryDefault: Geom
   delete q.fields;
   const format = f ?? (prefersGeoJson(accept) ? 'geojson' : undefined);
   if (geometry !== undefined && format !== 'geojson') {
-    throw ApiError.invalidParameter('geometry', 'geometry: applies to GeoJSON answers only; add f=geojson or send Accept: application/geo+json');
+    throw ApiError.invalidParameter(
+      'geometry',
+      'geometry: applies to GeoJSON answers only; add f=geojson or send Accept: application/geo+json',
+    );
   }
   if (format === undefined && fields === undefined) return DEFAULT_OUTPUT;
   return { format, geometry: geometry ?? geometryDefault, fields: fields === undefined ? null : new FieldSelection(fields) };

@@ -15,11 +15,28 @@ export interface PublicPlace {
 }
 
 export const PLACE_FACTS = [
-  'buildings', 'buildingsByCategory', 'buildingsWithConstructionYear', 'constructionYearEarliest', 'constructionYearMedian',
-  'constructionYearLatest', 'medianHeightM', 'medianFloors', 'buildingsWithSolar', 'shareWithSolar', 'buildingsBySolarPresence',
-  'buildingsWithSolarPotential', 'solarCapacityKwpTotal', 'buildingsFloodMapped', 'buildingsInFloodZone', 'buildingsByFloodZone',
-  'buildingsOnSeismicList', 'buildingsBySeismicRiskClass', 'buildingsWithHeatingEstimate', 'buildingsWithThermalAssessment',
-  'buildingsWithDistrictHeating', 'buildingsWithGasNetwork',
+  'buildings',
+  'buildingsByCategory',
+  'buildingsWithConstructionYear',
+  'constructionYearEarliest',
+  'constructionYearMedian',
+  'constructionYearLatest',
+  'medianHeightM',
+  'medianFloors',
+  'buildingsWithSolar',
+  'shareWithSolar',
+  'buildingsBySolarPresence',
+  'buildingsWithSolarPotential',
+  'solarCapacityKwpTotal',
+  'buildingsFloodMapped',
+  'buildingsInFloodZone',
+  'buildingsByFloodZone',
+  'buildingsOnSeismicList',
+  'buildingsBySeismicRiskClass',
+  'buildingsWithHeatingEstimate',
+  'buildingsWithThermalAssessment',
+  'buildingsWithDistrictHeating',
+  'buildingsWithGasNetwork',
 ] as const;
 
 /** What each place fact counts (the OpenAPI document shows these). */
@@ -32,15 +49,17 @@ export const PLACE_FACT_DOCS: Record<(typeof PLACE_FACTS)[number], string> = {
   constructionYearLatest: 'Latest known construction year; an estimate when any known year is modelled.',
   medianHeightM: 'Median of the known heights, metres; an estimate when any is modelled.',
   medianFloors: 'Median of the known floor counts; an estimate when any is modelled.',
-  buildingsWithSolar: 'Buildings whose solar_presence is registered or detected; null when no building of the place has a known solar_presence.',
-  shareWithSolar: 'buildingsWithSolar divided by the buildings whose solar_presence is known (anything but unknown), to three decimals; null when none is known.',
+  buildingsWithSolar:
+    'Buildings whose solar_presence is registered or detected; null when no building of the place has a known solar_presence.',
+  shareWithSolar:
+    'buildingsWithSolar divided by the buildings whose solar_presence is known (anything but unknown), to three decimals; null when none is known.',
   buildingsBySolarPresence: 'Buildings per solar_presence value, unknown included.',
   buildingsWithSolarPotential: 'Buildings with a rooftop solar-potential estimate.',
-  solarCapacityKwpTotal: 'Sum of those estimates\' capacity, kWp (always an estimate); null when there is none.',
+  solarCapacityKwpTotal: "Sum of those estimates' capacity, kWp (always an estimate); null when there is none.",
   buildingsFloodMapped: 'Buildings an official flood map covers.',
   buildingsInFloodZone: 'Buildings inside a mapped flood zone; null when no building of the place is covered by a flood map.',
   buildingsByFloodZone: 'Buildings per flood zone; null when no building of the place is covered by a flood map.',
-  buildingsOnSeismicList: 'Buildings an official seismic list names, whatever their risk class or assessment year (a list\'s N/A included).',
+  buildingsOnSeismicList: "Buildings an official seismic list names, whatever their risk class or assessment year (a list's N/A included).",
   buildingsBySeismicRiskClass: 'Listed buildings per seismic risk class.',
   buildingsWithHeatingEstimate: 'Buildings with a modelled annual heating demand.',
   buildingsWithThermalAssessment: 'Buildings with a building-specific thermal assessment.',
@@ -55,7 +74,9 @@ const median = (m: MedianFact): Fact<number> => ({ value: nan(m.median), estimat
 /** Counts by enum value, keeping every value (zeros included) in the schema's order. */
 function byValue(values: readonly string[], counts: readonly number[]): Record<string, number> {
   const out: Record<string, number> = {};
-  values.forEach((v, i) => { out[v] = counts[i]; });
+  values.forEach((v, i) => {
+    out[v] = counts[i];
+  });
   return out;
 }
 

@@ -17,7 +17,14 @@
  * query string, min/max pairs, the offset window, and the rules between parameters (spec 4.1
  * rules 5, 6, 7).
  */
-import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, type BBox, type BuildingsQuery, type PointQuery } from '../query/types.ts';
+import {
+  MAX_BBOX_SIDE_DEG,
+  MAX_BBOX_SIDE_WITH_ROUNDING,
+  MAX_WINDOW,
+  type BBox,
+  type BuildingsQuery,
+  type PointQuery,
+} from '../query/types.ts';
 import { ApiError, cut, show } from './errors.ts';
 import { operationLabel, type OperationId } from './operations.ts';
 import { BBOX_PARTS, parametersOf, rangePairs, type Condition, type ParamSpec } from './params.ts';
@@ -146,7 +153,10 @@ function parseString(p: ParamSpec, text: string): string {
 function parseBBox(p: ParamSpec, text: string): BBox {
   const parts = text.split(',');
   if (parts.length !== 4) {
-    throw invalid(p.name, `expected four comma-separated decimals minLon,minLat,maxLon,maxLat; got ${parts.length} value${parts.length === 1 ? '' : 's'} in ${show(text)}`);
+    throw invalid(
+      p.name,
+      `expected four comma-separated decimals minLon,minLat,maxLon,maxLat; got ${parts.length} value${parts.length === 1 ? '' : 's'} in ${show(text)}`,
+    );
   }
   const v = [0, 0, 0, 0];
   for (let i = 0; i < 4; i++) {
@@ -166,9 +176,15 @@ function parseBBox(p: ParamSpec, text: string): BBox {
     throw invalid(p.name, `minLon ${parts[0]} is greater than maxLon ${parts[2]} (a box across the antimeridian is asked as two boxes)`);
   }
   if (minLat > maxLat) throw invalid(p.name, `minLat ${parts[1]} is greater than maxLat ${parts[3]}`);
-  for (const [span, axis] of [[maxLon - minLon, 'longitude'], [maxLat - minLat, 'latitude']] as const) {
+  for (const [span, axis] of [
+    [maxLon - minLon, 'longitude'],
+    [maxLat - minLat, 'latitude'],
+  ] as const) {
     if (span > MAX_BBOX_SIDE_WITH_ROUNDING) {
-      throw invalid(p.name, `each side may span at most ${MAX_BBOX_SIDE_DEG} degrees; this one spans ${fmt.format(Number(span.toPrecision(12)))} degrees of ${axis}`);
+      throw invalid(
+        p.name,
+        `each side may span at most ${MAX_BBOX_SIDE_DEG} degrees; this one spans ${fmt.format(Number(span.toPrecision(12)))} degrees of ${axis}`,
+      );
     }
   }
   return { minLon, minLat, maxLon, maxLat };
@@ -176,11 +192,16 @@ function parseBBox(p: ParamSpec, text: string): BBox {
 
 function parseOne(p: ParamSpec, text: string): unknown {
   switch (p.type) {
-    case 'integer': return parseInteger(p, text);
-    case 'number': return parseNumber(p, text);
-    case 'boolean': return parseBoolean(p, text);
-    case 'enum': return parseEnum(p, text);
-    case 'string': return p.format === 'bbox' ? parseBBox(p, text) : parseString(p, text);
+    case 'integer':
+      return parseInteger(p, text);
+    case 'number':
+      return parseNumber(p, text);
+    case 'boolean':
+      return parseBoolean(p, text);
+    case 'enum':
+      return parseEnum(p, text);
+    case 'string':
+      return p.format === 'bbox' ? parseBBox(p, text) : parseString(p, text);
   }
 }
 
@@ -259,7 +280,8 @@ export function parseParameters(
   for (let at = 0; at <= raw.length;) {
     let end = raw.indexOf('&', at);
     if (end < 0) end = raw.length;
-    if (end === at) { // `&&`, or a query ending in `&`: no pair
+    if (end === at) {
+      // `&&`, or a query ending in `&`: no pair
       at = end + 1;
       continue;
     }
@@ -271,10 +293,17 @@ export function parseParameters(
     const rawValue = split === end ? '' : raw.slice(split + 1, end);
     const p = plan.query.get(name);
     if (!p) {
-      if (name === '') throw ApiError.invalidParameter('', `a parameter without a name (=${show(rawValue)}) is not a parameter of ${operationLabel(operation)}`);
+      if (name === '')
+        throw ApiError.invalidParameter(
+          '',
+          `a parameter without a name (=${show(rawValue)}) is not a parameter of ${operationLabel(operation)}`,
+        );
       const hint = didYouMean(name, plan.queryNames);
       const label = cut(name);
-      throw ApiError.invalidParameter(label, `${label}: not a parameter of ${operationLabel(operation)}${hint || ' (its parameters are listed in /v1/openapi.json)'}`);
+      throw ApiError.invalidParameter(
+        label,
+        `${label}: not a parameter of ${operationLabel(operation)}${hint || ' (its parameters are listed in /v1/openapi.json)'}`,
+      );
     }
     const value = decodeQueryPart(rawValue, name);
     if (value === '') throw invalid(name, 'empty value; give a value or leave the parameter out');
@@ -296,7 +325,8 @@ export function parseParameters(
     out[p.key] = value;
   }
   for (const p of plan.required) {
-    if (!texts.has(p.name)) throw invalid(p.name, `required${p.format === 'bbox' ? ' (four comma-separated decimals minLon,minLat,maxLon,maxLat)' : ''}`);
+    if (!texts.has(p.name))
+      throw invalid(p.name, `required${p.format === 'bbox' ? ' (four comma-separated decimals minLon,minLat,maxLon,maxLat)' : ''}`);
   }
   for (const [name, values] of texts) {
     const p = plan.query.get(name)!;
@@ -319,7 +349,10 @@ export function parseParameters(
     const o = out[plan.window.offset.key] as number;
     const l = out[plan.window.limit.key] as number;
     if (o + l > MAX_WINDOW) {
-      throw invalid('offset', `offset + limit must be at most ${fmt.format(MAX_WINDOW)}; got ${fmt.format(o)} + ${fmt.format(l)} = ${fmt.format(o + l)}`);
+      throw invalid(
+        'offset',
+        `offset + limit must be at most ${fmt.format(MAX_WINDOW)}; got ${fmt.format(o)} + ${fmt.format(l)} = ${fmt.format(o + l)}`,
+      );
     }
   }
 
@@ -337,7 +370,10 @@ export function parseParameters(
       const other = given.get(p.disjointFrom) as unknown[];
       const both = (given.get(p.name) as unknown[]).filter((v) => other.includes(v));
       if (both.length > 0) {
-        throw invalid(p.name, `${both.join(', ')} ${both.length === 1 ? 'is' : 'are'} also kept by ${p.disjointFrom}; a value cannot be both kept and left out`);
+        throw invalid(
+          p.name,
+          `${both.join(', ')} ${both.length === 1 ? 'is' : 'are'} also kept by ${p.disjointFrom}; a value cannot be both kept and left out`,
+        );
       }
     }
   }

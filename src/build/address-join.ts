@@ -36,7 +36,10 @@ function sameHouseNumber(a: string, b: string): boolean {
 }
 
 function normaliseNumber(n: string): string {
-  return n.toLowerCase().replace(/^(?:nr|no|n°)\.?\s*/, '').replace(/\s+/g, '');
+  return n
+    .toLowerCase()
+    .replace(/^(?:nr|no|n°)\.?\s*/, '')
+    .replace(/\s+/g, '');
 }
 
 /** Orders address points of one building by house number, numerically, then as text. */
@@ -59,7 +62,11 @@ export interface StatedPlace {
  * `records` in order of preference (own tags first); `listings` from businesses inside;
  * `stated`: the building's own postal code and city, used where the address shown states none.
  */
-export function settleAddress(records: readonly AddressRecord[], listings: readonly AddressRecord[], stated: StatedPlace = { postal_code: null, city: null }): SettledAddress {
+export function settleAddress(
+  records: readonly AddressRecord[],
+  listings: readonly AddressRecord[],
+  stated: StatedPlace = { postal_code: null, city: null },
+): SettledAddress {
   const shown = records[0] ?? listings[0] ?? null;
   const entrances: EntranceRecord[] = [];
   const seen = new Set<string>();

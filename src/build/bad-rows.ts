@@ -22,7 +22,11 @@ export interface ReasonCount {
 
 /** Thrown in strict mode at the first bad row. */
 export class BadRowError extends Error {
-  constructor(readonly where: Where, readonly reason: string, detail: string) {
+  constructor(
+    readonly where: Where,
+    readonly reason: string,
+    detail: string,
+  ) {
     super(`${where.file}:${where.line}: ${reason}: ${detail}`);
     this.name = 'BadRowError';
   }
@@ -51,7 +55,10 @@ export class RowLog {
   private readonly mergedRows: Tally;
 
   /** `strict`: the first bad row throws a `BadRowError`. `examples` kept per reason (default 3). */
-  constructor(private readonly strict: boolean, examples = 3) {
+  constructor(
+    private readonly strict: boolean,
+    examples = 3,
+  ) {
     this.badRows = new Tally(examples);
     this.noted = new Tally(examples);
     this.mergedRows = new Tally(examples);

@@ -29,7 +29,14 @@ import { isSettlement, LocalitySpellings, PlaceIndex } from './locality.ts';
 import { nestedOutlines } from './nested-outlines.ts';
 import { isNamedRoad, RoadCollector, type RoadIndex } from './nearest-road.ts';
 import {
-  buildingFacts, buildingValue, estimatedHeight, residentialCategory, taggedAddress, type BuildingFacts, type TagProblem, type Tags,
+  buildingFacts,
+  buildingValue,
+  estimatedHeight,
+  residentialCategory,
+  taggedAddress,
+  type BuildingFacts,
+  type TagProblem,
+  type Tags,
 } from './osm-tags.ts';
 import { osmSourceId, osmTags } from './osmium.ts';
 import { outlineFrom, type Outline } from './outline.ts';
@@ -144,16 +151,28 @@ const PROGRESS_EVERY = 4096;
 const ON_OUTLINE_M = 0.5;
 
 function sources(options: BuildOptions): SnapshotSource[] {
-  const list: SnapshotSource[] = [{
-    name: 'OpenStreetMap', licence: 'ODbL-1.0', attribution: '© OpenStreetMap contributors', retrieved: options.snapshotDate,
-  }];
+  const list: SnapshotSource[] = [
+    {
+      name: 'OpenStreetMap',
+      licence: 'ODbL-1.0',
+      attribution: '© OpenStreetMap contributors',
+      retrieved: options.snapshotDate,
+    },
+  ];
   if (options.businesses) {
-    list.push({ name: `Business register ${basename(options.businesses)}`, licence: 'as published by the register', attribution: 'the business register', retrieved: options.snapshotDate });
+    list.push({
+      name: `Business register ${basename(options.businesses)}`,
+      licence: 'as published by the register',
+      attribution: 'the business register',
+      retrieved: options.snapshotDate,
+    });
   }
   for (const s of options.seismic ?? []) {
     list.push({
-      name: `Romanian seismic risk list ${basename(s.path)}`, licence: 'public sector information',
-      attribution: 'Romanian municipalities, collected by Code for Romania (seismic-risc)', retrieved: options.snapshotDate,
+      name: `Romanian seismic risk list ${basename(s.path)}`,
+      licence: 'public sector information',
+      attribution: 'Romanian municipalities, collected by Code for Romania (seismic-risc)',
+      retrieved: options.snapshotDate,
     });
   }
   return list;
@@ -168,7 +187,8 @@ function pointOf(feature: Feature): [number, number] | null {
   const g = feature.geometry;
   if (!g || g.type !== 'Point' || !Array.isArray(g.coordinates)) return null;
   const [x, y] = g.coordinates as unknown[];
-  if (typeof x !== 'number' || typeof y !== 'number' || !Number.isFinite(x) || !Number.isFinite(y) || Math.abs(x) > 180 || Math.abs(y) > 90) return null;
+  if (typeof x !== 'number' || typeof y !== 'number' || !Number.isFinite(x) || !Number.isFinite(y) || Math.abs(x) > 180 || Math.abs(y) > 90)
+    return null;
   return [x, y];
 }
 
@@ -188,9 +208,22 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   const roads = new RoadCollector();
   const places = new PlaceIndex();
   const counts: BuildCounts = {
-    features: 0, buildings: 0, address_points: 0, address_points_joined: 0, pois: 0, pois_joined: 0,
-    seismic_rows: 0, seismic_joined: 0, register_rows: 0, register_joined: 0, roads: 0, with_address: 0, with_nearest_road: 0,
-    locality_stated: 0, locality_inferred: 0, locality_spellings_merged: 0,
+    features: 0,
+    buildings: 0,
+    address_points: 0,
+    address_points_joined: 0,
+    pois: 0,
+    pois_joined: 0,
+    seismic_rows: 0,
+    seismic_joined: 0,
+    register_rows: 0,
+    register_joined: 0,
+    roads: 0,
+    with_address: 0,
+    with_nearest_road: 0,
+    locality_stated: 0,
+    locality_inferred: 0,
+    locality_spellings_merged: 0,
   };
 
   const readOsm = async (path: string, roles: Roles): Promise<void> => {
@@ -198,7 +231,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     const total = (await stat(path).catch(() => ({ size: 0 }))).size;
     let done = 0;
     let sinceReport = 0;
-    for await (const row of readFeatures(path, (n) => { done += n; })) {
+    for await (const row of readFeatures(path, (n) => {
+      done += n;
+    })) {
       if (++sinceReport === PROGRESS_EVERY) {
         sinceReport = 0;
         progress({ phase: `read ${file}`, done, total });
@@ -308,11 +343,17 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   progress({ phase: 'merge nested outlines', done: 0, total: buildings.length });
   // Source ids of merged outlines, to the kept one's: a register may name either.
   const mergedInto = new Map<string, string>();
-  const nested = nestedOutlines(buildings.map((b) => b.outline), (done) => progress({ phase: 'merge nested outlines', done, total: buildings.length }));
+  const nested = nestedOutlines(
+    buildings.map((b) => b.outline),
+    (done) => progress({ phase: 'merge nested outlines', done, total: buildings.length }),
+  );
   const dropped = new Set<number>();
   for (const n of nested) {
-    log.merged('nested_outline', buildings[n.inner].where,
-      `${buildings[n.inner].sourceId} lies ${(n.share * 100).toFixed(1)}% inside another building's outline; merged into ${buildings[n.into].sourceId}`);
+    log.merged(
+      'nested_outline',
+      buildings[n.inner].where,
+      `${buildings[n.inner].sourceId} lies ${(n.share * 100).toFixed(1)}% inside another building's outline; merged into ${buildings[n.into].sourceId}`,
+    );
   }
   // The largest inner outline fills first what the outer one lacks.
   for (const n of [...nested].sort((a, b) => buildings[b.inner].area - buildings[a.inner].area || a.inner - b.inner)) {
@@ -329,7 +370,10 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   }
   counts.buildings = buildings.length;
 
-  const index = new OutlineIndex(buildings.map((b) => b.outline), Float64Array.from(buildings, (b) => b.area));
+  const index = new OutlineIndex(
+    buildings.map((b) => b.outline),
+    Float64Array.from(buildings, (b) => b.area),
+  );
   const points = addressPoints.length + pois.length;
   progress({ phase: 'join points', done: 0, total: points });
   let joinedPoints = 0;
@@ -360,21 +404,31 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // As with a seismic list: a register that places nothing is the wrong file, or mapped wrong,
     // and the snapshot would replace one whose buildings had their businesses.
     if (joined.rows === 0) {
-      throw new RangeError(`${options.businesses}: no usable row (a header alone, or every row refused: see the bad rows); nothing written`);
+      throw new RangeError(
+        `${options.businesses}: no usable row (a header alone, or every row refused: see the bad rows); nothing written`,
+      );
     }
     if (joined.joined === 0) {
-      throw new RangeError(`${options.businesses}: none of its ${joined.rows} rows names, contains or shares an address with a building of this input (a register of another country?); nothing written`);
+      throw new RangeError(
+        `${options.businesses}: none of its ${joined.rows} rows names, contains or shares an address with a building of this input (a register of another country?); nothing written`,
+      );
     }
   }
   for (const list of options.seismic ?? []) {
     const total = (await stat(list.path).catch(() => ({ size: 0 }))).size;
     let done = 0;
     const [rowsBefore, joinedBefore] = [counts.seismic_rows, counts.seismic_joined];
-    for await (const row of readSeismicList(list.path, list.columns, log, (n) => { done += n; })) {
+    for await (const row of readSeismicList(list.path, list.columns, log, (n) => {
+      done += n;
+    })) {
       counts.seismic_rows++;
       const i = index.containingOrNearest(row.lon, row.lat, seismicMaxM);
       if (i < 0) {
-        log.note('seismic_unmatched', { file: basename(list.path), line: row.line }, `no outline within ${seismicMaxM} m of ${row.lat}, ${row.lon}`);
+        log.note(
+          'seismic_unmatched',
+          { file: basename(list.path), line: row.line },
+          `no outline within ${seismicMaxM} m of ${row.lat}, ${row.lon}`,
+        );
         continue;
       }
       counts.seismic_joined++;
@@ -386,10 +440,14 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
     // A list with no row that could be read (only a header, every row refused) is as wrong.
     const rows = counts.seismic_rows - rowsBefore;
     if (rows === 0) {
-      throw new RangeError(`${list.path}: no usable row (a header alone, or every row refused: see the bad rows; columns mapped wrong?); nothing written`);
+      throw new RangeError(
+        `${list.path}: no usable row (a header alone, or every row refused: see the bad rows; columns mapped wrong?); nothing written`,
+      );
     }
     if (counts.seismic_joined === joinedBefore) {
-      throw new RangeError(`${list.path}: none of its ${rows} rows lies within ${seismicMaxM} m of a building (a list of another area, or latitude and longitude mapped wrong?); nothing written`);
+      throw new RangeError(
+        `${list.path}: none of its ${rows} rows lies within ${seismicMaxM} m of a building (a list of another area, or latitude and longitude mapped wrong?); nothing written`,
+      );
     }
   }
 
@@ -424,7 +482,9 @@ export async function buildSnapshot(options: BuildOptions): Promise<BuildResult>
   }
   // A snapshot of no building would be served in place of the country's last good one.
   if (writer.count === 0) {
-    throw new RangeError(`no building in the input (${counts.features} features read); nothing written, so the snapshots already there stay as they are`);
+    throw new RangeError(
+      `no building in the input (${counts.features} features read); nothing written, so the snapshots already there stay as they are`,
+    );
   }
   progress({ phase: 'write', done: 0, total: 1 });
   const written = await writer.finish(options.out);
@@ -447,7 +507,11 @@ function mergeInto(outer: PendingBuilding, inner: PendingBuilding): void {
   o.stated_height_m ??= f.stated_height_m;
   o.roof_shape ??= f.roof_shape;
   if (o.construction_year === null && o.completed_by_year === null) {
-    [o.construction_year, o.construction_year_is_estimate, o.completed_by_year] = [f.construction_year, f.construction_year_is_estimate, f.completed_by_year];
+    [o.construction_year, o.construction_year_is_estimate, o.completed_by_year] = [
+      f.construction_year,
+      f.construction_year_is_estimate,
+      f.completed_by_year,
+    ];
   }
   o.stated_postal_code ??= f.stated_postal_code;
   o.stated_city ??= f.stated_city;
@@ -457,13 +521,23 @@ function mergeInto(outer: PendingBuilding, inner: PendingBuilding): void {
 }
 
 /** Reads a business register and gives each row's business to its building. */
-async function joinRegister(path: string, buildings: PendingBuilding[], index: OutlineIndex, mergedInto: ReadonlyMap<string, string>, log: RowLog): Promise<{ rows: number; joined: number }> {
-  const places = new RegisterPlaces(buildings.map((b) => ({
-    sourceId: b.sourceId,
-    addresses: [...(b.ownAddress ? [b.ownAddress.address] : []), ...b.pointAddresses.map((r) => r.address)],
-    postal_code: b.facts.stated_postal_code,
-    city: b.facts.stated_city,
-  })), index, mergedInto);
+async function joinRegister(
+  path: string,
+  buildings: PendingBuilding[],
+  index: OutlineIndex,
+  mergedInto: ReadonlyMap<string, string>,
+  log: RowLog,
+): Promise<{ rows: number; joined: number }> {
+  const places = new RegisterPlaces(
+    buildings.map((b) => ({
+      sourceId: b.sourceId,
+      addresses: [...(b.ownAddress ? [b.ownAddress.address] : []), ...b.pointAddresses.map((r) => r.address)],
+      postal_code: b.facts.stated_postal_code,
+      city: b.facts.stated_city,
+    })),
+    index,
+    mergedInto,
+  );
   let rows = 0;
   let joined = 0;
   for await (const row of readBusinessRegister(path, log)) {
@@ -481,12 +555,22 @@ function settle(b: PendingBuilding): SettledAddress {
   const s = b.seismic;
   const records = [...(b.ownAddress ? [b.ownAddress] : []), ...b.pointAddresses.sort(byHouseNumber)];
   if (s?.address) {
-    records.push({ source: s.source, address: { text: s.address, street: null, house_number: s.house_number, postal_code: null, city: s.locality } });
+    records.push({
+      source: s.source,
+      address: { text: s.address, street: null, house_number: s.house_number, postal_code: null, city: s.locality },
+    });
   }
   return settleAddress(records, b.listings, { postal_code: b.facts.stated_postal_code, city: b.facts.stated_city });
 }
 
-function derive(b: PendingBuilding, settled: SettledAddress, locality: string, localityBasis: LocalityBasis | null, roads: RoadIndex, nearestRoadMaxM: number): BuildingRecord {
+function derive(
+  b: PendingBuilding,
+  settled: SettledAddress,
+  locality: string,
+  localityBasis: LocalityBasis | null,
+  roads: RoadIndex,
+  nearestRoadMaxM: number,
+): BuildingRecord {
   const [lon, lat] = representativePoint(b.outline.polygons);
   const f = b.facts;
   const s = b.seismic;

@@ -17,7 +17,8 @@
  * | employees | | stated size: `12`, a band `10-19`, or an open top band `250+` |
  * | building | one of the three places | the building: its source id (`osm:way/123`) or its `building_id` |
  * | lat, lon | | the registered office's position, WGS84 degrees: the outline containing it, else the nearest within 10 m |
- * | street, house_number, postal_code, city | | the registered office's address, matched to the buildings' address records; postal code and city, when both sides state one, must agree |
+ * | street, house_number, postal_code, city | | the registered office's address, matched to the buildings' address |
+ *   records; postal code and city, when both sides state one, must agree |
  *
  * A row gives its place by the first of building, lat/lon, street with house number that it fills.
  */
@@ -31,8 +32,20 @@ import type { TaggedAddress } from './osm-tags.ts';
 import type { OutlineIndex } from './outline-index.ts';
 
 export const BUSINESS_COLUMNS = [
-  'registration_id', 'name', 'active', 'financial_year', 'turnover', 'currency', 'employees',
-  'building', 'lat', 'lon', 'street', 'house_number', 'postal_code', 'city',
+  'registration_id',
+  'name',
+  'active',
+  'financial_year',
+  'turnover',
+  'currency',
+  'employees',
+  'building',
+  'lat',
+  'lon',
+  'street',
+  'house_number',
+  'postal_code',
+  'city',
 ] as const;
 type Column = (typeof BUSINESS_COLUMNS)[number];
 
@@ -160,7 +173,9 @@ function header(path: string, fields: string[]): Record<Column, number> {
   for (const c of BUSINESS_COLUMNS) at[c] = names.indexOf(c);
   const unknown = names.filter((n) => !(BUSINESS_COLUMNS as readonly string[]).includes(n));
   if (unknown.length > 0) {
-    throw new BusinessInputError(`${path}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} (columns: ${BUSINESS_COLUMNS.join(', ')})`);
+    throw new BusinessInputError(
+      `${path}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} (columns: ${BUSINESS_COLUMNS.join(', ')})`,
+    );
   }
   const missing = (['registration_id', 'name', 'active'] as const).filter((c) => at[c] < 0);
   if (missing.length > 0) throw new BusinessInputError(`${path}: the header lacks ${missing.join(', ')}`);
@@ -214,7 +229,11 @@ export class RegisterPlaces {
   private readonly byAddress = new Map<string, AddressHolder[]>();
 
   /** `mergedInto`: source ids of outlines merged into another, to the kept one's. */
-  constructor(buildings: readonly RegisterBuilding[], private readonly index: OutlineIndex, mergedInto: ReadonlyMap<string, string>) {
+  constructor(
+    buildings: readonly RegisterBuilding[],
+    private readonly index: OutlineIndex,
+    mergedInto: ReadonlyMap<string, string>,
+  ) {
     buildings.forEach((b, i) => {
       this.byRef.set(b.sourceId, i).set(buildingId(b.sourceId), i);
       for (const a of b.addresses) {
@@ -245,8 +264,11 @@ export class RegisterPlaces {
       if (i < 0) log.note('business_unmatched', row.where, `${id}: no outline within ${BUSINESS_MAX_M} m of ${p.lat}, ${p.lon}`);
       return i;
     }
-    const found = new Set((this.byAddress.get(addressKey(p.street, p.house_number)) ?? [])
-      .filter((r) => samePlace(r.postal_code, p.postal_code) && samePlace(r.city, p.city)).map((r) => r.building));
+    const found = new Set(
+      (this.byAddress.get(addressKey(p.street, p.house_number)) ?? [])
+        .filter((r) => samePlace(r.postal_code, p.postal_code) && samePlace(r.city, p.city))
+        .map((r) => r.building),
+    );
     if (found.size === 1) return [...found][0];
     if (found.size === 0) log.note('business_unmatched', row.where, `${id}: no building has the address ${p.street} ${p.house_number}`);
     // One office, one building: an address several buildings state does not say which.

@@ -12,7 +12,10 @@ export interface CsvRecord {
 }
 
 export class CsvSyntaxError extends Error {
-  constructor(readonly line: number, message: string) {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'CsvSyntaxError';
   }

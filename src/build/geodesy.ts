@@ -42,7 +42,7 @@ export function ringArea(ring: Ring): number {
     py = y;
   }
   // x·y products are in a·(a/2) units: the projection's area element is a²/2 dλ dq.
-  return (sum / 2) * (WGS84_A * WGS84_A / 2);
+  return (sum / 2) * ((WGS84_A * WGS84_A) / 2);
 }
 
 /** Ground area of a multipolygon in m²: outer rings minus their holes, whatever their winding. */
@@ -59,7 +59,7 @@ export function footprintArea(polygons: readonly Polygon[]): number {
 export function metresPerDegree(lat: number): { x: number; y: number } {
   const s = Math.sin(lat * RAD);
   const w = Math.sqrt(1 - E2 * s * s);
-  const n = WGS84_A / w;                     // prime-vertical radius of curvature
+  const n = WGS84_A / w; // prime-vertical radius of curvature
   const m = (WGS84_A * (1 - E2)) / (w * w * w); // meridian radius of curvature
   return { x: n * Math.cos(lat * RAD) * RAD, y: m * RAD };
 }

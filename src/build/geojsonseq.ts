@@ -17,13 +17,14 @@ export interface Feature {
   properties: Record<string, unknown> | null;
 }
 
-export type FeatureRow =
-  | { line: number; feature: Feature; error?: undefined }
-  | { line: number; feature?: undefined; error: string };
+export type FeatureRow = { line: number; feature: Feature; error?: undefined } | { line: number; feature?: undefined; error: string };
 
 /** The input as a whole is unusable: missing, empty, not GeoJSON, or cut off. */
 export class GeoJsonInputError extends Error {
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(`${path}: ${message}`);
     this.name = 'GeoJsonInputError';
   }
@@ -80,7 +81,8 @@ async function sniff(path: string): Promise<Mode> {
         continue;
       }
       if (all[first] === RS) return 'rs';
-      if (all[first] !== 0x7b) throw new GeoJsonInputError(path, `not GeoJSON: it starts with ${JSON.stringify(all.toString('utf8', first, first + 20))}`);
+      if (all[first] !== 0x7b)
+        throw new GeoJsonInputError(path, `not GeoJSON: it starts with ${JSON.stringify(all.toString('utf8', first, first + 20))}`);
     }
     const end = all.indexOf(LF, first);
     if (end >= 0) return lineMode(all.toString('utf8', first, end));
@@ -157,9 +159,9 @@ async function* collection(path: string, onBytes?: (n: number) => void): AsyncGe
   let inString = false;
   let escaped = false;
   let line = 1;
-  let key = '';            // the string being read at depth 1 (a key or a value of the collection)
+  let key = ''; // the string being read at depth 1 (a key or a value of the collection)
   let lastString = '';
-  let afterColon = false;  // depth-1 value position: the next token is the value of `lastKey`
+  let afterColon = false; // depth-1 value position: the next token is the value of `lastKey`
   let lastKey = '';
   let inFeatures = false;
   let sawFeatures = false;
@@ -176,7 +178,8 @@ async function* collection(path: string, onBytes?: (n: number) => void): AsyncGe
       if (c === LF) line++;
       if (inString) {
         if (escaped) escaped = false;
-        else if (c === 92) escaped = true; // backslash
+        else if (c === 92)
+          escaped = true; // backslash
         else if (c === 34) {
           inString = false;
           if (depth === 1) {

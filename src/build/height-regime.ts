@@ -81,30 +81,37 @@ function token(t: string, c: Count): boolean {
 /** Lowercase, no diacritics, one separator style: what the token patterns expect. */
 function normalise(value: string): string {
   return value
-    .normalize('NFKD').replace(/[\u0300-\u036f]/g, '')
-    .replace(/\u0415/g, 'E').replace(/\u0435/g, 'e')          // Cyrillic Е typed for E
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/\u0415/g, 'E')
+    .replace(/\u0435/g, 'e') // Cyrillic Е typed for E
     .toLowerCase()
-    .replace(/\u0085|\.\.\.|÷/g, '…')                          // cp1252 ellipsis read as NEL, "...", "÷"
+    .replace(/\u0085|\.\.\.|÷/g, '…') // cp1252 ellipsis read as NEL, "...", "÷"
     .replace(/\s*…\s*/g, '…')
-    .replace(/(\d+)e…/g, '$1…')                                // "1E … 2E" → "1…2E"
+    .replace(/(\d+)e…/g, '$1…') // "1E … 2E" → "1…2E"
     .replace(/\(\s*partial\s*\)/g, 'partial')
-    .replace(/\s+\([^)]*\)/g, ' ')                             // a remark in brackets: "(anexa: P)", "(partial)"
+    .replace(/\s+\([^)]*\)/g, ' ') // a remark in brackets: "(anexa: P)", "(partial)"
     .replace(/\b(?:corp|tr\.?)\s*[a-z0-9]+(?:-\d+)?\b|\bc\d+\s*:/g, ' ') // body labels: "corp C1", "-tr.2", "C1:"
     .replace(/\s*[+=]\s*/g, '+')
-    .replace(/\s+(partial|tehnic|teh|retrase|retras|retars|r)\b/g, '$1')       // "1E retras", "4E r"
+    .replace(/\s+(partial|tehnic|teh|retrase|retras|retars|r)\b/g, '$1') // "1E retras", "4E r"
     .replace(/\./g, '')
     .trim();
 }
 
 /** Parses a height regime; null when it cannot be read. */
 export function parseHeightRegime(value: string): HeightRegime | null {
-  const bodies = normalise(value).split(/\s*[;/]\s*|\s+si\s+|\s+/).filter((b) => b !== '' && b !== '+' && b !== '-');
+  const bodies = normalise(value)
+    .split(/\s*[;/]\s*|\s+si\s+|\s+/)
+    .filter((b) => b !== '' && b !== '+' && b !== '-');
   if (bodies.length === 0) return null;
   let floors = -1;
   let below = 0;
   for (const body of bodies) {
     // "S-P-2E-Ma" uses dashes as separators; a dash between digits ("4-7E") is a range.
-    const tokens = body.replace(/(?<!\d)-|-(?!\d)/g, '+').split('+').filter((t) => t !== '');
+    const tokens = body
+      .replace(/(?<!\d)-|-(?!\d)/g, '+')
+      .split('+')
+      .filter((t) => t !== '');
     if (tokens.length === 0) return null;
     const c: Count = { above: 0, below: 0, upper: 0 };
     for (const t of tokens) if (!token(t, c)) return null;

@@ -35,15 +35,21 @@ export class PlaceIndex {
       for (let i = 0; i < this.names.length; i++) this.index.add(this.lon[i], this.lat[i], this.lon[i], this.lat[i]);
       this.index.finish();
     }
-    const found = nearestItem(this.index, { minX: lon, minY: lat, maxX: lon, maxY: lat }, LOCALITY_MAX_M,
-      (id) => localDistance(lon, lat, this.lon[id], this.lat[id]));
+    const found = nearestItem(this.index, { minX: lon, minY: lat, maxX: lon, maxY: lat }, LOCALITY_MAX_M, (id) =>
+      localDistance(lon, lat, this.lon[id], this.lat[id]),
+    );
     return found ? this.names[found.id] : '';
   }
 }
 
 /** One key per locality whatever its case, accents or spacing: "El Tarter" and "el  Tarter", "Sornàs" and "Sornás". */
 export function localityKey(name: string): string {
-  return name.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  return name
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /**

@@ -23,8 +23,12 @@ export class RoadCollector {
 
   /** One named line, as GeoJSON LineString or MultiLineString coordinates. Returns false if unusable. */
   add(name: string, geometry: { type: string; coordinates?: unknown }): boolean {
-    const lines = geometry.type === 'LineString' ? [geometry.coordinates]
-      : geometry.type === 'MultiLineString' && Array.isArray(geometry.coordinates) ? geometry.coordinates : null;
+    const lines =
+      geometry.type === 'LineString'
+        ? [geometry.coordinates]
+        : geometry.type === 'MultiLineString' && Array.isArray(geometry.coordinates)
+          ? geometry.coordinates
+          : null;
     if (!lines) return false;
     const road = this.names.length;
     let added = false;
@@ -33,7 +37,8 @@ export class RoadCollector {
       for (let i = 1; i < line.length; i++) {
         const a = line[i - 1];
         const b = line[i];
-        if (!Array.isArray(a) || !Array.isArray(b) || ![a[0], a[1], b[0], b[1]].every((v) => typeof v === 'number' && Number.isFinite(v))) continue;
+        if (!Array.isArray(a) || !Array.isArray(b) || ![a[0], a[1], b[0], b[1]].every((v) => typeof v === 'number' && Number.isFinite(v)))
+          continue;
         this.coords.push(a[0], a[1], b[0], b[1]);
         this.roadOfSegment.push(road);
         added = true;
@@ -51,13 +56,21 @@ export class RoadCollector {
 export class RoadIndex {
   private readonly index: Flatbush | null;
 
-  constructor(private readonly segments: Float64Array, private readonly roadOf: Int32Array, private readonly names: readonly string[]) {
+  constructor(
+    private readonly segments: Float64Array,
+    private readonly roadOf: Int32Array,
+    private readonly names: readonly string[],
+  ) {
     const n = roadOf.length;
     this.index = n > 0 ? new Flatbush(n) : null;
     for (let i = 0; i < n; i++) {
       const s = 4 * i;
-      this.index!.add(Math.min(segments[s], segments[s + 2]), Math.min(segments[s + 1], segments[s + 3]),
-        Math.max(segments[s], segments[s + 2]), Math.max(segments[s + 1], segments[s + 3]));
+      this.index!.add(
+        Math.min(segments[s], segments[s + 2]),
+        Math.min(segments[s + 1], segments[s + 3]),
+        Math.max(segments[s], segments[s + 2]),
+        Math.max(segments[s + 1], segments[s + 3]),
+      );
     }
     this.index?.finish();
   }
@@ -78,7 +91,10 @@ export class RoadIndex {
       for (const polygon of outline.polygons) {
         for (const ring of polygon) {
           for (let i = 2; i < ring.length; i += 2) {
-            d = Math.min(d, segmentSegment(plane.x(ring[i - 2]), plane.y(ring[i - 1]), plane.x(ring[i]), plane.y(ring[i + 1]), cx, cy, dx, dy));
+            d = Math.min(
+              d,
+              segmentSegment(plane.x(ring[i - 2]), plane.y(ring[i - 1]), plane.x(ring[i]), plane.y(ring[i + 1]), cx, cy, dx, dy),
+            );
           }
         }
       }

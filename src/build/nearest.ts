@@ -23,7 +23,12 @@ const FIRST_RADIUS_M = 25;
  * The item nearest to `box` for which `distance(id)` (metres) is smallest and at most
  * `maxMetres`, or null. Ties go to the lower id, so results do not depend on index layout.
  */
-export function nearestItem(index: Flatbush, box: Box, maxMetres: number, distance: (id: number) => number): { id: number; metres: number } | null {
+export function nearestItem(
+  index: Flatbush,
+  box: Box,
+  maxMetres: number,
+  distance: (id: number) => number,
+): { id: number; metres: number } | null {
   // Degrees per metre grow poleward for longitude and equatorward for latitude: size the
   // box for the larger of each, with a margin for the local plane of the distance function.
   const poleward = Math.min(89.9, Math.max(Math.abs(box.minY), Math.abs(box.maxY)));
@@ -52,7 +57,10 @@ export function nearestItem(index: Flatbush, box: Box, maxMetres: number, distan
 export class LocalPlane {
   readonly kx: number;
   readonly ky: number;
-  constructor(readonly lon0: number, readonly lat0: number) {
+  constructor(
+    readonly lon0: number,
+    readonly lat0: number,
+  ) {
     const k = metresPerDegree(lat0);
     this.kx = k.x;
     this.ky = k.y;
@@ -87,7 +95,9 @@ export function segmentSegment(ax: number, ay: number, bx: number, by: number, c
   const o4 = orient(cx, cy, dx, dy, bx, by);
   if (((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0)) && ((o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0))) return 0;
   return Math.min(
-    pointSegment(ax, ay, cx, cy, dx, dy), pointSegment(bx, by, cx, cy, dx, dy),
-    pointSegment(cx, cy, ax, ay, bx, by), pointSegment(dx, dy, ax, ay, bx, by),
+    pointSegment(ax, ay, cx, cy, dx, dy),
+    pointSegment(bx, by, cx, cy, dx, dy),
+    pointSegment(cx, cy, ax, ay, bx, by),
+    pointSegment(dx, dy, ax, ay, bx, by),
   );
 }

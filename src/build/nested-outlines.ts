@@ -28,11 +28,13 @@ export interface NestedOutline {
 }
 
 function planar(outline: Outline, x0: number, y0: number, kx: number, ky: number): ClipMultiPolygon {
-  return outline.polygons.map((polygon) => polygon.map((ring) => {
-    const out: [number, number][] = [];
-    for (let i = 0; i < ring.length; i += 2) out.push([(ring[i] - x0) * kx, (ring[i + 1] - y0) * ky]);
-    return out;
-  }));
+  return outline.polygons.map((polygon) =>
+    polygon.map((ring) => {
+      const out: [number, number][] = [];
+      for (let i = 0; i < ring.length; i += 2) out.push([(ring[i] - x0) * kx, (ring[i + 1] - y0) * ky]);
+      return out;
+    }),
+  );
 }
 
 function area(multi: ClipMultiPolygon): number {
@@ -43,7 +45,7 @@ function area(multi: ClipMultiPolygon): number {
       let twice = 0;
       for (let i = 1; i < ring.length; i++) twice += ring[i - 1][0] * ring[i][1] - ring[i][0] * ring[i - 1][1];
       // Outer rings count, holes subtract, whatever their winding.
-      total += (r === 0 ? 1 : -1) * Math.abs(twice) / 2;
+      total += ((r === 0 ? 1 : -1) * Math.abs(twice)) / 2;
     }
   }
   return total;
@@ -72,7 +74,8 @@ export function nestedOutlines(outlines: readonly Outline[], onProgress?: (done:
       if (j === i) continue;
       const b = outlines[j];
       // The boxes' overlap bounds the outlines': too small, and no clipping is needed.
-      const overlap = Math.max(0, (Math.min(a.maxX, b.maxX) - Math.max(a.minX, b.minX)) * kx) *
+      const overlap =
+        Math.max(0, (Math.min(a.maxX, b.maxX) - Math.max(a.minX, b.minX)) * kx) *
         Math.max(0, (Math.min(a.maxY, b.maxY) - Math.max(a.minY, b.minY)) * ky);
       if (overlap < NESTED_SHARE * areaA) continue;
       const pb = planar(b, a.minX, a.minY, kx, ky);

@@ -19,21 +19,112 @@ export interface TagProblem {
 
 const CATEGORY_OF: Readonly<Record<string, Category>> = (() => {
   const groups: Record<Category, string[]> = {
-    residential_house: ['house', 'detached', 'semidetached_house', 'terrace', 'bungalow', 'villa', 'cabin', 'chalet',
-      'farmhouse', 'static_caravan', 'houseboat', 'hut_residential'],
+    residential_house: [
+      'house',
+      'detached',
+      'semidetached_house',
+      'terrace',
+      'bungalow',
+      'villa',
+      'cabin',
+      'chalet',
+      'farmhouse',
+      'static_caravan',
+      'houseboat',
+      'hut_residential',
+    ],
     apartment_block: ['apartments', 'dormitory', 'flats', 'block_of_flats'],
-    commercial: ['retail', 'office', 'commercial', 'hotel', 'supermarket', 'kiosk', 'shop', 'shops', 'bank', 'restaurant',
-      'mall', 'motel', 'guest_house'],
+    commercial: [
+      'retail',
+      'office',
+      'commercial',
+      'hotel',
+      'supermarket',
+      'kiosk',
+      'shop',
+      'shops',
+      'bank',
+      'restaurant',
+      'mall',
+      'motel',
+      'guest_house',
+    ],
     industrial: ['industrial', 'warehouse', 'factory', 'manufacture', 'hangar', 'storage_tank', 'works', 'brewery', 'depot'],
-    public: ['school', 'church', 'chapel', 'cathedral', 'mosque', 'synagogue', 'temple', 'shrine', 'monastery', 'religious',
-      'hospital', 'public', 'civic', 'government', 'townhall', 'university', 'college', 'kindergarten', 'train_station',
-      'station', 'transportation', 'fire_station', 'police', 'library', 'museum', 'sports_hall', 'sports_centre', 'stadium',
-      'grandstand', 'pavilion', 'castle', 'military', 'post_office', 'prison', 'clinic'],
-    agricultural: ['farm', 'barn', 'farm_auxiliary', 'stable', 'greenhouse', 'glasshouse', 'cowshed', 'sty', 'silo',
-      'slurry_tank', 'stall', 'livestock'],
-    ancillary: ['garage', 'garages', 'shed', 'carport', 'hut', 'roof', 'service', 'outbuilding', 'parking', 'boathouse',
-      'toilets', 'bunker', 'annex', 'storage', 'gatehouse', 'allotment_house', 'tower', 'water_tower', 'bridge', 'ruins',
-      'container', 'transformer_tower'],
+    public: [
+      'school',
+      'church',
+      'chapel',
+      'cathedral',
+      'mosque',
+      'synagogue',
+      'temple',
+      'shrine',
+      'monastery',
+      'religious',
+      'hospital',
+      'public',
+      'civic',
+      'government',
+      'townhall',
+      'university',
+      'college',
+      'kindergarten',
+      'train_station',
+      'station',
+      'transportation',
+      'fire_station',
+      'police',
+      'library',
+      'museum',
+      'sports_hall',
+      'sports_centre',
+      'stadium',
+      'grandstand',
+      'pavilion',
+      'castle',
+      'military',
+      'post_office',
+      'prison',
+      'clinic',
+    ],
+    agricultural: [
+      'farm',
+      'barn',
+      'farm_auxiliary',
+      'stable',
+      'greenhouse',
+      'glasshouse',
+      'cowshed',
+      'sty',
+      'silo',
+      'slurry_tank',
+      'stall',
+      'livestock',
+    ],
+    ancillary: [
+      'garage',
+      'garages',
+      'shed',
+      'carport',
+      'hut',
+      'roof',
+      'service',
+      'outbuilding',
+      'parking',
+      'boathouse',
+      'toilets',
+      'bunker',
+      'annex',
+      'storage',
+      'gatehouse',
+      'allotment_house',
+      'tower',
+      'water_tower',
+      'bridge',
+      'ruins',
+      'container',
+      'transformer_tower',
+    ],
     unknown: ['construction', 'other', 'abandoned', 'disused'],
   };
   const map: Record<string, Category> = {};
@@ -46,8 +137,27 @@ const CATEGORY_OF: Readonly<Record<string, Category>> = (() => {
  * Such a category is inferred, never confirmed.
  */
 const INFERRED_FROM: readonly [key: string, values: readonly string[] | null, category: Category][] = [
-  ['amenity', ['school', 'kindergarten', 'college', 'university', 'hospital', 'clinic', 'townhall', 'place_of_worship',
-    'fire_station', 'police', 'library', 'community_centre', 'theatre', 'post_office', 'courthouse'], 'public'],
+  [
+    'amenity',
+    [
+      'school',
+      'kindergarten',
+      'college',
+      'university',
+      'hospital',
+      'clinic',
+      'townhall',
+      'place_of_worship',
+      'fire_station',
+      'police',
+      'library',
+      'community_centre',
+      'theatre',
+      'post_office',
+      'courthouse',
+    ],
+    'public',
+  ],
   ['amenity', ['restaurant', 'cafe', 'bank', 'pub', 'bar', 'fast_food', 'pharmacy', 'fuel', 'cinema'], 'commercial'],
   ['shop', null, 'commercial'],
   ['office', null, 'commercial'],
@@ -56,16 +166,21 @@ const INFERRED_FROM: readonly [key: string, values: readonly string[] | null, ca
 ];
 
 const ROOF_SHAPES: Readonly<Record<string, RoofShape>> = {
-  gabled: 'gabled', saltbox: 'gabled', gabled_height_moved: 'gabled',
-  hipped: 'hipped', side_hipped: 'hipped',
+  gabled: 'gabled',
+  saltbox: 'gabled',
+  gabled_height_moved: 'gabled',
+  hipped: 'hipped',
+  side_hipped: 'hipped',
   half_hipped: 'half_hipped',
   flat: 'flat',
   pyramidal: 'pyramidal',
-  skillion: 'skillion', lean_to: 'skillion',
+  skillion: 'skillion',
+  lean_to: 'skillion',
   round: 'round',
   mansard: 'mansard',
   gambrel: 'gambrel',
-  dome: 'dome', onion: 'dome',
+  dome: 'dome',
+  onion: 'dome',
 };
 
 /** A storey, for heights estimated from a level count. */
@@ -83,8 +198,14 @@ export function buildingValue(tags: Tags): string | null {
 /** Lowercase letters, digits and underscores, 1 to 64 chars, as building_type requires. */
 export function normaliseType(value: string): string {
   const first = value.split(';')[0];
-  const t = first.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64).replace(/_+$/, '');
+  const t = first
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64)
+    .replace(/_+$/, '');
   return t === '' || t === 'yes' ? 'unspecified' : t;
 }
 
@@ -109,7 +230,8 @@ export function classify(tags: Tags, floors: number | null, problems: TagProblem
   if (type === 'unspecified') {
     for (const [key, values, category] of INFERRED_FROM) {
       const v = tags[key];
-      if (v !== undefined && (values === null || values.includes(v))) return { category, category_evidence: 'inferred', building_type: type };
+      if (v !== undefined && (values === null || values.includes(v)))
+        return { category, category_evidence: 'inferred', building_type: type };
     }
     return { category: 'unknown', category_evidence: 'inferred', building_type: type };
   }
@@ -142,7 +264,14 @@ export function parseLevels(value: string): number | null {
 }
 
 export function roofShape(value: string): RoofShape | null {
-  return ROOF_SHAPES[value.trim().toLowerCase().replace(/[\s-]+/g, '_')] ?? null;
+  return (
+    ROOF_SHAPES[
+      value
+        .trim()
+        .toLowerCase()
+        .replace(/[\s-]+/g, '_')
+    ] ?? null
+  );
 }
 
 export interface StartDate {
@@ -160,8 +289,10 @@ const plausibleYear = (y: number): boolean => y >= 100 && y <= 2100;
  */
 export function parseStartDate(value: string): StartDate | null {
   const s = value.trim();
-  const exact = (y: number): StartDate | null => plausibleYear(y) ? { construction_year: y, construction_year_is_estimate: false, completed_by_year: null } : null;
-  const estimate = (y: number): StartDate | null => plausibleYear(y) ? { construction_year: Math.round(y), construction_year_is_estimate: true, completed_by_year: null } : null;
+  const exact = (y: number): StartDate | null =>
+    plausibleYear(y) ? { construction_year: y, construction_year_is_estimate: false, completed_by_year: null } : null;
+  const estimate = (y: number): StartDate | null =>
+    plausibleYear(y) ? { construction_year: Math.round(y), construction_year_is_estimate: true, completed_by_year: null } : null;
   let m: RegExpExecArray | null;
   if ((m = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/.exec(s))) return exact(Number(m[1]));
   if ((m = /^(?:~|ca\.?|c\.|circa|about)\s*(\d{4})$/i.exec(s))) return estimate(Number(m[1]));
@@ -231,7 +362,8 @@ export function buildingFacts(tags: Tags, problems: TagProblem[]): BuildingFacts
   }
   if (tags['building:levels:underground'] !== undefined) {
     underground = parseLevels(tags['building:levels:underground']);
-    if (underground === null) problems.push({ reason: 'unparseable_levels', detail: `building:levels:underground=${tags['building:levels:underground']}` });
+    if (underground === null)
+      problems.push({ reason: 'unparseable_levels', detail: `building:levels:underground=${tags['building:levels:underground']}` });
   }
   let stated: number | null = null;
   if (tags.height !== undefined) {

@@ -40,7 +40,13 @@ async function startsLikePbf(path: string): Promise<boolean> {
     throw new OsmiumError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   // The BlobHeader's first field (tag 0x0a) is its type, a string of 9 bytes; the format caps its length at 64 KiB.
-  return bytes === head.length && head.readUInt32BE(0) <= 64 * 1024 && head[4] === 0x0a && head[5] === 9 && head.toString('latin1', 6) === 'OSMHeader';
+  return (
+    bytes === head.length &&
+    head.readUInt32BE(0) <= 64 * 1024 &&
+    head[4] === 0x0a &&
+    head[5] === 9 &&
+    head.toString('latin1', 6) === 'OSMHeader'
+  );
 }
 
 /** Runs `osmium export` on `pbf` into `dir` and returns the GeoJSON Sequence's path. */
@@ -55,7 +61,9 @@ export async function exportPbf(pbf: string, dir: string, signal?: AbortSignal):
   let input = pbf;
   if (!pbf.endsWith('.pbf')) {
     if (!(await startsLikePbf(pbf))) {
-      throw new OsmiumError(`${pbf}: not an OSM PBF file: its name does not end in .pbf, and it does not start with a PBF header block (OSMHeader)`);
+      throw new OsmiumError(
+        `${pbf}: not an OSM PBF file: its name does not end in .pbf, and it does not start with a PBF header block (OSMHeader)`,
+      );
     }
     input = join(dir, `${basename(pbf)}.osm.pbf`);
     await symlink(absolute(pbf), input);
@@ -69,10 +77,16 @@ export async function exportPbf(pbf: string, dir: string, signal?: AbortSignal):
     // Aborted (the build interrupted), osmium is killed rather than left running alone.
     const child = spawn('osmium', args, { stdio: ['ignore', 'ignore', 'pipe'], signal });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s; });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+    });
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (err.name === 'AbortError') return reject(new OsmiumError(`osmium export ${pbf} interrupted`));
-      reject(new OsmiumError(err.code === 'ENOENT' ? 'osmium is not installed (Debian: apt-get install osmium-tool)' : `cannot run osmium: ${err.message}`));
+      reject(
+        new OsmiumError(
+          err.code === 'ENOENT' ? 'osmium is not installed (Debian: apt-get install osmium-tool)' : `cannot run osmium: ${err.message}`,
+        ),
+      );
     });
     child.on('close', (code) => {
       if (code === 0) resolve();
@@ -90,7 +104,11 @@ export function osmSourceId(feature: Feature): string | null {
   const p = feature.properties ?? {};
   const type = p['@type'];
   const id = p['@id'];
-  if ((type === 'node' || type === 'way' || type === 'relation') && (typeof id === 'number' || typeof id === 'string') && /^-?\d+$/.test(String(id))) {
+  if (
+    (type === 'node' || type === 'way' || type === 'relation') &&
+    (typeof id === 'number' || typeof id === 'string') &&
+    /^-?\d+$/.test(String(id))
+  ) {
     return `osm:${type}/${id}`;
   }
   const m = typeof feature.id === 'string' ? /^([nwra])(\d+)$/.exec(feature.id) : null;
@@ -125,11 +143,19 @@ function fileinfo(pbf: string, args: string[], signal?: AbortSignal): Promise<Re
     const child = spawn('osmium', ['fileinfo', ...args, '-j', '-F', 'pbf', pbf], { stdio: ['ignore', 'pipe', 'pipe'], signal });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => { stdout += s; });
-    child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s; });
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+    });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+    });
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (err.name === 'AbortError') return reject(new OsmiumError(`osmium fileinfo ${pbf} interrupted`));
-      reject(new OsmiumError(err.code === 'ENOENT' ? 'osmium is not installed (Debian: apt-get install osmium-tool)' : `cannot run osmium: ${err.message}`));
+      reject(
+        new OsmiumError(
+          err.code === 'ENOENT' ? 'osmium is not installed (Debian: apt-get install osmium-tool)' : `cannot run osmium: ${err.message}`,
+        ),
+      );
     });
     child.on('close', (code) => {
       if (code !== 0) return reject(new OsmiumError(`osmium fileinfo ${pbf} failed (exit ${code}): ${stderr.trim()}`));

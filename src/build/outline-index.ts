@@ -11,7 +11,10 @@ export class OutlineIndex {
   private readonly index: Flatbush | null;
 
   /** `areas[i]` is the footprint area of `outlines[i]`: it breaks ties between nested outlines. */
-  constructor(private readonly outlines: readonly Outline[], private readonly areas: ArrayLike<number>) {
+  constructor(
+    private readonly outlines: readonly Outline[],
+    private readonly areas: ArrayLike<number>,
+  ) {
     if (outlines.length === 0) {
       this.index = null;
       return;

@@ -17,7 +17,17 @@ import { parseHeightRegime, type HeightRegime } from './height-regime.ts';
 import { BadRowError, type RowLog } from './bad-rows.ts';
 
 export const SEISMIC_FIELDS = [
-  'lat', 'lon', 'class', 'year_built', 'height_regime', 'apartments', 'exam_year', 'address', 'number', 'locality', 'consolidation',
+  'lat',
+  'lon',
+  'class',
+  'year_built',
+  'height_regime',
+  'apartments',
+  'exam_year',
+  'address',
+  'number',
+  'locality',
+  'consolidation',
 ] as const;
 export type SeismicField = (typeof SEISMIC_FIELDS)[number];
 const REQUIRED: readonly SeismicField[] = ['lat', 'lon', 'class'];
@@ -29,24 +39,53 @@ export type SeismicColumns = { [F in SeismicField]?: string } & { lat: string; l
 export const SEISMIC_PRESETS: Readonly<Record<string, SeismicColumns>> = {
   /** The county lists (expertiza-bacau.csv, -iasi.csv, ...): Title Case headers. */
   county: {
-    lat: 'Lat', lon: 'Lng', class: 'Risk Category', year_built: 'Year Built', height_regime: 'Height Regime',
-    apartments: 'Apartment Count', exam_year: 'Examination Year', address: 'Address', number: 'Street Number', locality: 'Locality',
+    lat: 'Lat',
+    lon: 'Lng',
+    class: 'Risk Category',
+    year_built: 'Year Built',
+    height_regime: 'Height Regime',
+    apartments: 'Apartment Count',
+    exam_year: 'Examination Year',
+    address: 'Address',
+    number: 'Street Number',
+    locality: 'Locality',
   },
   /** Both Bucharest lists (expertiza-bucuresti.csv and -2021.csv): snake_case headers in different orders. */
   bucuresti: {
-    lat: 'lat', lon: 'lng', class: 'risk_category', year_built: 'year_built', height_regime: 'height_regime',
-    apartments: 'apartment_count', exam_year: 'examination_year', address: 'address', number: 'street_number',
-    locality: 'locality', consolidation: 'consolidation_status',
+    lat: 'lat',
+    lon: 'lng',
+    class: 'risk_category',
+    year_built: 'year_built',
+    height_regime: 'height_regime',
+    apartments: 'apartment_count',
+    exam_year: 'examination_year',
+    address: 'address',
+    number: 'street_number',
+    locality: 'locality',
+    consolidation: 'consolidation_status',
   },
   /** Dolj: the number is inside the address, no apartment count. */
   dolj: {
-    lat: 'lat', lon: 'lng', class: 'risk_category', year_built: 'year_built', height_regime: 'height_regime',
-    exam_year: 'examination_year', address: 'address', locality: 'locality', consolidation: 'consolidation_status',
+    lat: 'lat',
+    lon: 'lng',
+    class: 'risk_category',
+    year_built: 'year_built',
+    height_regime: 'height_regime',
+    exam_year: 'examination_year',
+    address: 'address',
+    locality: 'locality',
+    consolidation: 'consolidation_status',
   },
   /** Neamț: no apartment count (its residents_count counts people) and no examination year. */
   neamt: {
-    lat: 'lat', lon: 'lng', class: 'risk_category', year_built: 'year_built', height_regime: 'height_regime',
-    address: 'address', number: 'street_number', locality: 'locality',
+    lat: 'lat',
+    lon: 'lng',
+    class: 'risk_category',
+    year_built: 'year_built',
+    height_regime: 'height_regime',
+    address: 'address',
+    number: 'street_number',
+    locality: 'locality',
   },
 };
 
@@ -71,10 +110,14 @@ export function parseSeismicColumns(spec: string): SeismicColumns | 'auto' {
     try {
       text = readFileSync(s, 'utf8');
     } catch (err) {
-      throw new SeismicInputError(`seismic column mapping ${s}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new SeismicInputError(
+        `seismic column mapping ${s}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
   } else {
-    throw new SeismicInputError(`unknown seismic column preset "${s}" (presets: auto, ${Object.keys(SEISMIC_PRESETS).join(', ')}; or a JSON mapping)`);
+    throw new SeismicInputError(
+      `unknown seismic column preset "${s}" (presets: auto, ${Object.keys(SEISMIC_PRESETS).join(', ')}; or a JSON mapping)`,
+    );
   }
   let value: unknown;
   try {
@@ -82,12 +125,14 @@ export function parseSeismicColumns(spec: string): SeismicColumns | 'auto' {
   } catch (err) {
     throw new SeismicInputError(`seismic column mapping is not JSON (${(err as Error).message})`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new SeismicInputError('seismic column mapping must be a JSON object of field → column name');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new SeismicInputError('seismic column mapping must be a JSON object of field → column name');
   for (const [key, column] of Object.entries(value)) {
     if (!(SEISMIC_FIELDS as readonly string[]).includes(key)) {
       throw new SeismicInputError(`seismic column mapping: unknown field "${key}" (fields: ${SEISMIC_FIELDS.join(', ')})`);
     }
-    if (typeof column !== 'string' || column === '') throw new SeismicInputError(`seismic column mapping: field "${key}" must name a column`);
+    if (typeof column !== 'string' || column === '')
+      throw new SeismicInputError(`seismic column mapping: field "${key}" must name a column`);
   }
   for (const f of REQUIRED) if (!(f in value)) throw new SeismicInputError(`seismic column mapping: field "${f}" is required`);
   return value as SeismicColumns;
@@ -98,7 +143,9 @@ function resolve(path: string, header: string[], columns: SeismicColumns | 'auto
   // A list saved with another separator reads as one column, which no layout or mapping could match.
   const separator = header.length === 1 ? [';', '\t'].find((c) => header[0].includes(c)) : undefined;
   if (separator !== undefined) {
-    throw new SeismicInputError(`${path}: its header is separated by ${separator === ';' ? 'semicolons (;)' : 'tabs'}, not commas: a seismic list must be comma-separated`);
+    throw new SeismicInputError(
+      `${path}: its header is separated by ${separator === ';' ? 'semicolons (;)' : 'tabs'}, not commas: a seismic list must be comma-separated`,
+    );
   }
   const names = header.map((h) => h.trim());
   const has = (m: SeismicColumns): boolean => Object.values(m).every((c) => names.includes(c));
@@ -106,8 +153,10 @@ function resolve(path: string, header: string[], columns: SeismicColumns | 'auto
   if (columns === 'auto') {
     const found = Object.values(SEISMIC_PRESETS).find(has);
     if (!found) {
-      throw new SeismicInputError(`${path}: no built-in column layout matches its header (${names.join(', ')}); ` +
-        'pass --seismic-columns with a JSON mapping, e.g. {"lat":"...","lon":"...","class":"..."}');
+      throw new SeismicInputError(
+        `${path}: no built-in column layout matches its header (${names.join(', ')}); ` +
+          'pass --seismic-columns with a JSON mapping, e.g. {"lat":"...","lon":"...","class":"..."}',
+      );
     }
     mapping = found;
   } else {
@@ -142,8 +191,18 @@ export interface SeismicRow {
 }
 
 const CLASSES: Readonly<Record<string, SeismicRiskClass>> = {
-  RS1: 'RsI', RSI: 'RsI', RS2: 'RsII', RSII: 'RsII', RS3: 'RsIII', RSIII: 'RsIII', RS4: 'RsIV', RSIV: 'RsIV',
-  U1: 'U1', U2: 'U2', U3: 'U3', C: 'consolidated',
+  RS1: 'RsI',
+  RSI: 'RsI',
+  RS2: 'RsII',
+  RSII: 'RsII',
+  RS3: 'RsIII',
+  RSIII: 'RsIII',
+  RS4: 'RsIV',
+  RSIV: 'RsIV',
+  U1: 'U1',
+  U2: 'U2',
+  U3: 'U3',
+  C: 'consolidated',
 };
 
 /** A risk class cell: the class, null for none stated, undefined for a value not understood. */
@@ -166,7 +225,12 @@ function year(text: string): number | null | undefined {
  * Streams the usable rows of one list. Bad values are logged and left null; rows without a
  * usable position are logged and skipped; demolished buildings are noted and skipped.
  */
-export async function* readSeismicList(path: string, columns: SeismicColumns | 'auto', log: RowLog, onBytes?: (n: number) => void): AsyncGenerator<SeismicRow> {
+export async function* readSeismicList(
+  path: string,
+  columns: SeismicColumns | 'auto',
+  log: RowLog,
+  onBytes?: (n: number) => void,
+): AsyncGenerator<SeismicRow> {
   const file = basename(path);
   let fields: Record<SeismicField, number> | null = null;
   let needed = 0; // fields a row must have to reach every mapped column
@@ -189,8 +253,15 @@ export async function* readSeismicList(path: string, columns: SeismicColumns | '
       }
       const lat = Number(cell(row, fields.lat).replace(',', '.'));
       const lon = Number(cell(row, fields.lon).replace(',', '.'));
-      if (cell(row, fields.lat) === '' || cell(row, fields.lon) === '' || !Number.isFinite(lat) || !Number.isFinite(lon) ||
-        Math.abs(lat) > 90 || Math.abs(lon) > 180 || (lat === 0 && lon === 0)) {
+      if (
+        cell(row, fields.lat) === '' ||
+        cell(row, fields.lon) === '' ||
+        !Number.isFinite(lat) ||
+        !Number.isFinite(lon) ||
+        Math.abs(lat) > 90 ||
+        Math.abs(lon) > 180 ||
+        (lat === 0 && lon === 0)
+      ) {
         log.bad('bad_coordinates', where, `lat "${cell(row, fields.lat)}", lon "${cell(row, fields.lon)}"`);
         continue;
       }

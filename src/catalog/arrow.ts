@@ -155,15 +155,26 @@ export class StringTable {
 export function typeProblem(kind: string, data: Data): string | null {
   const t = data.type;
   switch (kind) {
-    case 'f64': return t.typeId === Type.Float && (t as any).precision === 2 ? null : `is ${t}, expected Float64`;
-    case 'i32': return t.typeId === Type.Int && (t as any).bitWidth === 32 && (t as any).isSigned ? null : `is ${t}, expected Int32`;
-    case 'date': return t.typeId === Type.Date && (t as any).unit === 0 ? null : `is ${t}, expected Date32`;
-    case 'bool': return t.typeId === Type.Bool ? null : `is ${t}, expected Bool`;
-    case 'utf8': return t.typeId === Type.Utf8 ? null : `is ${t}, expected Utf8`;
-    case 'dict': return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected a dictionary of Utf8`;
-    case 'enum': return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected an enum dictionary of Utf8`;
-    case 'list': return t.typeId === Type.List && data.children[0]?.type.typeId === Type.Struct ? null : `is ${t}, expected a list of structs`;
-    case 'geometry': return t.typeId === Type.List ? null : `is ${t}, expected a GeoArrow multipolygon`;
+    case 'f64':
+      return t.typeId === Type.Float && (t as any).precision === 2 ? null : `is ${t}, expected Float64`;
+    case 'i32':
+      return t.typeId === Type.Int && (t as any).bitWidth === 32 && (t as any).isSigned ? null : `is ${t}, expected Int32`;
+    case 'date':
+      return t.typeId === Type.Date && (t as any).unit === 0 ? null : `is ${t}, expected Date32`;
+    case 'bool':
+      return t.typeId === Type.Bool ? null : `is ${t}, expected Bool`;
+    case 'utf8':
+      return t.typeId === Type.Utf8 ? null : `is ${t}, expected Utf8`;
+    case 'dict':
+      return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected a dictionary of Utf8`;
+    case 'enum':
+      return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8
+        ? null
+        : `is ${t}, expected an enum dictionary of Utf8`;
+    case 'list':
+      return t.typeId === Type.List && data.children[0]?.type.typeId === Type.Struct ? null : `is ${t}, expected a list of structs`;
+    case 'geometry':
+      return t.typeId === Type.List ? null : `is ${t}, expected a GeoArrow multipolygon`;
   }
   return `has an unknown kind ${kind}`;
 }

@@ -108,7 +108,10 @@ export class Catalog implements CatalogSource {
   private removalSet: RemovalSet = { businessIds: new Set(), registrationNumbers: new Set() };
   private readonly listeners: ((view: CatalogView) => void)[] = [];
 
-  private constructor(readonly dir: string, options: CatalogOptions) {
+  private constructor(
+    readonly dir: string,
+    options: CatalogOptions,
+  ) {
     this.log = options.log ?? defaultLog;
     if (options.removals) this.setRemovalSet(options.removals);
   }
@@ -158,8 +161,10 @@ export class Catalog implements CatalogSource {
     for (const s of this.serving.values()) s.snapshot = applyRemovals(s.base, this.removalSet);
     this.publish();
     this.log({
-      level: 'info', event: 'removals_applied',
-      businessIds: this.removalSet.businessIds.size, registrationNumbers: this.removalSet.registrationNumbers.size,
+      level: 'info',
+      event: 'removals_applied',
+      businessIds: this.removalSet.businessIds.size,
+      registrationNumbers: this.removalSet.registrationNumbers.size,
     });
   }
 
@@ -185,9 +190,15 @@ export class Catalog implements CatalogSource {
 
   /** Per country: the date served, buildings, bytes the store holds, and how long it took to load. */
   report(): CountryReport[] {
-    return [...this.serving.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([country, s]) => ({
-      country, date: s.date, buildings: s.snapshot.rows, bytesHeld: s.bytesHeld, loadMs: s.loadMs,
-    }));
+    return [...this.serving.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([country, s]) => ({
+        country,
+        date: s.date,
+        buildings: s.snapshot.rows,
+        bytesHeld: s.bytesHeld,
+        loadMs: s.loadMs,
+      }));
   }
 
   private scan(): ReloadReport[] {
@@ -243,8 +254,16 @@ export class Catalog implements CatalogSource {
     this.serving.set(country, { ...file, base, snapshot, loadMs, bytesHeld });
     this.refused.delete(file.path);
     this.log({
-      level: 'info', event: 'snapshot_loaded', country, date: file.date, path: file.path, buildings: snapshot.rows,
-      bytesHeld, loadMs, replaced: previous, schemaVersion,
+      level: 'info',
+      event: 'snapshot_loaded',
+      country,
+      date: file.date,
+      path: file.path,
+      buildings: snapshot.rows,
+      bytesHeld,
+      loadMs,
+      replaced: previous,
+      schemaVersion,
     });
     return { country, date: file.date, path: file.path, status: 'loaded', previous, buildings: snapshot.rows, loadMs };
   }
@@ -254,7 +273,9 @@ export class Catalog implements CatalogSource {
     const out = new Map<string, FileInfo[]>();
     let countries: string[];
     try {
-      countries = readdirSync(this.dir).filter((d) => COUNTRY_DIR.test(d)).sort();
+      countries = readdirSync(this.dir)
+        .filter((d) => COUNTRY_DIR.test(d))
+        .sort();
     } catch (err) {
       this.log({ level: 'warn', event: 'snapshot_dir_unreadable', path: this.dir, message: (err as Error).message });
       return out;

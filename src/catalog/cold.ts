@@ -297,7 +297,10 @@ export class ByteReader {
   private readonly history: (string | null)[] = new Array(HISTORY).fill('');
   private historyCount = 0;
 
-  constructor(readonly buf: Uint8Array, private readonly tables: StringTables) {
+  constructor(
+    readonly buf: Uint8Array,
+    private readonly tables: StringTables,
+  ) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     this.text = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   }
@@ -328,8 +331,10 @@ export class ByteReader {
   number(): number | null {
     const tag = this.u8();
     switch (tag) {
-      case 0: return null;
-      case 1: return unzigzag(this.varint());
+      case 0:
+        return null;
+      case 1:
+        return unzigzag(this.varint());
       case 2: {
         const v = this.view.getFloat32(this.pos, true);
         this.pos += 4;
@@ -340,7 +345,8 @@ export class ByteReader {
         this.pos += 8;
         return v;
       }
-      default: return unzigzag(this.varint()) / 10 ** (tag - 3);
+      default:
+        return unzigzag(this.varint()) / 10 ** (tag - 3);
     }
   }
 
@@ -353,7 +359,8 @@ export class ByteReader {
     const mode = this.varint();
     let s: string;
     switch (mode) {
-      case 0: return null;
+      case 0:
+        return null;
       case 1:
         s = this.earlier(this.varint());
         break;
@@ -386,8 +393,11 @@ export class ByteReader {
   skipString(): void {
     const mode = this.varint();
     switch (mode) {
-      case 0: return;
-      case 1: this.varint(); break;
+      case 0:
+        return;
+      case 1:
+        this.varint();
+        break;
       case 2: {
         this.varint();
         this.varint();
@@ -399,8 +409,11 @@ export class ByteReader {
         this.varint();
         this.varint();
         break;
-      case 4: this.varint(); break;
-      default: this.pos += mode - LITERAL;
+      case 4:
+        this.varint();
+        break;
+      default:
+        this.pos += mode - LITERAL;
     }
     this.history[this.historyCount % HISTORY] = null;
     this.historyCount++;
@@ -474,16 +487,20 @@ function encoderOf(spec: ColumnSpec, c: Col, base: number, tables: Map<string, S
 
 function decoderOf(spec: ColumnSpec, tables: Map<string, StringTable>): Decode {
   switch (spec.kind) {
-    case 'f64': return (r) => r.number();
-    case 'i32': return (r) => r.int();
-    case 'date': return (r) => {
-      const d = r.int();
-      return d === null ? null : daysToDate(d);
-    };
-    case 'bool': return (r) => {
-      const b = r.u8();
-      return b === 2 ? null : b === 1;
-    };
+    case 'f64':
+      return (r) => r.number();
+    case 'i32':
+      return (r) => r.int();
+    case 'date':
+      return (r) => {
+        const d = r.int();
+        return d === null ? null : daysToDate(d);
+      };
+    case 'bool':
+      return (r) => {
+        const b = r.u8();
+        return b === 2 ? null : b === 1;
+      };
     case 'enum': {
       const values = spec.values!;
       return (r) => {
@@ -498,7 +515,8 @@ function decoderOf(spec: ColumnSpec, tables: Map<string, StringTable>): Decode {
         return c === 0 ? null : values[c - 1];
       };
     }
-    case 'utf8': return (r) => r.string();
+    case 'utf8':
+      return (r) => r.string();
     case 'list': {
       const names = spec.children!.map((c) => c.name);
       const decoders = spec.children!.map((c) => decoderOf(c, tables));
@@ -523,13 +541,21 @@ const holdsStrings = (spec: ColumnSpec): boolean => spec.kind === 'utf8' || (spe
 /** Passes over a value without making it. */
 function skipperOf(spec: ColumnSpec): (r: ByteReader) => void {
   switch (spec.kind) {
-    case 'f64': return (r) => r.skipNumber();
+    case 'f64':
+      return (r) => r.skipNumber();
     case 'i32':
     case 'date':
-    case 'dict': return (r) => { r.varint(); };
+    case 'dict':
+      return (r) => {
+        r.varint();
+      };
     case 'bool':
-    case 'enum': return (r) => { r.pos++; };
-    case 'utf8': return (r) => r.skipString();
+    case 'enum':
+      return (r) => {
+        r.pos++;
+      };
+    case 'utf8':
+      return (r) => r.skipString();
     case 'list': {
       const children = spec.children!.map(skipperOf);
       return (r) => {
@@ -597,8 +623,14 @@ export class ColdCodec {
     for (let c = 0; c < count; c++) {
       const name = this.names[c];
       const decode = this.decoders[c];
-      if (wanted.has(name)) steps.push((r, out) => { out[name] = decode(r); });
-      else if (c < lastString && holdsStrings(this.specs[c])) steps.push((r) => { decode(r); });
+      if (wanted.has(name))
+        steps.push((r, out) => {
+          out[name] = decode(r);
+        });
+      else if (c < lastString && holdsStrings(this.specs[c]))
+        steps.push((r) => {
+          decode(r);
+        });
       else steps.push(skipperOf(this.specs[c]));
     }
     return (reader, pos, out) => {

@@ -11,14 +11,30 @@ export const HOT_POINT = ['latitude', 'longitude'] as const;
 
 /** Numbers filters and sorts read: each a `NumColumn` (numeric.ts), in its narrowest exact form. */
 export const HOT_NUM = [
-  'footprint_area_m2', 'height_m', 'volume_m3', 'floors', 'dwellings',
-  'solar_panel_count', 'solar_capacity_kwp', 'solar_yearly_energy_kwh', 'solar_co2_savings_kg_per_year',
-  'recent_frost_days', 'recent_hot_days', 'recent_minimum_daily_temperature_c', 'recent_max_one_day_precipitation_mm',
+  'footprint_area_m2',
+  'height_m',
+  'volume_m3',
+  'floors',
+  'dwellings',
+  'solar_panel_count',
+  'solar_capacity_kwp',
+  'solar_yearly_energy_kwh',
+  'solar_co2_savings_kg_per_year',
+  'recent_frost_days',
+  'recent_hot_days',
+  'recent_minimum_daily_temperature_c',
+  'recent_max_one_day_precipitation_mm',
 ] as const;
 
 /** Uint8Array of the schema's enum codes, NULL_CODE_U8 = null. */
 export const HOT_ENUM = [
-  'category', 'roof_shape', 'address_corroboration', 'panels_status', 'solar_presence', 'flood_zone', 'seismic_risk_class',
+  'category',
+  'roof_shape',
+  'address_corroboration',
+  'panels_status',
+  'solar_presence',
+  'flood_zone',
+  'seismic_risk_class',
 ] as const;
 
 /** Non-null booleans kept as one bit of `flags`. */
@@ -42,7 +58,14 @@ export const SPECIAL = ['building_id', 'footprint', 'building_type', 'businesses
 export type HotNum = (typeof HOT_NUM)[number];
 export type HotEnum = (typeof HOT_ENUM)[number];
 
-const hot = new Set<string>([...HOT_POINT, ...HOT_NUM, ...HOT_ENUM, ...SPECIAL, ...Object.keys(FLAG_BOOLS), ...Object.keys(FLAG_NULLABLE_BOOLS)]);
+const hot = new Set<string>([
+  ...HOT_POINT,
+  ...HOT_NUM,
+  ...HOT_ENUM,
+  ...SPECIAL,
+  ...Object.keys(FLAG_BOOLS),
+  ...Object.keys(FLAG_NULLABLE_BOOLS),
+]);
 
 /** Every other column, in schema order. */
 export const COLD_COLUMNS: readonly ColumnSpec[] = COLUMNS.filter((c) => !hot.has(c.name));

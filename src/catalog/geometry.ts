@@ -12,10 +12,14 @@ import { sharedF64, sharedU32 } from './shared.ts';
 /** One batch's footprint column, its nested levels resolved. */
 interface GeoBatch {
   length: number;
-  polyOffsets: Int32Array; polyOff: number;
-  ringOffsets: Int32Array; ringOff: number;
-  vertOffsets: Int32Array; vertOff: number;
-  coords: Float64Array; coordBase: number;
+  polyOffsets: Int32Array;
+  polyOff: number;
+  ringOffsets: Int32Array;
+  ringOff: number;
+  vertOffsets: Int32Array;
+  vertOff: number;
+  coords: Float64Array;
+  coordBase: number;
 }
 
 function resolve(data: Data): GeoBatch {
@@ -25,10 +29,14 @@ function resolve(data: Data): GeoBatch {
   const xy = points.children[0];
   return {
     length: data.length,
-    polyOffsets: data.valueOffsets as Int32Array, polyOff: data.offset,
-    ringOffsets: rings.valueOffsets as Int32Array, ringOff: rings.offset,
-    vertOffsets: verts.valueOffsets as Int32Array, vertOff: verts.offset,
-    coords: xy.values as Float64Array, coordBase: xy.offset + 2 * points.offset,
+    polyOffsets: data.valueOffsets as Int32Array,
+    polyOff: data.offset,
+    ringOffsets: rings.valueOffsets as Int32Array,
+    ringOff: rings.offset,
+    vertOffsets: verts.valueOffsets as Int32Array,
+    vertOff: verts.offset,
+    coords: xy.values as Float64Array,
+    coordBase: xy.offset + 2 * points.offset,
   };
 }
 
@@ -123,7 +131,10 @@ export class Footprints {
     const [r0] = this.ringsOf(p0);
     const [, r1] = this.ringsOf(p1 - 1);
     const c = this.coords;
-    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    let minX = Infinity,
+      minY = Infinity,
+      maxX = -Infinity,
+      maxY = -Infinity;
     for (let v = this.ringStart[r0], e = this.ringStart[r1]; v < e; v++) {
       const x = c[2 * v];
       const y = c[2 * v + 1];
@@ -132,7 +143,10 @@ export class Footprints {
       if (y < minY) minY = y;
       if (y > maxY) maxY = y;
     }
-    out[0] = minX; out[1] = minY; out[2] = maxX; out[3] = maxY;
+    out[0] = minX;
+    out[1] = minY;
+    out[2] = maxX;
+    out[3] = maxY;
   }
 
   /** The outline of row as the writer took it: polygons -> rings -> closed lon,lat rings. */
@@ -187,7 +201,7 @@ export class Footprints {
           frame.project(c[2 * v], c[2 * v + 1]);
           const bx = frame.x;
           const by = frame.y;
-          if ((by > 0) !== (ay > 0)) {
+          if (by > 0 !== ay > 0) {
             const xCross = bx + ((0 - by) * (ax - bx)) / (ay - by);
             if (xCross > 0) odd = !odd;
           }

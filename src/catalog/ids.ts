@@ -99,9 +99,8 @@ export function rankIds(words: Uint32Array, n: number): { rank: Uint32Array; byR
   for (let i = 0; i < n; i++) {
     const w0 = words[4 * i];
     const w1 = words[4 * i + 1];
-    const prefix = prefixBits <= 32
-      ? Math.floor(w0 / 2 ** (32 - prefixBits))
-      : w0 * 2 ** (prefixBits - 32) + Math.floor(w1 / 2 ** (64 - prefixBits));
+    const prefix =
+      prefixBits <= 32 ? Math.floor(w0 / 2 ** (32 - prefixBits)) : w0 * 2 ** (prefixBits - 32) + Math.floor(w1 / 2 ** (64 - prefixBits));
     keys[i] = prefix * indexScale + i;
   }
   keys.sort();

@@ -104,7 +104,11 @@ export function mainCurrency(b: BusinessFigures, first: number, last: number, ra
 /** Each code's place among `currencies` sorted alphabetically. */
 export function alphabeticalRanks(currencies: readonly string[]): Uint32Array {
   const rank = new Uint32Array(currencies.length);
-  [...currencies.keys()].sort((x, y) => (currencies[x] < currencies[y] ? -1 : currencies[x] > currencies[y] ? 1 : 0)).forEach((code, i) => { rank[code] = i; });
+  [...currencies.keys()]
+    .sort((x, y) => (currencies[x] < currencies[y] ? -1 : currencies[x] > currencies[y] ? 1 : 0))
+    .forEach((code, i) => {
+      rank[code] = i;
+    });
   return rank;
 }
 
@@ -137,7 +141,9 @@ export function shownAt(b: { offsets: Uint32Array; shown: Uint8Array }, row: num
 
 /** The business whose turnover row shows: in `currency` when one is asked for (-1 when none states one in it). */
 export function turnoverShownAt(
-  b: BusinessFigures & { offsets: Uint32Array; shown: Uint8Array; currencies: readonly string[] }, row: number, currency: string | undefined,
+  b: BusinessFigures & { offsets: Uint32Array; shown: Uint8Array; currencies: readonly string[] },
+  row: number,
+  currency: string | undefined,
 ): number {
   if (currency === undefined) return shownAt(b, row, SHOWN_TURNOVER);
   const code = b.currencies.indexOf(currency);
@@ -146,7 +152,8 @@ export function turnoverShownAt(
 
 /** The businesses of a list whose size and whose turnover a building shows (null: none), by the same rule. */
 export function shownOfRecords(
-  list: readonly BusinessRecord[], currency?: string,
+  list: readonly BusinessRecord[],
+  currency?: string,
 ): { size: BusinessRecord | null; turnover: BusinessRecord | null } {
   const n = list.length;
   if (n === 0) return { size: null, turnover: null };
@@ -158,9 +165,16 @@ export function shownOfRecords(
     currency: list.map((x) => (x.turnover_currency === null ? NULL_CURRENCY : currencies.indexOf(x.turnover_currency))),
     year: list.map((x) => x.turnover_financial_year ?? NULL_I32),
   };
-  const code = currency === undefined
-    ? mainCurrency(figures, 0, n, currencies.map((_, i) => i), new Uint32Array(currencies.length + 1))
-    : currencies.indexOf(currency);
+  const code =
+    currency === undefined
+      ? mainCurrency(
+          figures,
+          0,
+          n,
+          currencies.map((_, i) => i),
+          new Uint32Array(currencies.length + 1),
+        )
+      : currencies.indexOf(currency);
   const size = largestSize(figures, 0, n);
   const turnover = code < 0 ? -1 : largestTurnover(figures, 0, n, code);
   return { size: size < 0 ? null : list[size], turnover: turnover < 0 ? null : list[turnover] };
@@ -172,7 +186,9 @@ export function shownOfRecords(
  * of the snapshot states). Rows show the same bytes in the same form, so caches key on it.
  */
 export function turnoverView(
-  b: BusinessFigures & { offsets: Uint32Array; shown: Uint8Array; currencies: readonly string[] }, row: number, currency: string | undefined,
+  b: BusinessFigures & { offsets: Uint32Array; shown: Uint8Array; currencies: readonly string[] },
+  row: number,
+  currency: string | undefined,
 ): number {
   if (currency === undefined || turnoverShownAt(b, row, currency) === shownAt(b, row, SHOWN_TURNOVER)) return 0;
   const code = b.currencies.indexOf(currency);

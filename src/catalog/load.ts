@@ -283,9 +283,19 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   coldStarts[n] = coldSink.pos;
 
   const places = buildPlaces({
-    rows: n, names: localities.values, locality: localityCodes, category: enums.category, solarPresence: enums.solar_presence,
-    floodZone: enums.flood_zone, seismicRiskClass: enums.seismic_risk_class, seismicListed, flags, constructionYear,
-    heightM: wide.get('height_m') as Float64Array, heightEstimated, floors: wide.get('floors') as Int32Array,
+    rows: n,
+    names: localities.values,
+    locality: localityCodes,
+    category: enums.category,
+    solarPresence: enums.solar_presence,
+    floodZone: enums.flood_zone,
+    seismicRiskClass: enums.seismic_risk_class,
+    seismicListed,
+    flags,
+    constructionYear,
+    heightM: wide.get('height_m') as Float64Array,
+    heightEstimated,
+    floors: wide.get('floors') as Int32Array,
     solarCapacityKwp: wide.get('solar_capacity_kwp') as Float64Array,
   });
   localities.release();
@@ -307,12 +317,26 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   nameStarts[namesLower.length] = at;
 
   const figures = {
-    offsets: bizOffsets, employeesMin: bizEmpMin, employeesMax: bizEmpMax, turnover: bizTurnover, currency: bizCurrency,
-    currencies: currencies.values, year: bizYear,
+    offsets: bizOffsets,
+    employeesMin: bizEmpMin,
+    employeesMax: bizEmpMax,
+    turnover: bizTurnover,
+    currency: bizCurrency,
+    currencies: currencies.values,
+    year: bizYear,
   };
   const business: BusinessColumns = {
-    ...figures, row: bizRow, active: bizActive, name: bizName, names: names.values, namesLower: namesLower.join('\0'), nameStarts,
-    shown: shownFlags(figures, n), strings: bizStrings.toShared(), stringOffsets: bizStringOffsets, stringTables: bizCoder.tables,
+    ...figures,
+    row: bizRow,
+    active: bizActive,
+    name: bizName,
+    names: names.values,
+    namesLower: namesLower.join('\0'),
+    nameStarts,
+    shown: shownFlags(figures, n),
+    strings: bizStrings.toShared(),
+    stringOffsets: bizStringOffsets,
+    stringTables: bizCoder.tables,
   };
 
   const registeredKw = { rows: sharedU32(kwRows.length), values: sharedF64(kwValues.length) };
@@ -322,17 +346,44 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
   const coldOffsets = coldSink.pos < 2 ** 32 ? sharedU32(n + 1) : sharedF64(n + 1);
   coldOffsets.set(coldStarts);
 
-  const footprints = Footprints.build(table.batches.map((_, b) => columnGetter(table, b)('footprint')), n);
+  const footprints = Footprints.build(
+    table.batches.map((_, b) => columnGetter(table, b)('footprint')),
+    n,
+  );
   const { rank, byRank } = rankIds(ids, n);
   const tree = new RowTree(n, lon, lat);
   const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   const index = n > 0 ? buildPointIndex(footprints, n) : null;
 
   return new Snapshot({
-    country: metadata.country, date: metadata.snapshotDate, path: opened.path, sources: metadata.sources,
-    checksum: metadata.checksum, rows: n, lon, lat, num, enums, buildingType, buildingTypes: types.values, flags,
-    registeredKw, entrances, entrancesOverflow, ids, rank, byRank, business, footprints, tree, summaries, index,
-    cold, coldBlob: coldSink.toShared(), coldOffsets, places,
+    country: metadata.country,
+    date: metadata.snapshotDate,
+    path: opened.path,
+    sources: metadata.sources,
+    checksum: metadata.checksum,
+    rows: n,
+    lon,
+    lat,
+    num,
+    enums,
+    buildingType,
+    buildingTypes: types.values,
+    flags,
+    registeredKw,
+    entrances,
+    entrancesOverflow,
+    ids,
+    rank,
+    byRank,
+    business,
+    footprints,
+    tree,
+    summaries,
+    index,
+    cold,
+    coldBlob: coldSink.toShared(),
+    coldOffsets,
+    places,
   });
 }
 

@@ -81,7 +81,8 @@ export function packIntegers(values: Int32Array): NumColumn {
 /** Value of row (NaN = null). */
 export function numberAt(col: NumColumn, row: number): number {
   switch (col.kind) {
-    case 'f64': return col.values[row];
+    case 'f64':
+      return col.values[row];
     case 'i32': {
       const k = col.values[row];
       return k === NULL_I32 ? NaN : k / col.scale;
@@ -100,9 +101,12 @@ export function numberAt(col: NumColumn, row: number): number {
  */
 export function storedCodes(col: NumColumn): { codes: ArrayLike<number>; nullCode: number; scale: number } {
   switch (col.kind) {
-    case 'f64': return { codes: col.values, nullCode: NaN, scale: 1 };
-    case 'i32': return { codes: col.values, nullCode: NULL_I32, scale: col.scale };
-    case 'i16': return { codes: col.values, nullCode: NULL_I16, scale: col.scale };
+    case 'f64':
+      return { codes: col.values, nullCode: NaN, scale: 1 };
+    case 'i32':
+      return { codes: col.values, nullCode: NULL_I32, scale: col.scale };
+    case 'i16':
+      return { codes: col.values, nullCode: NULL_I16, scale: col.scale };
   }
 }
 

@@ -83,7 +83,8 @@ export class Places {
 
   /** Every place with its building count, by name. */
   list(): { locality: string; buildings: number }[] {
-    return [...this.byName.values()].map((f) => ({ locality: f.locality, buildings: f.buildings }))
+    return [...this.byName.values()]
+      .map((f) => ({ locality: f.locality, buildings: f.buildings }))
       .sort((a, b) => (a.locality < b.locality ? -1 : a.locality > b.locality ? 1 : 0));
   }
 
@@ -121,9 +122,19 @@ export function buildPlaces(p: PlaceInputs): Places {
     const bySolarPresence = new Array<number>(SOLAR_PRESENCE.length).fill(0);
     const byFloodZone = new Array<number>(FLOOD_ZONE.length).fill(0);
     const bySeismicRiskClass = new Array<number>(SEISMIC_RISK_CLASS.length).fill(0);
-    let withSolarPotential = 0, solarCapacityKwp = 0, floodMapped = 0, withHeatingEstimate = 0, withThermalAssessment = 0;
-    let districtHeatingAvailable = 0, gasNetworkAvailable = 0, districtHeatingKnown = 0, gasNetworkKnown = 0, onSeismicList = 0;
-    let yearEstimated = 0, earliest = Infinity, latest = -Infinity;
+    let withSolarPotential = 0,
+      solarCapacityKwp = 0,
+      floodMapped = 0,
+      withHeatingEstimate = 0,
+      withThermalAssessment = 0;
+    let districtHeatingAvailable = 0,
+      gasNetworkAvailable = 0,
+      districtHeatingKnown = 0,
+      gasNetworkKnown = 0,
+      onSeismicList = 0;
+    let yearEstimated = 0,
+      earliest = Infinity,
+      latest = -Infinity;
     for (let i = starts[k]; i < starts[k + 1]; i++) {
       const r = order[i];
       const f = p.flags[r];
@@ -156,7 +167,8 @@ export function buildPlaces(p: PlaceInputs): Places {
       }
     }
     const fact = (value: (r: number) => number, estimated: (r: number) => boolean): MedianFact => {
-      let n = 0, est = 0;
+      let n = 0,
+        est = 0;
       for (let i = starts[k]; i < starts[k + 1]; i++) {
         const r = order[i];
         const v = value(r);
@@ -166,14 +178,23 @@ export function buildPlaces(p: PlaceInputs): Places {
       }
       return { known: n, estimated: est, median: median(scratch, n) };
     };
-    const year = fact((r) => (p.constructionYear[r] === NULL_I32 ? NaN : p.constructionYear[r]), () => false);
+    const year = fact(
+      (r) => (p.constructionYear[r] === NULL_I32 ? NaN : p.constructionYear[r]),
+      () => false,
+    );
     out.push({
       locality,
       buildings: starts[k + 1] - starts[k],
       byCategory,
       constructionYear: { ...year, estimated: yearEstimated, earliest: year.known ? earliest : NaN, latest: year.known ? latest : NaN },
-      heightM: fact((r) => p.heightM[r], (r) => p.heightEstimated[r] === 1),
-      floors: fact((r) => (p.floors[r] === NULL_I32 ? NaN : p.floors[r]), (r) => (p.flags[r] & F.FLOORS_IS_ESTIMATE) !== 0),
+      heightM: fact(
+        (r) => p.heightM[r],
+        (r) => p.heightEstimated[r] === 1,
+      ),
+      floors: fact(
+        (r) => (p.floors[r] === NULL_I32 ? NaN : p.floors[r]),
+        (r) => (p.flags[r] & F.FLOORS_IS_ESTIMATE) !== 0,
+      ),
       bySolarPresence,
       withSolarPotential,
       solarCapacityKwp,

@@ -27,7 +27,11 @@ export class RowTree {
   readonly levelSpan: number[] = [];
   private readonly stack = new Int32Array(64 * FANOUT);
 
-  constructor(readonly rows: number, lon: Float64Array, lat: Float64Array) {
+  constructor(
+    readonly rows: number,
+    lon: Float64Array,
+    lat: Float64Array,
+  ) {
     let count = Math.ceil(rows / LEAF_ROWS);
     let span = LEAF_ROWS;
     let total = 0;
@@ -42,9 +46,12 @@ export class RowTree {
         span *= FANOUT;
       }
     }
-    const boxes = this.boxes = sharedF64(4 * total);
+    const boxes = (this.boxes = sharedF64(4 * total));
     for (let leaf = 0; leaf < (this.levelCount[0] ?? 0); leaf++) {
-      let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+      let minX = Infinity,
+        minY = Infinity,
+        maxX = -Infinity,
+        maxY = -Infinity;
       for (let r = leaf * LEAF_ROWS, e = Math.min(rows, r + LEAF_ROWS); r < e; r++) {
         const x = lon[r];
         const y = lat[r];
@@ -59,7 +66,10 @@ export class RowTree {
       const below = this.levelStart[level - 1];
       const belowCount = this.levelCount[level - 1];
       for (let i = 0; i < this.levelCount[level]; i++) {
-        let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+        let minX = Infinity,
+          minY = Infinity,
+          maxX = -Infinity,
+          maxY = -Infinity;
         for (let c = i * FANOUT, e = Math.min(belowCount, c + FANOUT); c < e; c++) {
           const b = 4 * (below + c);
           if (boxes[b] < minX) minX = boxes[b];
@@ -114,7 +124,10 @@ export class RowTree {
       const i = stack[--sp];
       const level = stack[--sp];
       const b = 4 * (this.levelStart[level] + i);
-      const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+      const x0 = boxes[b],
+        y0 = boxes[b + 1],
+        x1 = boxes[b + 2],
+        y1 = boxes[b + 3];
       if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
       const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
       if (inside || level === 0) {

@@ -8,7 +8,15 @@
  * Build one with `loadSnapshot` (load.ts). A Snapshot never changes once built.
  */
 import type Flatbush from 'flatbush';
-import { COLUMNS, columnSpec, type BuildingRecord, type BusinessRecord, type ColumnSpec, type SnapshotSource, type UnitRecord } from '../snapshot/schema.ts';
+import {
+  COLUMNS,
+  columnSpec,
+  type BuildingRecord,
+  type BusinessRecord,
+  type ColumnSpec,
+  type SnapshotSource,
+  type UnitRecord,
+} from '../snapshot/schema.ts';
 import type { BBox } from '../geo/bbox.ts';
 import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
 import type { ByteReader, ColdCodec, StringTables } from './cold.ts';
@@ -262,7 +270,10 @@ export class Snapshot {
     return out as Pick<BuildingRecord, K>;
   }
 
-  private readonly fieldPlans = new WeakMap<readonly string[], { pick: (row: number, out: Record<string, unknown>) => void; hot: ColumnSpec[] }>();
+  private readonly fieldPlans = new WeakMap<
+    readonly string[],
+    { pick: (row: number, out: Record<string, unknown>) => void; hot: ColumnSpec[] }
+  >();
 
   /**
    * A reader of a few cold columns of any row, `read(row, out)` setting out[name] for each of
@@ -343,18 +354,25 @@ export class Snapshot {
       return (this.flags[row] & known) === 0 ? null : (this.flags[row] & value) !== 0;
     }
     switch (name) {
-      case 'latitude': return this.lat[row];
-      case 'longitude': return this.lon[row];
-      case 'building_id': return this.buildingId(row);
-      case 'building_type': return this.buildingTypes[this.buildingType[row]];
-      case 'footprint': return this.footprints.polygons(row);
-      case 'businesses': return this.businesses(row);
+      case 'latitude':
+        return this.lat[row];
+      case 'longitude':
+        return this.lon[row];
+      case 'building_id':
+        return this.buildingId(row);
+      case 'building_type':
+        return this.buildingTypes[this.buildingType[row]];
+      case 'footprint':
+        return this.footprints.polygons(row);
+      case 'businesses':
+        return this.businesses(row);
     }
     throw new Error(`column ${name} has no place in the store`);
   }
 
   private checkRow(row: number): void {
-    if (!Number.isInteger(row) || row < 0 || row >= this.rows) throw new RangeError(`Row ${row} is not in ${this.country} ${this.date} (0..${this.rows - 1}).`);
+    if (!Number.isInteger(row) || row < 0 || row >= this.rows)
+      throw new RangeError(`Row ${row} is not in ${this.country} ${this.date} (0..${this.rows - 1}).`);
   }
 
   /** Sum of stated power_kw of row's registered installations (NaN when none states it). */
@@ -372,15 +390,36 @@ export class Snapshot {
       flags: bytesOf(this.flags),
       derived: bytesOf(this.registeredKw.rows, this.registeredKw.values, this.entrances) + 16 * this.entrancesOverflow.size,
       ids: bytesOf(this.ids, this.rank, this.byRank),
-      businesses: bytesOf(b.offsets, b.row, b.active, b.employeesMin, b.employeesMax, b.turnover, b.currency, b.year, b.name, b.nameStarts, b.shown, b.strings, b.stringOffsets)
-        + stringBytes(b.names) + stringBytes(b.currencies) + 2 * b.namesLower.length
-        + stringBytes(b.stringTables.prefixes) + stringBytes(b.stringTables.suffixes) + stringBytes(b.stringTables.wholes),
+      businesses:
+        bytesOf(
+          b.offsets,
+          b.row,
+          b.active,
+          b.employeesMin,
+          b.employeesMax,
+          b.turnover,
+          b.currency,
+          b.year,
+          b.name,
+          b.nameStarts,
+          b.shown,
+          b.strings,
+          b.stringOffsets,
+        ) +
+        stringBytes(b.names) +
+        stringBytes(b.currencies) +
+        2 * b.namesLower.length +
+        stringBytes(b.stringTables.prefixes) +
+        stringBytes(b.stringTables.suffixes) +
+        stringBytes(b.stringTables.wholes),
       footprints: this.footprints.byteLength,
       tree: this.tree.byteLength,
       summaries: this.summaries.byteLength,
       pointIndex: this.index ? this.index.data.byteLength : 0,
-      cold: bytesOf(this.coldBlob, this.coldOffsets) + this.cold.strings.byteLength
-        + [...this.cold.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0),
+      cold:
+        bytesOf(this.coldBlob, this.coldOffsets) +
+        this.cold.strings.byteLength +
+        [...this.cold.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0),
     };
   }
 

@@ -22,7 +22,8 @@ export function haproxyConfig(proxy: FleetProxy): string {
   if (proxy.replicas.length === 0) throw new RangeError('A fleet needs at least one replica.');
   for (const r of proxy.replicas) {
     if (!NAME.test(r.name)) throw new RangeError(`A replica's name is 1 to 64 letters, digits, '.', '_' or '-', got "${r.name}".`);
-    if (!Number.isInteger(r.port) || r.port < 1 || r.port > 65_535) throw new RangeError(`Replica ${r.name}: port ${r.port} is not a TCP port.`);
+    if (!Number.isInteger(r.port) || r.port < 1 || r.port > 65_535)
+      throw new RangeError(`Replica ${r.name}: port ${r.port} is not a TCP port.`);
   }
   const every = proxy.checkEveryMs ?? 500;
   return [

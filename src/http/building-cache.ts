@@ -55,7 +55,10 @@ export class BuildingCache {
   hits = 0;
   misses = 0;
 
-  constructor(private readonly appUrl: string, maxBytes: number) {
+  constructor(
+    private readonly appUrl: string,
+    maxBytes: number,
+  ) {
     this.capacity = maxBytes;
     this.ring = Buffer.allocUnsafeSlow(maxBytes);
     const buckets = 2 ** Math.max(2, Math.ceil(Math.log2(maxBytes / BYTES_PER_SLOT / WAYS)));

@@ -3,9 +3,7 @@
  * (the common case, unchanged), cut to the fields a caller kept, or wrapped in a GeoJSON Feature.
  */
 import { pack } from 'msgpackr';
-import {
-  BUILDING_FIELDS, ByteWriter, serializeBuilding, writeFeature, type Encoding, type Output, type PageItems,
-} from '../api/index.ts';
+import { BUILDING_FIELDS, ByteWriter, serializeBuilding, writeFeature, type Encoding, type Output, type PageItems } from '../api/index.ts';
 import type { RowRef } from '../query/buildings.ts';
 import type { BuildingCache } from './building-cache.ts';
 
@@ -13,7 +11,10 @@ export class BuildingItems {
   /** Where a building's full JSON is put before its kept fields are cut from it. */
   private readonly whole = new ByteWriter(16 * 1024);
 
-  constructor(private readonly cache: BuildingCache, private readonly appUrl: string) {}
+  constructor(
+    private readonly cache: BuildingCache,
+    private readonly appUrl: string,
+  ) {}
 
   /**
    * The page's items in `encoding` (JSON for GeoJSON features) as `output` says; `turnoverCurrency`:
@@ -24,12 +25,23 @@ export class BuildingItems {
     const fields = output.fields;
     const format = output.format ?? encoding;
     if (format === 'msgpack') {
-      if (fields === null) return { count: rows.length, write: (i, w) => cache.write(w, rows[i].snapshot, rows[i].row, 'msgpack', turnoverCurrency) };
+      if (fields === null)
+        return { count: rows.length, write: (i, w) => cache.write(w, rows[i].snapshot, rows[i].row, 'msgpack', turnoverCurrency) };
       return {
         count: rows.length,
         write: (i, w) => {
           const { snapshot, row } = rows[i];
-          w.bytes(pack(fields.pick(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency }))));
+          w.bytes(
+            pack(
+              fields.pick(
+                serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), {
+                  country: snapshot.country,
+                  appUrl: this.appUrl,
+                  turnoverCurrency,
+                }),
+              ),
+            ),
+          );
         },
       };
     }

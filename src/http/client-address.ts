@@ -18,7 +18,10 @@ function bare(entry: string): string {
 
 export function clientAddress(peer: string, forwardedFor: string, trustedProxies: number): string {
   if (trustedProxies === 0 || forwardedFor.trim() === '') return clientBucket(peer);
-  const entries = forwardedFor.split(',').map(bare).filter((e) => e !== '');
+  const entries = forwardedFor
+    .split(',')
+    .map(bare)
+    .filter((e) => e !== '');
   if (entries.length === 0) return clientBucket(peer);
   // Fewer entries than proxies: the leftmost is the nearest to the client we have.
   const chosen = entries[Math.max(0, entries.length - trustedProxies)];

@@ -37,11 +37,22 @@ export interface HttpContext {
 
 /** Writes the reply (naming the replica, in a fleet), then counts and logs it (one line per request, never a secret). */
 export function finish(
-  ctx: HttpContext, res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply,
+  ctx: HttpContext,
+  res: HttpResponse,
+  route: string,
+  method: string,
+  path: string,
+  t0: number,
+  reply: Reply,
   extra: Record<string, unknown> = {},
 ): void {
   const replica = ctx.config.replica;
-  send(res, replica === null ? reply : { ...reply, headers: { ...reply.headers, 'X-Edifice-Replica': replica } }, method === 'HEAD', ctx.closing());
+  send(
+    res,
+    replica === null ? reply : { ...reply, headers: { ...reply.headers, 'X-Edifice-Replica': replica } },
+    method === 'HEAD',
+    ctx.closing(),
+  );
   const seconds = (performance.now() - t0) / 1000;
   ctx.metrics.observe(route, reply.status, seconds);
   ctx.log.info({ method, path, route, status: reply.status, ms: Math.round(seconds * 1e4) / 10, ...extra }, 'request');

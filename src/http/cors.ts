@@ -16,8 +16,18 @@ import { addResponseHeaders } from './response-headers.ts';
 
 /** Headers of authenticated answers a page's script may read (spec 8). */
 const EXPOSED = [
-  'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'X-Daily-Quota-Limit',
-  'X-Daily-Quota-Remaining', 'X-Credits-Charged', 'X-Credits-Remaining', 'Retry-After', 'ETag', 'Allow',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+  'X-Daily-Quota-Limit',
+  'X-Daily-Quota-Remaining',
+  'X-Credits-Charged',
+  'X-Credits-Remaining',
+  'Retry-After',
+  'ETag',
+  'Allow',
 ].join(', ');
 const ALLOWED_HEADERS = 'Authorization, Accept, Content-Type, If-None-Match';
 const ALLOWED_METHODS = 'GET, HEAD, POST, OPTIONS';
@@ -26,7 +36,10 @@ const PREFLIGHT_MAX_AGE_S = '600';
 export class CorsPolicy {
   private readonly origins: ReadonlySet<string>;
 
-  constructor(private readonly basePath: string, origins: readonly string[]) {
+  constructor(
+    private readonly basePath: string,
+    origins: readonly string[],
+  ) {
     this.origins = new Set(origins);
   }
 
@@ -35,8 +48,17 @@ export class CorsPolicy {
     const b = this.basePath;
     if (!path.startsWith(b)) return false;
     const rest = path.slice(b.length);
-    return rest === '' || rest === '/' || rest.startsWith('/public/') || rest === '/openapi.json' || rest === '/docs'
-      || rest.startsWith('/docs/') || rest === '/conformance' || rest === '/collections' || /^\/collections\/[^/]+$/.test(rest);
+    return (
+      rest === '' ||
+      rest === '/' ||
+      rest.startsWith('/public/') ||
+      rest === '/openapi.json' ||
+      rest === '/docs' ||
+      rest.startsWith('/docs/') ||
+      rest === '/conformance' ||
+      rest === '/collections' ||
+      /^\/collections\/[^/]+$/.test(rest)
+    );
   }
 
   /** The CORS headers of an answer to `origin` at `path`, or undefined when it gets none. */
@@ -54,29 +76,33 @@ const METHODS = ['get', 'post', 'head', 'any', 'options', 'put', 'del', 'patch']
 
 /** `app`, each of whose routes registered from now on answers CORS as `policy` says. */
 export function withCors(app: TemplatedApp, ctx: HttpContext, policy: CorsPolicy): TemplatedApp {
-  const wrap = (handler: Handler): Handler => (res, req) => {
-    const origin = req.getHeader('origin');
-    if (origin !== '') {
-      const path = req.getUrl();
-      const headers = policy.headersFor(path, origin);
-      if (headers) {
-        if (req.getMethod() === 'options' && req.getHeader('access-control-request-method') !== '') {
-          const t0 = performance.now();
-          finish(ctx, res, 'preflight', 'OPTIONS', path, t0, {
-            status: 204,
-            headers: {
-              ...headers, 'Access-Control-Allow-Methods': ALLOWED_METHODS, 'Access-Control-Allow-Headers': ALLOWED_HEADERS,
-              'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_S,
-            },
-            body: '',
-          });
-          return;
+  const wrap =
+    (handler: Handler): Handler =>
+    (res, req) => {
+      const origin = req.getHeader('origin');
+      if (origin !== '') {
+        const path = req.getUrl();
+        const headers = policy.headersFor(path, origin);
+        if (headers) {
+          if (req.getMethod() === 'options' && req.getHeader('access-control-request-method') !== '') {
+            const t0 = performance.now();
+            finish(ctx, res, 'preflight', 'OPTIONS', path, t0, {
+              status: 204,
+              headers: {
+                ...headers,
+                'Access-Control-Allow-Methods': ALLOWED_METHODS,
+                'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+                'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_S,
+              },
+              body: '',
+            });
+            return;
+          }
+          addResponseHeaders(res, headers);
         }
-        addResponseHeaders(res, headers);
       }
-    }
-    handler(res, req);
-  };
+      handler(res, req);
+    };
   const target = app as unknown as Record<string, (pattern: string, handler: Handler) => TemplatedApp>;
   for (const method of METHODS) {
     const register = target[method].bind(app);

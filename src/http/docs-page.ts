@@ -42,8 +42,11 @@ window.ui = SwaggerUIBundle({
 export function registerDocsPage(app: TemplatedApp, ctx: HttpContext): void {
   const base = ctx.config.basePath;
   const dist = packageDir('swagger-ui-dist');
-  serveStatic(app, ctx, `${base}/docs`, '/docs',
-    { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'public, max-age=300' }, body: PAGE });
+  serveStatic(app, ctx, `${base}/docs`, '/docs', {
+    status: 200,
+    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'public, max-age=300' },
+    body: PAGE,
+  });
   for (const [name, type] of Object.entries(ASSETS)) {
     serveStatic(app, ctx, `${base}/docs/${name}`, `/docs/${name}`, fileReply(join(dist, name), type, 86_400));
   }

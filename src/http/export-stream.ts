@@ -23,7 +23,11 @@ export interface RecordStream {
  * otherwise.
  */
 export function streamRecords(
-  res: HttpResponse, status: string, headers: Record<string, string>, stream: RecordStream, closeConnection: boolean,
+  res: HttpResponse,
+  status: string,
+  headers: Record<string, string>,
+  stream: RecordStream,
+  closeConnection: boolean,
   done: (completed: boolean, bytes: number) => void,
 ): void {
   const w = new ByteWriter(CHUNK_BYTES + 16 * 1024);

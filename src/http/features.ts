@@ -5,8 +5,19 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import {
-  ApiError, COLLECTION_ID, collection, collections, conformance, decodePathSegment, featureCollectionJson, GEOJSON_CONTENT_TYPE,
-  itemsTail, landingPage, parseItemsQuery, unknownCollection, type Output,
+  ApiError,
+  COLLECTION_ID,
+  collection,
+  collections,
+  conformance,
+  decodePathSegment,
+  featureCollectionJson,
+  GEOJSON_CONTENT_TYPE,
+  itemsTail,
+  landingPage,
+  parseItemsQuery,
+  unknownCollection,
+  type Output,
 } from '../api/index.ts';
 import type { BuildingsResult } from '../query/buildings.ts';
 import { MAX_WINDOW, type BBox, type BuildingsQuery } from '../query/types.ts';
@@ -37,10 +48,15 @@ function extentOf(view: CatalogView): { extent: BBox | null; buildings: number }
     buildings += s.rows;
     const e = s.extent;
     if (!e) continue;
-    extent = extent === null ? { ...e } : {
-      minLon: Math.min(extent.minLon, e.minLon), minLat: Math.min(extent.minLat, e.minLat),
-      maxLon: Math.max(extent.maxLon, e.maxLon), maxLat: Math.max(extent.maxLat, e.maxLat),
-    };
+    extent =
+      extent === null
+        ? { ...e }
+        : {
+            minLon: Math.min(extent.minLon, e.minLon),
+            minLat: Math.min(extent.minLat, e.minLat),
+            maxLon: Math.max(extent.maxLon, e.maxLon),
+            maxLat: Math.max(extent.maxLat, e.maxLat),
+          };
   }
   return { extent, buildings };
 }
@@ -58,7 +74,7 @@ export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: Fe
       const register = method === 'GET' ? app.get.bind(app) : app.head.bind(app);
       register(pattern, (res, req) => {
         const t0 = performance.now();
-        const param = route.includes('{') ? req.getParameter(0) ?? '' : '';
+        const param = route.includes('{') ? (req.getParameter(0) ?? '') : '';
         let reply;
         try {
           reply = jsonReply(200, doc(param), { 'Cache-Control': 'no-cache' });
@@ -85,63 +101,73 @@ export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: Fe
     return collection(ctx.baseUrl(), s.extent, s.buildings);
   });
   // Items of any other collection: 404 before a key is asked for.
-  document(`${base}/collections/:collectionId/items`, '/collections/{collectionId}/items', (id) => { throw unknownCollection(id); });
-  document(`${base}/collections/:collectionId/items/:featureId`, '/collections/{collectionId}/items/{featureId}', (id) => { throw unknownCollection(id); });
+  document(`${base}/collections/:collectionId/items`, '/collections/{collectionId}/items', (id) => {
+    throw unknownCollection(id);
+  });
+  document(`${base}/collections/:collectionId/items/:featureId`, '/collections/{collectionId}/items/{featureId}', (id) => {
+    throw unknownCollection(id);
+  });
 
   const features = (rows: Parameters<BuildingItems['of']>[0], output: Output) => items.of(rows, 'json', output);
 
-  app.get(`${base}${ITEMS_ROUTE}`, routes.serve(ITEMS_ROUTE, ({ rawQuery, view, link }) => {
-    const q = parseItemsQuery(rawQuery);
-    let rows;
-    let matched: number | null;
-    let next: number | null;
-    if (q.kind === 'stored') {
-      const listed = listStored(view, q.offset, q.limit);
-      rows = listed.rows;
-      matched = listed.total;
-      next = q.offset + rows.length < listed.total ? q.offset + rows.length : null;
-    } else {
-      const { query } = q;
-      const result = routes.rank(view, query);
-      rows = result.rows;
-      matched = result.totalIsCapped ? null : result.total;
-      const end = query.offset + rows.length;
-      next = rows.length === query.limit && end < result.total && end < MAX_WINDOW ? end : null;
-    }
-    const now = new Date(routes.now());
-    return {
-      charge: rows.map((r) => r.snapshot.buildingId(r.row)),
-      contentType: GEOJSON_CONTENT_TYPE,
-      render: (_encoding, out) => featureCollectionJson(features(rows, q.output), itemsTail(link, rows.length, matched, next, now), out),
-    };
-  }));
+  app.get(
+    `${base}${ITEMS_ROUTE}`,
+    routes.serve(ITEMS_ROUTE, ({ rawQuery, view, link }) => {
+      const q = parseItemsQuery(rawQuery);
+      let rows;
+      let matched: number | null;
+      let next: number | null;
+      if (q.kind === 'stored') {
+        const listed = listStored(view, q.offset, q.limit);
+        rows = listed.rows;
+        matched = listed.total;
+        next = q.offset + rows.length < listed.total ? q.offset + rows.length : null;
+      } else {
+        const { query } = q;
+        const result = routes.rank(view, query);
+        rows = result.rows;
+        matched = result.totalIsCapped ? null : result.total;
+        const end = query.offset + rows.length;
+        next = rows.length === query.limit && end < result.total && end < MAX_WINDOW ? end : null;
+      }
+      const now = new Date(routes.now());
+      return {
+        charge: rows.map((r) => r.snapshot.buildingId(r.row)),
+        contentType: GEOJSON_CONTENT_TYPE,
+        render: (_encoding, out) => featureCollectionJson(features(rows, q.output), itemsTail(link, rows.length, matched, next, now), out),
+      };
+    }),
+  );
 
-  app.get(`${base}${ITEMS_ROUTE}/:featureId`, routes.serve(FEATURE_ROUTE, ({ rawQuery, pathParameter, view, link }) => {
-    const id = decodePathSegment(pathParameter, 'featureId').toLowerCase();
-    if (rawQuery !== '') {
-      const name = rawQuery.split('=')[0];
-      if (name !== 'f') throw ApiError.invalidParameter(name, `${name}: not a parameter of a single feature`);
-    }
-    const found = findBuilding(view, id);
-    if (!found) throw new ApiError('not_found', `No building has the id ${id}.`, 'featureId');
-    const b = link.baseUrl.replace(/\/$/, '');
-    const links = JSON.stringify([
-      { href: `${b}${ITEMS_ROUTE}/${id}`, rel: 'self', type: GEOJSON_CONTENT_TYPE },
-      { href: `${b}/collections/${COLLECTION_ID}`, rel: 'collection', type: 'application/json' },
-    ]);
-    const props = items.of([found], 'json', { format: 'geojson', geometry: 'footprint', fields: null });
-    return {
-      charge: [found.snapshot.buildingId(found.row)],
-      contentType: GEOJSON_CONTENT_TYPE,
-      render: (_encoding, out) => {
-        out.reset();
-        props.write(0, out);
-        out.length--; // the Feature's closing brace: its links go before it
-        out.text(`,"links":${links}}`);
-        return out.view();
-      },
-    };
-  }));
+  app.get(
+    `${base}${ITEMS_ROUTE}/:featureId`,
+    routes.serve(FEATURE_ROUTE, ({ rawQuery, pathParameter, view, link }) => {
+      const id = decodePathSegment(pathParameter, 'featureId').toLowerCase();
+      if (rawQuery !== '') {
+        const name = rawQuery.split('=')[0];
+        if (name !== 'f') throw ApiError.invalidParameter(name, `${name}: not a parameter of a single feature`);
+      }
+      const found = findBuilding(view, id);
+      if (!found) throw new ApiError('not_found', `No building has the id ${id}.`, 'featureId');
+      const b = link.baseUrl.replace(/\/$/, '');
+      const links = JSON.stringify([
+        { href: `${b}${ITEMS_ROUTE}/${id}`, rel: 'self', type: GEOJSON_CONTENT_TYPE },
+        { href: `${b}/collections/${COLLECTION_ID}`, rel: 'collection', type: 'application/json' },
+      ]);
+      const props = items.of([found], 'json', { format: 'geojson', geometry: 'footprint', fields: null });
+      return {
+        charge: [found.snapshot.buildingId(found.row)],
+        contentType: GEOJSON_CONTENT_TYPE,
+        render: (_encoding, out) => {
+          out.reset();
+          props.write(0, out);
+          out.length--; // the Feature's closing brace: its links go before it
+          out.text(`,"links":${links}}`);
+          return out.view();
+        },
+      };
+    }),
+  );
 
   refuseOtherMethods(app, ctx, `${base}${ITEMS_ROUTE}`, ITEMS_ROUTE, ['GET'], false);
   refuseOtherMethods(app, ctx, `${base}${ITEMS_ROUTE}/:featureId`, FEATURE_ROUTE, ['GET'], false);

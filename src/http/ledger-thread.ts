@@ -47,8 +47,13 @@ export type LedgerThreadMetrics = { type: 'metrics'; id: number; json: unknown }
 const data = workerData as LedgerThreadData;
 const priority = raiseThreadPriority(data.config.ledgerPriority);
 const ledger = Ledger.open(data.config.ledgerPath, {
-  perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
-  writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
+  perKeyPerMinute: data.config.perKeyPerMinute,
+  dailyQuota: data.config.dailyQuota,
+  keyLimiterTable: data.keyLimiterTable,
+  writeLock: data.writeLock,
+  quotaTable: data.quotaTable,
+  openingsTable: data.openingsTable,
+  persistQuota: false,
 });
 // Before 'ready', so that no worker's first page waits for them, nor goes to this thread for
 // buildings opened before the server started.
@@ -90,7 +95,13 @@ function knownFree(page: ChargePage): ChargeOutcome | null {
 
 const failed = (id: number, err: unknown): ChargeReply => {
   const e = err instanceof Error ? err : new Error(String(err));
-  return { type: 'failed', id, unavailable: e.name === 'LedgerUnavailableError', message: e.message, code: e instanceof LedgerError ? e.code : undefined };
+  return {
+    type: 'failed',
+    id,
+    unavailable: e.name === 'LedgerUnavailableError',
+    message: e.message,
+    code: e instanceof LedgerError ? e.code : undefined,
+  };
 };
 
 /** A write of the open operations, at once: it is its own transaction. */
@@ -125,7 +136,9 @@ const metrics = threadRegistry('ledger');
 parentPort!.on('message', (m: ToLedgerThread) => {
   if (m.type === 'port') listen(m.port);
   else if (m.type === 'metrics') {
-    void metrics.getMetricsAsJSON().then((json) => parentPort!.postMessage({ type: 'metrics', id: m.id, json } satisfies LedgerThreadMetrics));
+    void metrics
+      .getMetricsAsJSON()
+      .then((json) => parentPort!.postMessage({ type: 'metrics', id: m.id, json } satisfies LedgerThreadMetrics));
   } else {
     for (const p of ports) p.close();
     parentPort!.close();

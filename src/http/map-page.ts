@@ -33,12 +33,22 @@ export function registerMapPage(app: TemplatedApp, ctx: HttpContext): void {
     };
     // JSON inside a <script> element: '<' escaped so no value can close the element.
     const json = JSON.stringify(config).replaceAll('<', '\\u003c');
-    return { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' }, body: html.replace('__CONFIG__', json) };
+    return {
+      status: 200,
+      headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' },
+      body: html.replace('__CONFIG__', json),
+    };
   };
   serveStatic(app, ctx, '/', '/map', page);
   serveStatic(app, ctx, `${base}/map`, '/map', page);
   const maplibre = join(packageDir('maplibre-gl'), 'dist');
   serveStatic(app, ctx, `${base}/map/maplibre-gl.js`, '/map', fileReply(join(maplibre, 'maplibre-gl.js'), JS, MAX_AGE_S));
-  serveStatic(app, ctx, `${base}/map/maplibre-gl.css`, '/map', fileReply(join(maplibre, 'maplibre-gl.css'), 'text/css; charset=utf-8', MAX_AGE_S));
+  serveStatic(
+    app,
+    ctx,
+    `${base}/map/maplibre-gl.css`,
+    '/map',
+    fileReply(join(maplibre, 'maplibre-gl.css'), 'text/css; charset=utf-8', MAX_AGE_S),
+  );
   serveStatic(app, ctx, `${base}/map/map.js`, '/map', fileReply(join(here, 'map.js'), JS, MAX_AGE_S));
 }

@@ -16,7 +16,12 @@ export interface MetricsServer {
 }
 
 /** Serves `text()` at GET (and HEAD) /metrics on host:port (0: any free port); rejects with a PortTakenError when it cannot listen. */
-export function startMetricsServer(host: string, port: number, text: () => Promise<string>, log: Pick<Logger, 'error'>): Promise<MetricsServer> {
+export function startMetricsServer(
+  host: string,
+  port: number,
+  text: () => Promise<string>,
+  log: Pick<Logger, 'error'>,
+): Promise<MetricsServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics') {
@@ -24,26 +29,32 @@ export function startMetricsServer(host: string, port: number, text: () => Promi
     } else if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('Method not allowed.\n');
     } else {
-      text().then((body) => {
-        res.writeHead(200, { 'Content-Type': CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : body);
-      }, (err: unknown) => {
-        log.error({ err }, 'metrics failed');
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics failed; see the log.\n');
-      });
+      text().then(
+        (body) => {
+          res.writeHead(200, { 'Content-Type': CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : body);
+        },
+        (err: unknown) => {
+          log.error({ err }, 'metrics failed');
+          res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics failed; see the log.\n');
+        },
+      );
     }
   });
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      void portRefusal(host, port, 'EDIFICE_METRICS_PORT').then((refusal) => reject(new PortTakenError(refusal ?? `Cannot listen on ${host}:${port} for /metrics (${err.code ?? err.message}).`)));
+      void portRefusal(host, port, 'EDIFICE_METRICS_PORT').then((refusal) =>
+        reject(new PortTakenError(refusal ?? `Cannot listen on ${host}:${port} for /metrics (${err.code ?? err.message}).`)),
+      );
     });
     server.listen(port, host, () => {
       const { port: bound } = server.address() as { port: number };
       resolve({
         port: bound,
-        close: () => new Promise<void>((done) => {
-          server.close(() => done());
-          server.closeAllConnections();
-        }),
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
       });
     });
   });

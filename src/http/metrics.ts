@@ -29,12 +29,16 @@ export class Metrics {
   /** What the snapshot gauges read (watchSnapshots). */
   private snapshotReport: () => CountryReport[] = () => [];
   readonly requests = new Counter({
-    name: 'edifice_http_requests_total', help: 'HTTP requests by route and status.',
-    labelNames: ['route', 'status'] as const, registers: [this.registry],
+    name: 'edifice_http_requests_total',
+    help: 'HTTP requests by route and status.',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
   });
   readonly latency = new Histogram({
-    name: 'edifice_http_request_duration_seconds', help: 'Time from request to response by route.',
-    labelNames: ['route'] as const, registers: [this.registry],
+    name: 'edifice_http_request_duration_seconds',
+    help: 'Time from request to response by route.',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
   });
   /**
@@ -43,27 +47,38 @@ export class Metrics {
    */
   readonly chargeWait = new Histogram({
     name: 'edifice_charge_wait_seconds',
-    help: 'Time a page waits for its charge: the ledger\'s group commit, its fsync included (with workers, the ledger thread\'s answer, which for a page it knows to be free comes without a commit). Pages answered free at once do not wait.',
+    help: "Time a page waits for its charge: the ledger's group commit, its fsync included (with workers, the ledger thread's answer, which for a page it knows to be free comes without a commit). Pages answered free at once do not wait.",
     registers: [this.registry],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   });
   readonly credits = new Counter({
-    name: 'edifice_credits_charged_total', help: 'Credits charged to workspaces.', registers: [this.registry],
+    name: 'edifice_credits_charged_total',
+    help: 'Credits charged to workspaces.',
+    registers: [this.registry],
   });
   // Every worker thread reports the same snapshots: summed over workers they take the first.
   readonly snapshotBuildings = new Gauge({
-    name: 'edifice_snapshot_buildings', help: 'Buildings in the serving snapshot of each country.',
-    labelNames: ['country', 'date'] as const, registers: [this.registry], aggregator: 'first',
+    name: 'edifice_snapshot_buildings',
+    help: 'Buildings in the serving snapshot of each country.',
+    labelNames: ['country', 'date'] as const,
+    registers: [this.registry],
+    aggregator: 'first',
     // Read first of the three (registered first): sets all of them from one report.
     collect: () => this.publishSnapshots(),
   });
   readonly snapshotBytes = new Gauge({
-    name: 'edifice_snapshot_bytes', help: 'Bytes held by the serving snapshot of each country (once, however many workers share it).',
-    labelNames: ['country', 'date'] as const, registers: [this.registry], aggregator: 'first',
+    name: 'edifice_snapshot_bytes',
+    help: 'Bytes held by the serving snapshot of each country (once, however many workers share it).',
+    labelNames: ['country', 'date'] as const,
+    registers: [this.registry],
+    aggregator: 'first',
   });
   readonly snapshotDate = new Gauge({
-    name: 'edifice_snapshot_date_seconds', help: 'Snapshot date of each country, as a Unix time.',
-    labelNames: ['country'] as const, registers: [this.registry], aggregator: 'first',
+    name: 'edifice_snapshot_date_seconds',
+    help: 'Snapshot date of each country, as a Unix time.',
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+    aggregator: 'first',
   });
 
   /**
@@ -72,23 +87,43 @@ export class Metrics {
    * EDIFICE_FRAGMENT_CACHE_MB is too small for the traffic.
    */
   watchFragmentCache(cache: WatchedCache): void {
-    this.watchCache(cache,
+    this.watchCache(
+      cache,
       ['edifice_fragment_cache_bytes', 'Bytes of encoded buildings held by the fragment caches (EDIFICE_FRAGMENT_CACHE_MB a thread).'],
-      ['edifice_fragment_cache_lookups_total', 'Buildings looked up in the fragment caches, by result (hit: served encoded; miss: encoded then).']);
+      [
+        'edifice_fragment_cache_lookups_total',
+        'Buildings looked up in the fragment caches, by result (hit: served encoded; miss: encoded then).',
+      ],
+    );
   }
 
   /** The ranking cache of this thread (query/rankings.ts): pages past the first, by whether they ranked. */
   watchRankingCache(cache: WatchedCache): void {
-    this.watchCache(cache,
+    this.watchCache(
+      cache,
       ['edifice_ranking_cache_bytes', 'Bytes of rankings kept for paging walks by the ranking caches.'],
-      ['edifice_ranking_cache_pages_total', 'GET /buildings pages past the first, by result (hit: a slice of a kept ranking; miss: ranked).']);
+      [
+        'edifice_ranking_cache_pages_total',
+        'GET /buildings pages past the first, by result (hit: a slice of a kept ranking; miss: ranked).',
+      ],
+    );
   }
 
   private watchCache(cache: WatchedCache, bytes: [string, string], lookups: [string, string]): void {
-    new Gauge({ name: bytes[0], help: bytes[1], registers: [this.registry], collect() { this.set(cache.size); } });
+    new Gauge({
+      name: bytes[0],
+      help: bytes[1],
+      registers: [this.registry],
+      collect() {
+        this.set(cache.size);
+      },
+    });
     let counted = { hits: 0, misses: 0 };
     new Counter({
-      name: lookups[0], help: lookups[1], labelNames: ['result'] as const, registers: [this.registry],
+      name: lookups[0],
+      help: lookups[1],
+      labelNames: ['result'] as const,
+      registers: [this.registry],
       collect() {
         this.inc({ result: 'hit' }, cache.hits - counted.hits);
         this.inc({ result: 'miss' }, cache.misses - counted.misses);

@@ -30,7 +30,10 @@ export interface PageChargesOptions {
 export class PageCharges {
   private batch: { page: ChargePage; done: (result: ChargeResult | Error) => void; abandoned?: () => boolean }[] = [];
 
-  constructor(private readonly ledger: PageLedger, private readonly options: PageChargesOptions = {}) {}
+  constructor(
+    private readonly ledger: PageLedger,
+    private readonly options: PageChargesOptions = {},
+  ) {}
 
   /** Whether the pages can be charged now (for /readyz). */
   ready(): boolean {
@@ -43,15 +46,21 @@ export class PageCharges {
    * answered before this returns. Returns whether `done` was already called.
    */
   chargeSoon(
-    workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string,
-    done: (result: ChargeResult | Error) => void, abandoned?: () => boolean, maxCredits?: number,
+    workspaceId: string,
+    keyId: string | null,
+    buildingIds: readonly string[],
+    route: string,
+    done: (result: ChargeResult | Error) => void,
+    abandoned?: () => boolean,
+    maxCredits?: number,
   ): boolean {
     const free = this.ledger.free(workspaceId, buildingIds, route);
     if (free) {
       done(free);
       return true;
     }
-    const page: ChargePage = maxCredits === undefined ? { workspaceId, keyId, buildingIds, route } : { workspaceId, keyId, buildingIds, route, maxCredits };
+    const page: ChargePage =
+      maxCredits === undefined ? { workspaceId, keyId, buildingIds, route } : { workspaceId, keyId, buildingIds, route, maxCredits };
     this.batch.push({ page, done, abandoned });
     if (this.batch.length === 1) setImmediate(this.commit);
     return false;

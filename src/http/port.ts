@@ -18,9 +18,13 @@ export class PortTakenError extends Error {
 export function portRefusal(host: string, port: number, variable = 'EDIFICE_PORT'): Promise<string | null> {
   return new Promise((resolve) => {
     const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'
-      ? `Port ${port} on ${host} is taken: another process listens there (stop it, or set ${variable}).`
-      : `Cannot listen on ${host}:${port} (${err.code ?? err.message}); set ${variable.replace(/PORT$/, 'HOST')} or ${variable}.`));
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      resolve(
+        err.code === 'EADDRINUSE'
+          ? `Port ${port} on ${host} is taken: another process listens there (stop it, or set ${variable}).`
+          : `Cannot listen on ${host}:${port} (${err.code ?? err.message}); set ${variable.replace(/PORT$/, 'HOST')} or ${variable}.`,
+      ),
+    );
     probe.listen(port, host, () => probe.close(() => resolve(null)));
   });
 }
@@ -53,16 +57,25 @@ export async function holdPort(host: string, port: number): Promise<HeldPort> {
   const probe = uws.App();
   let exclusive: us_listen_socket | false = false;
   // uWS calls back within listen(): the two binds below happen in one turn, with nothing between.
-  listenOn(probe, host, port, true, (s) => { exclusive = s; });
+  listenOn(probe, host, port, true, (s) => {
+    exclusive = s;
+  });
   if (!exclusive) throw await listenFailure(host, port);
   const bound = uws.us_socket_local_port(exclusive);
   uws.us_listen_socket_close(exclusive);
   const holder = uws.App().any('/*', (res) => {
-    res.cork(() => res.writeStatus('503 Service Unavailable').writeHeader('Retry-After', '1').writeHeader('Content-Type', 'application/json')
-      .end('{"error":{"code":"unavailable","message":"The server is starting; retry shortly.","parameter":""}}', true));
+    res.cork(() =>
+      res
+        .writeStatus('503 Service Unavailable')
+        .writeHeader('Retry-After', '1')
+        .writeHeader('Content-Type', 'application/json')
+        .end('{"error":{"code":"unavailable","message":"The server is starting; retry shortly.","parameter":""}}', true),
+    );
   });
   let held: us_listen_socket | false = false;
-  listenOn(holder, host, bound, false, (s) => { held = s; });
+  listenOn(holder, host, bound, false, (s) => {
+    held = s;
+  });
   if (!held) throw await listenFailure(host, bound);
   const socket: us_listen_socket = held;
   return {

@@ -8,7 +8,14 @@
 import { createHash } from 'node:crypto';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import {
-  ApiError, CONTENT_TYPE, decodePathSegment, parseParameters, publicBuilding, publicPlace, type CountryEntry, type OperationId,
+  ApiError,
+  CONTENT_TYPE,
+  decodePathSegment,
+  parseParameters,
+  publicBuilding,
+  publicPlace,
+  type CountryEntry,
+  type OperationId,
 } from '../api/index.ts';
 import type { CatalogView, Snapshot } from '../catalog/catalog.ts';
 import { findBuilding } from '../query/children.ts';
@@ -42,8 +49,12 @@ function countryEntries(view: CatalogView): CountryEntry[] {
   return view.snapshots.map((s) => {
     const e = s.extent;
     return {
-      country: s.country, snapshotDate: s.date, buildings: s.rows, places: s.places.size,
-      bbox: e === null ? null : [e.minLon, e.minLat, e.maxLon, e.maxLat], sources: [...s.sources],
+      country: s.country,
+      snapshotDate: s.date,
+      buildings: s.rows,
+      places: s.places.size,
+      bbox: e === null ? null : [e.minLon, e.minLat, e.maxLon, e.maxLat],
+      sources: [...s.sources],
     };
   });
 }
@@ -53,7 +64,8 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
   const limiter = ctx.limiters.public;
   const cacheControl = `public, max-age=${ctx.config.publicMaxAgeS}`;
 
-  const page = (op: OperationId, route: string, pathNames: readonly string[], handler: PageHandler, head: boolean) =>
+  const page =
+    (op: OperationId, route: string, pathNames: readonly string[], handler: PageHandler, head: boolean) =>
     (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
       const path = req.getUrl();
@@ -68,7 +80,9 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
         const view = ctx.catalog.view();
         if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No snapshot is loaded yet.', '', 5);
         const pathParams: Record<string, string> = {};
-        pathNames.forEach((name, i) => { pathParams[name] = decodePathSegment(raw[i], name); });
+        pathNames.forEach((name, i) => {
+          pathParams[name] = decodePathSegment(raw[i], name);
+        });
         const { doc, tag } = handler(view, parseParameters(op, rawQuery, pathParams));
         const etag = `"${tag}"`;
         const headers = { 'Cache-Control': cacheControl, ETag: etag };
@@ -101,12 +115,18 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
     return { doc: publicBuilding(s.record(ref.row), { country: s.country, snapshotDate: s.date }), tag: `${s.country}.${s.revision}` };
   });
 
-  serve(`${base}/places/:country/:locality`, 'getPublicPlace', '/public/places/{country}/{locality}', ['country', 'locality'], (view, p) => {
-    const s = snapshotOf(view, p.country as string);
-    const facts = s.places.get(p.locality as string);
-    if (!facts) throw new ApiError('not_found', 'No such place.');
-    return { doc: publicPlace(facts, { country: s.country, snapshotDate: s.date }), tag: `${s.country}.${s.revision}` };
-  });
+  serve(
+    `${base}/places/:country/:locality`,
+    'getPublicPlace',
+    '/public/places/{country}/{locality}',
+    ['country', 'locality'],
+    (view, p) => {
+      const s = snapshotOf(view, p.country as string);
+      const facts = s.places.get(p.locality as string);
+      if (!facts) throw new ApiError('not_found', 'No such place.');
+      return { doc: publicPlace(facts, { country: s.country, snapshotDate: s.date }), tag: `${s.country}.${s.revision}` };
+    },
+  );
 
   serve(`${base}/countries/:country/places`, 'listPublicPlaces', '/public/countries/{country}/places', ['country'], (view, p) => {
     const s = snapshotOf(view, p.country as string);
@@ -114,7 +134,10 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
   });
 
   serve(`${base}/countries`, 'listCountries', '/public/countries', [], (view) => {
-    const tag = createHash('sha256').update(view.snapshots.map((s) => `${s.country}.${s.date}.${s.revision}`).join('|')).digest('base64url').slice(0, 22);
+    const tag = createHash('sha256')
+      .update(view.snapshots.map((s) => `${s.country}.${s.date}.${s.revision}`).join('|'))
+      .digest('base64url')
+      .slice(0, 22);
     return { doc: { data: countryEntries(view) }, tag };
   });
 }

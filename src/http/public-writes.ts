@@ -17,9 +17,14 @@ export type PublicWrite = (typeof PUBLIC_WRITES)[number];
  * whose request is `abandoned()` (its connection closed) before it is sent rejects with ABANDONED
  * and writes nothing.
  */
-export type WritePublic = <K extends PublicWrite>(abandoned: () => boolean, op: K, ...args: Parameters<Ledger[K]>) => Promise<ReturnType<Ledger[K]>>;
+export type WritePublic = <K extends PublicWrite>(
+  abandoned: () => boolean,
+  op: K,
+  ...args: Parameters<Ledger[K]>
+) => Promise<ReturnType<Ledger[K]>>;
 
 /** WritePublic on this thread's Ledger, at once (the answer goes out before another request is read). */
 export function writeHere(ledger: Ledger): WritePublic {
-  return (_abandoned, op, ...args) => new Promise((resolve) => resolve((ledger[op] as (...a: typeof args) => ReturnType<Ledger[typeof op]>)(...args)));
+  return (_abandoned, op, ...args) =>
+    new Promise((resolve) => resolve((ledger[op] as (...a: typeof args) => ReturnType<Ledger[typeof op]>)(...args)));
 }

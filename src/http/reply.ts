@@ -7,10 +7,22 @@ import { ApiError, CONTENT_TYPE, encode, errorBody, publicErrorBody, publicError
 import { responseHeadersOf } from './response-headers.ts';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 304: '304 Not Modified', 413: '413 Payload Too Large',
-  415: '415 Unsupported Media Type', 400: '400 Bad Request', 401: '401 Unauthorized',
-  402: '402 Payment Required', 403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed',
-  429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+  200: '200 OK',
+  201: '201 Created',
+  202: '202 Accepted',
+  204: '204 No Content',
+  304: '304 Not Modified',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  402: '402 Payment Required',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
 };
 
 export interface Reply {

@@ -9,11 +9,33 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import {
-  ApiError, CONTENT_TYPE, buildOpenApi, decodePathSegment, encode, negotiateEncoding, parseBuildingsQuery, parsePointQuery,
-  parseRegisteredBusinessesQuery, parseUnitsQuery, pointPageJson, pointPageMsgpack, rankedPageJson, rankedPageMsgpack,
-  registeredBusinessesPage, unitsPage, type ByteWriter, type Encoding, type LinkContext,
-  contentTypeOf, pointPageGeoJson, rankedPageGeoJson, takeOutput,
-  EXPORT_CONTENT_TYPE, exportRecords, parseExportQuery, type Output,
+  ApiError,
+  CONTENT_TYPE,
+  buildOpenApi,
+  decodePathSegment,
+  encode,
+  negotiateEncoding,
+  parseBuildingsQuery,
+  parsePointQuery,
+  parseRegisteredBusinessesQuery,
+  parseUnitsQuery,
+  pointPageJson,
+  pointPageMsgpack,
+  rankedPageJson,
+  rankedPageMsgpack,
+  registeredBusinessesPage,
+  unitsPage,
+  type ByteWriter,
+  type Encoding,
+  type LinkContext,
+  contentTypeOf,
+  pointPageGeoJson,
+  rankedPageGeoJson,
+  takeOutput,
+  EXPORT_CONTENT_TYPE,
+  exportRecords,
+  parseExportQuery,
+  type Output,
 } from '../api/index.ts';
 import { streamRecords, type RecordStream } from './export-stream.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
@@ -112,7 +134,8 @@ export type Handler = (req: Request) => Answer;
 const EMPTY = new Uint8Array(0);
 
 /** A 401 whose Authorization header was sent but holds no single bearer token (RFC 6750: invalid_request). */
-const NOT_BEARER = 'The Authorization header holds no API key in the form Bearer <API_KEY> (one key; Basic and other schemes are not accepted).';
+const NOT_BEARER =
+  'The Authorization header holds no API key in the form Bearer <API_KEY> (one key; Basic and other schemes are not accepted).';
 
 function bearer(header: string): string | undefined {
   // RFC 7235: the scheme is case-insensitive; anything else (cookies, Basic, no scheme) is no key.
@@ -152,14 +175,30 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   metrics.watchSnapshots(() => catalog.report());
 
   const ctx: HttpContext = {
-    config, catalog, ledger, log, metrics, baseUrl: () => baseUrl, now: deps.now ?? Date.now, limiters: addressLimiters(deps.limiterTables),
-    closing: () => closing, inFlight: { count: 0 }, writePublic: deps.writePublic ?? writeHere(ledger),
+    config,
+    catalog,
+    ledger,
+    log,
+    metrics,
+    baseUrl: () => baseUrl,
+    now: deps.now ?? Date.now,
+    limiters: addressLimiters(deps.limiterTables),
+    closing: () => closing,
+    inFlight: { count: 0 },
+    writePublic: deps.writePublic ?? writeHere(ledger),
   };
   const { inFlight } = ctx;
   // Before any route: every route answers CORS (cors.ts).
   withCors(app, ctx, new CorsPolicy(base, config.corsOrigins));
-  const finish = (res: HttpResponse, route: string, method: string, path: string, t0: number, reply: Reply, extra: Record<string, unknown> = {}) =>
-    finishReply(ctx, res, route, method, path, t0, reply, extra);
+  const finish = (
+    res: HttpResponse,
+    route: string,
+    method: string,
+    path: string,
+    t0: number,
+    reply: Reply,
+    extra: Record<string, unknown> = {},
+  ) => finishReply(ctx, res, route, method, path, t0, reply, extra);
 
   // A server that owns its catalog applies approved removals before the first request and within
   // removalsPollMs of each approval; a worker's replica receives them from the main thread.
@@ -172,7 +211,11 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const failure = (err: unknown, encoding: Encoding, path: string, route: string, headers: Record<string, string> = {}): Reply => {
     const unavailable = asUnavailable(err);
     if (unavailable) {
-      return errorReply(new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS), encoding, headers);
+      return errorReply(
+        new ApiError('unavailable', 'The service cannot reach its ledger right now; retry shortly.', '', unavailable.retryAfterS),
+        encoding,
+        headers,
+      );
     }
     log.error({ err, path, route }, 'unexpected error');
     return internalErrorReply(encoding, headers);
@@ -206,7 +249,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const t0 = performance.now();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
-    const pathParameter = route.includes('{') ? req.getParameter(0) ?? '' : '';
+    const pathParameter = route.includes('{') ? (req.getParameter(0) ?? '') : '';
     const accept = req.getHeader('accept');
     const encoding = negotiateEncoding(accept || undefined);
     const authorization = req.getHeader('authorization');
@@ -215,7 +258,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const respond = (reply: Reply, charged = 0) => finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
     try {
       if (token === undefined && authorization !== '') {
-        return respond(errorReply(new ApiError('unauthorized', NOT_BEARER), encoding, { 'WWW-Authenticate': 'Bearer error="invalid_request"' }));
+        return respond(
+          errorReply(new ApiError('unauthorized', NOT_BEARER), encoding, { 'WWW-Authenticate': 'Bearer error="invalid_request"' }),
+        );
       }
       const auth = ledger.authenticate(token);
       if (!auth.ok && auth.status === 401) {
@@ -230,7 +275,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       const limits = ledger.checkLimits(auth);
       const headers = limits.headers;
       if (!limits.ok) {
-        return respond(errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, uncharged(headers, auth.workspaceId)));
+        return respond(
+          errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, uncharged(headers, auth.workspaceId)),
+        );
       }
       let answer: Answer;
       let body: Uint8Array;
@@ -260,7 +307,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         if (aborted) return writers.give(out);
         if (waiting) res.resume(); // before the answer: the response is not valid after end()
         if (result instanceof Error) respond(failure(result, encoding, path, route, uncharged(headers, auth.workspaceId)));
-        else if (!result.ok) respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
+        else if (!result.ok)
+          respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
         else if (answer.stream) {
           metrics.credits.inc(result.charged);
           writers.give(out);
@@ -270,12 +318,35 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
             inFlight.count--;
             const seconds = (performance.now() - t0) / 1000;
             metrics.observe(route, 200, seconds);
-            log.info({ method: 'GET', path, route, status: 200, ms: Math.round(seconds * 1e4) / 10, credits: result.charged, key: keyPrefix, bytes, completed }, 'request');
+            log.info(
+              {
+                method: 'GET',
+                path,
+                route,
+                status: 200,
+                ms: Math.round(seconds * 1e4) / 10,
+                credits: result.charged,
+                key: keyPrefix,
+                bytes,
+                completed,
+              },
+              'request',
+            );
           });
           return;
         } else {
           metrics.credits.inc(result.charged);
-          respond({ status: 200, headers: { ...credited(headers, result.charged, result.remaining), 'Content-Type': answer.contentType ?? CONTENT_TYPE[encoding] }, body }, result.charged);
+          respond(
+            {
+              status: 200,
+              headers: {
+                ...credited(headers, result.charged, result.remaining),
+                'Content-Type': answer.contentType ?? CONTENT_TYPE[encoding],
+              },
+              body,
+            },
+            result.charged,
+          );
         }
         writers.give(out);
       };
@@ -291,7 +362,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       if (!settled) {
         waiting = true;
         inFlight.count++;
-        res.onAborted(() => { aborted = true; });
+        res.onAborted(() => {
+          aborted = true;
+        });
         // Nothing more is read from the connection until this answer is written: uWS closes a
         // connection on a request read behind one not yet answered (no async pipelining), and a
         // page charged by then would be paid for and never received. A request already read
@@ -306,67 +379,85 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // f=, geometry= and fields= (output.ts) change how a page is written, never which buildings it holds or what it costs.
   const items = new BuildingItems(cache, config.appUrl);
 
-  app.get(`${base}/buildings`, authenticated('/buildings', ({ rawQuery, view, link, accept }) => {
-    const q = parseBuildingsQuery(rawQuery);
-    const output = takeOutput(q, accept);
-    const result = rankings.query(view, q);
-    const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
-    return {
-      charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
-      contentType: output.format && contentTypeOf(output.format),
-      render: (encoding, out) => {
-        const page = items.of(result.rows, encoding, output, q.registeredBusinessTurnoverCurrency);
-        const format = output.format ?? encoding;
-        if (format === 'geojson') return rankedPageGeoJson(page, info, link, out);
-        return format === 'json' ? rankedPageJson(page, info, link, out) : rankedPageMsgpack(page, info, link, out);
-      },
-    };
-  }));
+  app.get(
+    `${base}/buildings`,
+    authenticated('/buildings', ({ rawQuery, view, link, accept }) => {
+      const q = parseBuildingsQuery(rawQuery);
+      const output = takeOutput(q, accept);
+      const result = rankings.query(view, q);
+      const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
+      return {
+        charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
+        contentType: output.format && contentTypeOf(output.format),
+        render: (encoding, out) => {
+          const page = items.of(result.rows, encoding, output, q.registeredBusinessTurnoverCurrency);
+          const format = output.format ?? encoding;
+          if (format === 'geojson') return rankedPageGeoJson(page, info, link, out);
+          return format === 'json' ? rankedPageJson(page, info, link, out) : rankedPageMsgpack(page, info, link, out);
+        },
+      };
+    }),
+  );
 
   // The whole ranking of a GET /buildings query in one streamed answer, charged before its first byte.
-  app.get(`${base}/buildings/export`, serve('/buildings/export', ({ rawQuery, view, accept }) => {
-    const e = parseExportQuery(rawQuery, accept);
-    const result = rankings.query(view, e.query);
-    const rows = result.rows;
-    const output: Output = { format: e.format === 'geojsonseq' ? 'geojson' : 'json', geometry: e.geometry, fields: e.fields };
-    return {
-      charge: rows.map((r) => r.snapshot.buildingId(r.row)),
-      maxCredits: e.maxCredits,
-      contentType: EXPORT_CONTENT_TYPE[e.format],
-      render: () => EMPTY,
-      stream: () => exportRecords(items.of(rows, 'json', output, e.query.registeredBusinessTurnoverCurrency), e),
-    };
-  }));
+  app.get(
+    `${base}/buildings/export`,
+    serve('/buildings/export', ({ rawQuery, view, accept }) => {
+      const e = parseExportQuery(rawQuery, accept);
+      const result = rankings.query(view, e.query);
+      const rows = result.rows;
+      const output: Output = { format: e.format === 'geojsonseq' ? 'geojson' : 'json', geometry: e.geometry, fields: e.fields };
+      return {
+        charge: rows.map((r) => r.snapshot.buildingId(r.row)),
+        maxCredits: e.maxCredits,
+        contentType: EXPORT_CONTENT_TYPE[e.format],
+        render: () => EMPTY,
+        stream: () => exportRecords(items.of(rows, 'json', output, e.query.registeredBusinessTurnoverCurrency), e),
+      };
+    }),
+  );
 
-  app.get(`${base}/buildings/at`, authenticated('/buildings/at', ({ rawQuery, view, accept }) => {
-    const q = parsePointQuery(rawQuery);
-    const output = takeOutput(q, accept);
-    const { rows } = queryPoint(view, q);
-    return {
-      charge: rows.map((r) => r.snapshot.buildingId(r.row)),
-      contentType: output.format && contentTypeOf(output.format),
-      render: (encoding, out) => {
-        const page = items.of(rows, encoding, output);
-        const format = output.format ?? encoding;
-        if (format === 'geojson') return pointPageGeoJson(page, out);
-        return format === 'json' ? pointPageJson(page, out) : pointPageMsgpack(page, out);
-      },
-    };
-  }));
+  app.get(
+    `${base}/buildings/at`,
+    authenticated('/buildings/at', ({ rawQuery, view, accept }) => {
+      const q = parsePointQuery(rawQuery);
+      const output = takeOutput(q, accept);
+      const { rows } = queryPoint(view, q);
+      return {
+        charge: rows.map((r) => r.snapshot.buildingId(r.row)),
+        contentType: output.format && contentTypeOf(output.format),
+        render: (encoding, out) => {
+          const page = items.of(rows, encoding, output);
+          const format = output.format ?? encoding;
+          if (format === 'geojson') return pointPageGeoJson(page, out);
+          return format === 'json' ? pointPageJson(page, out) : pointPageMsgpack(page, out);
+        },
+      };
+    }),
+  );
 
-  app.get(`${base}/buildings/:building_id/units`, authenticated('/buildings/{building_id}/units', ({ rawQuery, pathParameter, view, link }) => {
-    const q = parseUnitsQuery(decodePathSegment(pathParameter, 'building_id'), rawQuery);
-    const page = listUnits(view, q.buildingId, q.limit, q.offset);
-    if (!page) throw ApiError.unknownBuilding(q.buildingId);
-    return { charge: [q.buildingId], render: (encoding) => encode(unitsPage(page.units, page.total, q, link), encoding) };
-  }));
+  app.get(
+    `${base}/buildings/:building_id/units`,
+    authenticated('/buildings/{building_id}/units', ({ rawQuery, pathParameter, view, link }) => {
+      const q = parseUnitsQuery(decodePathSegment(pathParameter, 'building_id'), rawQuery);
+      const page = listUnits(view, q.buildingId, q.limit, q.offset);
+      if (!page) throw ApiError.unknownBuilding(q.buildingId);
+      return { charge: [q.buildingId], render: (encoding) => encode(unitsPage(page.units, page.total, q, link), encoding) };
+    }),
+  );
 
-  app.get(`${base}/buildings/:building_id/registered-businesses`, authenticated('/buildings/{building_id}/registered-businesses', ({ rawQuery, pathParameter, view, link }) => {
-    const q = parseRegisteredBusinessesQuery(decodePathSegment(pathParameter, 'building_id'), rawQuery);
-    const page = listBusinesses(view, q.buildingId, q.limit, q.offset);
-    if (!page) throw ApiError.unknownBuilding(q.buildingId);
-    return { charge: [q.buildingId], render: (encoding) => encode(registeredBusinessesPage(page.businesses, page.total, q, link), encoding) };
-  }));
+  app.get(
+    `${base}/buildings/:building_id/registered-businesses`,
+    authenticated('/buildings/{building_id}/registered-businesses', ({ rawQuery, pathParameter, view, link }) => {
+      const q = parseRegisteredBusinessesQuery(decodePathSegment(pathParameter, 'building_id'), rawQuery);
+      const page = listBusinesses(view, q.buildingId, q.limit, q.offset);
+      if (!page) throw ApiError.unknownBuilding(q.buildingId);
+      return {
+        charge: [q.buildingId],
+        render: (encoding) => encode(registeredBusinessesPage(page.businesses, page.total, q, link), encoding),
+      };
+    }),
+  );
 
   // The keyless documents answer HEAD as GET without the body (RFC 9110 9.3.2), as the public pages do.
   const getAndHead = (pattern: string, answer: (res: HttpResponse, req: HttpRequest, method: 'GET' | 'HEAD') => void): void => {
@@ -376,7 +467,11 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   getAndHead(`${base}/openapi.json`, (res, req, method) => {
     const t0 = performance.now();
-    finish(res, '/openapi.json', method, req.getUrl(), t0, { status: 200, headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'public, max-age=300' }, body: openapi });
+    finish(res, '/openapi.json', method, req.getUrl(), t0, {
+      status: 200,
+      headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'public, max-age=300' },
+      body: openapi,
+    });
   });
 
   getAndHead('/healthz', (res, req, method) => {
@@ -394,9 +489,22 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       ledgerOpen = false;
     }
     const ready = snapshots.length > 0 && ledgerOpen;
-    finish(res, '/readyz', method, req.getUrl(), t0, jsonReply(ready ? 200 : 503,
-      { status: ready ? 'ready' : 'unavailable', ledger: ledgerOpen ? 'open' : 'unreachable', snapshots: snapshots.map((s) => ({ country: s.country, date: s.date, buildings: s.buildings })) },
-      ready ? {} : { 'Retry-After': '5' }));
+    finish(
+      res,
+      '/readyz',
+      method,
+      req.getUrl(),
+      t0,
+      jsonReply(
+        ready ? 200 : 503,
+        {
+          status: ready ? 'ready' : 'unavailable',
+          ledger: ledgerOpen ? 'open' : 'unreachable',
+          snapshots: snapshots.map((s) => ({ country: s.country, date: s.date, buildings: s.buildings })),
+        },
+        ready ? {} : { 'Retry-After': '5' },
+      ),
+    );
   });
 
   registerPublicPages(app, ctx);
@@ -405,16 +513,30 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   registerDocsPage(app, ctx);
   registerMapPage(app, ctx);
   for (const [pattern, route] of [
-    [`${base}/buildings`, '/buildings'], [`${base}/buildings/at`, '/buildings/at'], [`${base}/buildings/export`, '/buildings/export'],
+    [`${base}/buildings`, '/buildings'],
+    [`${base}/buildings/at`, '/buildings/at'],
+    [`${base}/buildings/export`, '/buildings/export'],
     [`${base}/buildings/:building_id/units`, '/buildings/{building_id}/units'],
     [`${base}/buildings/:building_id/registered-businesses`, '/buildings/{building_id}/registered-businesses'],
-  ] as const) refuseOtherMethods(app, ctx, pattern, route, ['GET'], false);
-  for (const [pattern, route] of [[`${base}/openapi.json`, '/openapi.json'], ['/healthz', '/healthz'], ['/readyz', '/readyz']] as const) {
+  ] as const)
+    refuseOtherMethods(app, ctx, pattern, route, ['GET'], false);
+  for (const [pattern, route] of [
+    [`${base}/openapi.json`, '/openapi.json'],
+    ['/healthz', '/healthz'],
+    ['/readyz', '/readyz'],
+  ] as const) {
     refuseOtherMethods(app, ctx, pattern, route, ['GET', 'HEAD'], false);
   }
 
   app.any(`${base}/public/*`, (res, req) => {
-    finish(res, 'unknown', req.getMethod().toUpperCase(), req.getUrl(), performance.now(), publicErrorReply(new ApiError('not_found', 'No such page.')));
+    finish(
+      res,
+      'unknown',
+      req.getMethod().toUpperCase(),
+      req.getUrl(),
+      performance.now(),
+      publicErrorReply(new ApiError('not_found', 'No such page.')),
+    );
   });
 
   app.any('/*', (res, req) => {
@@ -422,7 +544,14 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path; // not a huge path echoed back
-    finish(res, 'unknown', method, path, t0, jsonReply(404, { error: { code: 'not_found', message: `No endpoint ${method} ${shown}.`, parameter: '' } }));
+    finish(
+      res,
+      'unknown',
+      method,
+      path,
+      t0,
+      jsonReply(404, { error: { code: 'not_found', message: `No endpoint ${method} ${shown}.`, parameter: '' } }),
+    );
   });
 
   // Before the port opens: the first callers after a start would otherwise wait for V8 to compile the hot paths (warm-up.ts).

@@ -25,7 +25,8 @@ export interface ThreadPriority {
 export function raiseThreadPriority(steps: number): ThreadPriority {
   const nice = getPriority(0);
   if (steps === 0) return { nice, raised: false, reason: 'EDIFICE_LEDGER_PRIORITY is 0' };
-  if (process.platform !== 'linux') return { nice, raised: false, reason: `${process.platform} sets a priority for the whole process, not one thread` };
+  if (process.platform !== 'linux')
+    return { nice, raised: false, reason: `${process.platform} sets a priority for the whole process, not one thread` };
   const wanted = Math.max(-20, nice - steps);
   try {
     setPriority(0, wanted);

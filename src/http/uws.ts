@@ -26,10 +26,13 @@ export const uwsImplementation: 'native' | 'js-fallback' = detectNative() ? 'nat
 
 /** Why the server does not start on the JS fallback, and what to do (startServer refuses it). */
 export function fallbackRefusal(): string {
-  return (forcedFallback ? 'UWS_USE_FALLBACK asks for uWebSockets.js\'s JS fallback'
-    : `uWebSockets.js has no native binary for Node ${process.versions.node} on ${process.platform}-${process.arch} and would run its JS fallback`)
-    + ', which cannot serve this API (its requests fail to read their query string, and the first one would end the process). '
-    + `Run Node 20 (package.json "engines": >=20.19 <21) on linux, darwin or win32${forcedFallback ? ', without UWS_USE_FALLBACK' : ''}.`;
+  return (
+    (forcedFallback
+      ? "UWS_USE_FALLBACK asks for uWebSockets.js's JS fallback"
+      : `uWebSockets.js has no native binary for Node ${process.versions.node} on ${process.platform}-${process.arch} and would run its JS fallback`) +
+    ', which cannot serve this API (its requests fail to read their query string, and the first one would end the process). ' +
+    `Run Node 20 (package.json "engines": >=20.19 <21) on linux, darwin or win32${forcedFallback ? ', without UWS_USE_FALLBACK' : ''}.`
+  );
 }
 
 type ListenCallback = (socket: us_listen_socket | false) => void;

@@ -18,7 +18,8 @@ import type { Encoding } from '../api/index.ts';
 import type { CatalogView } from '../catalog/catalog.ts';
 import { CATEGORY, ROOF_SHAPE } from '../snapshot/schema.ts';
 
-export type WarmUpRoute = '/buildings' | '/buildings/at' | '/buildings/{building_id}/units' | '/buildings/{building_id}/registered-businesses';
+export type WarmUpRoute =
+  '/buildings' | '/buildings/at' | '/buildings/{building_id}/units' | '/buildings/{building_id}/registered-businesses';
 
 /** Runs one request through a handler and writes its body, as serving would; throws what the handler throws. */
 export type Rehearse = (route: WarmUpRoute, rawQuery: string, pathParameter: string, encoding: Encoding) => void;
@@ -41,7 +42,16 @@ export interface WarmUpReport {
 const SIDES = [0.002, 0.002, 0.002, 0.015, 0.015, 0.15, 0.15, 1];
 const SORTS = ['volume', 'area', 'height', 'registered_business_employees'];
 /** Filters in turn (none half the time): a range, an enum list, a flag, two at once. */
-const FILTERS = ['', 'min_floors=2', '', `category=${CATEGORY[0]},${CATEGORY[2]}`, '', 'has_solar_potential=true', '', `roof_shape=${ROOF_SHAPE[0]}&min_height_m=5`];
+const FILTERS = [
+  '',
+  'min_floors=2',
+  '',
+  `category=${CATEGORY[0]},${CATEGORY[2]}`,
+  '',
+  'has_solar_potential=true',
+  '',
+  `roof_shape=${ROOF_SHAPE[0]}&min_height_m=5`,
+];
 
 const ENCODINGS: readonly Encoding[] = ['json', 'json', 'json', 'msgpack'];
 
@@ -84,10 +94,14 @@ export function warmUp(view: CatalogView, requests: number, rehearse: Rehearse):
       const n = pages++;
       encoding = pick(ENCODINGS, n, 64);
       const half = pick(SIDES, n, 1) / 2;
-      const bbox = [clamp(lon - half, -180, 180), clamp(lat - half, -90, 90), clamp(lon + half, -180, 180), clamp(lat + half, -90, 90)].map(round6);
+      const bbox = [clamp(lon - half, -180, 180), clamp(lat - half, -90, 90), clamp(lon + half, -180, 180), clamp(lat + half, -90, 90)].map(
+        round6,
+      );
       const filter = pick(FILTERS, n, 32);
-      rawQuery = `bbox=${bbox.join(',')}&sort=${pick(SORTS, n, 8)}&limit=${i % 3 === 0 ? 100 : 25}`
-        + (i % 7 === 0 ? '&offset=100' : '') + (filter ? `&${filter}` : '');
+      rawQuery =
+        `bbox=${bbox.join(',')}&sort=${pick(SORTS, n, 8)}&limit=${i % 3 === 0 ? 100 : 25}` +
+        (i % 7 === 0 ? '&offset=100' : '') +
+        (filter ? `&${filter}` : '');
     }
     report.requests++;
     try {

@@ -65,7 +65,9 @@ export interface WorkerPool {
 /** Whether `done` settles within `ms`. */
 async function within(done: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => { timer = setTimeout(resolve, ms, false); });
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(resolve, ms, false);
+  });
   try {
     return await Promise.race([done.then(() => true), late]);
   } finally {
@@ -74,7 +76,8 @@ async function within(done: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
-  if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
+  if (!Number.isInteger(options.workers) || options.workers < 1)
+    throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
   // The JS fallback cannot serve (uws.ts): said before anything binds the port with it.
   if (uwsImplementation !== 'native') throw new Error(fallbackRefusal());
   const held = await holdPort(options.config.host, options.config.port);
@@ -90,7 +93,10 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
   const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
-  log.info({ mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity }, 'a table of the latest openings shared by the workers');
+  log.info(
+    { mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity },
+    'a table of the latest openings shared by the workers',
+  );
   const workers = new Set<Worker>();
   let closing = false;
   let implementation = '';
@@ -98,7 +104,9 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   /** The view as posted to workers; transfers only of snapshots some worker may not have. */
   let known = new Set<number>();
   const published = (view: CatalogView, full: boolean): PublishedView => ({
-    snapshots: view.snapshots.map((s) => (full || !known.has(s.serial) ? { serial: s.serial, transfer: toTransfer(s) } : { serial: s.serial })),
+    snapshots: view.snapshots.map((s) =>
+      full || !known.has(s.serial) ? { serial: s.serial, transfer: toTransfer(s) } : { serial: s.serial },
+    ),
     report: catalog.report(),
     removals: catalog.removals(),
   });
@@ -148,35 +156,43 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
     ledgerThread.postMessage({ type: 'port', port: port1 } satisfies ToLedgerThread, [port1]);
     return port2;
   };
-  const startLedgerThread = (): Promise<void> => new Promise((resolve, reject) => {
-    const data: LedgerThreadData = {
-      entry: LEDGER_ENTRY, config, keyLimiterTable: ledger.keyLimiterTable, writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable,
-      openingsTable: openings.buffer,
-    };
-    const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
-    let started = false;
-    t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
-      if ('type' in m) return onMessage(m);
-      const ready = m;
-      started = true;
-      ledgerThread = t;
-      log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory, the latest shared with the workers)');
-      if (!ready.priority.raised && config.ledgerPriority > 0) {
-        log.warn(ready.priority, 'the ledger thread runs at the priority of the workers: under load, paid pages wait longer for their charge');
-      }
-      resolve();
+  const startLedgerThread = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const data: LedgerThreadData = {
+        entry: LEDGER_ENTRY,
+        config,
+        keyLimiterTable: ledger.keyLimiterTable,
+        writeLock: ledger.writeLockBuffer,
+        quotaTable: ledger.quotaTable,
+        openingsTable: openings.buffer,
+      };
+      const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
+      let started = false;
+      t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
+        if ('type' in m) return onMessage(m);
+        const ready = m;
+        started = true;
+        ledgerThread = t;
+        log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory, the latest shared with the workers)');
+        if (!ready.priority.raised && config.ledgerPriority > 0) {
+          log.warn(
+            ready.priority,
+            'the ledger thread runs at the priority of the workers: under load, paid pages wait longer for their charge',
+          );
+        }
+        resolve();
+      });
+      t.on('error', (err) => {
+        log.error({ err }, 'ledger thread failed');
+        if (!started) reject(err);
+      });
+      t.on('exit', (code) => {
+        if (started) forgetThread();
+        if (closing || !started) return;
+        log.error({ code }, 'ledger thread exited; starting another');
+        restartLedgerThread(RESTART_FIRST_MS);
+      });
     });
-    t.on('error', (err) => {
-      log.error({ err }, 'ledger thread failed');
-      if (!started) reject(err);
-    });
-    t.on('exit', (code) => {
-      if (started) forgetThread();
-      if (closing || !started) return;
-      log.error({ code }, 'ledger thread exited; starting another');
-      restartLedgerThread(RESTART_FIRST_MS);
-    });
-  });
   /**
    * Until a ledger thread starts again, paid pages and writes are answered 503 and /readyz says
    * unavailable (the workers have no port to it), so it is tried again and again: what stopped it
@@ -185,53 +201,64 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   let restartTimer: NodeJS.Timeout | undefined;
   const restartLedgerThread = (waitMs: number): void => {
     restartTimer = undefined;
-    startLedgerThread().then(() => {
-      // A stop that began meanwhile found the old thread ended and left this one to us.
-      if (closing) return ledgerThread.postMessage({ type: 'close' } satisfies ToLedgerThread);
-      for (const w of workers) {
-        const port = ledgerPort();
-        w.postMessage({ type: 'ledger-port', port } satisfies ToWorker, [port]);
-      }
-    }, (err: unknown) => {
-      if (closing) return;
-      log.error({ err, retryInMs: waitMs }, 'cannot restart the ledger thread; trying again');
-      restartTimer = setTimeout(() => restartLedgerThread(Math.min(2 * waitMs, RESTART_MAX_MS)), waitMs);
-    });
+    startLedgerThread().then(
+      () => {
+        // A stop that began meanwhile found the old thread ended and left this one to us.
+        if (closing) return ledgerThread.postMessage({ type: 'close' } satisfies ToLedgerThread);
+        for (const w of workers) {
+          const port = ledgerPort();
+          w.postMessage({ type: 'ledger-port', port } satisfies ToWorker, [port]);
+        }
+      },
+      (err: unknown) => {
+        if (closing) return;
+        log.error({ err, retryInMs: waitMs }, 'cannot restart the ledger thread; trying again');
+        restartTimer = setTimeout(() => restartLedgerThread(Math.min(2 * waitMs, RESTART_MAX_MS)), waitMs);
+      },
+    );
   };
   await startLedgerThread();
 
-  const spawn = (): Promise<Worker> => new Promise((resolve, reject) => {
-    const port = ledgerPort();
-    const data: WorkerData = {
-      entry: ENTRY, config, published: published(catalog.view(), true), keyLimiterTable: ledger.keyLimiterTable,
-      writeLock: ledger.writeLockBuffer, quotaTable: ledger.quotaTable, openingsTable: openings.buffer, ledgerPort: port, limiterTables,
-      logLevel: options.log.level,
-    };
-    const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });
-    let started = false;
-    w.on('message', (m: FromWorker) => {
-      if (m.type === 'listening' && !started) {
-        started = true;
-        implementation = m.implementation;
-        workers.add(w);
-        resolve(w);
-      } else if (m.type === 'failed') {
-        reject(new Error(`a worker could not start: ${m.message}`));
-      } else {
-        onMessage(m);
-      }
+  const spawn = (): Promise<Worker> =>
+    new Promise((resolve, reject) => {
+      const port = ledgerPort();
+      const data: WorkerData = {
+        entry: ENTRY,
+        config,
+        published: published(catalog.view(), true),
+        keyLimiterTable: ledger.keyLimiterTable,
+        writeLock: ledger.writeLockBuffer,
+        quotaTable: ledger.quotaTable,
+        openingsTable: openings.buffer,
+        ledgerPort: port,
+        limiterTables,
+        logLevel: options.log.level,
+      };
+      const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });
+      let started = false;
+      w.on('message', (m: FromWorker) => {
+        if (m.type === 'listening' && !started) {
+          started = true;
+          implementation = m.implementation;
+          workers.add(w);
+          resolve(w);
+        } else if (m.type === 'failed') {
+          reject(new Error(`a worker could not start: ${m.message}`));
+        } else {
+          onMessage(m);
+        }
+      });
+      w.on('error', (err) => {
+        log.error({ err }, 'worker thread failed');
+        if (!started) reject(err);
+      });
+      w.on('exit', (code) => {
+        if (workers.delete(w)) forgetThread();
+        if (closing || !started) return;
+        log.error({ code }, 'worker thread exited; starting another');
+        spawn().catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
+      });
     });
-    w.on('error', (err) => {
-      log.error({ err }, 'worker thread failed');
-      if (!started) reject(err);
-    });
-    w.on('exit', (code) => {
-      if (workers.delete(w)) forgetThread();
-      if (closing || !started) return;
-      log.error({ code }, 'worker thread exited; starting another');
-      spawn().catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
-    });
-  });
 
   await Promise.all(Array.from({ length: options.workers }, spawn));
   known = new Set(catalog.view().snapshots.map((s) => s.serial));

@@ -95,7 +95,8 @@ function useLedgerPort(port: MessagePort): void {
     if (stopping && awaiting.size === 0) ledgerPort.unref();
     if (m.type === 'charged') a.resolve(m.outcomes as never);
     else if (m.type === 'written') a.resolve(m.result as never);
-    else a.reject(m.unavailable ? new LedgerUnavailableError(m.message) : m.code ? new LedgerError(m.code, m.message) : new Error(m.message));
+    else
+      a.reject(m.unavailable ? new LedgerUnavailableError(m.message) : m.code ? new LedgerError(m.code, m.message) : new Error(m.message));
   });
 }
 useLedgerPort(data.ledgerPort);
@@ -120,14 +121,22 @@ function ask<T>(message: (id: number) => ChargeRequest | WriteRequest): Promise<
 }
 // At the end of the turn, as a charged page: a request abandoned by then (uWS closed its
 // connection on a request pipelined behind it) writes nothing, as nothing would answer it.
-const writePublic: WritePublic = (abandoned, op, ...args) => new Promise((resolve, reject) => setImmediate(() => {
-  if (abandoned()) reject(ABANDONED);
-  else ask<never>((id) => ({ type: 'write', id, op, args })).then(resolve, reject);
-}));
+const writePublic: WritePublic = (abandoned, op, ...args) =>
+  new Promise((resolve, reject) =>
+    setImmediate(() => {
+      if (abandoned()) reject(ABANDONED);
+      else ask<never>((id) => ({ type: 'write', id, op, args })).then(resolve, reject);
+    }),
+  );
 
 const ledger = Ledger.open(data.config.ledgerPath, {
-  perKeyPerMinute: data.config.perKeyPerMinute, dailyQuota: data.config.dailyQuota, keyLimiterTable: data.keyLimiterTable,
-  writeLock: data.writeLock, quotaTable: data.quotaTable, openingsTable: data.openingsTable, persistQuota: false,
+  perKeyPerMinute: data.config.perKeyPerMinute,
+  dailyQuota: data.config.dailyQuota,
+  keyLimiterTable: data.keyLimiterTable,
+  writeLock: data.writeLock,
+  quotaTable: data.quotaTable,
+  openingsTable: data.openingsTable,
+  persistQuota: false,
 });
 const charges = new PageCharges(ledger, {
   remote: (pages: ChargePage[]) => ask<ChargeOutcome[]>((id) => ({ type: 'charge', id, pages })),
@@ -137,7 +146,14 @@ process.on('exit', () => ledger.close());
 
 try {
   const server = await startServer({
-    config: data.config, catalog: replica, ledger, log, limiterTables: data.limiterTables, writePublic, charges, sharedPort: true,
+    config: data.config,
+    catalog: replica,
+    ledger,
+    log,
+    limiterTables: data.limiterTables,
+    writePublic,
+    charges,
+    sharedPort: true,
     thread: `http-${threadId}`,
   });
   port.on('message', (m: ToWorker) => {

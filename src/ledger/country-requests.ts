@@ -21,9 +21,21 @@ export interface CountryDemand {
   latestAt: number;
 }
 
-export interface CountryRequestRow { id: number; country: string; email: string | null; comment: string | null; created_at: number }
+export interface CountryRequestRow {
+  id: number;
+  country: string;
+  email: string | null;
+  comment: string | null;
+  created_at: number;
+}
 
-export const toCountryRequest = (r: CountryRequestRow): CountryRequest => ({ id: r.id, country: r.country, email: r.email, comment: r.comment, createdAt: r.created_at });
+export const toCountryRequest = (r: CountryRequestRow): CountryRequest => ({
+  id: r.id,
+  country: r.country,
+  email: r.email,
+  comment: r.comment,
+  createdAt: r.created_at,
+});
 
 export function checkCountry(country: string): void {
   if (!/^[A-Z]{2}$/.test(country)) throw new RangeError(`A country is two uppercase letters, got "${country}".`);
@@ -34,12 +46,17 @@ export class CountryRequests {
   private readonly selectAll;
   private readonly selectCounts;
 
-  constructor(db: Db, private readonly now: Clock) {
+  constructor(
+    db: Db,
+    private readonly now: Clock,
+  ) {
     this.insert = db.prepare<[string, string | null, string | null, string, number], CountryRequestRow>(
-      'INSERT INTO country_requests (country, email, comment, client, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *');
+      'INSERT INTO country_requests (country, email, comment, client, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
+    );
     this.selectAll = db.prepare<[number], CountryRequestRow>('SELECT * FROM country_requests ORDER BY created_at DESC, id DESC LIMIT ?');
     this.selectCounts = db.prepare<[], { country: string; requests: number; latest_at: number }>(
-      'SELECT country, count(*) AS requests, max(created_at) AS latest_at FROM country_requests GROUP BY country ORDER BY requests DESC, country');
+      'SELECT country, count(*) AS requests, max(created_at) AS latest_at FROM country_requests GROUP BY country ORDER BY requests DESC, country',
+    );
   }
 
   add(request: { country: string; email: string | null; comment: string | null; client: string }): CountryRequest {

@@ -64,7 +64,12 @@ export type ChargeResult =
   | { ok: true; charged: number; remaining: number; /** null when nothing was charged (no row is written) */ chargeId: number | null }
   | { ok: false; status: 402; code: 'insufficient_credits'; message: string; needed: number; remaining: number };
 
-export interface CreditUsage { day: string; credits: number; charges: number; buildings: number }
+export interface CreditUsage {
+  day: string;
+  credits: number;
+  charges: number;
+  buildings: number;
+}
 
 /** One page to charge: the buildings an answer returns. */
 export interface ChargePage {
@@ -89,12 +94,28 @@ export interface ChargeOutcome {
 
 /** A row of `grants`, as either engine returns it. */
 export interface GrantRow {
-  id: number; workspace_id: string; kind: GrantKind; amount: number; remaining: number; granted_at: number;
-  expires_at: number | null; period: string | null; plan: string | null; note: string | null;
+  id: number;
+  workspace_id: string;
+  kind: GrantKind;
+  amount: number;
+  remaining: number;
+  granted_at: number;
+  expires_at: number | null;
+  period: string | null;
+  plan: string | null;
+  note: string | null;
 }
 export const toGrant = (r: GrantRow): Grant => ({
-  id: r.id, workspaceId: r.workspace_id, kind: r.kind, amount: r.amount, remaining: r.remaining, grantedAt: r.granted_at,
-  expiresAt: r.expires_at, period: r.period, plan: r.plan, note: r.note,
+  id: r.id,
+  workspaceId: r.workspace_id,
+  kind: r.kind,
+  amount: r.amount,
+  remaining: r.remaining,
+  grantedAt: r.granted_at,
+  expiresAt: r.expires_at,
+  period: r.period,
+  plan: r.plan,
+  note: r.note,
 });
 
 /** `byDistinct` (in the order of `distinct`, the distinct ids of `ids`) in the order of `ids`, duplicates repeated. */
@@ -157,14 +178,21 @@ export class Credits {
   private readonly planKnown = new Map<string, { granted: string | null; at: number }>();
 
   /** `exclusive` runs a write holding the server's write lock (write-lock.ts). */
-  constructor(private readonly db: Db, private readonly now: Clock, private readonly exclusive: <T>(fn: () => T) => T = (fn) => fn(), shared: SharedOpenings | null = null) {
+  constructor(
+    private readonly db: Db,
+    private readonly now: Clock,
+    private readonly exclusive: <T>(fn: () => T) => T = (fn) => fn(),
+    shared: SharedOpenings | null = null,
+  ) {
     this.shared = shared;
     this.selectPlan = db.prepare<[string], { plan: string | null }>('SELECT plan FROM workspaces WHERE id = ?');
     this.selectPlanGrant = db.prepare<[string, string], { id: number }>(
-      "SELECT id FROM grants WHERE workspace_id = ? AND kind = 'plan' AND period = ?");
+      "SELECT id FROM grants WHERE workspace_id = ? AND kind = 'plan' AND period = ?",
+    );
     this.insertGrant = db.prepare(`INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, note)
       VALUES (?, ?, ?, ?, ?, ?, ?)`);
-    this.insertPlanGrant = db.prepare(`INSERT OR IGNORE INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, period, plan)
+    this.insertPlanGrant =
+      db.prepare(`INSERT OR IGNORE INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, period, plan)
       VALUES (?, 'plan', ?, ?, ?, ?, ?, ?)`);
     this.selectBalance = db.prepare<[string, number], { n: number }>(`SELECT COALESCE(SUM(remaining), 0) AS n FROM grants
       WHERE workspace_id = ? AND remaining > 0 AND (expires_at IS NULL OR expires_at > ?)`);
@@ -173,8 +201,11 @@ export class Credits {
       ORDER BY expires_at IS NULL, expires_at, id`);
     this.selectGrants = db.prepare<[string], GrantRow>('SELECT * FROM grants WHERE workspace_id = ? ORDER BY id');
     this.selectGrant = db.prepare<[number], GrantRow>('SELECT * FROM grants WHERE id = ?');
-    this.selectOpeningsAfter = db.prepare<[number], [number, string, string, number]>(
-      'SELECT id, workspace_id, building_id, opened_at FROM openings WHERE id > ? ORDER BY id').raw();
+    this.selectOpeningsAfter = db
+      .prepare<[number], [number, string, string, number]>(
+        'SELECT id, workspace_id, building_id, opened_at FROM openings WHERE id > ? ORDER BY id',
+      )
+      .raw();
     // Rows are never deleted, so the last id counts them (an upper bound of what is still needed).
     this.selectOpeningsCount = db.prepare<[], { n: number }>('SELECT coalesce(max(id), 0) AS n FROM openings');
     this.insertCharge = db.prepare(`INSERT INTO charges (workspace_id, key_id, route, at, day, buildings, credits)
@@ -186,11 +217,16 @@ export class Credits {
       (workspace_id, building_id, opened_at, charge_id) SELECT @workspaceId, j.value, @now, @chargeId FROM json_each(@ids) AS j`);
     this.selectUsage = db.prepare<[string, string, string], CreditUsage>(`SELECT day, SUM(credits) AS credits, COUNT(*) AS charges,
       SUM(buildings) AS buildings FROM charges WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`);
-    this.chargeTx = db.transaction((pages: readonly { workspaceId: string; keyId: string | null; distinct: Set<string>; route: string; maxCredits?: number }[], now: number) => {
-      const index = this.catchUp(now);
-      index.begin(); // what follows is this transaction's, undone if it fails
-      return pages.map((p) => this.chargeInTransaction(index, p.workspaceId, p.keyId, p.distinct, p.route, now, p.maxCredits));
-    });
+    this.chargeTx = db.transaction(
+      (
+        pages: readonly { workspaceId: string; keyId: string | null; distinct: Set<string>; route: string; maxCredits?: number }[],
+        now: number,
+      ) => {
+        const index = this.catchUp(now);
+        index.begin(); // what follows is this transaction's, undone if it fails
+        return pages.map((p) => this.chargeInTransaction(index, p.workspaceId, p.keyId, p.distinct, p.route, now, p.maxCredits));
+      },
+    );
   }
 
   /** The welcome grant of a new workspace (at most one per workspace: a unique index says so). */
@@ -198,7 +234,11 @@ export class Credits {
     this.insertGrant.run(workspaceId, 'welcome', WELCOME_CREDITS, WELCOME_CREDITS, at, at + WELCOME_VALID_MS, null);
   }
 
-  grant(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Grant {
+  grant(
+    workspaceId: string,
+    amount: number,
+    options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null },
+  ): Grant {
     if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_GRANT) {
       throw new RangeError(`A grant is a whole number of credits from 1 to ${MAX_GRANT}, got ${amount}.`);
     }
@@ -223,7 +263,11 @@ export class Credits {
   ensurePlanGrant(workspaceId: string, now: number): void {
     const period = utcMonth(now);
     const known = this.planKnown.get(workspaceId);
-    if (known !== undefined && (known.granted === period || (known.granted === null && now >= known.at && now - known.at < PLAN_RECHECK_MS))) return;
+    if (
+      known !== undefined &&
+      (known.granted === period || (known.granted === null && now >= known.at && now - known.at < PLAN_RECHECK_MS))
+    )
+      return;
     const row = this.selectPlan.get(workspaceId);
     if (!row) throw new LedgerError('not_found', `No workspace ${workspaceId}.`);
     const allowance = planAllowance(row.plan);
@@ -325,7 +369,8 @@ export class Credits {
   chargeAll(pages: readonly ChargePage[]): ChargeOutcome[] {
     const now = this.now();
     const checked = pages.map((p) => {
-      if (typeof p.route !== 'string' || p.route.length === 0 || p.route.length > 200) throw new TypeError('route is a string of 1 to 200 characters.');
+      if (typeof p.route !== 'string' || p.route.length === 0 || p.route.length > 200)
+        throw new TypeError('route is a string of 1 to 200 characters.');
       return { ...p, distinct: checkBuildingIds(p.buildingIds) };
     });
     let done;
@@ -394,7 +439,11 @@ export class Credits {
    * charged are in the table already unless it forgot them, and adding them all again costs a
    * share of a core under load; one forgotten comes back through `knownFree`.
    */
-  private share(pages: readonly { workspaceId: string; distinct: Set<string> }[], outcomes: readonly { result: ChargeResult; openedAt: number[] }[], now: number): void {
+  private share(
+    pages: readonly { workspaceId: string; distinct: Set<string> }[],
+    outcomes: readonly { result: ChargeResult; openedAt: number[] }[],
+    now: number,
+  ): void {
     const shared = this.shared!;
     const since = now - FREE_REOPEN_MS;
     for (let i = 0; i < pages.length; i++) {
@@ -450,7 +499,13 @@ export class Credits {
 
   /** Charges one page inside chargeTx; openedAt in the order of `distinct` (ChargeOutcome). */
   private chargeInTransaction(
-    index: OpenedIndex, workspaceId: string, keyId: string | null, distinct: Set<string>, route: string, now: number, maxCredits?: number,
+    index: OpenedIndex,
+    workspaceId: string,
+    keyId: string | null,
+    distinct: Set<string>,
+    route: string,
+    now: number,
+    maxCredits?: number,
   ): { result: ChargeResult; openedAt: number[] } {
     this.ensurePlanGrant(workspaceId, now);
     const openedAt = new Array<number>(distinct.size);
@@ -461,18 +516,34 @@ export class Credits {
     for (const g of spendable) available += g.remaining;
     if (needed === 0) return { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt };
     if (maxCredits !== undefined && needed > maxCredits) {
-      return { openedAt, result: {
-        ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
-        message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-          `more than max_credits (${maxCredits}). Nothing was charged.`,
-      } };
+      return {
+        openedAt,
+        result: {
+          ok: false,
+          status: 402,
+          code: 'insufficient_credits',
+          needed,
+          remaining: available,
+          message:
+            `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
+            `more than max_credits (${maxCredits}). Nothing was charged.`,
+        },
+      };
     }
     if (available < needed) {
-      return { openedAt, result: {
-        ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
-        message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-          `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
-      } };
+      return {
+        openedAt,
+        result: {
+          ok: false,
+          status: 402,
+          code: 'insufficient_credits',
+          needed,
+          remaining: available,
+          message:
+            `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
+            `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
+        },
+      };
     }
     const chargeId = Number(this.insertCharge.run(workspaceId, keyId, route, now, utcDay(now), distinct.size, needed).lastInsertRowid);
     let left = needed;
@@ -534,11 +605,14 @@ export class Credits {
     }
     // Each opening against the one before it of the same building: a sort, as no index holds
     // (workspace, building) any more. Two openings at the same instant are a breach too.
-    for (const d of all<{ workspace_id: string; building_id: string; a: number; b: number }>(`
+    for (const d of all<{ workspace_id: string; building_id: string; a: number; b: number }>(
+      `
         SELECT workspace_id, building_id, a, b FROM (
           SELECT workspace_id, building_id, opened_at AS b,
                  LAG(opened_at) OVER (PARTITION BY workspace_id, building_id ORDER BY opened_at) AS a FROM openings)
-         WHERE a IS NOT NULL AND b < a + ?`, FREE_REOPEN_MS)) {
+         WHERE a IS NOT NULL AND b < a + ?`,
+      FREE_REOPEN_MS,
+    )) {
       problems.push(`building ${d.building_id} charged twice to ${d.workspace_id} within 365 days (${d.a}, ${d.b})`);
     }
     return problems;

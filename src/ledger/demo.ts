@@ -35,13 +35,17 @@ export function readDemoKey(dir: string): string | null {
 export function writeDemoKey(dir: string, key: string): void {
   const path = demoKeyPath(dir);
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, [
-    '# Edifice demo API key, made by the first `npm start` for local use only.',
-    '# Anyone who can read this file can spend the demo workspace\'s credits.',
-    '# Real keys are shown once at creation and never stored in plaintext.',
-    key,
-    '',
-  ].join('\n'), { mode: 0o600, flag: 'w' });
+  writeFileSync(
+    tmp,
+    [
+      '# Edifice demo API key, made by the first `npm start` for local use only.',
+      "# Anyone who can read this file can spend the demo workspace's credits.",
+      '# Real keys are shown once at creation and never stored in plaintext.',
+      key,
+      '',
+    ].join('\n'),
+    { mode: 0o600, flag: 'w' },
+  );
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
 }

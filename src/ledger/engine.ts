@@ -30,10 +30,18 @@ export interface LedgerEngine {
   listWorkspaces(): Promise<Workspace[]>;
   addMember(workspaceId: string, email: string): Promise<Member>;
   removeMember(workspaceId: string, member: string): Promise<Member>;
-  createKey(workspaceId: string, member: string, options?: { expiresAt?: number | null; name?: string | null }): Promise<{ key: string; keyId: string; prefix: string }>;
+  createKey(
+    workspaceId: string,
+    member: string,
+    options?: { expiresAt?: number | null; name?: string | null },
+  ): Promise<{ key: string; keyId: string; prefix: string }>;
   listKeys(workspaceId: string): Promise<KeyInfo[]>;
   revokeKey(keyId: string): Promise<KeyInfo>;
-  grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Promise<Grant>;
+  grantCredits(
+    workspaceId: string,
+    amount: number,
+    options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null },
+  ): Promise<Grant>;
   setPlan(workspaceId: string, plan: string | null): Promise<void>;
   suspendWorkspace(workspaceId: string, reason?: string | null): Promise<void>;
   unsuspendWorkspace(workspaceId: string): Promise<void>;
@@ -66,7 +74,9 @@ export function ledgerLocation(value: string): LedgerLocation {
     try {
       url = new URL(value);
     } catch {
-      throw new RangeError(`The ledger URL "${value.replace(/:[^:@/]*@/, ':…@')}" is not a valid URL (postgres://user:password@host:port/database).`);
+      throw new RangeError(
+        `The ledger URL "${value.replace(/:[^:@/]*@/, ':…@')}" is not a valid URL (postgres://user:password@host:port/database).`,
+      );
     }
     if (url.hostname === '') throw new RangeError('The ledger URL names no host (postgres://user:password@host:port/database).');
     return { kind: 'postgres', url: value };
@@ -88,37 +98,107 @@ export async function openLedgerEngine(location: string | LedgerLocation, option
 export class SqliteLedgerEngine implements LedgerEngine {
   readonly kind = 'sqlite' as const;
   constructor(readonly ledger: Ledger) {}
-  async authenticate(rawKey: string | undefined) { return this.ledger.authenticate(rawKey); }
-  async balance(workspaceId: string) { return this.ledger.balance(workspaceId); }
-  async charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string) { return this.ledger.charge(workspaceId, keyId, buildingIds, route); }
-  async chargePages(pages: readonly ChargePage[]) { return this.ledger.chargePages(pages); }
-  async ping() { this.ledger.ping(); }
-  async createWorkspace(name: string, options: { plan?: string | null; createdBy: string }) { return this.ledger.createWorkspace(name, options); }
-  async workspace(workspaceId: string) { return this.ledger.workspace(workspaceId); }
-  async listWorkspaces() { return this.ledger.listWorkspaces(); }
-  async addMember(workspaceId: string, email: string) { return this.ledger.addMember(workspaceId, email); }
-  async removeMember(workspaceId: string, member: string) { return this.ledger.removeMember(workspaceId, member); }
-  async createKey(workspaceId: string, member: string, options?: { expiresAt?: number | null; name?: string | null }) { return this.ledger.createKey(workspaceId, member, options); }
-  async listKeys(workspaceId: string) { return this.ledger.listKeys(workspaceId); }
-  async revokeKey(keyId: string) { return this.ledger.revokeKey(keyId); }
-  async grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }) { return this.ledger.grantCredits(workspaceId, amount, options); }
-  async setPlan(workspaceId: string, plan: string | null) { this.ledger.setPlan(workspaceId, plan); }
-  async suspendWorkspace(workspaceId: string, reason: string | null = null) { this.ledger.suspendWorkspace(workspaceId, reason); }
-  async unsuspendWorkspace(workspaceId: string) { this.ledger.unsuspendWorkspace(workspaceId); }
-  async usage(workspaceId: string, fromDay?: string, toDay?: string) { return this.ledger.usage(workspaceId, fromDay, toDay); }
-  async addCountryRequest(request: { country: string; email: string | null; comment: string | null; client: string }) { return this.ledger.addCountryRequest(request); }
-  async countryRequests(limit?: number) { return this.ledger.countryRequests(limit); }
-  async countryDemand() { return this.ledger.countryDemand(); }
-  async addRemovalRequest(request: NewRemovalRequest) { return this.ledger.addRemovalRequest(request); }
-  async removalRequests(status?: RemovalStatus) { return this.ledger.removalRequests(status); }
-  async decideRemoval(id: string, decision: 'approved' | 'rejected', note: string | null = null) { return this.ledger.decideRemoval(id, decision, note); }
-  async approvedRemovals() { return this.ledger.approvedRemovals(); }
-  async approvedRemovalCount() { return this.ledger.approvedRemovalCount(); }
-  async createReportOrder(order: NewReportOrder) { return this.ledger.createReportOrder(order); }
-  async readReport(orderId: string, token: string) { return this.ledger.readReport(orderId, token); }
-  async markReportPaid(orderId: string, providerReference: string | null) { return this.ledger.markReportPaid(orderId, providerReference); }
-  async reportOrder(orderId: string) { return this.ledger.reportOrder(orderId); }
-  async reportOrders(limit?: number) { return this.ledger.reportOrders(limit); }
-  async audit() { return this.ledger.audit(); }
-  async close() { this.ledger.close(); }
+  async authenticate(rawKey: string | undefined) {
+    return this.ledger.authenticate(rawKey);
+  }
+  async balance(workspaceId: string) {
+    return this.ledger.balance(workspaceId);
+  }
+  async charge(workspaceId: string, keyId: string | null, buildingIds: readonly string[], route: string) {
+    return this.ledger.charge(workspaceId, keyId, buildingIds, route);
+  }
+  async chargePages(pages: readonly ChargePage[]) {
+    return this.ledger.chargePages(pages);
+  }
+  async ping() {
+    this.ledger.ping();
+  }
+  async createWorkspace(name: string, options: { plan?: string | null; createdBy: string }) {
+    return this.ledger.createWorkspace(name, options);
+  }
+  async workspace(workspaceId: string) {
+    return this.ledger.workspace(workspaceId);
+  }
+  async listWorkspaces() {
+    return this.ledger.listWorkspaces();
+  }
+  async addMember(workspaceId: string, email: string) {
+    return this.ledger.addMember(workspaceId, email);
+  }
+  async removeMember(workspaceId: string, member: string) {
+    return this.ledger.removeMember(workspaceId, member);
+  }
+  async createKey(workspaceId: string, member: string, options?: { expiresAt?: number | null; name?: string | null }) {
+    return this.ledger.createKey(workspaceId, member, options);
+  }
+  async listKeys(workspaceId: string) {
+    return this.ledger.listKeys(workspaceId);
+  }
+  async revokeKey(keyId: string) {
+    return this.ledger.revokeKey(keyId);
+  }
+  async grantCredits(
+    workspaceId: string,
+    amount: number,
+    options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null },
+  ) {
+    return this.ledger.grantCredits(workspaceId, amount, options);
+  }
+  async setPlan(workspaceId: string, plan: string | null) {
+    this.ledger.setPlan(workspaceId, plan);
+  }
+  async suspendWorkspace(workspaceId: string, reason: string | null = null) {
+    this.ledger.suspendWorkspace(workspaceId, reason);
+  }
+  async unsuspendWorkspace(workspaceId: string) {
+    this.ledger.unsuspendWorkspace(workspaceId);
+  }
+  async usage(workspaceId: string, fromDay?: string, toDay?: string) {
+    return this.ledger.usage(workspaceId, fromDay, toDay);
+  }
+  async addCountryRequest(request: { country: string; email: string | null; comment: string | null; client: string }) {
+    return this.ledger.addCountryRequest(request);
+  }
+  async countryRequests(limit?: number) {
+    return this.ledger.countryRequests(limit);
+  }
+  async countryDemand() {
+    return this.ledger.countryDemand();
+  }
+  async addRemovalRequest(request: NewRemovalRequest) {
+    return this.ledger.addRemovalRequest(request);
+  }
+  async removalRequests(status?: RemovalStatus) {
+    return this.ledger.removalRequests(status);
+  }
+  async decideRemoval(id: string, decision: 'approved' | 'rejected', note: string | null = null) {
+    return this.ledger.decideRemoval(id, decision, note);
+  }
+  async approvedRemovals() {
+    return this.ledger.approvedRemovals();
+  }
+  async approvedRemovalCount() {
+    return this.ledger.approvedRemovalCount();
+  }
+  async createReportOrder(order: NewReportOrder) {
+    return this.ledger.createReportOrder(order);
+  }
+  async readReport(orderId: string, token: string) {
+    return this.ledger.readReport(orderId, token);
+  }
+  async markReportPaid(orderId: string, providerReference: string | null) {
+    return this.ledger.markReportPaid(orderId, providerReference);
+  }
+  async reportOrder(orderId: string) {
+    return this.ledger.reportOrder(orderId);
+  }
+  async reportOrders(limit?: number) {
+    return this.ledger.reportOrders(limit);
+  }
+  async audit() {
+    return this.ledger.audit();
+  }
+  async close() {
+    this.ledger.close();
+  }
 }

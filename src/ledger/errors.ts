@@ -7,7 +7,10 @@
 export type LedgerErrorCode = 'not_found' | 'conflict' | 'invalid_state';
 
 export class LedgerError extends Error {
-  constructor(readonly code: LedgerErrorCode, message: string) {
+  constructor(
+    readonly code: LedgerErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'LedgerError';
   }
@@ -16,7 +19,11 @@ export class LedgerError extends Error {
 export class LedgerUnavailableError extends Error {
   readonly status = 503;
   readonly code = 'unavailable';
-  constructor(message: string, readonly retryAfterS = 1, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly retryAfterS = 1,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'LedgerUnavailableError';
   }

@@ -1,8 +1,26 @@
 /** The ledger's public surface. */
-export { BUSY_TIMEOUT_MS, Ledger, type AuthResult, type DemoKey, type LedgerOptions, type LimitsResult, type UsageDay, type WorkspaceSummary } from './ledger.ts';
+export {
+  BUSY_TIMEOUT_MS,
+  Ledger,
+  type AuthResult,
+  type DemoKey,
+  type LedgerOptions,
+  type LimitsResult,
+  type UsageDay,
+  type WorkspaceSummary,
+} from './ledger.ts';
 export { LedgerError, LedgerUnavailableError, asUnavailable, isLedgerUnavailable, type LedgerErrorCode } from './errors.ts';
 export { bearerToken, parseKey, KEY_PREFIX, type KeyInfo, type KeyStatus } from './keys.ts';
-export { FREE_REOPEN_MS, WELCOME_CREDITS, WELCOME_VALID_MS, type ChargeOutcome, type ChargePage, type ChargeResult, type Grant, type GrantKind } from './credits.ts';
+export {
+  FREE_REOPEN_MS,
+  WELCOME_CREDITS,
+  WELCOME_VALID_MS,
+  type ChargeOutcome,
+  type ChargePage,
+  type ChargeResult,
+  type Grant,
+  type GrantKind,
+} from './credits.ts';
 export { PLANS, type PlanName, type Member, type Workspace } from './workspaces.ts';
 export { WindowLimiter, clientBucket, RING_MAX, type LimitDecision, type RateLimiter, type WindowLimiterOptions } from './limits.ts';
 export { DEMO_KEY_FILE, DEMO_CREDITS } from './demo.ts';

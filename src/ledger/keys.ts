@@ -84,8 +84,15 @@ export interface KeyRecord {
 }
 
 interface InfoRow {
-  id: string; name: string | null; workspace_id: string; member_id: string; email: string; created_at: number;
-  expires_at: number | null; revoked_at: number | null; left_at: number | null;
+  id: string;
+  name: string | null;
+  workspace_id: string;
+  member_id: string;
+  email: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  left_at: number | null;
 }
 
 export function keyStatus(k: { revokedAt: number | null; expiresAt: number | null; memberLeftAt: number | null }, now: number): KeyStatus {
@@ -99,7 +106,11 @@ const INFO_SELECT = `SELECT k.id, k.name, k.workspace_id, k.member_id, m.email, 
   FROM api_keys k JOIN members m ON m.id = k.member_id`;
 
 /** A new key for a current member, its options checked; what any store of keys writes. */
-export function newKey(member: Member, options: { name?: string | null; expiresAt?: number | null }, now: number): { key: string; keyId: string; name: string | null; expiresAt: number | null } {
+export function newKey(
+  member: Member,
+  options: { name?: string | null; expiresAt?: number | null },
+  now: number,
+): { key: string; keyId: string; name: string | null; expiresAt: number | null } {
   if (member.leftAt !== null) throw new LedgerError('invalid_state', `Member ${member.id} left the workspace; they cannot create keys.`);
   const name = options.name ?? null;
   if (name !== null && (typeof name !== 'string' || name.length < 1 || name.length > 100)) {
@@ -126,7 +137,15 @@ export function keyVerdict(key: KeyRecord, presented: Buffer, now: number): Auth
   }
   if (key.memberLeftAt !== null) return unauthorized('This API key stopped working when the member who created it left the workspace.');
   if (key.workspaceSuspendedAt !== null) {
-    return { ok: false, status: 403, code: 'forbidden', message: 'This workspace is suspended.', keyId: key.keyId, keyPrefix: keyPrefix(key.keyId), workspaceId: key.workspaceId };
+    return {
+      ok: false,
+      status: 403,
+      code: 'forbidden',
+      message: 'This workspace is suspended.',
+      keyId: key.keyId,
+      keyPrefix: keyPrefix(key.keyId),
+      workspaceId: key.workspaceId,
+    };
   }
   return { ok: true, keyId: key.keyId, keyPrefix: keyPrefix(key.keyId), workspaceId: key.workspaceId };
 }
@@ -155,14 +174,28 @@ export class Keys {
   private readonly selectInfos;
   private readonly updateRevoked;
 
-  constructor(db: Db, private readonly now: Clock) {
+  constructor(
+    db: Db,
+    private readonly now: Clock,
+  ) {
     this.insert = db.prepare(`INSERT INTO api_keys (id, workspace_id, member_id, name, secret_sha256, created_at, expires_at)
       VALUES (?, ?, ?, ?, ?, ?, ?)`);
-    this.selectRecord = db.prepare<[string], { id: string; workspace_id: string; secret_sha256: Buffer; expires_at: number | null;
-      revoked_at: number | null; left_at: number | null; suspended_at: number | null }>(
+    this.selectRecord = db.prepare<
+      [string],
+      {
+        id: string;
+        workspace_id: string;
+        secret_sha256: Buffer;
+        expires_at: number | null;
+        revoked_at: number | null;
+        left_at: number | null;
+        suspended_at: number | null;
+      }
+    >(
       `SELECT k.id, k.workspace_id, k.secret_sha256, k.expires_at, k.revoked_at, m.left_at, w.suspended_at
          FROM api_keys k JOIN members m ON m.id = k.member_id JOIN workspaces w ON w.id = k.workspace_id
-        WHERE k.id = ?`);
+        WHERE k.id = ?`,
+    );
     this.selectInfo = db.prepare<[string], InfoRow>(`${INFO_SELECT} WHERE k.id = ?`);
     this.selectInfos = db.prepare<[string], InfoRow>(`${INFO_SELECT} WHERE k.workspace_id = ? ORDER BY k.created_at, k.id`);
     this.updateRevoked = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
@@ -180,8 +213,13 @@ export class Keys {
     const r = this.selectRecord.get(keyId);
     if (!r) return undefined;
     return {
-      keyId: r.id, workspaceId: r.workspace_id, secretSha256: r.secret_sha256, expiresAt: r.expires_at,
-      revokedAt: r.revoked_at, memberLeftAt: r.left_at, workspaceSuspendedAt: r.suspended_at,
+      keyId: r.id,
+      workspaceId: r.workspace_id,
+      secretSha256: r.secret_sha256,
+      expiresAt: r.expires_at,
+      revokedAt: r.revoked_at,
+      memberLeftAt: r.left_at,
+      workspaceSuspendedAt: r.suspended_at,
     };
   }
 
@@ -204,8 +242,15 @@ export class Keys {
 
   private toInfo(r: InfoRow): KeyInfo {
     return {
-      keyId: r.id, prefix: `${keyPrefix(r.id)}_…`, name: r.name, workspaceId: r.workspace_id, memberId: r.member_id,
-      memberEmail: r.email, createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
+      keyId: r.id,
+      prefix: `${keyPrefix(r.id)}_…`,
+      name: r.name,
+      workspaceId: r.workspace_id,
+      memberId: r.member_id,
+      memberEmail: r.email,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+      revokedAt: r.revoked_at,
       status: keyStatus({ revokedAt: r.revoked_at, expiresAt: r.expires_at, memberLeftAt: r.left_at }, this.now()),
     };
   }

@@ -18,7 +18,18 @@ import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, removeDemoKey, writeDemoKey } from './demo.ts';
 import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
-import { type AuthResult, hashKey, type KeyInfo, type KeyRecord, keyIdOf, keyPrefix, Keys, keyVerdict, parseKey, unauthorized } from './keys.ts';
+import {
+  type AuthResult,
+  hashKey,
+  type KeyInfo,
+  type KeyRecord,
+  keyIdOf,
+  keyPrefix,
+  Keys,
+  keyVerdict,
+  parseKey,
+  unauthorized,
+} from './keys.ts';
 import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
 import { SharedQuota } from './shared-quota.ts';
@@ -72,7 +83,20 @@ export interface LedgerOptions {
 /** How long, by default, a statement waits for another process's write lock on the file (admin CLI). */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-const OPTION_NAMES = ['now', 'keyCacheTtlMs', 'keyCacheMax', 'busyTimeoutMs', 'perKeyPerMinute', 'dailyQuota', 'limiterMaxKeys', 'keyLimiterTable', 'writeLock', 'quotaTable', 'openingsTable', 'persistQuota'];
+const OPTION_NAMES = [
+  'now',
+  'keyCacheTtlMs',
+  'keyCacheMax',
+  'busyTimeoutMs',
+  'perKeyPerMinute',
+  'dailyQuota',
+  'limiterMaxKeys',
+  'keyLimiterTable',
+  'writeLock',
+  'quotaTable',
+  'openingsTable',
+  'persistQuota',
+];
 
 /** The demo workspace's key: working (its plaintext, for the quick start's banner) or revoked for good. */
 export type DemoKey =
@@ -88,7 +112,14 @@ export type { AuthResult } from './keys.ts';
 
 export type LimitsResult =
   | { ok: true; headers: Record<string, string> }
-  | { ok: false; status: 429; code: 'rate_limited' | 'quota_exceeded'; message: string; retryAfterS: number; headers: Record<string, string> };
+  | {
+      ok: false;
+      status: 429;
+      code: 'rate_limited' | 'quota_exceeded';
+      message: string;
+      retryAfterS: number;
+      headers: Record<string, string>;
+    };
 
 export type { UsageDay } from './usage.ts';
 
@@ -101,7 +132,6 @@ export interface WorkspaceSummary extends Workspace {
 interface CachedKey extends KeyRecord {
   checkedAt: number;
 }
-
 
 export class Ledger {
   private readonly db: Db;
@@ -122,9 +152,10 @@ export class Ledger {
   private readonly rateLimitPolicy: string;
 
   private constructor(
-    db: Db, quotaDb: Db,
-    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>>
-      & Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>,
+    db: Db,
+    quotaDb: Db,
+    options: Required<Omit<LedgerOptions, 'busyTimeoutMs' | 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>> &
+      Pick<LedgerOptions, 'keyLimiterTable' | 'writeLock' | 'quotaTable' | 'openingsTable'>,
   ) {
     this.db = db;
     this.quotaDb = quotaDb;
@@ -142,7 +173,12 @@ export class Ledger {
     this.countries = new CountryRequests(db, this.now);
     this.removals = new Removals(db, this.now);
     this.reports = new Reports(db, this.now);
-    this.keyLimiter = new WindowLimiter({ limit: options.perKeyPerMinute, periodMs: MINUTE_MS, maxKeys: options.limiterMaxKeys, table: options.keyLimiterTable });
+    this.keyLimiter = new WindowLimiter({
+      limit: options.perKeyPerMinute,
+      periodMs: MINUTE_MS,
+      maxKeys: options.limiterMaxKeys,
+      table: options.keyLimiterTable,
+    });
     this.keyCache = new LRUCache<string, CachedKey>({ max: options.keyCacheMax });
     this.keyCacheTtlMs = options.keyCacheTtlMs;
     this.rateLimitPolicy = `"key";q=${options.perKeyPerMinute};w=60, "workspace";q=${options.dailyQuota};w=86400`;
@@ -160,10 +196,12 @@ export class Ledger {
     }
     const positive = (name: keyof LedgerOptions, fallback: number): number => {
       const v = options[name] ?? fallback;
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new RangeError(`Ledger option ${name} must be a whole number ≥ 0, got ${String(v)}.`);
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+        throw new RangeError(`Ledger option ${name} must be a whole number ≥ 0, got ${String(v)}.`);
       return v;
     };
-    if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('Ledger option now must be a function returning ms since the epoch.');
+    if (options.now !== undefined && typeof options.now !== 'function')
+      throw new TypeError('Ledger option now must be a function returning ms since the epoch.');
     const resolved = {
       now: options.now ?? Date.now,
       keyCacheTtlMs: positive('keyCacheTtlMs', 2_000),
@@ -224,7 +262,6 @@ export class Ledger {
   get quotaTable(): SharedArrayBuffer {
     return this.quota.table;
   }
-
 
   /** Writes the quota counts the file does not have yet (done every 250 ms and at close by the owner). */
   persistQuota(): void {
@@ -290,7 +327,10 @@ export class Ledger {
     const day = utcDay(now);
     const dayResetS = Math.ceil((startOfNextUtcDay(now) - now) / 1000);
     const key = count ? this.keyLimiter.take(auth.keyId, now) : this.keyLimiter.peek(auth.keyId, now);
-    const quota = key.ok && count ? this.quota.take(auth.workspaceId, day) : { ok: true, used: this.quota.used(auth.workspaceId, day), limit: this.quota.limit };
+    const quota =
+      key.ok && count
+        ? this.quota.take(auth.workspaceId, day)
+        : { ok: true, used: this.quota.used(auth.workspaceId, day), limit: this.quota.limit };
     const quotaRemaining = Math.max(0, quota.limit - quota.used);
     const headers: Record<string, string> = {
       'RateLimit-Limit': String(key.limit),
@@ -299,19 +339,27 @@ export class Ledger {
       'X-Daily-Quota-Limit': String(quota.limit),
       'X-Daily-Quota-Remaining': String(quotaRemaining),
       'RateLimit-Policy': this.rateLimitPolicy,
-      'RateLimit': `"key";r=${key.remaining};t=${key.resetS}, "workspace";r=${quotaRemaining};t=${dayResetS}`,
+      RateLimit: `"key";r=${key.remaining};t=${key.resetS}, "workspace";r=${quotaRemaining};t=${dayResetS}`,
     };
     if (!key.ok) {
       headers['Retry-After'] = String(key.retryAfterS);
       return {
-        ok: false, status: 429, code: 'rate_limited', retryAfterS: key.retryAfterS, headers,
+        ok: false,
+        status: 429,
+        code: 'rate_limited',
+        retryAfterS: key.retryAfterS,
+        headers,
         message: `More than ${key.limit} requests a minute with this API key; retry in ${key.retryAfterS} s.`,
       };
     }
     if (!quota.ok) {
       headers['Retry-After'] = String(dayResetS);
       return {
-        ok: false, status: 429, code: 'quota_exceeded', retryAfterS: dayResetS, headers,
+        ok: false,
+        status: 429,
+        code: 'quota_exceeded',
+        retryAfterS: dayResetS,
+        headers,
         message: `This workspace has made its ${quota.limit} requests of the day; the quota resets at 00:00 UTC, in ${dayResetS} s.`,
       };
     }
@@ -454,7 +502,12 @@ export class Ledger {
   workspace(workspaceId: string): WorkspaceSummary {
     return this.guard(() => {
       const w = this.workspaces.get(workspaceId);
-      return { ...w, balance: this.credits.balance(workspaceId), members: this.workspaces.members(workspaceId), grants: this.credits.grants(workspaceId) };
+      return {
+        ...w,
+        balance: this.credits.balance(workspaceId),
+        members: this.workspaces.members(workspaceId),
+        grants: this.credits.grants(workspaceId),
+      };
     });
   }
 
@@ -474,7 +527,11 @@ export class Ledger {
   }
 
   /** A new key for a current member (id or email). The plaintext `key` is shown once: here. */
-  createKey(workspaceId: string, member: string, options: { expiresAt?: number | null; name?: string | null } = {}): { key: string; keyId: string; prefix: string } {
+  createKey(
+    workspaceId: string,
+    member: string,
+    options: { expiresAt?: number | null; name?: string | null } = {},
+  ): { key: string; keyId: string; prefix: string } {
     return this.write(() => {
       this.workspaces.get(workspaceId); // "No workspace ..." rather than "no member of" a workspace that does not exist
       return this.keys.create(this.workspaces.member(workspaceId, member), options);
@@ -496,7 +553,11 @@ export class Ledger {
   }
 
   /** Adds credits bought (or granted by hand), usable until `expiresAt` (default: no expiry). */
-  grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Grant {
+  grantCredits(
+    workspaceId: string,
+    amount: number,
+    options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null },
+  ): Grant {
     return this.write(() => this.credits.grant(workspaceId, amount, options));
   }
 
@@ -581,7 +642,10 @@ export class Ledger {
     const workspaceId = this.guard(() => this.getMeta(META_DEMO_WORKSPACE));
     if (workspaceId === null) return null;
     const keyIds = this.write(() => {
-      const active = this.keys.list(workspaceId).filter((k) => k.status === 'active').map((k) => k.keyId);
+      const active = this.keys
+        .list(workspaceId)
+        .filter((k) => k.status === 'active')
+        .map((k) => k.keyId);
       for (const id of active) this.keys.revoke(id);
       this.recordDemoRevoked(workspaceId);
       return active;

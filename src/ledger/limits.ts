@@ -94,8 +94,10 @@ export class WindowLimiter implements RateLimiter {
   constructor(options: WindowLimiterOptions) {
     const { limit, periodMs, maxKeys = 100_000 } = options;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a whole number of at least 1, got ${limit}.`);
-    if (!Number.isSafeInteger(periodMs) || periodMs < 1 || periodMs > 86_400_000) throw new RangeError(`periodMs must be a whole number of ms from 1 to 86,400,000, got ${periodMs}.`);
-    if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new RangeError(`maxKeys must be a whole number of at least 1, got ${maxKeys}.`);
+    if (!Number.isSafeInteger(periodMs) || periodMs < 1 || periodMs > 86_400_000)
+      throw new RangeError(`periodMs must be a whole number of ms from 1 to 86,400,000, got ${periodMs}.`);
+    if (!Number.isSafeInteger(maxKeys) || maxKeys < 1)
+      throw new RangeError(`maxKeys must be a whole number of at least 1, got ${maxKeys}.`);
     this.limit = limit;
     this.periodMs = periodMs;
     this.capacity = maxKeys;
@@ -125,7 +127,13 @@ export class WindowLimiter implements RateLimiter {
       const m = META * slot;
       if (this.meta[m + 4] >= this.limit) {
         const retry = this.oldestStart(slot) + this.spanMs - t;
-        return { ok: false, limit: this.limit, remaining: 0, resetS: this.resetS(slot, t), retryAfterS: Math.max(1, Math.ceil(retry / 1000)) };
+        return {
+          ok: false,
+          limit: this.limit,
+          remaining: 0,
+          resetS: this.resetS(slot, t),
+          retryAfterS: Math.max(1, Math.ceil(retry / 1000)),
+        };
       }
       const start = t - (((t % this.grainMs) + this.grainMs) % this.grainMs);
       const used = this.meta[m + 3];

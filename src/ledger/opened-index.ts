@@ -47,7 +47,8 @@ function findIn(keys: Uint32Array, mask: number, w1: number): number {
   for (let slot = hash(w1) & mask; ; slot = (slot + 1) & mask) {
     const k = slot * WORDS;
     if (keys[k] === 0) return -1;
-    if (keys[k] === w1 && keys[k + 1] === uuid[0] && keys[k + 2] === uuid[1] && keys[k + 3] === uuid[2] && keys[k + 4] === uuid[3]) return slot;
+    if (keys[k] === w1 && keys[k + 1] === uuid[0] && keys[k + 2] === uuid[1] && keys[k + 3] === uuid[2] && keys[k + 4] === uuid[3])
+      return slot;
   }
 }
 

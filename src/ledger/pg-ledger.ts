@@ -14,15 +14,46 @@ import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { type Clock, startOfNextUtcMonth, utcDay, utcMonth } from './clock.ts';
-import { type ChargeOutcome, type ChargePage, type ChargeResult, FREE_REOPEN_MS, type Grant, type GrantRow, MAX_GRANT, toGrant, WELCOME_CREDITS, WELCOME_VALID_MS } from './credits.ts';
+import {
+  type ChargeOutcome,
+  type ChargePage,
+  type ChargeResult,
+  FREE_REOPEN_MS,
+  type Grant,
+  type GrantRow,
+  MAX_GRANT,
+  toGrant,
+  WELCOME_CREDITS,
+  WELCOME_VALID_MS,
+} from './credits.ts';
 import { LedgerError, LedgerUnavailableError } from './errors.ts';
 import { newId } from './ids.ts';
-import { type AuthResult, hashKey, keyIdOf, type KeyInfo, type KeyRecord, keyPrefix, keyStatus, keyVerdict, newKey, unauthorized } from './keys.ts';
+import {
+  type AuthResult,
+  hashKey,
+  keyIdOf,
+  type KeyInfo,
+  type KeyRecord,
+  keyPrefix,
+  keyStatus,
+  keyVerdict,
+  newKey,
+  unauthorized,
+} from './keys.ts';
 import { migratePg } from './pg-schema.ts';
 import { checkName, checkPlan, type Member, normaliseEmail, planAllowance, type Workspace } from './workspaces.ts';
 import { checkCountry, type CountryDemand, type CountryRequest, type CountryRequestRow, toCountryRequest } from './country-requests.ts';
 import type { LedgerEngine } from './engine.ts';
-import { type ApprovedRemovals, approvedOf, type NewRemovalRequest, newRemovalRow, type RemovalRequest, type RemovalRow, type RemovalStatus, toRemoval } from './removals.ts';
+import {
+  type ApprovedRemovals,
+  approvedOf,
+  type NewRemovalRequest,
+  newRemovalRow,
+  type RemovalRequest,
+  type RemovalRow,
+  type RemovalStatus,
+  toRemoval,
+} from './removals.ts';
 import { isReportToken, type NewReportOrder, newOrderRow, type OrderRow, readOrder, type ReportOrder, toOrder } from './reports.ts';
 import { type UsageDay, usageDays } from './usage.ts';
 import type { WorkspaceSummary } from './ledger.ts';
@@ -45,7 +76,9 @@ export interface PgLedgerOptions {
 /** int8 as a JavaScript number: every int8 of the ledger is a count or ms since the epoch, far below 2^53. */
 const TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === pg.types.builtins.INT8
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -60,28 +93,61 @@ const RETRIES = 5;
 function asPgUnavailable(err: unknown): LedgerUnavailableError | null {
   if (err instanceof LedgerUnavailableError) return err;
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && (UNAVAILABLE_STATES.test(code) || /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND)$/.test(code))) {
+  if (
+    typeof code === 'string' &&
+    (UNAVAILABLE_STATES.test(code) || /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND)$/.test(code))
+  ) {
     return new LedgerUnavailableError(`Ledger unavailable (${code}).`, 1, { cause: err });
   }
   const message = err instanceof Error ? err.message : '';
-  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i.test(message)) {
+  if (
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
+      message,
+    )
+  ) {
     return new LedgerUnavailableError(`Ledger unavailable (${message}).`, 1, { cause: err });
   }
   return null;
 }
 
-interface WorkspaceRow { id: string; name: string; plan: string | null; created_at: number; suspended_at: number | null; suspended_reason: string | null }
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  plan: string | null;
+  created_at: number;
+  suspended_at: number | null;
+  suspended_reason: string | null;
+}
 const toWorkspace = (r: WorkspaceRow): Workspace => ({
-  id: r.id, name: r.name, plan: checkPlan(r.plan), createdAt: r.created_at, suspendedAt: r.suspended_at, suspendedReason: r.suspended_reason,
+  id: r.id,
+  name: r.name,
+  plan: checkPlan(r.plan),
+  createdAt: r.created_at,
+  suspendedAt: r.suspended_at,
+  suspendedReason: r.suspended_reason,
 });
-interface MemberRow { id: string; workspace_id: string; email: string; joined_at: number; left_at: number | null }
-const toMember = (r: MemberRow): Member => ({ id: r.id, workspaceId: r.workspace_id, email: r.email, joinedAt: r.joined_at, leftAt: r.left_at });
+interface MemberRow {
+  id: string;
+  workspace_id: string;
+  email: string;
+  joined_at: number;
+  left_at: number | null;
+}
+const toMember = (r: MemberRow): Member => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  email: r.email,
+  joinedAt: r.joined_at,
+  leftAt: r.left_at,
+});
 
 function checkPage(page: ChargePage): string[] {
-  if (typeof page.route !== 'string' || page.route.length === 0 || page.route.length > 200) throw new TypeError('route is a string of 1 to 200 characters.');
+  if (typeof page.route !== 'string' || page.route.length === 0 || page.route.length > 200)
+    throw new TypeError('route is a string of 1 to 200 characters.');
   if (!Array.isArray(page.buildingIds)) throw new TypeError('buildingIds must be an array of building ids.');
   for (const id of page.buildingIds) {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 128) throw new TypeError(`A building id is a string of 1 to 128 characters, got ${JSON.stringify(id)}.`);
+    if (typeof id !== 'string' || id.length === 0 || id.length > 128)
+      throw new TypeError(`A building id is a string of 1 to 128 characters, got ${JSON.stringify(id)}.`);
   }
   // Sorted: every transaction claims opening rows in one order, so two never wait on each other in a cycle.
   return [...new Set(page.buildingIds)].sort();
@@ -105,9 +171,14 @@ export class PgLedger implements LedgerEngine {
   /** Connects to `url` (postgres://…) and brings its schema up to date. */
   static async open(url: string, options: PgLedgerOptions = {}): Promise<PgLedger> {
     const pool = new pg.Pool({
-      connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
-      idleTimeoutMillis: 30_000, types: TYPES, application_name: 'edifice',
-      lock_timeout: options.lockTimeoutMs ?? 5_000, statement_timeout: 30_000,
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+      idleTimeoutMillis: 30_000,
+      types: TYPES,
+      application_name: 'edifice',
+      lock_timeout: options.lockTimeoutMs ?? 5_000,
+      statement_timeout: 30_000,
       // A replica stalled inside a transaction (stopped, cut off) gives its row locks back.
       idle_in_transaction_session_timeout: 10_000,
     });
@@ -142,15 +213,32 @@ export class PgLedger implements LedgerEngine {
     let key = this.keyCache.get(keyId);
     if (key && (now - key.checkedAt >= this.keyCacheTtlMs || now < key.checkedAt)) key = undefined;
     if (!key) {
-      const { rows } = await this.guard(() => this.pool.query<{ id: string; workspace_id: string; secret_sha256: Buffer; expires_at: number | null;
-        revoked_at: number | null; left_at: number | null; suspended_at: number | null }>(
-        `SELECT k.id, k.workspace_id, k.secret_sha256, k.expires_at, k.revoked_at, m.left_at, w.suspended_at
-           FROM api_keys k JOIN members m ON m.id = k.member_id JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`, [keyId]));
+      const { rows } = await this.guard(() =>
+        this.pool.query<{
+          id: string;
+          workspace_id: string;
+          secret_sha256: Buffer;
+          expires_at: number | null;
+          revoked_at: number | null;
+          left_at: number | null;
+          suspended_at: number | null;
+        }>(
+          `SELECT k.id, k.workspace_id, k.secret_sha256, k.expires_at, k.revoked_at, m.left_at, w.suspended_at
+           FROM api_keys k JOIN members m ON m.id = k.member_id JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`,
+          [keyId],
+        ),
+      );
       const r = rows[0];
       if (!r || !timingSafeEqual(r.secret_sha256, presented)) return unauthorized('Unknown API key.');
       key = {
-        keyId: r.id, workspaceId: r.workspace_id, secretSha256: r.secret_sha256, expiresAt: r.expires_at, revokedAt: r.revoked_at,
-        memberLeftAt: r.left_at, workspaceSuspendedAt: r.suspended_at, checkedAt: now,
+        keyId: r.id,
+        workspaceId: r.workspace_id,
+        secretSha256: r.secret_sha256,
+        expiresAt: r.expires_at,
+        revokedAt: r.revoked_at,
+        memberLeftAt: r.left_at,
+        workspaceSuspendedAt: r.suspended_at,
+        checkedAt: now,
       };
       this.keyCache.set(keyId, key);
     }
@@ -197,7 +285,9 @@ export class PgLedger implements LedgerEngine {
       }
       return this.transaction<ChargeOutcome>(async (c) => {
         await this.ensurePlanGrant(c, workspaceId, now);
-        const { rows: [{ id: chargeId }] } = await c.query<{ id: number }>("SELECT nextval('charges_id_seq') AS id");
+        const {
+          rows: [{ id: chargeId }],
+        } = await c.query<{ id: number }>("SELECT nextval('charges_id_seq') AS id");
         // Claims the rows of buildings never opened, or opened 365 days ago or more; a row another
         // transaction is claiming waits for its end, then is judged on what it committed.
         const claimed = await c.query<{ building_id: string }>(
@@ -205,34 +295,63 @@ export class PgLedger implements LedgerEngine {
              SELECT $1, b, $2, $3 FROM unnest($4::text[]) WITH ORDINALITY AS u(b, n) ORDER BY n
            ON CONFLICT (workspace_id, building_id) DO UPDATE SET opened_at = excluded.opened_at, charge_id = excluded.charge_id
              WHERE openings.opened_at <= $5
-           RETURNING building_id`, [workspaceId, now, chargeId, distinct, since]);
+           RETURNING building_id`,
+          [workspaceId, now, chargeId, distinct, since],
+        );
         const fresh = claimed.rows.map((r) => r.building_id);
         const needed = fresh.length;
         const grants = await c.query<{ id: number; remaining: number }>(
           `SELECT id, remaining FROM grants WHERE workspace_id = $1 AND remaining > 0 AND (expires_at IS NULL OR expires_at > $2)
-            ORDER BY expires_at ASC NULLS LAST, id FOR UPDATE`, [workspaceId, now]);
+            ORDER BY expires_at ASC NULLS LAST, id FOR UPDATE`,
+          [workspaceId, now],
+        );
         let available = 0;
         for (const g of grants.rows) available += g.remaining;
         const openedNow = needed === distinct.length ? new Map<string, number>() : await this.openedAt(c, workspaceId, distinct);
         for (const id of fresh) openedNow.set(id, now);
         const openedAt = page.buildingIds.map((id) => openedNow.get(id) ?? 0);
-        if (needed === 0) return { rollback: true, value: { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt } };
+        if (needed === 0)
+          return { rollback: true, value: { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt } };
         if (page.maxCredits !== undefined && needed > page.maxCredits) {
-          return { rollback: true, value: { openedAt: page.buildingIds.map((id) => (opened.get(id) ?? 0) > since ? opened.get(id)! : 0), result: {
-            ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
-            message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-              `more than max_credits (${page.maxCredits}). Nothing was charged.`,
-          } } };
+          return {
+            rollback: true,
+            value: {
+              openedAt: page.buildingIds.map((id) => ((opened.get(id) ?? 0) > since ? opened.get(id)! : 0)),
+              result: {
+                ok: false,
+                status: 402,
+                code: 'insufficient_credits',
+                needed,
+                remaining: available,
+                message:
+                  `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
+                  `more than max_credits (${page.maxCredits}). Nothing was charged.`,
+              },
+            },
+          };
         }
         if (available < needed) {
-          return { rollback: true, value: { openedAt: page.buildingIds.map((id) => (opened.get(id) ?? 0) > since ? opened.get(id)! : 0), result: {
-            ok: false, status: 402, code: 'insufficient_credits', needed, remaining: available,
-            message: `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-              `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
-          } } };
+          return {
+            rollback: true,
+            value: {
+              openedAt: page.buildingIds.map((id) => ((opened.get(id) ?? 0) > since ? opened.get(id)! : 0)),
+              result: {
+                ok: false,
+                status: 402,
+                code: 'insufficient_credits',
+                needed,
+                remaining: available,
+                message:
+                  `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
+                  `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
+              },
+            },
+          };
         }
-        await c.query(`INSERT INTO charges (id, workspace_id, key_id, route, at, day, buildings, credits) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [chargeId, workspaceId, keyId, route, now, utcDay(now), distinct.length, needed]);
+        await c.query(
+          `INSERT INTO charges (id, workspace_id, key_id, route, at, day, buildings, credits) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [chargeId, workspaceId, keyId, route, now, utcDay(now), distinct.length, needed],
+        );
         await c.query('INSERT INTO charged_buildings (charge_id, building_id) SELECT $1, unnest($2::text[])', [chargeId, fresh]);
         let left = needed;
         for (const g of grants.rows) {
@@ -250,7 +369,10 @@ export class PgLedger implements LedgerEngine {
   // ---- administration -------------------------------------------------------------------
 
   /** A new workspace with its first member and its welcome grant (5 credits, 30 days). */
-  async createWorkspace(name: string, options: { plan?: string | null; createdBy: string }): Promise<{ workspaceId: string; memberId: string }> {
+  async createWorkspace(
+    name: string,
+    options: { plan?: string | null; createdBy: string },
+  ): Promise<{ workspaceId: string; memberId: string }> {
     const n = checkName(name);
     const plan = checkPlan(options.plan ?? null);
     const email = normaliseEmail(options.createdBy);
@@ -259,9 +381,16 @@ export class PgLedger implements LedgerEngine {
     const now = this.now();
     await this.write(async (c) => {
       await c.query('INSERT INTO workspaces (id, name, plan, created_at) VALUES ($1, $2, $3, $4)', [workspaceId, n, plan, now]);
-      await c.query('INSERT INTO members (id, workspace_id, email, joined_at) VALUES ($1, $2, $3, $4)', [memberId, workspaceId, email, now]);
-      await c.query(`INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at) VALUES ($1, 'welcome', $2, $2, $3, $4)`,
-        [workspaceId, WELCOME_CREDITS, now, now + WELCOME_VALID_MS]);
+      await c.query('INSERT INTO members (id, workspace_id, email, joined_at) VALUES ($1, $2, $3, $4)', [
+        memberId,
+        workspaceId,
+        email,
+        now,
+      ]);
+      await c.query(
+        `INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at) VALUES ($1, 'welcome', $2, $2, $3, $4)`,
+        [workspaceId, WELCOME_CREDITS, now, now + WELCOME_VALID_MS],
+      );
     });
     return { workspaceId, memberId };
   }
@@ -282,7 +411,9 @@ export class PgLedger implements LedgerEngine {
   }
 
   async grants(workspaceId: string): Promise<Grant[]> {
-    const { rows } = await this.guard(() => this.pool.query<GrantRow>('SELECT * FROM grants WHERE workspace_id = $1 ORDER BY id', [workspaceId]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<GrantRow>('SELECT * FROM grants WHERE workspace_id = $1 ORDER BY id', [workspaceId]),
+    );
     return rows.map(toGrant);
   }
 
@@ -292,7 +423,8 @@ export class PgLedger implements LedgerEngine {
       await this.getWorkspace(c, workspaceId);
       const { rows } = await c.query<MemberRow>(
         `INSERT INTO members (id, workspace_id, email, joined_at) VALUES ($1, $2, $3, $4) ON CONFLICT (workspace_id, email) WHERE left_at IS NULL DO NOTHING RETURNING *`,
-        [newId('mem'), workspaceId, e, this.now()]);
+        [newId('mem'), workspaceId, e, this.now()],
+      );
       if (rows.length === 0) throw new LedgerError('conflict', `${e} is already a member of workspace ${workspaceId}.`);
       return toMember(rows[0]);
     });
@@ -310,46 +442,81 @@ export class PgLedger implements LedgerEngine {
   }
 
   /** A new key for a current member (id or email). The plaintext `key` is shown once: here. */
-  async createKey(workspaceId: string, member: string, options: { expiresAt?: number | null; name?: string | null } = {}): Promise<{ key: string; keyId: string; prefix: string }> {
+  async createKey(
+    workspaceId: string,
+    member: string,
+    options: { expiresAt?: number | null; name?: string | null } = {},
+  ): Promise<{ key: string; keyId: string; prefix: string }> {
     return this.write(async (c) => {
       await this.getWorkspace(c, workspaceId);
       const m = await this.member(c, workspaceId, member);
       const now = this.now();
       const made = newKey(m, options, now);
-      await c.query(`INSERT INTO api_keys (id, workspace_id, member_id, name, secret_sha256, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [made.keyId, workspaceId, m.id, made.name, hashKey(made.key), now, made.expiresAt]);
+      await c.query(
+        `INSERT INTO api_keys (id, workspace_id, member_id, name, secret_sha256, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [made.keyId, workspaceId, m.id, made.name, hashKey(made.key), now, made.expiresAt],
+      );
       return { key: made.key, keyId: made.keyId, prefix: keyPrefix(made.keyId) };
     });
   }
 
   async listKeys(workspaceId: string): Promise<KeyInfo[]> {
     await this.getWorkspace(this.pool, workspaceId);
-    const { rows } = await this.guard(() => this.pool.query<{ id: string; name: string | null; workspace_id: string; member_id: string; email: string; created_at: number;
-      expires_at: number | null; revoked_at: number | null; left_at: number | null }>(
-      `SELECT k.id, k.name, k.workspace_id, k.member_id, m.email, k.created_at, k.expires_at, k.revoked_at, m.left_at
-         FROM api_keys k JOIN members m ON m.id = k.member_id WHERE k.workspace_id = $1 ORDER BY k.created_at, k.id`, [workspaceId]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<{
+        id: string;
+        name: string | null;
+        workspace_id: string;
+        member_id: string;
+        email: string;
+        created_at: number;
+        expires_at: number | null;
+        revoked_at: number | null;
+        left_at: number | null;
+      }>(
+        `SELECT k.id, k.name, k.workspace_id, k.member_id, m.email, k.created_at, k.expires_at, k.revoked_at, m.left_at
+         FROM api_keys k JOIN members m ON m.id = k.member_id WHERE k.workspace_id = $1 ORDER BY k.created_at, k.id`,
+        [workspaceId],
+      ),
+    );
     const now = this.now();
     return rows.map((r) => ({
-      keyId: r.id, prefix: `${keyPrefix(r.id)}_…`, name: r.name, workspaceId: r.workspace_id, memberId: r.member_id, memberEmail: r.email,
-      createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
+      keyId: r.id,
+      prefix: `${keyPrefix(r.id)}_…`,
+      name: r.name,
+      workspaceId: r.workspace_id,
+      memberId: r.member_id,
+      memberEmail: r.email,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+      revokedAt: r.revoked_at,
       status: keyStatus({ revokedAt: r.revoked_at, expiresAt: r.expires_at, memberLeftAt: r.left_at }, now),
     }));
   }
 
   /** Revokes the key (a second revoke changes nothing) and returns it as it now is. */
   async revokeKey(keyId: string): Promise<KeyInfo> {
-    const { rows } = await this.guard(() => this.pool.query<{ workspace_id: string }>(
-      'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING workspace_id', [this.now(), keyId]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<{ workspace_id: string }>(
+        'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING workspace_id',
+        [this.now(), keyId],
+      ),
+    );
     if (rows.length === 0) throw new LedgerError('not_found', `No API key ${keyId}.`);
     this.keyCache.delete(keyId);
     return (await this.listKeys(rows[0].workspace_id)).find((k) => k.keyId === keyId)!;
   }
 
-  async grantCredits(workspaceId: string, amount: number, options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null }): Promise<Grant> {
+  async grantCredits(
+    workspaceId: string,
+    amount: number,
+    options: { kind: 'bought' | 'manual'; expiresAt?: number | null; note?: string | null },
+  ): Promise<Grant> {
     if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_GRANT) {
       throw new RangeError(`A grant is a whole number of credits from 1 to ${MAX_GRANT}, got ${amount}.`);
     }
-    if (options.kind !== 'bought' && options.kind !== 'manual') throw new RangeError(`A grant's kind is bought or manual, got "${String(options.kind)}".`);
+    if (options.kind !== 'bought' && options.kind !== 'manual')
+      throw new RangeError(`A grant's kind is bought or manual, got "${String(options.kind)}".`);
     const now = this.now();
     const expiresAt = options.expiresAt ?? null;
     if (expiresAt !== null && (!Number.isSafeInteger(expiresAt) || expiresAt <= now)) {
@@ -357,8 +524,11 @@ export class PgLedger implements LedgerEngine {
     }
     return this.write(async (c) => {
       await this.getWorkspace(c, workspaceId);
-      const { rows } = await c.query<GrantRow>(`INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, note)
-        VALUES ($1, $2, $3, $3, $4, $5, $6) RETURNING *`, [workspaceId, options.kind, amount, now, expiresAt, options.note ?? null]);
+      const { rows } = await c.query<GrantRow>(
+        `INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, note)
+        VALUES ($1, $2, $3, $3, $4, $5, $6) RETURNING *`,
+        [workspaceId, options.kind, amount, now, expiresAt, options.note ?? null],
+      );
       return toGrant(rows[0]);
     });
   }
@@ -369,7 +539,11 @@ export class PgLedger implements LedgerEngine {
   }
 
   async suspendWorkspace(workspaceId: string, reason: string | null = null): Promise<void> {
-    await this.updateWorkspace(workspaceId, 'UPDATE workspaces SET suspended_at = coalesce(suspended_at, $2), suspended_reason = $3 WHERE id = $1', [this.now(), reason]);
+    await this.updateWorkspace(
+      workspaceId,
+      'UPDATE workspaces SET suspended_at = coalesce(suspended_at, $2), suspended_reason = $3 WHERE id = $1',
+      [this.now(), reason],
+    );
     this.keyCache.clear();
   }
 
@@ -384,13 +558,19 @@ export class PgLedger implements LedgerEngine {
   async usage(workspaceId: string, fromDay?: string, toDay?: string): Promise<UsageDay[]> {
     const { from, to, byDay } = usageDays(this.now(), fromDay, toDay);
     await this.getWorkspace(this.pool, workspaceId);
-    const [requests, credits] = await this.guard(() => Promise.all([
-      this.pool.query<{ day: string; requests: number }>(
-        'SELECT day, requests FROM daily_requests WHERE workspace_id = $1 AND day >= $2 AND day <= $3', [workspaceId, from, to]),
-      this.pool.query<{ day: string; credits: number; charges: number; buildings: number }>(
-        `SELECT day, sum(credits)::bigint AS credits, count(*) AS charges, sum(buildings)::bigint AS buildings FROM charges
-          WHERE workspace_id = $1 AND day >= $2 AND day <= $3 GROUP BY day`, [workspaceId, from, to]),
-    ]));
+    const [requests, credits] = await this.guard(() =>
+      Promise.all([
+        this.pool.query<{ day: string; requests: number }>(
+          'SELECT day, requests FROM daily_requests WHERE workspace_id = $1 AND day >= $2 AND day <= $3',
+          [workspaceId, from, to],
+        ),
+        this.pool.query<{ day: string; credits: number; charges: number; buildings: number }>(
+          `SELECT day, sum(credits)::bigint AS credits, count(*) AS charges, sum(buildings)::bigint AS buildings FROM charges
+          WHERE workspace_id = $1 AND day >= $2 AND day <= $3 GROUP BY day`,
+          [workspaceId, from, to],
+        ),
+      ]),
+    );
     for (const r of requests.rows) byDay.get(r.day)!.requests = r.requests;
     for (const c of credits.rows) Object.assign(byDay.get(c.day)!, c);
     return [...byDay.values()];
@@ -402,55 +582,90 @@ export class PgLedger implements LedgerEngine {
    */
   async persistRequests(counts: readonly { workspaceId: string; day: string; requests: number }[]): Promise<void> {
     if (counts.length === 0) return;
-    await this.guard(() => this.pool.query(
-      `INSERT INTO daily_requests (workspace_id, day, requests)
+    await this.guard(() =>
+      this.pool.query(
+        `INSERT INTO daily_requests (workspace_id, day, requests)
          SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
        ON CONFLICT (workspace_id, day) DO UPDATE SET requests = greatest(daily_requests.requests, excluded.requests)`,
-      [counts.map((c) => c.workspaceId), counts.map((c) => c.day), counts.map((c) => c.requests)]));
+        [counts.map((c) => c.workspaceId), counts.map((c) => c.day), counts.map((c) => c.requests)],
+      ),
+    );
   }
 
-  async addCountryRequest(request: { country: string; email: string | null; comment: string | null; client: string }): Promise<CountryRequest> {
+  async addCountryRequest(request: {
+    country: string;
+    email: string | null;
+    comment: string | null;
+    client: string;
+  }): Promise<CountryRequest> {
     checkCountry(request.country);
-    const { rows } = await this.guard(() => this.pool.query<CountryRequestRow>(
-      'INSERT INTO country_requests (country, email, comment, client, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-      [request.country, request.email, request.comment, request.client, this.now()]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<CountryRequestRow>(
+        'INSERT INTO country_requests (country, email, comment, client, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [request.country, request.email, request.comment, request.client, this.now()],
+      ),
+    );
     return toCountryRequest(rows[0]);
   }
 
   /** The latest country requests, newest first. */
   async countryRequests(limit = 1000): Promise<CountryRequest[]> {
-    const { rows } = await this.guard(() => this.pool.query<CountryRequestRow>('SELECT * FROM country_requests ORDER BY created_at DESC, id DESC LIMIT $1', [limit]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<CountryRequestRow>('SELECT * FROM country_requests ORDER BY created_at DESC, id DESC LIMIT $1', [limit]),
+    );
     return rows.map(toCountryRequest);
   }
 
   /** Requests per country, most asked first. */
   async countryDemand(): Promise<CountryDemand[]> {
-    const { rows } = await this.guard(() => this.pool.query<{ country: string; requests: number; latest_at: number }>(
-      'SELECT country, count(*) AS requests, max(created_at) AS latest_at FROM country_requests GROUP BY country ORDER BY requests DESC, country'));
+    const { rows } = await this.guard(() =>
+      this.pool.query<{ country: string; requests: number; latest_at: number }>(
+        'SELECT country, count(*) AS requests, max(created_at) AS latest_at FROM country_requests GROUP BY country ORDER BY requests DESC, country',
+      ),
+    );
     return rows.map((r) => ({ country: r.country, requests: r.requests, latestAt: r.latest_at }));
   }
 
   async addRemovalRequest(request: NewRemovalRequest): Promise<RemovalRequest> {
     const r = newRemovalRow(request, this.now());
-    const { rows } = await this.guard(() => this.pool.query<RemovalRow>(
-      `INSERT INTO removal_requests (id, business_id, registration_number, building_id, country, business_name, reason, contact, client, status, created_at)
+    const { rows } = await this.guard(() =>
+      this.pool.query<RemovalRow>(
+        `INSERT INTO removal_requests (id, business_id, registration_number, building_id, country, business_name, reason, contact, client, status, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10) RETURNING *`,
-      [r.id, r.business_id, r.registration_number, r.building_id, r.country, r.business_name, r.reason, r.contact, r.client, r.created_at]));
+        [
+          r.id,
+          r.business_id,
+          r.registration_number,
+          r.building_id,
+          r.country,
+          r.business_name,
+          r.reason,
+          r.contact,
+          r.client,
+          r.created_at,
+        ],
+      ),
+    );
     return toRemoval(rows[0]);
   }
 
   async removalRequests(status?: RemovalStatus): Promise<RemovalRequest[]> {
-    const { rows } = await this.guard(() => status === undefined
-      ? this.pool.query<RemovalRow>('SELECT * FROM removal_requests ORDER BY created_at, seq')
-      : this.pool.query<RemovalRow>('SELECT * FROM removal_requests WHERE status = $1 ORDER BY created_at, seq', [status]));
+    const { rows } = await this.guard(() =>
+      status === undefined
+        ? this.pool.query<RemovalRow>('SELECT * FROM removal_requests ORDER BY created_at, seq')
+        : this.pool.query<RemovalRow>('SELECT * FROM removal_requests WHERE status = $1 ORDER BY created_at, seq', [status]),
+    );
     return rows.map(toRemoval);
   }
 
   /** Approves or rejects a pending removal request (LedgerError invalid_state once decided). */
   async decideRemoval(id: string, decision: 'approved' | 'rejected', note: string | null = null): Promise<RemovalRequest> {
-    const { rows } = await this.guard(() => this.pool.query<RemovalRow>(
-      "UPDATE removal_requests SET status = $1, decided_at = $2, decision_note = $3 WHERE id = $4 AND status = 'pending' RETURNING *",
-      [decision, this.now(), note, id]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<RemovalRow>(
+        "UPDATE removal_requests SET status = $1, decided_at = $2, decision_note = $3 WHERE id = $4 AND status = 'pending' RETURNING *",
+        [decision, this.now(), note, id],
+      ),
+    );
     if (rows.length > 0) return toRemoval(rows[0]);
     const existing = await this.guard(() => this.pool.query<RemovalRow>('SELECT * FROM removal_requests WHERE id = $1', [id]));
     if (existing.rows.length === 0) throw new LedgerError('not_found', `No removal request ${id}.`);
@@ -459,26 +674,49 @@ export class PgLedger implements LedgerEngine {
 
   /** The businesses approved removals hide. */
   async approvedRemovals(): Promise<ApprovedRemovals> {
-    const { rows } = await this.guard(() => this.pool.query<{ business_id: string | null; registration_number: string | null }>(
-      "SELECT business_id, registration_number FROM removal_requests WHERE status = 'approved'"));
+    const { rows } = await this.guard(() =>
+      this.pool.query<{ business_id: string | null; registration_number: string | null }>(
+        "SELECT business_id, registration_number FROM removal_requests WHERE status = 'approved'",
+      ),
+    );
     return approvedOf(rows);
   }
 
   /** Approved removals so far; a server polls it to apply new approvals at once. */
   async approvedRemovalCount(): Promise<number> {
-    const { rows } = await this.guard(() => this.pool.query<{ n: number }>("SELECT count(*) AS n FROM removal_requests WHERE status = 'approved'"));
+    const { rows } = await this.guard(() =>
+      this.pool.query<{ n: number }>("SELECT count(*) AS n FROM removal_requests WHERE status = 'approved'"),
+    );
     return rows[0].n;
   }
 
   /** Stores a report order and its frozen report; returns the read token, shown once. */
   async createReportOrder(order: NewReportOrder): Promise<{ order: ReportOrder; token: string }> {
     const { row: r, token } = newOrderRow(order, this.now());
-    const { rows } = await this.guard(() => this.pool.query<OrderRow>(
-      `INSERT INTO report_orders (id, building_id, country, snapshot_date, email, token_sha256, status, price_minor, price_currency, provider,
+    const { rows } = await this.guard(() =>
+      this.pool.query<OrderRow>(
+        `INSERT INTO report_orders (id, building_id, country, snapshot_date, email, token_sha256, status, price_minor, price_currency, provider,
          provider_reference, report, client, created_at, paid_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
-      [r.id, r.building_id, r.country, r.snapshot_date, r.email, r.token_sha256, r.status, r.price_minor, r.price_currency, r.provider,
-        r.provider_reference, r.report, r.client, r.created_at, r.paid_at]));
+        [
+          r.id,
+          r.building_id,
+          r.country,
+          r.snapshot_date,
+          r.email,
+          r.token_sha256,
+          r.status,
+          r.price_minor,
+          r.price_currency,
+          r.provider,
+          r.provider_reference,
+          r.report,
+          r.client,
+          r.created_at,
+          r.paid_at,
+        ],
+      ),
+    );
     return { order: toOrder(rows[0]), token };
   }
 
@@ -491,9 +729,12 @@ export class PgLedger implements LedgerEngine {
 
   /** Marks a report order paid (idempotent); LedgerError not_found for an unknown order. */
   async markReportPaid(orderId: string, providerReference: string | null): Promise<{ order: ReportOrder; changed: boolean }> {
-    const { rows } = await this.guard(() => this.pool.query<OrderRow>(
-      "UPDATE report_orders SET status = 'paid', paid_at = $1, provider_reference = coalesce($2, provider_reference) WHERE id = $3 AND status = 'pending' RETURNING *",
-      [this.now(), providerReference, orderId]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<OrderRow>(
+        "UPDATE report_orders SET status = 'paid', paid_at = $1, provider_reference = coalesce($2, provider_reference) WHERE id = $3 AND status = 'pending' RETURNING *",
+        [this.now(), providerReference, orderId],
+      ),
+    );
     if (rows.length > 0) return { order: toOrder(rows[0]), changed: true };
     const order = await this.reportOrder(orderId);
     if (order === null) throw new LedgerError('not_found', `No report order ${orderId}.`);
@@ -508,14 +749,17 @@ export class PgLedger implements LedgerEngine {
 
   /** The latest orders, newest first (never their tokens). */
   async reportOrders(limit = 1000): Promise<ReportOrder[]> {
-    const { rows } = await this.guard(() => this.pool.query<OrderRow>('SELECT * FROM report_orders ORDER BY created_at DESC, seq DESC LIMIT $1', [limit]));
+    const { rows } = await this.guard(() =>
+      this.pool.query<OrderRow>('SELECT * FROM report_orders ORDER BY created_at DESC, seq DESC LIMIT $1', [limit]),
+    );
     return rows.map(toOrder);
   }
 
   /** Every breach of the ledger's invariants, as Credits.audit checks them; empty when sound. */
   async audit(): Promise<string[]> {
     const problems: string[] = [];
-    const all = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> => (await this.guard(() => this.pool.query<T>(sql, params))).rows;
+    const all = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> =>
+      (await this.guard(() => this.pool.query<T>(sql, params))).rows;
     for (const g of await all<{ id: number; amount: number; remaining: number; spent: number }>(`
         SELECT g.id, g.amount, g.remaining, coalesce(sum(e.credits), 0)::bigint AS spent
           FROM grants g LEFT JOIN charge_entries e ON e.grant_id = g.id
@@ -527,7 +771,8 @@ export class PgLedger implements LedgerEngine {
                (SELECT coalesce(sum(credits), 0)::bigint FROM charge_entries WHERE charge_id = c.id) AS entries,
                (SELECT count(*) FROM charged_buildings WHERE charge_id = c.id) AS opened
           FROM charges c`)) {
-      if (c.credits !== c.entries || c.credits !== c.opened) problems.push(`charge ${c.id}: credits ${c.credits}, entries ${c.entries}, openings ${c.opened}`);
+      if (c.credits !== c.entries || c.credits !== c.opened)
+        problems.push(`charge ${c.id}: credits ${c.credits}, entries ${c.entries}, openings ${c.opened}`);
     }
     for (const e of await all<{ charge_id: number; grant_id: number }>(`
         SELECT e.charge_id, e.grant_id FROM charge_entries e
@@ -535,12 +780,15 @@ export class PgLedger implements LedgerEngine {
          WHERE g.workspace_id != c.workspace_id OR g.granted_at > c.at OR (g.expires_at IS NOT NULL AND g.expires_at <= c.at)`)) {
       problems.push(`charge ${e.charge_id} drew on grant ${e.grant_id}, which it could not use`);
     }
-    for (const d of await all<{ workspace_id: string; building_id: string; a: number; b: number }>(`
+    for (const d of await all<{ workspace_id: string; building_id: string; a: number; b: number }>(
+      `
         SELECT workspace_id, building_id, a, b FROM (
           SELECT c.workspace_id, cb.building_id, c.at AS b,
                  lag(c.at) OVER (PARTITION BY c.workspace_id, cb.building_id ORDER BY c.at, c.id) AS a
             FROM charged_buildings cb JOIN charges c ON c.id = cb.charge_id) t
-         WHERE a IS NOT NULL AND b < a + $1`, [FREE_REOPEN_MS])) {
+         WHERE a IS NOT NULL AND b < a + $1`,
+      [FREE_REOPEN_MS],
+    )) {
       problems.push(`building ${d.building_id} charged twice to ${d.workspace_id} within 365 days (${d.a}, ${d.b})`);
     }
     return problems;
@@ -573,7 +821,9 @@ export class PgLedger implements LedgerEngine {
           await c.query(rollback ? 'ROLLBACK' : 'COMMIT');
           return value;
         } catch (err) {
-          await c.query('ROLLBACK').catch((e: unknown) => { broken = e; });
+          await c.query('ROLLBACK').catch((e: unknown) => {
+            broken = e;
+          });
           const code = (err as { code?: string }).code;
           if (code !== undefined && RETRY_STATES.has(code) && attempt < RETRIES) continue;
           throw err;
@@ -599,21 +849,27 @@ export class PgLedger implements LedgerEngine {
   private async member(q: Query, workspaceId: string, idOrEmail: string): Promise<Member> {
     const { rows } = idOrEmail.startsWith('mem_')
       ? await q.query<MemberRow>('SELECT * FROM members WHERE workspace_id = $1 AND id = $2', [workspaceId, idOrEmail])
-      : await q.query<MemberRow>('SELECT * FROM members WHERE workspace_id = $1 AND email = $2 AND left_at IS NULL', [workspaceId, normaliseEmail(idOrEmail)]);
+      : await q.query<MemberRow>('SELECT * FROM members WHERE workspace_id = $1 AND email = $2 AND left_at IS NULL', [
+          workspaceId,
+          normaliseEmail(idOrEmail),
+        ]);
     if (rows.length === 0) throw new LedgerError('not_found', `No member ${idOrEmail} in workspace ${workspaceId}.`);
     return toMember(rows[0]);
   }
 
   private async openedAt(q: Query, workspaceId: string, ids: readonly string[]): Promise<Map<string, number>> {
     const { rows } = await q.query<{ building_id: string; opened_at: number }>(
-      'SELECT building_id, opened_at FROM openings WHERE workspace_id = $1 AND building_id = ANY($2::text[])', [workspaceId, ids]);
+      'SELECT building_id, opened_at FROM openings WHERE workspace_id = $1 AND building_id = ANY($2::text[])',
+      [workspaceId, ids],
+    );
     return new Map(rows.map((r) => [r.building_id, r.opened_at]));
   }
 
   private async balanceIn(q: Query, workspaceId: string, now: number): Promise<number> {
     const { rows } = await q.query<{ n: number }>(
       'SELECT coalesce(sum(remaining), 0)::bigint AS n FROM grants WHERE workspace_id = $1 AND remaining > 0 AND (expires_at IS NULL OR expires_at > $2)',
-      [workspaceId, now]);
+      [workspaceId, now],
+    );
     return rows[0].n;
   }
 
@@ -623,8 +879,10 @@ export class PgLedger implements LedgerEngine {
     if (rows.length === 0) throw new LedgerError('not_found', `No workspace ${workspaceId}.`);
     const allowance = planAllowance(rows[0].plan);
     if (allowance <= 0) return;
-    await q.query(`INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, period, plan)
+    await q.query(
+      `INSERT INTO grants (workspace_id, kind, amount, remaining, granted_at, expires_at, period, plan)
       VALUES ($1, 'plan', $2, $2, $3, $4, $5, $6) ON CONFLICT (workspace_id, period) WHERE kind = 'plan' DO NOTHING`,
-    [workspaceId, allowance, now, startOfNextUtcMonth(now), utcMonth(now), rows[0].plan]);
+      [workspaceId, allowance, now, startOfNextUtcMonth(now), utcMonth(now), rows[0].plan],
+    );
   }
 }

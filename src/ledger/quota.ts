@@ -29,16 +29,26 @@ export class DailyQuota {
   private readonly selectRange;
   private readonly upsertMax;
 
-  constructor(private readonly db: Db, readonly limit: number, private readonly shared: SharedQuota, private readonly lock: WriteLock) {
+  constructor(
+    private readonly db: Db,
+    readonly limit: number,
+    private readonly shared: SharedQuota,
+    private readonly lock: WriteLock,
+  ) {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`The daily quota is a whole number of at least 1, got ${limit}.`);
     // One statement, so one atomic step: the row is created at 1, or raised by 1 while below the limit.
-    this.increment = db.prepare<[{ workspaceId: string; day: string; limit: number }], { requests: number }>(`INSERT INTO daily_requests (workspace_id, day, requests)
+    this.increment = db.prepare<
+      [{ workspaceId: string; day: string; limit: number }],
+      { requests: number }
+    >(`INSERT INTO daily_requests (workspace_id, day, requests)
       VALUES (@workspaceId, @day, 1) ON CONFLICT (workspace_id, day) DO UPDATE SET requests = requests + 1 WHERE requests < @limit
       RETURNING requests`);
     this.select = db.prepare<[string, string], { requests: number }>(
-      'SELECT requests FROM daily_requests WHERE workspace_id = ? AND day = ?');
+      'SELECT requests FROM daily_requests WHERE workspace_id = ? AND day = ?',
+    );
     this.selectRange = db.prepare<[string, string, string], { day: string; requests: number }>(
-      'SELECT day, requests FROM daily_requests WHERE workspace_id = ? AND day >= ? AND day <= ? ORDER BY day');
+      'SELECT day, requests FROM daily_requests WHERE workspace_id = ? AND day >= ? AND day <= ? ORDER BY day',
+    );
     this.upsertMax = db.prepare<[string, string, number]>(`INSERT INTO daily_requests (workspace_id, day, requests) VALUES (?, ?, ?)
       ON CONFLICT (workspace_id, day) DO UPDATE SET requests = max(requests, excluded.requests)`);
   }
@@ -60,9 +70,13 @@ export class DailyQuota {
   persist(): number {
     const pending = this.shared.pending();
     if (pending.length === 0) return 0;
-    this.lock.run(() => this.db.transaction(() => {
-      for (const c of pending) this.upsertMax.run(c.workspaceId, utcDay(c.day * DAY_MS), c.requests);
-    }).immediate());
+    this.lock.run(() =>
+      this.db
+        .transaction(() => {
+          for (const c of pending) this.upsertMax.run(c.workspaceId, utcDay(c.day * DAY_MS), c.requests);
+        })
+        .immediate(),
+    );
     this.shared.persisted(pending);
     return pending.length;
   }

@@ -120,7 +120,8 @@ export class RedisLimits {
    * taken alone.
    */
   static async connect(url: string, options: RedisLimitsOptions): Promise<RedisLimits> {
-    if (!Number.isSafeInteger(options.replicas) || options.replicas < 1) throw new RangeError(`replicas must be a whole number of at least 1, got ${options.replicas}.`);
+    if (!Number.isSafeInteger(options.replicas) || options.replicas < 1)
+      throw new RangeError(`replicas must be a whole number of at least 1, got ${options.replicas}.`);
     const timeout = options.commandTimeoutMs ?? 250;
     const redis = new Redis(url, {
       // Never queue a decision behind a connection that is not there: answer alone at once.
@@ -148,13 +149,17 @@ export class RedisLimits {
     const grainMs = limit <= RING_MAX ? 1 : Math.ceil(periodMs / RING_MAX);
     const prefix = `${this.prefix}limit:${name}:`;
     return {
-      limit, periodMs,
+      limit,
+      periodMs,
       take: async (key: string): Promise<LimitDecision> => {
         try {
           const [allowed, remaining, resetMs, retryMs] = await this.redis.edificeWindow(prefix + key, limit, periodMs, grainMs);
           this.back();
           return {
-            ok: allowed === 1, limit, remaining, resetS: Math.max(0, Math.ceil(resetMs / 1000)),
+            ok: allowed === 1,
+            limit,
+            remaining,
+            resetS: Math.max(0, Math.ceil(resetMs / 1000)),
             retryAfterS: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
           };
         } catch (err) {

@@ -27,7 +27,10 @@ export interface RemovalRequest {
   decisionNote: string | null;
 }
 
-export type NewRemovalRequest = Pick<RemovalRequest, 'businessId' | 'registrationNumber' | 'buildingId' | 'country' | 'businessName' | 'reason' | 'contact'> & {
+export type NewRemovalRequest = Pick<
+  RemovalRequest,
+  'businessId' | 'registrationNumber' | 'buildingId' | 'country' | 'businessName' | 'reason' | 'contact'
+> & {
   /** The asker's address bucket, kept for abuse review. */
   client: string;
 };
@@ -39,15 +42,33 @@ export interface ApprovedRemovals {
 }
 
 export interface RemovalRow {
-  id: string; business_id: string | null; registration_number: string | null; building_id: string; country: string;
-  business_name: string; reason: string; contact: string; status: RemovalStatus; created_at: number;
-  decided_at: number | null; decision_note: string | null;
+  id: string;
+  business_id: string | null;
+  registration_number: string | null;
+  building_id: string;
+  country: string;
+  business_name: string;
+  reason: string;
+  contact: string;
+  status: RemovalStatus;
+  created_at: number;
+  decided_at: number | null;
+  decision_note: string | null;
 }
 
 export const toRemoval = (r: RemovalRow): RemovalRequest => ({
-  id: r.id, businessId: r.business_id, registrationNumber: r.registration_number, buildingId: r.building_id,
-  country: r.country, businessName: r.business_name, reason: r.reason, contact: r.contact, status: r.status,
-  createdAt: r.created_at, decidedAt: r.decided_at, decisionNote: r.decision_note,
+  id: r.id,
+  businessId: r.business_id,
+  registrationNumber: r.registration_number,
+  buildingId: r.building_id,
+  country: r.country,
+  businessName: r.business_name,
+  reason: r.reason,
+  contact: r.contact,
+  status: r.status,
+  createdAt: r.created_at,
+  decidedAt: r.decided_at,
+  decisionNote: r.decision_note,
 });
 
 /** The row of a new, pending request; RangeError when it names no business. */
@@ -56,9 +77,19 @@ export function newRemovalRow(request: NewRemovalRequest, now: number): RemovalR
     throw new RangeError('A removal request names the business by business_id or registration_number.');
   }
   return {
-    id: newId('rm'), business_id: request.businessId, registration_number: request.registrationNumber,
-    building_id: request.buildingId, country: request.country, business_name: request.businessName, reason: request.reason,
-    contact: request.contact, client: request.client, status: 'pending', created_at: now, decided_at: null, decision_note: null,
+    id: newId('rm'),
+    business_id: request.businessId,
+    registration_number: request.registrationNumber,
+    building_id: request.buildingId,
+    country: request.country,
+    business_name: request.businessName,
+    reason: request.reason,
+    contact: request.contact,
+    client: request.client,
+    status: 'pending',
+    created_at: now,
+    decided_at: null,
+    decision_note: null,
   };
 }
 
@@ -81,7 +112,10 @@ export class Removals {
   private readonly selectApproved;
   private readonly countApproved;
 
-  constructor(db: Db, private readonly now: Clock) {
+  constructor(
+    db: Db,
+    private readonly now: Clock,
+  ) {
     this.insert = db.prepare<[RemovalRow & { client: string }], RemovalRow>(`INSERT INTO removal_requests
       (id, business_id, registration_number, building_id, country, business_name, reason, contact, client, status, created_at)
       VALUES (@id, @business_id, @registration_number, @building_id, @country, @business_name, @reason, @contact, @client, 'pending', @created_at)
@@ -90,9 +124,11 @@ export class Removals {
     this.selectByStatus = db.prepare<[string], RemovalRow>('SELECT * FROM removal_requests WHERE status = ? ORDER BY created_at, rowid');
     this.selectAll = db.prepare<[], RemovalRow>('SELECT * FROM removal_requests ORDER BY created_at, rowid');
     this.decideStmt = db.prepare<[string, number, string | null, string], RemovalRow>(
-      "UPDATE removal_requests SET status = ?, decided_at = ?, decision_note = ? WHERE id = ? AND status = 'pending' RETURNING *");
+      "UPDATE removal_requests SET status = ?, decided_at = ?, decision_note = ? WHERE id = ? AND status = 'pending' RETURNING *",
+    );
     this.selectApproved = db.prepare<[], { business_id: string | null; registration_number: string | null }>(
-      "SELECT business_id, registration_number FROM removal_requests WHERE status = 'approved'");
+      "SELECT business_id, registration_number FROM removal_requests WHERE status = 'approved'",
+    );
     this.countApproved = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM removal_requests WHERE status = 'approved'");
   }
 

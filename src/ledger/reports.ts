@@ -49,15 +49,36 @@ export interface NewReportOrder {
 }
 
 export interface OrderRow {
-  id: string; building_id: string; country: string; snapshot_date: string; email: string; token_sha256: Buffer;
-  status: OrderStatus; price_minor: number; price_currency: string; provider: string; provider_reference: string | null;
-  report: string; client: string; created_at: number; paid_at: number | null;
+  id: string;
+  building_id: string;
+  country: string;
+  snapshot_date: string;
+  email: string;
+  token_sha256: Buffer;
+  status: OrderStatus;
+  price_minor: number;
+  price_currency: string;
+  provider: string;
+  provider_reference: string | null;
+  report: string;
+  client: string;
+  created_at: number;
+  paid_at: number | null;
 }
 
 export const toOrder = (r: OrderRow): ReportOrder => ({
-  id: r.id, buildingId: r.building_id, country: r.country, snapshotDate: r.snapshot_date, email: r.email, status: r.status,
-  priceMinor: r.price_minor, priceCurrency: r.price_currency, provider: r.provider, providerReference: r.provider_reference,
-  createdAt: r.created_at, paidAt: r.paid_at,
+  id: r.id,
+  buildingId: r.building_id,
+  country: r.country,
+  snapshotDate: r.snapshot_date,
+  email: r.email,
+  status: r.status,
+  priceMinor: r.price_minor,
+  priceCurrency: r.price_currency,
+  provider: r.provider,
+  providerReference: r.provider_reference,
+  createdAt: r.created_at,
+  paidAt: r.paid_at,
 });
 
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
@@ -68,14 +89,29 @@ export function isReportToken(token: string): boolean {
 
 /** The row of a new order and its read token, shown once. */
 export function newOrderRow(order: NewReportOrder, now: number): { row: OrderRow; token: string } {
-  if (!Number.isSafeInteger(order.priceMinor) || order.priceMinor < 0) throw new RangeError(`A price is a whole number of minor units ≥ 0, got ${order.priceMinor}.`);
+  if (!Number.isSafeInteger(order.priceMinor) || order.priceMinor < 0)
+    throw new RangeError(`A price is a whole number of minor units ≥ 0, got ${order.priceMinor}.`);
   const token = REPORT_TOKEN_PREFIX + randomBase62(32);
-  return { token, row: {
-    id: newId('ord'), building_id: order.buildingId, country: order.country, snapshot_date: order.snapshotDate,
-    email: order.email, token_sha256: hashToken(token), status: order.paid ? 'paid' : 'pending', price_minor: order.priceMinor,
-    price_currency: order.priceCurrency, provider: order.provider, provider_reference: order.providerReference,
-    report: order.report, client: order.client, created_at: now, paid_at: order.paid ? now : null,
-  } };
+  return {
+    token,
+    row: {
+      id: newId('ord'),
+      building_id: order.buildingId,
+      country: order.country,
+      snapshot_date: order.snapshotDate,
+      email: order.email,
+      token_sha256: hashToken(token),
+      status: order.paid ? 'paid' : 'pending',
+      price_minor: order.priceMinor,
+      price_currency: order.priceCurrency,
+      provider: order.provider,
+      provider_reference: order.providerReference,
+      report: order.report,
+      client: order.client,
+      created_at: now,
+      paid_at: order.paid ? now : null,
+    },
+  };
 }
 
 /** The order and its report once paid, when `token` is its own; null otherwise, as for no order. */
@@ -90,7 +126,10 @@ export class Reports {
   private readonly selectRecent;
   private readonly pay;
 
-  constructor(db: Db, private readonly now: Clock) {
+  constructor(
+    db: Db,
+    private readonly now: Clock,
+  ) {
     this.insert = db.prepare<[OrderRow], OrderRow>(`INSERT INTO report_orders
       (id, building_id, country, snapshot_date, email, token_sha256, status, price_minor, price_currency, provider,
        provider_reference, report, client, created_at, paid_at)
@@ -99,7 +138,8 @@ export class Reports {
     this.selectOne = db.prepare<[string], OrderRow>('SELECT * FROM report_orders WHERE id = ?');
     this.selectRecent = db.prepare<[number], OrderRow>('SELECT * FROM report_orders ORDER BY created_at DESC, rowid DESC LIMIT ?');
     this.pay = db.prepare<[number, string | null, string], OrderRow>(
-      "UPDATE report_orders SET status = 'paid', paid_at = ?, provider_reference = coalesce(?, provider_reference) WHERE id = ? AND status = 'pending' RETURNING *");
+      "UPDATE report_orders SET status = 'paid', paid_at = ?, provider_reference = coalesce(?, provider_reference) WHERE id = ? AND status = 'pending' RETURNING *",
+    );
   }
 
   /** Stores the order; the plaintext token exists once, in this answer. */

@@ -35,7 +35,9 @@ export function lockLedger(ledgerPath: string): ServerLock {
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY') {
-      throw new LedgerInUseError(`The ledger ${ledgerPath} is in use by another Edifice server (it holds ${path}): stop that one, or set EDIFICE_LEDGER.`);
+      throw new LedgerInUseError(
+        `The ledger ${ledgerPath} is in use by another Edifice server (it holds ${path}): stop that one, or set EDIFICE_LEDGER.`,
+      );
     }
     throw err;
   }

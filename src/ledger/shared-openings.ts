@@ -60,7 +60,13 @@ let keyWorkspace: string | null = null;
 function parseKey(workspaceId: string, buildingId: string): boolean {
   if (workspaceId !== keyWorkspace) {
     keyWorkspace = null;
-    if (workspaceId.length !== 17 || workspaceId.charCodeAt(0) !== 119 || workspaceId.charCodeAt(1) !== 115 || workspaceId.charCodeAt(2) !== 95) return false;
+    if (
+      workspaceId.length !== 17 ||
+      workspaceId.charCodeAt(0) !== 119 ||
+      workspaceId.charCodeAt(1) !== 115 ||
+      workspaceId.charCodeAt(2) !== 95
+    )
+      return false;
     for (let w = 0, i = 3; w < 3; w++) {
       let value = 0;
       for (const end = w < 2 ? i + 5 : i + 4; i < end; i++) {
@@ -101,9 +107,11 @@ export class SharedOpenings {
   /** New tables of `slots` slots each (a power of two), or another thread's view of those whose `buffer` is given. */
   constructor(slotsOrBuffer: number | SharedArrayBuffer) {
     const buffer = typeof slotsOrBuffer === 'number' ? undefined : slotsOrBuffer;
-    const slots = buffer === undefined ? slotsOrBuffer as number : (buffer.byteLength / 4 - HEADER_WORDS) / (SEGMENTS * WORDS);
+    const slots = buffer === undefined ? (slotsOrBuffer as number) : (buffer.byteLength / 4 - HEADER_WORDS) / (SEGMENTS * WORDS);
     if (!Number.isInteger(slots) || slots < 16 || (slots & (slots - 1)) !== 0) {
-      throw new RangeError(buffer ? 'Not the buffer of a SharedOpenings.' : `A shared openings table has a power of two slots, at least 16; got ${slots}.`);
+      throw new RangeError(
+        buffer ? 'Not the buffer of a SharedOpenings.' : `A shared openings table has a power of two slots, at least 16; got ${slots}.`,
+      );
     }
     this.slots = slots;
     this.buffer = buffer ?? new SharedArrayBuffer((HEADER_WORDS + SEGMENTS * slots * WORDS) * 4);

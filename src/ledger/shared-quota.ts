@@ -34,7 +34,8 @@ export class SharedQuota {
 
   constructor(capacity = 65_536, buffer?: SharedArrayBuffer) {
     const bytes = HEADER + capacity * (META * 4 + ID_BYTES);
-    if (buffer !== undefined && buffer.byteLength !== bytes) throw new RangeError(`A quota table of ${capacity} slots takes ${bytes} bytes, got ${buffer.byteLength}.`);
+    if (buffer !== undefined && buffer.byteLength !== bytes)
+      throw new RangeError(`A quota table of ${capacity} slots takes ${bytes} bytes, got ${buffer.byteLength}.`);
     this.buffer = buffer ?? new SharedArrayBuffer(bytes);
     this.capacity = capacity;
     this.lock = new Int32Array(this.buffer, 0, 1);

@@ -36,15 +36,36 @@ export interface Member {
   leftAt: number | null;
 }
 
-interface WorkspaceRow { id: string; name: string; plan: string | null; created_at: number; suspended_at: number | null; suspended_reason: string | null }
-interface MemberRow { id: string; workspace_id: string; email: string; joined_at: number; left_at: number | null }
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  plan: string | null;
+  created_at: number;
+  suspended_at: number | null;
+  suspended_reason: string | null;
+}
+interface MemberRow {
+  id: string;
+  workspace_id: string;
+  email: string;
+  joined_at: number;
+  left_at: number | null;
+}
 
 const toWorkspace = (r: WorkspaceRow): Workspace => ({
-  id: r.id, name: r.name, plan: r.plan !== null && isPlanName(r.plan) ? r.plan : null, createdAt: r.created_at,
-  suspendedAt: r.suspended_at, suspendedReason: r.suspended_reason,
+  id: r.id,
+  name: r.name,
+  plan: r.plan !== null && isPlanName(r.plan) ? r.plan : null,
+  createdAt: r.created_at,
+  suspendedAt: r.suspended_at,
+  suspendedReason: r.suspended_reason,
 });
 const toMember = (r: MemberRow): Member => ({
-  id: r.id, workspaceId: r.workspace_id, email: r.email, joinedAt: r.joined_at, leftAt: r.left_at,
+  id: r.id,
+  workspaceId: r.workspace_id,
+  email: r.email,
+  joinedAt: r.joined_at,
+  leftAt: r.left_at,
 });
 
 export function normaliseEmail(email: string): string {
@@ -81,14 +102,18 @@ export class Workspaces {
   private readonly updatePlan;
   private readonly updateSuspended;
 
-  constructor(db: Db, private readonly now: Clock) {
+  constructor(
+    db: Db,
+    private readonly now: Clock,
+  ) {
     this.insertWorkspace = db.prepare('INSERT INTO workspaces (id, name, plan, created_at) VALUES (?, ?, ?, ?)');
     this.insertMember = db.prepare('INSERT INTO members (id, workspace_id, email, joined_at) VALUES (?, ?, ?, ?)');
     this.selectWorkspace = db.prepare<[string], WorkspaceRow>('SELECT * FROM workspaces WHERE id = ?');
     this.selectWorkspaces = db.prepare<[], WorkspaceRow>('SELECT * FROM workspaces ORDER BY created_at, id');
     this.selectMemberById = db.prepare<[string, string], MemberRow>('SELECT * FROM members WHERE workspace_id = ? AND id = ?');
     this.selectCurrentMemberByEmail = db.prepare<[string, string], MemberRow>(
-      'SELECT * FROM members WHERE workspace_id = ? AND email = ? AND left_at IS NULL');
+      'SELECT * FROM members WHERE workspace_id = ? AND email = ? AND left_at IS NULL',
+    );
     this.selectMembers = db.prepare<[string], MemberRow>('SELECT * FROM members WHERE workspace_id = ? ORDER BY joined_at, id');
     this.updateLeft = db.prepare('UPDATE members SET left_at = ? WHERE id = ? AND left_at IS NULL');
     this.updatePlan = db.prepare('UPDATE workspaces SET plan = ? WHERE id = ?');

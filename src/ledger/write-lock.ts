@@ -14,7 +14,8 @@ export class WriteLock {
   private depth = 0;
 
   constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(4)) {
-    if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength !== 4) throw new TypeError('A write lock is a SharedArrayBuffer of 4 bytes.');
+    if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength !== 4)
+      throw new TypeError('A write lock is a SharedArrayBuffer of 4 bytes.');
     this.buffer = buffer;
     this.word = new Int32Array(buffer);
   }

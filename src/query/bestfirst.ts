@@ -147,7 +147,10 @@ const queue = new NodeQueue();
 const RUN_LEVEL = 1;
 /** (level, index) pairs of the walk: at most FANOUT children per level of a tree of < 32 levels, above the nodes it starts from. */
 let stack = new Int32Array(2 * 32 * FANOUT);
-/** Rows of the nodes the count walk has disposed of (scanned, proven full or empty, or counted from a list's rows per code): what the estimate in `searchBuildings` scales from. */
+/**
+ * Rows of the nodes the count walk has disposed of (scanned, proven full or empty, or counted from
+ * a list's rows per code): what the estimate in `searchBuildings` scales from.
+ */
 let coveredRows = 0;
 
 /**
@@ -252,7 +255,10 @@ let blocks = EVERY_BLOCK;
 export const DEFER_SHARE = 8;
 /** Below this many rows scanned, the share is not asked (the bbox's candidates are not counted). */
 export const DEFER_MIN_ROWS = 16_384;
-/** What became of a search's deferral (searchBuildings returns it, for tests). The count capped while deferring: the walk's nodes were queued for the ranking, their held rows dropped. */
+/**
+ * What became of a search's deferral (searchBuildings returns it, for tests). The count capped
+ * while deferring: the walk's nodes were queued for the ranking, their held rows dropped.
+ */
 export const DEFERRED = 0;
 /** The rows scanned passed their share of the candidates: the held rows were offered, and the walk went on offering. */
 export const DEFERRAL_STOPPED = 1;
@@ -511,7 +517,13 @@ let blocksFrom = 0;
  * blocksFrom), going down only into nodes the bbox cuts or bounded at or above thr. Stops,
  * false, once `enough` blocks are bounded above thr.
  */
-function countQueuedBlocks(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, thr: number, enough: number): boolean {
+function countQueuedBlocks(
+  snapshots: readonly Snapshot[],
+  plans: readonly (Plan | null)[],
+  bbox: BBox,
+  thr: number,
+  enough: number,
+): boolean {
   const { minLon, minLat, maxLon, maxLat } = bbox;
   blocksLeft = blocksFrom = 0;
   let over = 0;
@@ -527,7 +539,10 @@ function countQueuedBlocks(snapshots: readonly Snapshot[], plans: readonly (Plan
       const level = blockStack[--sp];
       const node = levelStart[level] + i;
       const b = 4 * node;
-      const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+      const x0 = boxes[b],
+        y0 = boxes[b + 1],
+        x1 = boxes[b + 2],
+        y1 = boxes[b + 3];
       if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
       const nb = boundAt(bound, node);
       // A node of unknown keys only: the ranking scans such nodes whole, after every other.
@@ -613,7 +628,10 @@ function descend(s: Snapshot, si: number, plan: Plan, bbox: BBox, search: boolea
     const level = stack[--sp];
     const node = levelStart[level] + i;
     const b = 4 * node;
-    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    const x0 = boxes[b],
+      y0 = boxes[b + 1],
+      x1 = boxes[b + 2],
+      y1 = boxes[b + 3];
     if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
     const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
     const lo = i * levelSpan[level];
@@ -697,7 +715,10 @@ function rankLeaves(s: Snapshot, si: number, plan: Plan, bbox: BBox, level: numb
     let partial = false;
     if (!inside) {
       const b = 4 * leaf;
-      const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+      const x0 = boxes[b],
+        y0 = boxes[b + 1],
+        x1 = boxes[b + 2],
+        y1 = boxes[b + 3];
       if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
       partial = !(x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat);
     }
@@ -723,7 +744,10 @@ function rank(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], b
     const { boxes, levelStart, levelCount, levelSpan } = s.tree;
     const node = levelStart[level] + i;
     const b = 4 * node;
-    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    const x0 = boxes[b],
+      y0 = boxes[b + 1],
+      x1 = boxes[b + 2],
+      y1 = boxes[b + 3];
     if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
     const verdict = verdictOf(plan.proofs, plan.complete, node);
     if (verdict === NONE) continue;

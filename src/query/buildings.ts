@@ -16,7 +16,16 @@ import { FLOOR_MIN_K, provenFloor } from './floor.ts';
 import { walkGuessing, worthGuessing } from './guess.ts';
 import { compile, type Plan } from './plan.ts';
 import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
-import { MAX_BBOX_SIDE_DEG, MAX_BBOX_SIDE_WITH_ROUNDING, MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery, withEveryField } from './types.ts';
+import {
+  MAX_BBOX_SIDE_DEG,
+  MAX_BBOX_SIDE_WITH_ROUNDING,
+  MAX_WINDOW,
+  QueryError,
+  SORT_KEYS,
+  type BBox,
+  type BuildingsQuery,
+  withEveryField,
+} from './types.ts';
 
 /** A building of a result: a row of one snapshot. */
 export interface RowRef {
@@ -50,19 +59,27 @@ export function checkBuildingsQuery(q: BuildingsQuery): void {
     throw new QueryError('bbox', 'bbox must be four finite numbers minLon,minLat,maxLon,maxLat.');
   }
   if (maxLon - minLon > MAX_BBOX_SIDE_WITH_ROUNDING || maxLat - minLat > MAX_BBOX_SIDE_WITH_ROUNDING) {
-    throw new QueryError('bbox', `Each side of bbox spans at most ${MAX_BBOX_SIDE_DEG} degrees, got ${maxLon - minLon} x ${maxLat - minLat}.`);
+    throw new QueryError(
+      'bbox',
+      `Each side of bbox spans at most ${MAX_BBOX_SIDE_DEG} degrees, got ${maxLon - minLon} x ${maxLat - minLat}.`,
+    );
   }
   if (!Number.isInteger(q.limit) || q.limit < 0) throw new QueryError('limit', `limit must be a non-negative integer, got ${q.limit}.`);
-  if (!Number.isInteger(q.offset) || q.offset < 0) throw new QueryError('offset', `offset must be a non-negative integer, got ${q.offset}.`);
+  if (!Number.isInteger(q.offset) || q.offset < 0)
+    throw new QueryError('offset', `offset must be a non-negative integer, got ${q.offset}.`);
   if (q.offset + q.limit > MAX_WINDOW) {
     throw new QueryError('offset', `offset + limit must be at most ${MAX_WINDOW}, got ${q.offset} + ${q.limit}.`);
   }
   if (!SORT_KEYS.includes(q.sort)) throw new QueryError('sort', `sort must be one of ${SORT_KEYS.join(', ')}, got ${String(q.sort)}.`);
-  const needsCurrency = q.sort === 'registered_business_turnover'
-    || q.minRegisteredBusinessTurnover !== undefined || q.maxRegisteredBusinessTurnover !== undefined;
+  const needsCurrency =
+    q.sort === 'registered_business_turnover' ||
+    q.minRegisteredBusinessTurnover !== undefined ||
+    q.maxRegisteredBusinessTurnover !== undefined;
   if (needsCurrency && q.registeredBusinessTurnoverCurrency === undefined) {
-    throw new QueryError('registered_business_turnover_currency',
-      'registered_business_turnover_currency is required with sort=registered_business_turnover and the turnover filters.');
+    throw new QueryError(
+      'registered_business_turnover_currency',
+      'registered_business_turnover_currency is required with sort=registered_business_turnover and the turnover filters.',
+    );
   }
 }
 
@@ -78,7 +95,10 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
   checkBuildingsQuery(q);
   const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
   const plans: (Plan | null)[] = snapshots.map((s) => compile(s, q));
-  startQuery(q.offset + q.limit, snapshots.map((s) => s.ids));
+  startQuery(
+    q.offset + q.limit,
+    snapshots.map((s) => s.ids),
+  );
   let path: Path = forced === 'auto' ? choosePath(snapshots, plans, q) : forced;
   if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
   if (path === 'best-first') searchBuildings(snapshots, plans, q.bbox);
@@ -92,8 +112,7 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
       heap.raiseFloor(floor);
       walkBuildings(snapshots, plans, q.bbox);
     }
-  }
-  else {
+  } else {
     for (let si = 0; si < snapshots.length; si++) {
       const plan = plans[si];
       if (plan) scanSnapshot(snapshots[si], si, plan, q.bbox);

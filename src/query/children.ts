@@ -22,7 +22,12 @@ export function findBuilding(view: CatalogView, buildingId: string): RowRef | un
   return undefined;
 }
 
-export function listUnits(view: CatalogView, buildingId: string, limit: number, offset: number): { units: UnitRecord[]; total: number } | undefined {
+export function listUnits(
+  view: CatalogView,
+  buildingId: string,
+  limit: number,
+  offset: number,
+): { units: UnitRecord[]; total: number } | undefined {
   checkPage(limit, offset);
   const ref = findBuilding(view, buildingId);
   if (!ref) return undefined;
@@ -30,7 +35,12 @@ export function listUnits(view: CatalogView, buildingId: string, limit: number, 
   return { units: units.slice(offset, offset + limit), total: units.length };
 }
 
-export function listBusinesses(view: CatalogView, buildingId: string, limit: number, offset: number): { businesses: BusinessRecord[]; total: number } | undefined {
+export function listBusinesses(
+  view: CatalogView,
+  buildingId: string,
+  limit: number,
+  offset: number,
+): { businesses: BusinessRecord[]; total: number } | undefined {
   checkPage(limit, offset);
   const ref = findBuilding(view, buildingId);
   if (!ref) return undefined;

@@ -55,7 +55,10 @@ function collect(s: Snapshot, plan: Plan, attained: Float32Array, bbox: BBox, n:
     const level = stack[--sp];
     const node = levelStart[level] + i;
     const b = 4 * node;
-    const x0 = boxes[b], y0 = boxes[b + 1], x1 = boxes[b + 2], y1 = boxes[b + 3];
+    const x0 = boxes[b],
+      y0 = boxes[b + 1],
+      x1 = boxes[b + 2],
+      y1 = boxes[b + 3];
     if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
     const verdict = verdictOf(proofs, complete, node);
     if (verdict === NONE) continue;

@@ -48,7 +48,12 @@ export const GUESS_FAILED = 2;
 
 /** The walk for a page of k rows kept in a buffer, from `floor` (proven, or -Infinity) or from a higher guess. */
 export function walkGuessing(
-  snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, k: number, floor: number, margin = GUESS_MARGIN,
+  snapshots: readonly Snapshot[],
+  plans: readonly (Plan | null)[],
+  bbox: BBox,
+  k: number,
+  floor: number,
+  margin = GUESS_MARGIN,
 ): number {
   heap.raiseFloor(floor);
   walkBuildings(snapshots, plans, bbox, SAMPLED_BLOCKS);
@@ -59,7 +64,10 @@ export function walkGuessing(
   walkBuildings(snapshots, plans, bbox, OTHER_BLOCKS);
   if (guess <= floor) return GUESS_NONE;
   if (heap.countAtLeast(guess) >= k) return GUESS_HELD;
-  startQuery(k, snapshots.map((s) => s.ids));
+  startQuery(
+    k,
+    snapshots.map((s) => s.ids),
+  );
   heap.raiseFloor(floor);
   walkBuildings(snapshots, plans, bbox, EVERY_BLOCK);
   return GUESS_FAILED;

@@ -73,7 +73,11 @@ function refineAppended(step: Step, lo: number, hi: number, sel: Uint32Array, at
 
 /** lo <= v <= hi on a Float64Array (NaN = unknown fails). */
 export class BetweenF64 implements Step {
-  constructor(readonly col: Float64Array, readonly lo: number, readonly hi: number) {}
+  constructor(
+    readonly col: Float64Array,
+    readonly lo: number,
+    readonly hi: number,
+  ) {}
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
@@ -102,7 +106,11 @@ export class BetweenF64 implements Step {
 /** lo <= k <= hi on an Int32Array of scaled integers; lo is above NULL_I32 so unknowns fail. */
 export class BetweenI32 implements Step {
   readonly lo: number;
-  constructor(readonly col: Int32Array, lo: number, readonly hi: number) {
+  constructor(
+    readonly col: Int32Array,
+    lo: number,
+    readonly hi: number,
+  ) {
     this.lo = Math.max(lo, NULL_I32 + 1);
   }
 
@@ -133,7 +141,11 @@ export class BetweenI32 implements Step {
 /** lo <= k <= hi on an Int16Array of scaled integers; lo is above NULL_I16 so unknowns fail. */
 export class BetweenI16 implements Step {
   readonly lo: number;
-  constructor(readonly col: Int16Array, lo: number, readonly hi: number) {
+  constructor(
+    readonly col: Int16Array,
+    lo: number,
+    readonly hi: number,
+  ) {
     this.lo = Math.max(lo, NULL_I16 + 1);
   }
 
@@ -163,7 +175,12 @@ export class BetweenI16 implements Step {
 
 /** lo <= entrances <= hi; counts from 255 up are looked up in the overflow map. */
 export class EntrancesStep implements Step {
-  constructor(readonly col: Uint8Array, readonly overflow: ReadonlyMap<number, number>, readonly lo: number, readonly hi: number) {}
+  constructor(
+    readonly col: Uint8Array,
+    readonly overflow: ReadonlyMap<number, number>,
+    readonly lo: number,
+    readonly hi: number,
+  ) {}
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
@@ -193,7 +210,10 @@ export class EntrancesStep implements Step {
 
 /** value >= lo on a sparse column (rows without a value fail): a merge of sel with the column's rows. */
 export class SparseAtLeast implements Step {
-  constructor(readonly col: SparseColumn, readonly lo: number) {}
+  constructor(
+    readonly col: SparseColumn,
+    readonly lo: number,
+  ) {}
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     return refineAppended(this, a, b, sel, at);
@@ -217,7 +237,10 @@ export class SparseAtLeast implements Step {
 
 /** table[code] !== 0: list filters on enums and dictionary codes (the null code's entry is 0). */
 export class CodeIn implements Step {
-  constructor(readonly col: CodeArray, readonly table: Uint8Array) {}
+  constructor(
+    readonly col: CodeArray,
+    readonly table: Uint8Array,
+  ) {}
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, table } = this;
@@ -243,7 +266,12 @@ export class CodeIn implements Step {
 
 /** tableA[a] or tableB[b]: category OR-ed with building_type. */
 export class CodeOr implements Step {
-  constructor(readonly a: Uint8Array, readonly tableA: Uint8Array, readonly b: CodeArray, readonly tableB: Uint8Array) {}
+  constructor(
+    readonly a: Uint8Array,
+    readonly tableA: Uint8Array,
+    readonly b: CodeArray,
+    readonly tableB: Uint8Array,
+  ) {}
 
   range(lo: number, hi: number, sel: Uint32Array, at: number): number {
     const { a, tableA, b, tableB } = this;
@@ -269,7 +297,11 @@ export class CodeOr implements Step {
 
 /** (flags & mask) === want: every boolean filter of a query in one test. */
 export class FlagsStep implements Step {
-  constructor(readonly flags: Uint32Array, readonly mask: number, readonly want: number) {}
+  constructor(
+    readonly flags: Uint32Array,
+    readonly mask: number,
+    readonly want: number,
+  ) {}
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { flags, mask, want } = this;
@@ -304,7 +336,11 @@ abstract class ChildStep implements Step {
 
 /** Some business's name code is in the table (names matched once against the dictionary). */
 export class BusinessNameStep extends ChildStep {
-  constructor(readonly offsets: Uint32Array, readonly name: Uint32Array, readonly table: Uint8Array) {
+  constructor(
+    readonly offsets: Uint32Array,
+    readonly name: Uint32Array,
+    readonly table: Uint8Array,
+  ) {
     super();
   }
 
@@ -326,7 +362,13 @@ export class BusinessNameStep extends ChildStep {
 
 /** Some business (active or not) states a latest turnover in the currency of at least min. */
 export class TurnoverMinStep extends ChildStep {
-  constructor(readonly offsets: Uint32Array, readonly currency: Uint16Array, readonly turnover: Float64Array, readonly code: number, readonly min: number) {
+  constructor(
+    readonly offsets: Uint32Array,
+    readonly currency: Uint16Array,
+    readonly turnover: Float64Array,
+    readonly code: number,
+    readonly min: number,
+  ) {
     super();
   }
 
@@ -348,7 +390,13 @@ export class TurnoverMinStep extends ChildStep {
 
 /** Some business states a latest turnover in the currency, and every such turnover is at most max. */
 export class TurnoverMaxStep extends ChildStep {
-  constructor(readonly offsets: Uint32Array, readonly currency: Uint16Array, readonly turnover: Float64Array, readonly code: number, readonly max: number) {
+  constructor(
+    readonly offsets: Uint32Array,
+    readonly currency: Uint16Array,
+    readonly turnover: Float64Array,
+    readonly code: number,
+    readonly max: number,
+  ) {
     super();
   }
 
@@ -377,7 +425,11 @@ export class TurnoverMaxStep extends ChildStep {
 
 /** Some business with a stated size whose band start is at least min (the whole band is). */
 export class EmployeesMinStep extends ChildStep {
-  constructor(readonly offsets: Uint32Array, readonly employeesMin: Int32Array, readonly min: number) {
+  constructor(
+    readonly offsets: Uint32Array,
+    readonly employeesMin: Int32Array,
+    readonly min: number,
+  ) {
     super();
   }
 
@@ -400,7 +452,12 @@ export class EmployeesMinStep extends ChildStep {
 
 /** Some business has a stated size, and every stated size ends at most max (an open top band never does). */
 export class EmployeesMaxStep extends ChildStep {
-  constructor(readonly offsets: Uint32Array, readonly employeesMin: Int32Array, readonly employeesMax: Int32Array, readonly max: number) {
+  constructor(
+    readonly offsets: Uint32Array,
+    readonly employeesMin: Int32Array,
+    readonly employeesMax: Int32Array,
+    readonly max: number,
+  ) {
     super();
   }
 
@@ -428,7 +485,11 @@ export class EmployeesMaxStep extends ChildStep {
 
 /** Some business's latest statement is for year y, with or without a turnover. */
 export class FinancialYearStep extends ChildStep {
-  constructor(readonly offsets: Uint32Array, readonly year: Int32Array, readonly y: number) {
+  constructor(
+    readonly offsets: Uint32Array,
+    readonly year: Int32Array,
+    readonly y: number,
+  ) {
     super();
   }
 

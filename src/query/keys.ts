@@ -97,7 +97,10 @@ class IntBounds {
 
 export class KeyI32 implements KeySource {
   private readonly bounds = new IntBounds();
-  constructor(readonly col: Int32Array, readonly scale: number) {}
+  constructor(
+    readonly col: Int32Array,
+    readonly scale: number,
+  ) {}
 
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
     const col = this.col;
@@ -141,7 +144,10 @@ export class KeyI32 implements KeySource {
 
 export class KeyI16 implements KeySource {
   private readonly bounds = new IntBounds();
-  constructor(readonly col: Int16Array, readonly scale: number) {}
+  constructor(
+    readonly col: Int16Array,
+    readonly scale: number,
+  ) {}
 
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
     const col = this.col;
@@ -189,7 +195,10 @@ export class KeyI16 implements KeySource {
  * range (through `rowOf`) instead of its rows.
  */
 abstract class BusinessKey implements KeySource {
-  constructor(readonly offsets: Uint32Array, readonly rowOf: Uint32Array) {}
+  constructor(
+    readonly offsets: Uint32Array,
+    readonly rowOf: Uint32Array,
+  ) {}
 
   /** The key of the businesses [j, e) of a row (-Infinity: unknown). */
   abstract keyOf(j: number, e: number): number;
@@ -263,7 +272,11 @@ abstract class BusinessKey implements KeySource {
 
 /** Largest band start among the row's businesses with a stated size. */
 export class KeyEmployees extends BusinessKey {
-  constructor(offsets: Uint32Array, rowOf: Uint32Array, readonly employeesMin: Int32Array) {
+  constructor(
+    offsets: Uint32Array,
+    rowOf: Uint32Array,
+    readonly employeesMin: Int32Array,
+  ) {
     super(offsets, rowOf);
   }
 
@@ -280,7 +293,13 @@ export class KeyEmployees extends BusinessKey {
 
 /** Largest turnover among the row's businesses in the currency (any year, active or not). */
 export class KeyTurnover extends BusinessKey {
-  constructor(offsets: Uint32Array, rowOf: Uint32Array, readonly currency: Uint16Array, readonly turnover: Float64Array, readonly code: number) {
+  constructor(
+    offsets: Uint32Array,
+    rowOf: Uint32Array,
+    readonly currency: Uint16Array,
+    readonly turnover: Float64Array,
+    readonly code: number,
+  ) {
     super(offsets, rowOf);
   }
 

@@ -41,7 +41,10 @@ export class StepOrder {
   private next = PROFILE_FROM * CHUNK;
 
   /** Orders steps[0..columns) in place. */
-  constructor(private readonly steps: Step[], private readonly columns: number) {}
+  constructor(
+    private readonly steps: Step[],
+    private readonly columns: number,
+  ) {}
 
   /**
    * Before a chunk of `rows` rows wholly inside the bbox is filtered, whose first rows are [a, b);

@@ -15,12 +15,31 @@ import { F } from '../catalog/flags.ts';
 import type { BusinessColumns, Snapshot } from '../catalog/snapshot.ts';
 import { FLOOR_STEPS, type FloorsKey, type NodeSummaries, type RoofKey } from '../catalog/summaries.ts';
 import {
-  ADDRESS_CORROBORATION, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
+  ADDRESS_CORROBORATION,
+  CATEGORY,
+  FLOOD_ZONE,
+  PANELS_STATUS,
+  ROOF_SHAPE,
+  SEISMIC_RISK_CLASS,
+  SOLAR_PRESENCE,
 } from '../snapshot/schema.ts';
 import { lowerCode, upperCode, type NumColumn } from '../catalog/numeric.ts';
 import {
-  BetweenF64, BetweenI16, BetweenI32, BusinessNameStep, CodeIn, CodeOr, EmployeesMaxStep, EmployeesMinStep, EntrancesStep,
-  FinancialYearStep, FlagsStep, SparseAtLeast, TurnoverMaxStep, TurnoverMinStep, type Step,
+  BetweenF64,
+  BetweenI16,
+  BetweenI32,
+  BusinessNameStep,
+  CodeIn,
+  CodeOr,
+  EmployeesMaxStep,
+  EmployeesMinStep,
+  EntrancesStep,
+  FinancialYearStep,
+  FlagsStep,
+  SparseAtLeast,
+  TurnoverMaxStep,
+  TurnoverMinStep,
+  type Step,
 } from './kernels.ts';
 import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './keys.ts';
 import { StepOrder } from './order.ts';
@@ -309,8 +328,10 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   // Registered businesses: loops over the child columns.
   const b = s.business;
   const children = p.children;
-  if (q.minRegisteredBusinessEmployees !== undefined) children.push(new EmployeesMinStep(b.offsets, b.employeesMin, q.minRegisteredBusinessEmployees));
-  if (q.maxRegisteredBusinessEmployees !== undefined) children.push(new EmployeesMaxStep(b.offsets, b.employeesMin, b.employeesMax, q.maxRegisteredBusinessEmployees));
+  if (q.minRegisteredBusinessEmployees !== undefined)
+    children.push(new EmployeesMinStep(b.offsets, b.employeesMin, q.minRegisteredBusinessEmployees));
+  if (q.maxRegisteredBusinessEmployees !== undefined)
+    children.push(new EmployeesMaxStep(b.offsets, b.employeesMin, b.employeesMax, q.maxRegisteredBusinessEmployees));
   if (q.registeredBusinessName !== undefined) {
     const table = cachedNameTable(s, q.registeredBusinessName);
     if (table === null) return null;
@@ -319,8 +340,10 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   if (q.minRegisteredBusinessTurnover !== undefined || q.maxRegisteredBusinessTurnover !== undefined) {
     const code = currencyCode(b, q.registeredBusinessTurnoverCurrency);
     if (code < 0) return null; // no business states a turnover in that currency
-    if (q.minRegisteredBusinessTurnover !== undefined) children.push(new TurnoverMinStep(b.offsets, b.currency, b.turnover, code, q.minRegisteredBusinessTurnover));
-    if (q.maxRegisteredBusinessTurnover !== undefined) children.push(new TurnoverMaxStep(b.offsets, b.currency, b.turnover, code, q.maxRegisteredBusinessTurnover));
+    if (q.minRegisteredBusinessTurnover !== undefined)
+      children.push(new TurnoverMinStep(b.offsets, b.currency, b.turnover, code, q.minRegisteredBusinessTurnover));
+    if (q.maxRegisteredBusinessTurnover !== undefined)
+      children.push(new TurnoverMaxStep(b.offsets, b.currency, b.turnover, code, q.maxRegisteredBusinessTurnover));
   }
   const year = q.registeredBusinessFinancialYear;
   if (year !== undefined) {
@@ -335,8 +358,14 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   const steps = [...p.first, ...p.codesByShare(), ...p.bounds, ...children];
   const columns = steps.length - children.length;
   const plan: Plan = {
-    steps, order: columns >= 2 ? new StepOrder(steps, columns) : null,
-    key: keySource(s, q), proofs, complete, countable, bound: keyBound(s, q), attained: keyMax(s, q),
+    steps,
+    order: columns >= 2 ? new StepOrder(steps, columns) : null,
+    key: keySource(s, q),
+    proofs,
+    complete,
+    countable,
+    bound: keyBound(s, q),
+    attained: keyMax(s, q),
   };
   keepShapes(s, plan);
   return plan;
@@ -354,7 +383,7 @@ const shapes = new WeakMap<Snapshot, Map<unknown, object>>();
 
 function keepShapes(s: Snapshot, plan: Plan): void {
   let kept = shapes.get(s);
-  if (kept === undefined) shapes.set(s, kept = new Map());
+  if (kept === undefined) shapes.set(s, (kept = new Map()));
   for (const o of plan.steps) keepShape(kept, o);
   for (const o of plan.proofs) keepShape(kept, o);
   keepShape(kept, plan.key);
@@ -367,18 +396,24 @@ function keepShape(kept: Map<unknown, object>, o: object): void {
 
 function numberKey(col: NumColumn): KeySource {
   switch (col.kind) {
-    case 'f64': return new KeyF64(col.values);
-    case 'i32': return new KeyI32(col.values, col.scale);
-    case 'i16': return new KeyI16(col.values, col.scale);
+    case 'f64':
+      return new KeyF64(col.values);
+    case 'i32':
+      return new KeyI32(col.values, col.scale);
+    case 'i16':
+      return new KeyI16(col.values, col.scale);
   }
 }
 
 function keyBound(s: Snapshot, q: BuildingsQuery): NodeBound | null {
   const sum = s.summaries;
   switch (q.sort) {
-    case 'volume': return { parts: withRoofShape(sum, 'volume_m3', q, byFloors(sum, 'volume_m3', q.maxFloors)), cap: q.maxVolumeM3 ?? Infinity };
-    case 'area': return { parts: withRoofShape(sum, 'footprint_area_m2', q, sum.max.footprint_area_m2), cap: q.maxAreaM2 ?? Infinity };
-    case 'height': return { parts: withRoofShape(sum, 'height_m', q, byFloors(sum, 'height_m', q.maxFloors)), cap: q.maxHeightM ?? Infinity };
+    case 'volume':
+      return { parts: withRoofShape(sum, 'volume_m3', q, byFloors(sum, 'volume_m3', q.maxFloors)), cap: q.maxVolumeM3 ?? Infinity };
+    case 'area':
+      return { parts: withRoofShape(sum, 'footprint_area_m2', q, sum.max.footprint_area_m2), cap: q.maxAreaM2 ?? Infinity };
+    case 'height':
+      return { parts: withRoofShape(sum, 'height_m', q, byFloors(sum, 'height_m', q.maxFloors)), cap: q.maxHeightM ?? Infinity };
     case 'registered_business_employees': {
       // A category list alone (building_type would widen it): the best of the listed categories.
       if (q.category === undefined || q.buildingType !== undefined) return { parts: [[sum.employeesMax]], cap: Infinity };
@@ -406,10 +441,14 @@ function withRoofShape(sum: NodeSummaries, key: RoofKey, q: BuildingsQuery, max:
 
 function keyMax(s: Snapshot, q: BuildingsQuery): Float32Array | null {
   switch (q.sort) {
-    case 'volume': return s.summaries.max.volume_m3;
-    case 'area': return s.summaries.max.footprint_area_m2;
-    case 'height': return s.summaries.max.height_m;
-    default: return null;
+    case 'volume':
+      return s.summaries.max.volume_m3;
+    case 'area':
+      return s.summaries.max.footprint_area_m2;
+    case 'height':
+      return s.summaries.max.height_m;
+    default:
+      return null;
   }
 }
 
@@ -427,13 +466,19 @@ function byFloors(sum: NodeSummaries, key: FloorsKey, maxFloors: number | undefi
 
 function keySource(s: Snapshot, q: BuildingsQuery): KeySource {
   switch (q.sort) {
-    case 'volume': return numberKey(s.num.volume_m3);
-    case 'area': return numberKey(s.num.footprint_area_m2);
-    case 'height': return numberKey(s.num.height_m);
-    case 'registered_business_employees': return new KeyEmployees(s.business.offsets, s.business.row, s.business.employeesMin);
+    case 'volume':
+      return numberKey(s.num.volume_m3);
+    case 'area':
+      return numberKey(s.num.footprint_area_m2);
+    case 'height':
+      return numberKey(s.num.height_m);
+    case 'registered_business_employees':
+      return new KeyEmployees(s.business.offsets, s.business.row, s.business.employeesMin);
     case 'registered_business_turnover': {
       const code = currencyCode(s.business, q.registeredBusinessTurnoverCurrency);
-      return code < 0 ? new KeyUnknown() : new KeyTurnover(s.business.offsets, s.business.row, s.business.currency, s.business.turnover, code);
+      return code < 0
+        ? new KeyUnknown()
+        : new KeyTurnover(s.business.offsets, s.business.row, s.business.currency, s.business.turnover, code);
     }
   }
 }

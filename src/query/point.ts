@@ -33,8 +33,10 @@ export interface PointRow extends RowRef {
 export const MAX_RADIUS_M = 1000;
 
 export function checkPointQuery(q: PointQuery): void {
-  if (typeof q.lat !== 'number' || !(q.lat >= -90 && q.lat <= 90)) throw new QueryError('lat', `lat must be a number from -90 to 90, got ${q.lat}.`);
-  if (typeof q.lon !== 'number' || !(q.lon >= -180 && q.lon <= 180)) throw new QueryError('lon', `lon must be a number from -180 to 180, got ${q.lon}.`);
+  if (typeof q.lat !== 'number' || !(q.lat >= -90 && q.lat <= 90))
+    throw new QueryError('lat', `lat must be a number from -90 to 90, got ${q.lat}.`);
+  if (typeof q.lon !== 'number' || !(q.lon >= -180 && q.lon <= 180))
+    throw new QueryError('lon', `lon must be a number from -180 to 180, got ${q.lon}.`);
   if (typeof q.radiusM !== 'number' || !(q.radiusM >= 0 && q.radiusM <= MAX_RADIUS_M)) {
     throw new QueryError('radius_m', `radius_m must be a number of metres from 0 to ${MAX_RADIUS_M}, got ${q.radiusM}.`);
   }

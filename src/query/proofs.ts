@@ -21,7 +21,12 @@ export interface NodeProof {
 /** (flags & mask) === want over the node's OR and AND of flags. */
 export class FlagsProof implements NodeProof {
   private readonly unwanted: number;
-  constructor(readonly any: Uint32Array, readonly all: Uint32Array, readonly mask: number, readonly want: number) {
+  constructor(
+    readonly any: Uint32Array,
+    readonly all: Uint32Array,
+    readonly mask: number,
+    readonly want: number,
+  ) {
     this.unwanted = mask & ~want;
   }
 
@@ -53,7 +58,12 @@ export class CodesProof implements NodeProof {
   private readonly pass: number;
   private readonly full: number;
 
-  constructor(readonly present: Uint32Array, table: Uint8Array, readonly counts: Uint32Array | null = null, readonly countsFrom = 0) {
+  constructor(
+    readonly present: Uint32Array,
+    table: Uint8Array,
+    readonly counts: Uint32Array | null = null,
+    readonly countsFrom = 0,
+  ) {
     let pass = 0;
     let full = -1;
     for (let code = 0; code < 256; code++) {
@@ -115,8 +125,12 @@ export class EitherCodesProof implements NodeProof {
 /** lo <= v <= hi (unknown fails) over the node's least and greatest known value and null bit. */
 export class RangeProof implements NodeProof {
   constructor(
-    readonly min: Float32Array, readonly max: Float32Array, readonly nulls: Uint32Array, readonly bit: number,
-    readonly lo: number, readonly hi: number,
+    readonly min: Float32Array,
+    readonly max: Float32Array,
+    readonly nulls: Uint32Array,
+    readonly bit: number,
+    readonly lo: number,
+    readonly hi: number,
   ) {}
 
   verdict(node: number): number {

@@ -42,10 +42,13 @@ export class RankingCache {
 
   /** `maxBytes`: 0 keeps nothing; a 10,000-deep ranking takes ~60 KB. */
   constructor(maxBytes: number) {
-    this.cache = maxBytes <= 0 ? null : new LRUCache<string, Ranking>({
-      maxSize: maxBytes,
-      sizeCalculation: (r) => r.snapshots.byteLength + r.rows.byteLength + 200,
-    });
+    this.cache =
+      maxBytes <= 0
+        ? null
+        : new LRUCache<string, Ranking>({
+            maxSize: maxBytes,
+            sizeCalculation: (r) => r.snapshots.byteLength + r.rows.byteLength + 200,
+          });
   }
 
   /** What `queryBuildings(view, query)` answers, the same rows in the same order. */

@@ -60,7 +60,16 @@ export function closeCount(): void {
  * far): every row with a key, and every row of a low enough building_id rank, can still enter,
  * and a business key reads the row's businesses to tell, which costs more than the filters.
  */
-export function scanRows(s: Snapshot, si: number, plan: Plan, bbox: BBox, lo: number, hi: number, partial: boolean, filtered: boolean): void {
+export function scanRows(
+  s: Snapshot,
+  si: number,
+  plan: Plan,
+  bbox: BBox,
+  lo: number,
+  hi: number,
+  partial: boolean,
+  filtered: boolean,
+): void {
   const { key } = plan;
   const steps = plan.steps;
   const stepCount = filtered ? steps.length : 0;

@@ -213,7 +213,10 @@ export class TopK {
   private select(lo: number, hi: number, t: number): void {
     while (lo < hi) {
       const m = (lo + hi) >>> 1;
-      const pk = this.key[m], ps = this.snap[m], pr = this.row[m], prk = this.rank[m];
+      const pk = this.key[m],
+        ps = this.snap[m],
+        pr = this.row[m],
+        prk = this.rank[m];
       let i = lo;
       let j = hi;
       while (i <= j) {
@@ -232,7 +235,10 @@ export class TopK {
   }
 
   private swap(a: number, b: number): void {
-    const k = this.key[a], s = this.snap[a], r = this.row[a], rk = this.rank[a];
+    const k = this.key[a],
+      s = this.snap[a],
+      r = this.row[a],
+      rk = this.rank[a];
     this.move(b, a);
     this.put(b, k, s, r, rk);
   }

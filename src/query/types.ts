@@ -5,7 +5,13 @@
  */
 import type { BBox } from '../geo/bbox.ts';
 import type {
-  AddressCorroboration, Category, FloodZone, PanelsStatus, RoofShape, SeismicRiskClass, SolarPresence,
+  AddressCorroboration,
+  Category,
+  FloodZone,
+  PanelsStatus,
+  RoofShape,
+  SeismicRiskClass,
+  SolarPresence,
 } from '../snapshot/schema.ts';
 
 export const SORT_KEYS = ['volume', 'area', 'height', 'registered_business_turnover', 'registered_business_employees'] as const;
@@ -92,25 +98,63 @@ export interface BuildingsQuery {
  * added to the interface and not here fails to compile).
  */
 const EVERY_FIELD: { [K in keyof Required<BuildingsQuery>]: undefined } = {
-  bbox: undefined, sort: undefined, limit: undefined, offset: undefined, category: undefined,
-  buildingType: undefined, roofShape: undefined, minFloors: undefined, maxFloors: undefined,
-  minDwellings: undefined, maxDwellings: undefined, minEntrances: undefined, maxEntrances: undefined,
-  addressCorroboration: undefined, minAreaM2: undefined, maxAreaM2: undefined, minHeightM: undefined,
-  maxHeightM: undefined, minVolumeM3: undefined, maxVolumeM3: undefined, measuredHeightOnly: undefined,
-  solarPresence: undefined, excludeSolarPresence: undefined, existingSolarPanels: undefined,
-  registeredSolar: undefined, registeredSolarStorage: undefined, minRegisteredSolarKw: undefined,
-  hasSolarPotential: undefined, minPanelCount: undefined, maxPanelCount: undefined,
-  minCapacityKwp: undefined, maxCapacityKwp: undefined, minYearlyEnergyKwh: undefined,
-  maxYearlyEnergyKwh: undefined, minCo2SavingsKgPerYear: undefined, maxCo2SavingsKgPerYear: undefined,
-  has3dModel: undefined, hasRegisteredBusiness: undefined, registeredBusinessName: undefined,
-  minRegisteredBusinessTurnover: undefined, maxRegisteredBusinessTurnover: undefined,
-  registeredBusinessTurnoverCurrency: undefined, registeredBusinessFinancialYear: undefined,
-  minRegisteredBusinessEmployees: undefined, maxRegisteredBusinessEmployees: undefined,
-  hasAnnualHeatingEstimate: undefined, hasThermalAssessment: undefined, hasPeakHeatLoad: undefined,
-  hasRecentClimateTrend: undefined, hasRecentTemperatureExtremes: undefined,
-  hasRecentPrecipitation: undefined, minRecentFrostDays: undefined,
-  maxRecentMinimumDailyTemperatureC: undefined, minRecentHotDays: undefined,
-  minRecentMaxOneDayPrecipitationMm: undefined, floodZone: undefined, seismicRiskClass: undefined,
+  bbox: undefined,
+  sort: undefined,
+  limit: undefined,
+  offset: undefined,
+  category: undefined,
+  buildingType: undefined,
+  roofShape: undefined,
+  minFloors: undefined,
+  maxFloors: undefined,
+  minDwellings: undefined,
+  maxDwellings: undefined,
+  minEntrances: undefined,
+  maxEntrances: undefined,
+  addressCorroboration: undefined,
+  minAreaM2: undefined,
+  maxAreaM2: undefined,
+  minHeightM: undefined,
+  maxHeightM: undefined,
+  minVolumeM3: undefined,
+  maxVolumeM3: undefined,
+  measuredHeightOnly: undefined,
+  solarPresence: undefined,
+  excludeSolarPresence: undefined,
+  existingSolarPanels: undefined,
+  registeredSolar: undefined,
+  registeredSolarStorage: undefined,
+  minRegisteredSolarKw: undefined,
+  hasSolarPotential: undefined,
+  minPanelCount: undefined,
+  maxPanelCount: undefined,
+  minCapacityKwp: undefined,
+  maxCapacityKwp: undefined,
+  minYearlyEnergyKwh: undefined,
+  maxYearlyEnergyKwh: undefined,
+  minCo2SavingsKgPerYear: undefined,
+  maxCo2SavingsKgPerYear: undefined,
+  has3dModel: undefined,
+  hasRegisteredBusiness: undefined,
+  registeredBusinessName: undefined,
+  minRegisteredBusinessTurnover: undefined,
+  maxRegisteredBusinessTurnover: undefined,
+  registeredBusinessTurnoverCurrency: undefined,
+  registeredBusinessFinancialYear: undefined,
+  minRegisteredBusinessEmployees: undefined,
+  maxRegisteredBusinessEmployees: undefined,
+  hasAnnualHeatingEstimate: undefined,
+  hasThermalAssessment: undefined,
+  hasPeakHeatLoad: undefined,
+  hasRecentClimateTrend: undefined,
+  hasRecentTemperatureExtremes: undefined,
+  hasRecentPrecipitation: undefined,
+  minRecentFrostDays: undefined,
+  maxRecentMinimumDailyTemperatureC: undefined,
+  minRecentHotDays: undefined,
+  minRecentMaxOneDayPrecipitationMm: undefined,
+  floodZone: undefined,
+  seismicRiskClass: undefined,
 };
 
 /**
@@ -134,7 +178,10 @@ export interface PointQuery {
 
 /** The engine refuses impossible input with this instead of scanning. */
 export class QueryError extends RangeError {
-  constructor(readonly parameter: string, message: string) {
+  constructor(
+    readonly parameter: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'QueryError';
   }

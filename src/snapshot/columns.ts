@@ -4,8 +4,21 @@
  * Arrow `Data` for one record batch at a time (`data`).
  */
 import {
-  Bool, DateDay, Dictionary, Field, FixedSizeList, Float64, Int32, Int8, List, Struct, Utf8,
-  makeData, makeVector, type Data, type DataType,
+  Bool,
+  DateDay,
+  Dictionary,
+  Field,
+  FixedSizeList,
+  Float64,
+  Int32,
+  Int8,
+  List,
+  Struct,
+  Utf8,
+  makeData,
+  makeVector,
+  type Data,
+  type DataType,
 } from 'apache-arrow';
 import type { ColumnSpec } from './schema.ts';
 
@@ -91,14 +104,24 @@ export interface Frozen {
 
 type NullTest = (i: number) => boolean;
 
-function frozenFixed(type: DataType, values: Float64Array | Int32Array | Int8Array, valid: NullTest, nullable: boolean, dictionary?: ReturnType<typeof makeVector>): Frozen {
+function frozenFixed(
+  type: DataType,
+  values: Float64Array | Int32Array | Int8Array,
+  valid: NullTest,
+  nullable: boolean,
+  dictionary?: ReturnType<typeof makeVector>,
+): Frozen {
   return {
     type,
     data(start, end) {
       const { bitmap, nulls } = nullable ? validityBitmap(valid, start, end) : { bitmap: undefined, nulls: 0 };
       return makeData({
-        type: type as any, length: end - start, nullCount: nulls,
-        nullBitmap: nulls > 0 ? bitmap : undefined, data: values.subarray(start, end), dictionary,
+        type: type as any,
+        length: end - start,
+        nullCount: nulls,
+        nullBitmap: nulls > 0 ? bitmap : undefined,
+        data: values.subarray(start, end),
+        dictionary,
       } as any);
     },
   };
@@ -107,18 +130,25 @@ function frozenFixed(type: DataType, values: Float64Array | Int32Array | Int8Arr
 class F64Acc implements Accumulator {
   private values = new Grow(new Float64Array(1024));
   constructor(private spec: ColumnSpec) {}
-  get length() { return this.values.length; }
-  truncate(rows: number): void { this.values.truncate(rows); }
+  get length() {
+    return this.values.length;
+  }
+  truncate(rows: number): void {
+    this.values.truncate(rows);
+  }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
       this.values.push(NaN);
       return;
     }
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`Column "${this.spec.name}" expects a finite number, got ${String(v)}.`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new TypeError(`Column "${this.spec.name}" expects a finite number, got ${String(v)}.`);
     this.values.push(v);
   }
-  release(): void { this.values = new Grow(new Float64Array(0)); }
+  release(): void {
+    this.values = new Grow(new Float64Array(0));
+  }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values.view();
     const out = new Float64Array(order.length);
@@ -129,9 +159,16 @@ class F64Acc implements Accumulator {
 
 class I32Acc implements Accumulator {
   private values = new Grow(new Int32Array(1024));
-  constructor(private spec: ColumnSpec, private type: DataType = new Int32()) {}
-  get length() { return this.values.length; }
-  truncate(rows: number): void { this.values.truncate(rows); }
+  constructor(
+    private spec: ColumnSpec,
+    private type: DataType = new Int32(),
+  ) {}
+  get length() {
+    return this.values.length;
+  }
+  truncate(rows: number): void {
+    this.values.truncate(rows);
+  }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -144,7 +181,9 @@ class I32Acc implements Accumulator {
     }
     this.values.push(n);
   }
-  release(): void { this.values = new Grow(new Int32Array(0)); }
+  release(): void {
+    this.values = new Grow(new Int32Array(0));
+  }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values.view();
     const out = new Int32Array(order.length);
@@ -156,8 +195,12 @@ class I32Acc implements Accumulator {
 class BoolAcc implements Accumulator {
   private values = new Grow(new Uint8Array(1024)); // 0 false, 1 true, 2 null
   constructor(private spec: ColumnSpec) {}
-  get length() { return this.values.length; }
-  truncate(rows: number): void { this.values.truncate(rows); }
+  get length() {
+    return this.values.length;
+  }
+  truncate(rows: number): void {
+    this.values.truncate(rows);
+  }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -167,7 +210,9 @@ class BoolAcc implements Accumulator {
     if (typeof v !== 'boolean') throw new TypeError(`Column "${this.spec.name}" expects a boolean, got ${String(v)}.`);
     this.values.push(v ? 1 : 0);
   }
-  release(): void { this.values = new Grow(new Uint8Array(0)); }
+  release(): void {
+    this.values = new Grow(new Uint8Array(0));
+  }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values.view();
     const out = new Uint8Array(order.length);
@@ -202,7 +247,11 @@ function utf8Data(strings: ArrayLike<string | null>, start: number, end: number,
   }
   const { bitmap, nulls } = nullable ? validityBitmap((i) => strings[i] !== null, start, end) : { bitmap: undefined, nulls: 0 };
   return makeData({
-    type: new Utf8(), length: n, nullCount: nulls, nullBitmap: nulls > 0 ? bitmap : undefined, valueOffsets: offsets,
+    type: new Utf8(),
+    length: n,
+    nullCount: nulls,
+    nullBitmap: nulls > 0 ? bitmap : undefined,
+    valueOffsets: offsets,
     data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
   });
 }
@@ -210,8 +259,12 @@ function utf8Data(strings: ArrayLike<string | null>, start: number, end: number,
 class Utf8Acc implements Accumulator {
   private values: (string | null)[] = [];
   constructor(private spec: ColumnSpec) {}
-  get length() { return this.values.length; }
-  truncate(rows: number): void { this.values.length = Math.min(this.values.length, rows); }
+  get length() {
+    return this.values.length;
+  }
+  truncate(rows: number): void {
+    this.values.length = Math.min(this.values.length, rows);
+  }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -221,7 +274,9 @@ class Utf8Acc implements Accumulator {
     if (typeof v !== 'string') throw new TypeError(`Column "${this.spec.name}" expects a string, got ${String(v)}.`);
     this.values.push(v);
   }
-  release(): void { this.values = []; }
+  release(): void {
+    this.values = [];
+  }
   gather(order: ArrayLike<number>): Frozen {
     const src = this.values;
     const out = new Array<string | null>(order.length);
@@ -236,11 +291,18 @@ class DictAcc implements Accumulator {
   private codes = new Grow(new Int32Array(1024));
   private index = new Map<string, number>();
   private seen: string[] = [];
-  constructor(private spec: ColumnSpec, private dictionaryId: number) {
+  constructor(
+    private spec: ColumnSpec,
+    private dictionaryId: number,
+  ) {
     if (spec.values) spec.values.forEach((v, i) => this.index.set(v, i));
   }
-  get length() { return this.codes.length; }
-  truncate(rows: number): void { this.codes.truncate(rows); }
+  get length() {
+    return this.codes.length;
+  }
+  truncate(rows: number): void {
+    this.codes.truncate(rows);
+  }
   push(v: unknown): void {
     if (v === null || v === undefined) {
       if (!this.spec.nullable) throw new TypeError(`Column "${this.spec.name}" is not nullable.`);
@@ -273,7 +335,9 @@ class DictAcc implements Accumulator {
     if (!isEnum) {
       const sorted = this.seen.map((s, i) => [s, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       remap = new Int32Array(sorted.length);
-      sorted.forEach(([, old], i) => { remap![old] = i; });
+      sorted.forEach(([, old], i) => {
+        remap![old] = i;
+      });
       values = sorted.map(([s]) => s);
     }
     const out = isEnum ? new Int8Array(order.length) : new Int32Array(order.length);
@@ -306,7 +370,13 @@ function frozenList(type: DataType, offsets: Int32Array, child: Frozen): Frozen 
       const base = offsets[start];
       const rebased = new Int32Array(end - start + 1);
       for (let i = 0; i <= end - start; i++) rebased[i] = offsets[start + i] - base;
-      return makeData({ type: type as any, length: end - start, nullCount: 0, valueOffsets: rebased, child: child.data(base, offsets[end]) });
+      return makeData({
+        type: type as any,
+        length: end - start,
+        nullCount: 0,
+        valueOffsets: rebased,
+        child: child.data(base, offsets[end]),
+      });
     },
   };
 }
@@ -316,11 +386,16 @@ class ListAcc implements Accumulator {
   private offsets = new Grow(new Int32Array(1024));
   private children: Accumulator[];
   private count = 0;
-  constructor(private spec: ColumnSpec, nextDictionaryId: () => number) {
+  constructor(
+    private spec: ColumnSpec,
+    nextDictionaryId: () => number,
+  ) {
     this.offsets.push(0);
     this.children = spec.children!.map((c) => makeAccumulator(c, nextDictionaryId));
   }
-  get length() { return this.offsets.length - 1; }
+  get length() {
+    return this.offsets.length - 1;
+  }
   truncate(rows: number): void {
     // Children may hold part of a record whose own offset was never pushed: always cut them.
     this.offsets.truncate(rows + 1);
@@ -364,7 +439,9 @@ class GeometryAcc implements Accumulator {
     this.ringOffsets.push(0);
     this.vertexOffsets.push(0);
   }
-  get length() { return this.polygonOffsets.length - 1; }
+  get length() {
+    return this.polygonOffsets.length - 1;
+  }
   truncate(rows: number): void {
     this.polygonOffsets.truncate(rows + 1);
     const polygons = this.polygonOffsets.array[rows];
@@ -376,7 +453,8 @@ class GeometryAcc implements Accumulator {
   push(v: unknown): void {
     if (!Array.isArray(v) || v.length === 0) throw new TypeError(`Column "${this.spec.name}" expects at least one polygon.`);
     for (const polygon of v as ArrayLike<number>[][]) {
-      if (!Array.isArray(polygon) || polygon.length === 0) throw new TypeError(`Column "${this.spec.name}": a polygon needs an outer ring.`);
+      if (!Array.isArray(polygon) || polygon.length === 0)
+        throw new TypeError(`Column "${this.spec.name}": a polygon needs an outer ring.`);
       for (const ring of polygon) {
         const n = ring.length;
         if (n < 8 || n % 2 !== 0 || ring[0] !== ring[n - 2] || ring[1] !== ring[n - 1]) {
@@ -411,10 +489,13 @@ class GeometryAcc implements Accumulator {
     const pointType = new FixedSizeList(2, new Field('xy', new Float64(), false));
     const points: Frozen = {
       type: pointType,
-      data: (start, end) => makeData({
-        type: pointType, length: end - start, nullCount: 0,
-        child: makeData({ type: new Float64(), length: 2 * (end - start), nullCount: 0, data: xy.subarray(2 * start, 2 * end) }),
-      }),
+      data: (start, end) =>
+        makeData({
+          type: pointType,
+          length: end - start,
+          nullCount: 0,
+          child: makeData({ type: new Float64(), length: 2 * (end - start), nullCount: 0, data: xy.subarray(2 * start, 2 * end) }),
+        }),
     };
     const ringList = frozenList(new List(new Field('vertices', pointType, false)), vertices.offsets, points);
     const polygonList = frozenList(new List(new Field('rings', ringList.type, false)), rings.offsets, ringList);
@@ -424,14 +505,22 @@ class GeometryAcc implements Accumulator {
 
 export function makeAccumulator(spec: ColumnSpec, nextDictionaryId: () => number): Accumulator {
   switch (spec.kind) {
-    case 'f64': return new F64Acc(spec);
-    case 'i32': return new I32Acc(spec);
-    case 'date': return new I32Acc(spec, new DateDay());
-    case 'bool': return new BoolAcc(spec);
-    case 'utf8': return new Utf8Acc(spec);
+    case 'f64':
+      return new F64Acc(spec);
+    case 'i32':
+      return new I32Acc(spec);
+    case 'date':
+      return new I32Acc(spec, new DateDay());
+    case 'bool':
+      return new BoolAcc(spec);
+    case 'utf8':
+      return new Utf8Acc(spec);
     case 'dict':
-    case 'enum': return new DictAcc(spec, nextDictionaryId());
-    case 'list': return new ListAcc(spec, nextDictionaryId);
-    case 'geometry': return new GeometryAcc(spec);
+    case 'enum':
+      return new DictAcc(spec, nextDictionaryId());
+    case 'list':
+      return new ListAcc(spec, nextDictionaryId);
+    case 'geometry':
+      return new GeometryAcc(spec);
   }
 }

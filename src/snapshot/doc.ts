@@ -89,10 +89,14 @@ metadata and the snapshot's own), which DuckDB reads with no extension.
 
 ${HEADER}
 ${COLUMNS.map(row).join('\n')}
-${lists.map((l) => `
+${lists
+  .map(
+    (l) => `
 ## \`${l.name}\` records
 
 ${HEADER}
 ${l.children!.map(row).join('\n')}
-`).join('')}`;
+`,
+  )
+  .join('')}`;
 }

@@ -26,7 +26,12 @@ export interface GeoParquetResult {
 }
 
 /** Running extent of every coordinate written. */
-interface Extent { minX: number; minY: number; maxX: number; maxY: number }
+interface Extent {
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
+}
 
 /**
  * One record batch's footprints (list<list<list<fixed_size_list<float64,2>>>>: polygons, rings,
@@ -106,8 +111,7 @@ export function geoMetadata(bbox: [number, number, number, number]): string {
 export function writeGeoParquet(snapshotPath: string, outPath: string): GeoParquetResult {
   const { table, metadata } = readSnapshot(snapshotPath);
   const footprintAt = table.schema.fields.findIndex((f) => f.name === 'footprint');
-  const fields = table.schema.fields.map((f, i) =>
-    i === footprintAt ? new Field('geometry', new Binary(), false) : f);
+  const fields = table.schema.fields.map((f, i) => (i === footprintAt ? new Field('geometry', new Binary(), false) : f));
   const extent: Extent = { minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
   const schema = new Schema(fields);
   const batches = table.batches.map((batch) => {
@@ -115,19 +119,14 @@ export function writeGeoParquet(snapshotPath: string, outPath: string): GeoParqu
     return new RecordBatch(schema, makeData({ type: new Struct(fields), length: batch.numRows, nullCount: 0, children }));
   });
   const ipc = tableToIPC(new Table(schema, batches), 'stream');
-  const bbox: [number, number, number, number] = table.numRows > 0
-    ? [extent.minX, extent.minY, extent.maxX, extent.maxY]
-    : [0, 0, 0, 0];
+  const bbox: [number, number, number, number] = table.numRows > 0 ? [extent.minX, extent.minY, extent.maxX, extent.maxY] : [0, 0, 0, 0];
 
   const keyValues = new Map<string, string>([['geo', geoMetadata(bbox)]]);
   for (const key of Object.values(METADATA_KEYS)) {
     const value = table.schema.metadata.get(key);
     if (value !== undefined) keyValues.set(key, value);
   }
-  const props = new WriterPropertiesBuilder()
-    .setCompression(Compression.ZSTD)
-    .setKeyValueMetadata(keyValues)
-    .build();
+  const props = new WriterPropertiesBuilder().setCompression(Compression.ZSTD).setKeyValueMetadata(keyValues).build();
   const wasmTable = WasmTable.fromIPCStream(ipc);
   const parquet = writeParquet(wasmTable, props);
   const tmp = `${outPath}.tmp-${process.pid}`;

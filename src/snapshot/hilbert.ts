@@ -11,24 +11,33 @@ export function hilbert(x: number, y: number): number {
 
   let A = a | (b >> 1);
   let B = (a >> 1) ^ a;
-  let C = ((c >> 1) ^ (b & (d >> 1))) ^ c;
-  let D = ((a & (c >> 1)) ^ (d >> 1)) ^ d;
+  let C = (c >> 1) ^ (b & (d >> 1)) ^ c;
+  let D = (a & (c >> 1)) ^ (d >> 1) ^ d;
 
-  a = A; b = B; c = C; d = D;
-  A = ((a & (a >> 2)) ^ (b & (b >> 2)));
-  B = ((a & (b >> 2)) ^ (b & ((a ^ b) >> 2)));
-  C ^= ((a & (c >> 2)) ^ (b & (d >> 2)));
-  D ^= ((b & (c >> 2)) ^ ((a ^ b) & (d >> 2)));
+  a = A;
+  b = B;
+  c = C;
+  d = D;
+  A = (a & (a >> 2)) ^ (b & (b >> 2));
+  B = (a & (b >> 2)) ^ (b & ((a ^ b) >> 2));
+  C ^= (a & (c >> 2)) ^ (b & (d >> 2));
+  D ^= (b & (c >> 2)) ^ ((a ^ b) & (d >> 2));
 
-  a = A; b = B; c = C; d = D;
-  A = ((a & (a >> 4)) ^ (b & (b >> 4)));
-  B = ((a & (b >> 4)) ^ (b & ((a ^ b) >> 4)));
-  C ^= ((a & (c >> 4)) ^ (b & (d >> 4)));
-  D ^= ((b & (c >> 4)) ^ ((a ^ b) & (d >> 4)));
+  a = A;
+  b = B;
+  c = C;
+  d = D;
+  A = (a & (a >> 4)) ^ (b & (b >> 4));
+  B = (a & (b >> 4)) ^ (b & ((a ^ b) >> 4));
+  C ^= (a & (c >> 4)) ^ (b & (d >> 4));
+  D ^= (b & (c >> 4)) ^ ((a ^ b) & (d >> 4));
 
-  a = A; b = B; c = C; d = D;
-  C ^= ((a & (c >> 8)) ^ (b & (d >> 8)));
-  D ^= ((b & (c >> 8)) ^ ((a ^ b) & (d >> 8)));
+  a = A;
+  b = B;
+  c = C;
+  d = D;
+  C ^= (a & (c >> 8)) ^ (b & (d >> 8));
+  D ^= (b & (c >> 8)) ^ ((a ^ b) & (d >> 8));
 
   a = C ^ (C >> 1);
   b = D ^ (D >> 1);
@@ -57,7 +66,10 @@ export function hilbert(x: number, y: number): number {
 export function hilbertOrder(lon: Float64Array, lat: Float64Array): Uint32Array {
   const n = lon.length;
   if (n > 2 ** 21 * 2 ** 11) throw new RangeError(`Too many rows to order: ${n}.`);
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  let minX = Infinity,
+    minY = Infinity,
+    maxX = -Infinity,
+    maxY = -Infinity;
   for (let i = 0; i < n; i++) {
     if (lon[i] < minX) minX = lon[i];
     if (lon[i] > maxX) maxX = lon[i];

@@ -11,7 +11,10 @@ import { metadataText, snapshotChecksum } from './checksum.ts';
 import { upgradeV1 } from './upgrade.ts';
 
 export class SnapshotError extends Error {
-  constructor(readonly path: string, readonly reason: string) {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
     super(`Snapshot ${path} refused: ${reason}`);
     this.name = 'SnapshotError';
   }
@@ -51,7 +54,10 @@ export function parseMetadata(path: string, meta: Map<string, string>): Snapshot
   };
   const schemaVersion = Number(get(METADATA_KEYS.schemaVersion));
   if (!(READABLE_VERSIONS as readonly number[]).includes(schemaVersion)) {
-    throw new SnapshotError(path, `schema version ${get(METADATA_KEYS.schemaVersion)} is not one this program reads (${READABLE_VERSIONS.join(', ')})`);
+    throw new SnapshotError(
+      path,
+      `schema version ${get(METADATA_KEYS.schemaVersion)} is not one this program reads (${READABLE_VERSIONS.join(', ')})`,
+    );
   }
   let sources: SnapshotSource[];
   try {
@@ -97,7 +103,11 @@ export function readSnapshot(path: string): OpenedSnapshot {
   const covered = metadata.schemaVersion >= 2 ? metadataText(table.schema.metadata, table.schema.fields) : null;
   let checksum: string;
   try {
-    checksum = snapshotChecksum(columns.map((c) => c.name), table.batches.map((b) => b.data), covered);
+    checksum = snapshotChecksum(
+      columns.map((c) => c.name),
+      table.batches.map((b) => b.data),
+      covered,
+    );
   } catch (err) {
     throw new SnapshotError(path, `cannot checksum content (${(err as Error).message})`);
   }

@@ -12,27 +12,46 @@ export const SCHEMA_VERSION = 2;
 export const READABLE_VERSIONS = [1, 2] as const;
 
 export const CATEGORY = [
-  'residential_house', 'apartment_block', 'commercial', 'industrial', 'public',
-  'agricultural', 'ancillary', 'unknown',
+  'residential_house',
+  'apartment_block',
+  'commercial',
+  'industrial',
+  'public',
+  'agricultural',
+  'ancillary',
+  'unknown',
 ] as const;
 export const CATEGORY_EVIDENCE = ['confirmed', 'inferred'] as const;
 export const ADDRESS_EVIDENCE = ['address_record', 'business_listing', 'none'] as const;
 export const ADDRESS_CORROBORATION = ['corroborated', 'single_source', 'conflicting'] as const;
 export const ROOF_SHAPE = [
-  'gabled', 'hipped', 'flat', 'pyramidal', 'skillion', 'round', 'mansard', 'half_hipped',
-  'gambrel', 'dome',
+  'gabled',
+  'hipped',
+  'flat',
+  'pyramidal',
+  'skillion',
+  'round',
+  'mansard',
+  'half_hipped',
+  'gambrel',
+  'dome',
 ] as const;
 export const BASIS = ['measured', 'stated', 'estimated'] as const;
 export const SOLAR_BASIS = ['measured', 'stated', 'estimated', 'measured_cut_to_outline'] as const;
 export const FLOOR_AREA_SCOPE = ['gross_above_ground'] as const;
 export const PANELS_STATUS = ['detected', 'none_seen', 'unclear'] as const;
-export const SOLAR_PRESENCE = [
-  'registered', 'detected', 'registered_at_address', 'none_seen', 'unclear', 'unknown',
-] as const;
+export const SOLAR_PRESENCE = ['registered', 'detected', 'registered_at_address', 'none_seen', 'unclear', 'unknown'] as const;
 export const SOLAR_REGISTER = ['grid_operator', 'energy_regulator'] as const;
 export const FLOOD_ZONE = [
-  '5_year', '10_year', '20_year', '50_year', '100_year', '100_year_climate_change',
-  '500_year', '1000_year', '10000_year',
+  '5_year',
+  '10_year',
+  '20_year',
+  '50_year',
+  '100_year',
+  '100_year_climate_change',
+  '500_year',
+  '1000_year',
+  '10000_year',
 ] as const;
 export const SEISMIC_RISK_CLASS = ['RsI', 'RsII', 'RsIII', 'RsIV', 'U1', 'U2', 'U3', 'consolidated'] as const;
 export const THERMAL_ASSESSMENT = ['energy_certificate', 'audit', 'as_built_model', 'survey'] as const;
@@ -206,10 +225,13 @@ export interface ColumnSpec {
   doc: string;
 }
 
-const col = (
-  name: string, kind: ColumnKind, nullable: boolean, doc: string,
-  extra: Partial<ColumnSpec> = {},
-): ColumnSpec => ({ name, kind, nullable, doc, ...extra });
+const col = (name: string, kind: ColumnKind, nullable: boolean, doc: string, extra: Partial<ColumnSpec> = {}): ColumnSpec => ({
+  name,
+  kind,
+  nullable,
+  doc,
+  ...extra,
+});
 
 const enumCol = (name: string, values: readonly string[], nullable: boolean, doc: string): ColumnSpec =>
   col(name, 'enum', nullable, doc, { values });
@@ -240,12 +262,32 @@ export const BUSINESS_COLUMNS: readonly ColumnSpec[] = [
   col('business_id', 'utf8', false, 'stable identifier of the registered business'),
   col('registration_number', 'utf8', true, 'number in the business register'),
   col('name', 'utf8', false, 'registered name; `registered_business_name` filter (substring)'),
-  col('active', 'bool', false, 'still active; only `has_registered_business` reads it: every other business field, filter and sort counts every business'),
-  col('employees_min', 'i32', true, 'stated size: exact number (min = max), band start, or open band start; null = no stated size; a building shows and ranks by its largest'),
+  col(
+    'active',
+    'bool',
+    false,
+    'still active; only `has_registered_business` reads it: every other business field, filter and sort counts every business',
+  ),
+  col(
+    'employees_min',
+    'i32',
+    true,
+    'stated size: exact number (min = max), band start, or open band start; null = no stated size; a building shows and ranks by its largest',
+  ),
   col('employees_max', 'i32', true, 'band end (inclusive); null with employees_min set = open-ended top band'),
-  col('turnover', 'f64', true, 'latest turnover in whole units of turnover_currency; a building shows and ranks by its largest in one currency'),
+  col(
+    'turnover',
+    'f64',
+    true,
+    'latest turnover in whole units of turnover_currency; a building shows and ranks by its largest in one currency',
+  ),
   col('turnover_currency', 'utf8', true, 'ISO 4217 code of turnover'),
-  col('turnover_financial_year', 'i32', true, 'financial year of the latest statement, with or without a turnover; `registered_business_financial_year`'),
+  col(
+    'turnover_financial_year',
+    'i32',
+    true,
+    'financial year of the latest statement, with or without a turnover; `registered_business_financial_year`',
+  ),
 ];
 
 export const UNIT_COLUMNS: readonly ColumnSpec[] = [
@@ -259,22 +301,44 @@ export const UNIT_COLUMNS: readonly ColumnSpec[] = [
 
 export const COLUMNS: readonly ColumnSpec[] = [
   col('building_id', 'utf8', false, '`building_id`: UUIDv5 of `source_id` (lowercase, 36 chars), stable across snapshots'),
-  col('source_id', 'utf8', false, 'the source\'s own identifier, e.g. `osm:way/12345` or `synthetic:<seed>:<index>`'),
+  col('source_id', 'utf8', false, "the source's own identifier, e.g. `osm:way/12345` or `synthetic:<seed>:<index>`"),
   col('latitude', 'f64', false, '`latitude`: representative point, inside the outline; decides bbox membership', { unit: 'degrees WGS84' }),
   col('longitude', 'f64', false, '`longitude`: representative point', { unit: 'degrees WGS84' }),
   col('footprint', 'geometry', false, 'outline, GeoArrow `geoarrow.multipolygon`, CRS84; `GET /buildings/at` distance'),
   col('address', 'utf8', true, '`address`, as a record states it'),
   col('nearest_road', 'utf8', true, '`nearest_road`: set only when no address names the building'),
-  enumCol('address_evidence', ADDRESS_EVIDENCE, false, '`address_evidence`: address_record, business_listing, or none when there is no address'),
-  enumCol('address_corroboration', ADDRESS_CORROBORATION, true, '`address_corroboration` and its filter; null when shown without a house number'),
+  enumCol(
+    'address_evidence',
+    ADDRESS_EVIDENCE,
+    false,
+    '`address_evidence`: address_record, business_listing, or none when there is no address',
+  ),
+  enumCol(
+    'address_corroboration',
+    ADDRESS_CORROBORATION,
+    true,
+    '`address_corroboration` and its filter; null when shown without a house number',
+  ),
   col('postal_code', 'dict', true, '`postal_code`'),
-  col('locality', 'dict', false, '`locality`: named by the building\'s own record or address, else the nearest place\'s name (see `locality_basis`); empty string when there is neither'),
-  enumCol('locality_basis', LOCALITY_BASIS, true, 'stated: the building\'s own record or address names the locality; inferred: the nearest place\'s name (public pages: `estimate: true`); null when locality is empty or the producer does not say (v1 files)'),
+  col(
+    'locality',
+    'dict',
+    false,
+    "`locality`: named by the building's own record or address, else the nearest place's name (see `locality_basis`); empty string when there is neither",
+  ),
+  enumCol(
+    'locality_basis',
+    LOCALITY_BASIS,
+    true,
+    "stated: the building's own record or address names the locality; inferred: the nearest place's name (public pages: `estimate: true`); null when locality is empty or the producer does not say (v1 files)",
+  ),
   enumCol('category', CATEGORY, false, '`category` and its filter'),
   enumCol('category_evidence', CATEGORY_EVIDENCE, false, '`category_evidence`: confirmed (a record states it) or inferred'),
   col('building_type', 'dict', false, '`building_type` and its filter; `unspecified` when no record names a type'),
   enumCol('roof_shape', ROOF_SHAPE, true, '`roof_shape` and its filter'),
-  col('footprint_area_m2', 'f64', false, '`footprint_area_m2`, on the WGS84 ellipsoid; `min_area_m2`/`max_area_m2`, sort=area', { unit: 'm²' }),
+  col('footprint_area_m2', 'f64', false, '`footprint_area_m2`, on the WGS84 ellipsoid; `min_area_m2`/`max_area_m2`, sort=area', {
+    unit: 'm²',
+  }),
   col('height_m', 'f64', true, '`height.metres`; `min_height_m`/`max_height_m`, sort=height', { unit: 'm' }),
   enumCol('height_basis', BASIS, true, '`height.basis`; null when height is null'),
   col('volume_m3', 'f64', true, '`volume_m3`; `min_volume_m3`/`max_volume_m3`, sort=volume', { unit: 'm³' }),
@@ -291,41 +355,101 @@ export const COLUMNS: readonly ColumnSpec[] = [
   col('floors_is_estimate', 'bool', false, 'public page estimate flag of floors'),
   col('dwellings_is_estimate', 'bool', false, 'public page estimate flag of dwellings'),
   col('has_3d_model', 'bool', false, '`has_3d_model`: a reconstructed 3D roof model exists'),
-  enumCol('panels_status', PANELS_STATUS, true, '`existing_solar_panels.status` and `existing_solar_panels` filter; null = no photo result'),
+  enumCol(
+    'panels_status',
+    PANELS_STATUS,
+    true,
+    '`existing_solar_panels.status` and `existing_solar_panels` filter; null = no photo result',
+  ),
   col('panels_photo_date', 'date', true, '`existing_solar_panels.photo_date`'),
   col('panels_confidence', 'f64', true, '`existing_solar_panels.confidence`, 0 to 1'),
   col('panels_analysed_on', 'date', true, '`existing_solar_panels.analysed_on`'),
   col('panels_photo_resolution_cm', 'f64', true, '`existing_solar_panels.photo_resolution_cm`', { unit: 'cm' }),
-  enumCol('solar_presence', SOLAR_PRESENCE, false, '`solar_presence`, settled at build time from register and photo; `solar_presence`/`exclude_solar_presence`'),
-  col('solar_installations', 'list', false, 'registered installations at the address; empty = `registered_solar` null. `registered_solar`, `registered_solar_storage`, `min_registered_solar_kw`', { children: SOLAR_INSTALLATION_COLUMNS }),
-  col('solar_panel_count', 'i32', true, 'solar potential: panels that fit; `min_panel_count`/`max_panel_count`. All solar_* potential columns are null together = `solar_potential` null'),
+  enumCol(
+    'solar_presence',
+    SOLAR_PRESENCE,
+    false,
+    '`solar_presence`, settled at build time from register and photo; `solar_presence`/`exclude_solar_presence`',
+  ),
+  col(
+    'solar_installations',
+    'list',
+    false,
+    'registered installations at the address; empty = `registered_solar` null. `registered_solar`, `registered_solar_storage`, `min_registered_solar_kw`',
+    { children: SOLAR_INSTALLATION_COLUMNS },
+  ),
+  col(
+    'solar_panel_count',
+    'i32',
+    true,
+    'solar potential: panels that fit; `min_panel_count`/`max_panel_count`. All solar_* potential columns are null together = `solar_potential` null',
+  ),
   col('solar_capacity_kwp', 'f64', true, 'solar potential capacity; `min_capacity_kwp`/`max_capacity_kwp`', { unit: 'kWp' }),
-  col('solar_yearly_energy_kwh', 'f64', true, 'solar potential yearly yield; `min_yearly_energy_kwh`/`max_yearly_energy_kwh`', { unit: 'kWh' }),
-  col('solar_co2_savings_kg_per_year', 'f64', true, 'CO2 avoided; `min_co2_savings_kg_per_year`/`max_co2_savings_kg_per_year`', { unit: 'kg/year' }),
+  col('solar_yearly_energy_kwh', 'f64', true, 'solar potential yearly yield; `min_yearly_energy_kwh`/`max_yearly_energy_kwh`', {
+    unit: 'kWh',
+  }),
+  col('solar_co2_savings_kg_per_year', 'f64', true, 'CO2 avoided; `min_co2_savings_kg_per_year`/`max_co2_savings_kg_per_year`', {
+    unit: 'kg/year',
+  }),
   enumCol('solar_potential_basis', SOLAR_BASIS, true, 'basis of the solar potential; non-null = `has_solar_potential`'),
   col('roof_planes', 'list', false, 'roof analysis plane by plane', { children: ROOF_PLANE_COLUMNS }),
-  col('businesses', 'list', false, 'businesses whose registered office is at the address; `registered_business_*` fields and filters', { children: BUSINESS_COLUMNS }),
+  col('businesses', 'list', false, 'businesses whose registered office is at the address; `registered_business_*` fields and filters', {
+    children: BUSINESS_COLUMNS,
+  }),
   col('units', 'list', false, 'units of the building; `GET /buildings/{id}/units`', { children: UNIT_COLUMNS }),
-  col('entrances', 'list', false, 'listed addresses of the building, one entrance each; `min_entrances`/`max_entrances`', { children: ENTRANCE_COLUMNS }),
+  col('entrances', 'list', false, 'listed addresses of the building, one entrance each; `min_entrances`/`max_entrances`', {
+    children: ENTRANCE_COLUMNS,
+  }),
   enumCol('flood_zone', FLOOD_ZONE, true, '`flood_zone` and its filter: most frequently flooded zone the building lies in'),
   col('flood_zone_mapped', 'bool', false, '`flood_zone_mapped`: an official flood map covers the location'),
   col('flood_zone_source', 'dict', true, '`flood_zone_source`'),
   col('seismic_design_acceleration_g', 'f64', true, '`seismic_design_acceleration_g`', { unit: 'g' }),
-  col('seismic_listed', 'bool', false, 'an official seismic list names the building, whatever its class and year (a list\'s N/A with no year included); true wherever a class or assessment year is set; place fact `buildingsOnSeismicList`'),
+  col(
+    'seismic_listed',
+    'bool',
+    false,
+    "an official seismic list names the building, whatever its class and year (a list's N/A with no year included); true wherever a class or assessment year is set; place fact `buildingsOnSeismicList`",
+  ),
   enumCol('seismic_risk_class', SEISMIC_RISK_CLASS, true, '`seismic_risk_class` and its filter; only buildings on an official list'),
   col('seismic_risk_assessment_year', 'i32', true, '`seismic_risk_assessment_year`'),
-  col('annual_heating_demand_kwh', 'f64', true, 'modelled annual heating demand for the local climate; non-null = `has_annual_heating_estimate`', { unit: 'kWh/year' }),
+  col(
+    'annual_heating_demand_kwh',
+    'f64',
+    true,
+    'modelled annual heating demand for the local climate; non-null = `has_annual_heating_estimate`',
+    { unit: 'kWh/year' },
+  ),
   enumCol('thermal_assessment', THERMAL_ASSESSMENT, true, 'building-specific thermal assessment; non-null = `has_thermal_assessment`'),
   col('design_indoor_temperature_c', 'f64', true, 'design indoor temperature from the thermal assessment', { unit: '°C' }),
-  col('design_outdoor_temperature_c', 'f64', true, 'design outdoor temperature from the thermal assessment; with the indoor one and an assessment = `has_peak_heat_load`', { unit: '°C' }),
+  col(
+    'design_outdoor_temperature_c',
+    'f64',
+    true,
+    'design outdoor temperature from the thermal assessment; with the indoor one and an assessment = `has_peak_heat_load`',
+    { unit: '°C' },
+  ),
   col('recent_mean_temperature_c', 'f64', true, 'rolling mean temperature of recent complete years', { unit: '°C' }),
-  col('recent_temperature_trend_c_per_decade', 'f64', true, 'trend of that mean; with the mean = `has_recent_climate_trend`', { unit: '°C/decade' }),
+  col('recent_temperature_trend_c_per_decade', 'f64', true, 'trend of that mean; with the mean = `has_recent_climate_trend`', {
+    unit: '°C/decade',
+  }),
   col('recent_frost_days', 'f64', true, 'frost days a year, averaged; `min_recent_frost_days`', { unit: 'days/year' }),
   col('recent_hot_days', 'f64', true, 'hot days a year, averaged; `min_recent_hot_days`', { unit: 'days/year' }),
   col('recent_minimum_daily_temperature_c', 'f64', true, 'coldest daily minimum; `max_recent_minimum_daily_temperature_c`', { unit: '°C' }),
-  col('recent_maximum_daily_temperature_c', 'f64', true, 'hottest daily maximum; the four extremes columns all set = `has_recent_temperature_extremes`', { unit: '°C' }),
+  col(
+    'recent_maximum_daily_temperature_c',
+    'f64',
+    true,
+    'hottest daily maximum; the four extremes columns all set = `has_recent_temperature_extremes`',
+    { unit: '°C' },
+  ),
   col('recent_annual_precipitation_mm', 'f64', true, 'yearly precipitation, averaged', { unit: 'mm' }),
-  col('recent_max_one_day_precipitation_mm', 'f64', true, 'wettest single day; `min_recent_max_one_day_precipitation_mm`; with the annual one = `has_recent_precipitation`', { unit: 'mm' }),
+  col(
+    'recent_max_one_day_precipitation_mm',
+    'f64',
+    true,
+    'wettest single day; `min_recent_max_one_day_precipitation_mm`; with the annual one = `has_recent_precipitation`',
+    { unit: 'mm' },
+  ),
   col('district_heating_available', 'bool', true, 'a district heating network serves the location'),
   col('gas_network_available', 'bool', true, 'a gas network serves the location'),
 ];

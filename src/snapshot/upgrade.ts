@@ -31,7 +31,14 @@ export function upgradeV1(table: Table): Table {
     for (let i = 0; i < batch.numRows; i++) listed.push(cls.isValid(i) || year.isValid(i));
     return new Map<string, Data>([
       ['seismic_listed', column('seismic_listed', -1, listed)],
-      ['locality_basis', column('locality_basis', basisId, listed.map(() => null))],
+      [
+        'locality_basis',
+        column(
+          'locality_basis',
+          basisId,
+          listed.map(() => null),
+        ),
+      ],
     ]);
   });
   const index = new Map(table.schema.fields.map((f, i) => [f.name, i]));
@@ -41,12 +48,20 @@ export function upgradeV1(table: Table): Table {
   });
   const schema = new Schema(fields, table.schema.metadata);
   const struct = new Struct(fields);
-  const batches = table.batches.map((batch, b) => new RecordBatch(schema, makeData({
-    type: struct, length: batch.numRows, nullCount: 0,
-    children: COLUMNS.map((spec) => {
-      const at = index.get(spec.name);
-      return at !== undefined ? batch.data.children[at] : added[b].get(spec.name)!;
-    }),
-  })));
+  const batches = table.batches.map(
+    (batch, b) =>
+      new RecordBatch(
+        schema,
+        makeData({
+          type: struct,
+          length: batch.numRows,
+          nullCount: 0,
+          children: COLUMNS.map((spec) => {
+            const at = index.get(spec.name);
+            return at !== undefined ? batch.data.children[at] : added[b].get(spec.name)!;
+          }),
+        }),
+      ),
+  );
   return new Table(schema, batches);
 }

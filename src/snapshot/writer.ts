@@ -98,8 +98,9 @@ export class SnapshotWriter {
       c.release();
       return f;
     });
-    const fields = COLUMNS.map((spec, i) => new Field(spec.name, frozen[i].type, spec.nullable,
-      spec.kind === 'geometry' ? GEOARROW_METADATA : undefined));
+    const fields = COLUMNS.map(
+      (spec, i) => new Field(spec.name, frozen[i].type, spec.nullable, spec.kind === 'geometry' ? GEOARROW_METADATA : undefined),
+    );
     const struct = new Struct(fields);
     const step = this.options.batchRows;
     function* batches(): Generator<Data<Struct>> {
@@ -116,7 +117,11 @@ export class SnapshotWriter {
       [METADATA_KEYS.sources, JSON.stringify(this.options.sources)],
       [METADATA_KEYS.rowCount, String(n)],
     ]);
-    const checksum = snapshotChecksum(COLUMNS.map((c) => c.name), batches(), metadataText(metadata, fields));
+    const checksum = snapshotChecksum(
+      COLUMNS.map((c) => c.name),
+      batches(),
+      metadataText(metadata, fields),
+    );
     metadata.set(METADATA_KEYS.checksum, checksum);
     const schema = new Schema(fields, metadata);
 

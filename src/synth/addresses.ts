@@ -54,9 +54,10 @@ export class AddressBook {
     const byName = category === 'apartment_block' ? rng.chance(0.35) : grid.zone === INDUSTRIAL && rng.chance(0.3);
     if (byName) {
       this.number = null;
-      const label = category === 'apartment_block'
-        ? `bl. ${STAIRCASES[this.blockCounter % 4]}${1 + (this.blockCounter >> 2)}`
-        : `hala ${this.blockCounter + 1}`;
+      const label =
+        category === 'apartment_block'
+          ? `bl. ${STAIRCASES[this.blockCounter % 4]}${1 + (this.blockCounter >> 2)}`
+          : `hala ${this.blockCounter + 1}`;
       this.blockCounter++;
       this.head = `${this.street}, ${label}`;
     } else {
@@ -105,9 +106,18 @@ export class AddressBook {
       r.address_corroboration = null;
     } else {
       const c = rng.next();
-      r.address_corroboration = r.address_evidence === 'business_listing'
-        ? (c < 0.15 ? 'corroborated' : c < 0.8 ? 'single_source' : 'conflicting')
-        : (c < 0.55 ? 'corroborated' : c < 0.93 ? 'single_source' : 'conflicting');
+      r.address_corroboration =
+        r.address_evidence === 'business_listing'
+          ? c < 0.15
+            ? 'corroborated'
+            : c < 0.8
+              ? 'single_source'
+              : 'conflicting'
+          : c < 0.55
+            ? 'corroborated'
+            : c < 0.93
+              ? 'single_source'
+              : 'conflicting';
     }
   }
 }

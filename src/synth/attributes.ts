@@ -120,7 +120,7 @@ export function describe(rng: Prng, f: Facts, r: BuildingRecord, snapshotYear: n
     r.volume_basis = 'estimated';
   } else if (rng.chance(0.05)) {
     // A few records state a volume (a cadastre's round figure) where no height is known.
-    r.volume_m3 = Math.round(f.area * f.meanHeightM / 10) * 10;
+    r.volume_m3 = Math.round((f.area * f.meanHeightM) / 10) * 10;
     r.volume_basis = 'stated';
   } else {
     r.volume_m3 = null;

@@ -12,7 +12,13 @@ import { businessName } from './names.ts';
 import type { Prng } from './prng.ts';
 
 /** Bands of the business register, as [min, max]; max null = open-ended top band. */
-const BANDS: readonly (readonly [number, number | null])[] = [[1, 9], [10, 19], [20, 49], [50, 249], [250, null]];
+const BANDS: readonly (readonly [number, number | null])[] = [
+  [1, 9],
+  [10, 19],
+  [20, 49],
+  [50, 249],
+  [250, null],
+];
 
 /** Workforce of one business: log-normal around the kind's median, so a few are large. */
 function workforce(rng: Prng, median: number): number {
@@ -22,7 +28,10 @@ function workforce(rng: Prng, median: number): number {
 export class BusinessRegister {
   private counter = 0;
 
-  constructor(private readonly sourcePrefix: string, private readonly snapshotYear: number) {}
+  constructor(
+    private readonly sourcePrefix: string,
+    private readonly snapshotYear: number,
+  ) {}
 
   /** Businesses registered at a plot's main building (an empty list for most). */
   draw(rng: Prng, f: Facts): BusinessRecord[] {
@@ -38,7 +47,8 @@ export class BusinessRegister {
     const active = rng.chance(0.88);
     const name = businessName(rng);
     const size = workforce(rng, f.kind.workforce);
-    let min: number | null = null, max: number | null = null;
+    let min: number | null = null,
+      max: number | null = null;
     const form = rng.next();
     if (form < 0.45) {
       min = max = size;
@@ -47,7 +57,9 @@ export class BusinessRegister {
       min = Math.max(band[0], 1);
       max = band[1];
     }
-    let turnover: number | null = null, currency: string | null = null, year: number | null = null;
+    let turnover: number | null = null,
+      currency: string | null = null,
+      year: number | null = null;
     if (rng.chance(active ? 0.7 : 0.3)) {
       currency = rng.chance(0.85) ? 'RON' : 'EUR';
       // Dormant and newly founded businesses file zero turnover: an exact tie at 0.

@@ -11,15 +11,30 @@ import { fractalNoise, valueNoise } from './noise.ts';
 const CELL_DEG = 0.05;
 /** Fields per cell, in this order; NaN = not in the dataset. */
 const FIELDS = 10;
-const MEAN = 0, TREND = 1, FROST = 2, HOT = 3, MIN = 4, MAX = 5, PRECIP = 6, MAX_DAY = 7, DESIGN = 8, HEATING = 9;
+const MEAN = 0,
+  TREND = 1,
+  FROST = 2,
+  HOT = 3,
+  MIN = 4,
+  MAX = 5,
+  PRECIP = 6,
+  MAX_DAY = 7,
+  DESIGN = 8,
+  HEATING = 9;
 
 /**
  * Where each figure is missing: a noise channel and the level above which it is (levels set
  * from the noise's quantiles: 2 % of the country lacks the mean, 8 % the trend, and so on).
  */
 const GAPS: readonly [field: number, channel: number, above: number][] = [
-  [MEAN, 31, 0.77], [TREND, 32, 0.698], [FROST, 33, 0.74], [HOT, 34, 0.727], [MIN, 35, 0.74],
-  [MAX, 36, 0.753], [PRECIP, 37, 0.74], [MAX_DAY, 38, 0.705],
+  [MEAN, 31, 0.77],
+  [TREND, 32, 0.698],
+  [FROST, 33, 0.74],
+  [HOT, 34, 0.727],
+  [MIN, 35, 0.74],
+  [MAX, 36, 0.753],
+  [PRECIP, 37, 0.74],
+  [MAX_DAY, 38, 0.705],
 ];
 
 function round1(v: number): number {
@@ -33,7 +48,10 @@ export class Climate {
   private readonly done: Uint8Array;
   private cell = 0;
 
-  constructor(private readonly country: Country, private readonly seed: number) {
+  constructor(
+    private readonly country: Country,
+    private readonly seed: number,
+  ) {
     this.cols = Math.ceil((country.maxLon - country.minLon) / CELL_DEG) + 1;
     this.rows = Math.ceil((country.maxLat - country.minLat) / CELL_DEG) + 1;
     this.values = new Float64Array(this.cols * this.rows * FIELDS);
@@ -72,7 +90,8 @@ export class Climate {
     v[at + HOT] = round1(Math.max(0, 40 - 11 * cold + 8 * wobble));
     v[at + MIN] = round1(-18 - 1.8 * cold - 4 * valueNoise(this.seed, 23, lon * 4, lat * 4));
     v[at + MAX] = round1(38 - 0.8 * cold + 2 * wobble);
-    const precip = 480 + 380 * elevation + 120 * (1 - (lon - this.country.minLon) / (this.country.maxLon - this.country.minLon)) + 150 * wobble;
+    const precip =
+      480 + 380 * elevation + 120 * (1 - (lon - this.country.minLon) / (this.country.maxLon - this.country.minLon)) + 150 * wobble;
     v[at + PRECIP] = Math.round(precip);
     v[at + MAX_DAY] = round1(38 + 0.05 * precip + 25 * valueNoise(this.seed, 24, lon * 5, lat * 5));
     // Design outdoor temperature of the heating code's zone (SR 1907 steps of 3 °C).
@@ -88,16 +107,36 @@ export class Climate {
     return x === x ? x : null;
   }
 
-  get meanTemperature(): number | null { return this.get(MEAN); }
-  get trend(): number | null { return this.get(TREND); }
-  get frostDays(): number | null { return this.get(FROST); }
-  get hotDays(): number | null { return this.get(HOT); }
-  get minimumDaily(): number | null { return this.get(MIN); }
-  get maximumDaily(): number | null { return this.get(MAX); }
-  get annualPrecipitation(): number | null { return this.get(PRECIP); }
-  get maxOneDayPrecipitation(): number | null { return this.get(MAX_DAY); }
+  get meanTemperature(): number | null {
+    return this.get(MEAN);
+  }
+  get trend(): number | null {
+    return this.get(TREND);
+  }
+  get frostDays(): number | null {
+    return this.get(FROST);
+  }
+  get hotDays(): number | null {
+    return this.get(HOT);
+  }
+  get minimumDaily(): number | null {
+    return this.get(MIN);
+  }
+  get maximumDaily(): number | null {
+    return this.get(MAX);
+  }
+  get annualPrecipitation(): number | null {
+    return this.get(PRECIP);
+  }
+  get maxOneDayPrecipitation(): number | null {
+    return this.get(MAX_DAY);
+  }
   /** Design outdoor temperature of the place (never missing: it comes from the code's map). */
-  get designOutdoor(): number { return this.values[this.cell * FIELDS + DESIGN]; }
+  get designOutdoor(): number {
+    return this.values[this.cell * FIELDS + DESIGN];
+  }
   /** Heating degree-days relative to a mild lowland (1 = ~2,900 K·d): scales heating demand. */
-  get heatingFactor(): number { return this.values[this.cell * FIELDS + HEATING]; }
+  get heatingFactor(): number {
+    return this.values[this.cell * FIELDS + HEATING];
+  }
 }

@@ -32,7 +32,21 @@ export interface Facts {
 
 export function blankFacts(kind: Kind, settlement: Settlement): Facts {
   return {
-    kind, settlement, zone: 0, lon: 0, lat: 0, shape: 0, w: 0, d: 0, angle: 0, area: 0, floors: 1, heightM: 0,
-    meanHeightM: 0, roof: 'flat', year: 2000, staircases: 1,
+    kind,
+    settlement,
+    zone: 0,
+    lon: 0,
+    lat: 0,
+    shape: 0,
+    w: 0,
+    d: 0,
+    angle: 0,
+    area: 0,
+    floors: 1,
+    heightM: 0,
+    meanHeightM: 0,
+    roof: 'flat',
+    year: 2000,
+    staircases: 1,
   };
 }

@@ -14,8 +14,15 @@ import type { Prng } from './prng.ts';
 
 /** Outer edge of each zone, in metres from the bank of a small river. */
 const REACH_M: Record<FloodZone, number> = {
-  '5_year': 20, '10_year': 40, '20_year': 70, '50_year': 120, '100_year': 190,
-  '100_year_climate_change': 250, '500_year': 350, '1000_year': 460, '10000_year': 700,
+  '5_year': 20,
+  '10_year': 40,
+  '20_year': 70,
+  '50_year': 120,
+  '100_year': 190,
+  '100_year_climate_change': 250,
+  '500_year': 350,
+  '1000_year': 460,
+  '10000_year': 700,
 };
 /** Zones mapped by each kind of map, most frequent first: maps differ in the periods they draw. */
 const ZONE_SETS: readonly (readonly FloodZone[])[] = [
@@ -31,8 +38,26 @@ const STUDY_AREA_M = 5_000;
 const CELL_DEG = 0.05;
 
 const RIVER_NAMES = [
-  'Lunca', 'Argeșel', 'Bistra', 'Cerna', 'Crișul Mic', 'Dâmbovnic', 'Gilort', 'Holod', 'Ialomicioara',
-  'Jijioara', 'Lotru', 'Moravița', 'Neajlov', 'Olteț', 'Putna', 'Râmnic', 'Sebeș', 'Tazlău', 'Vedea', 'Zeletin',
+  'Lunca',
+  'Argeșel',
+  'Bistra',
+  'Cerna',
+  'Crișul Mic',
+  'Dâmbovnic',
+  'Gilort',
+  'Holod',
+  'Ialomicioara',
+  'Jijioara',
+  'Lotru',
+  'Moravița',
+  'Neajlov',
+  'Olteț',
+  'Putna',
+  'Râmnic',
+  'Sebeș',
+  'Tazlău',
+  'Vedea',
+  'Zeletin',
 ];
 
 interface River {
@@ -71,7 +96,11 @@ export class FloodMaps {
   private readonly regionMaxLon: number;
   private readonly regionSource: number;
 
-  constructor(private readonly country: Country, rng: Prng, private readonly seed: number) {
+  constructor(
+    private readonly country: Country,
+    rng: Prng,
+    private readonly seed: number,
+  ) {
     this.cols = Math.ceil((country.maxLon - country.minLon) / CELL_DEG) + 1;
     this.rows = Math.ceil((country.maxLat - country.minLat) / CELL_DEG) + 1;
     const width = country.maxLon - country.minLon;
@@ -85,7 +114,7 @@ export class FloodMaps {
     for (let lon = country.minLon - stepDeg; lon <= country.maxLon + stepDeg; lon += stepDeg) {
       mainX.push(lon);
       mainY.push(lat);
-      lat += rng.normal() * 1_000 / country.mPerLat;
+      lat += (rng.normal() * 1_000) / country.mPerLat;
       lat = Math.min(country.minLat + height * 0.16, Math.max(country.minLat + height * 0.03, lat));
     }
     this.addRiver(rng, 'Dunărea Mică', 2, mainX, mainY);
@@ -97,13 +126,16 @@ export class FloodMaps {
       let x = edge === 0 ? country.minLon + width * rng.range(0.05, 0.95) : edge === 1 ? country.minLon : country.maxLon;
       let y = edge === 0 ? country.maxLat : country.minLat + height * rng.range(0.35, 0.95);
       const end = rng.int(0, mainX.length - 1);
-      const tx = mainX[end], ty = mainY[end];
-      const xs: number[] = [], ys: number[] = [];
+      const tx = mainX[end],
+        ty = mainY[end];
+      const xs: number[] = [],
+        ys: number[] = [];
       let heading = Math.atan2((ty - y) * country.mPerLat, (tx - x) * country.mPerLon);
       for (let step = 0; step < 3_000; step++) {
         xs.push(x);
         ys.push(y);
-        const dx = (tx - x) * country.mPerLon, dy = (ty - y) * country.mPerLat;
+        const dx = (tx - x) * country.mPerLon,
+          dy = (ty - y) * country.mPerLat;
         if (dx * dx + dy * dy < 1_500 * 1_500) break;
         // Meander: a random turn, pulled back towards the mouth so the river arrives.
         const toMouth = Math.atan2(dy, dx);
@@ -127,7 +159,8 @@ export class FloodMaps {
     const id = this.rivers.length;
     // Most rivers have a published map over part of their course; some have none.
     let source = -1;
-    let from = 0, to = -1;
+    let from = 0,
+      to = -1;
     if (rng.chance(0.75)) {
       source = this.sources.push({ name: `${name} basin flood hazard map (${rng.int(2016, 2024)})`, zones: ZONE_SETS[rng.int(0, 1)] }) - 1;
       from = rng.chance(0.5) ? 0 : rng.int(0, xs.length >> 1);
@@ -148,10 +181,13 @@ export class FloodMaps {
   private index(): void {
     const cells = this.cols * this.rows;
     const lists: number[][] = Array.from({ length: cells }, () => []);
-    const padLon = STUDY_AREA_M / this.country.mPerLon, padLat = STUDY_AREA_M / this.country.mPerLat;
+    const padLon = STUDY_AREA_M / this.country.mPerLon,
+      padLat = STUDY_AREA_M / this.country.mPerLat;
     for (let s = 0; s < this.ax.length; s++) {
-      const c0 = this.col(Math.min(this.ax[s], this.bx[s]) - padLon), c1 = this.col(Math.max(this.ax[s], this.bx[s]) + padLon);
-      const r0 = this.row(Math.min(this.ay[s], this.by[s]) - padLat), r1 = this.row(Math.max(this.ay[s], this.by[s]) + padLat);
+      const c0 = this.col(Math.min(this.ax[s], this.bx[s]) - padLon),
+        c1 = this.col(Math.max(this.ax[s], this.bx[s]) + padLon);
+      const r0 = this.row(Math.min(this.ay[s], this.by[s]) - padLat),
+        r1 = this.row(Math.max(this.ay[s], this.by[s]) + padLat);
       for (let r = r0; r <= r1; r++) for (let c = c0; c <= c1; c++) lists[r * this.cols + c].push(s);
     }
     this.cellStart = new Int32Array(cells + 1);
@@ -170,17 +206,23 @@ export class FloodMaps {
 
   /** Fills `out` for a point: nearest river, the zone a map gives it, and which map. */
   at(lon: number, lat: number, out: FloodAt): FloodAt {
-    const kx = metresPerDegreeLon(lat), ky = metresPerDegreeLat(lat);
+    const kx = metresPerDegreeLon(lat),
+      ky = metresPerDegreeLat(lat);
     const cell = this.row(lat) * this.cols + this.col(lon);
-    let best = Infinity, bestSeg = -1;
+    let best = Infinity,
+      bestSeg = -1;
     for (let k = this.cellStart[cell], end = this.cellStart[cell + 1]; k < end; k++) {
       const s = this.cellItems[k];
-      const ax = (this.ax[s] - lon) * kx, ay = (this.ay[s] - lat) * ky;
-      const bx = (this.bx[s] - lon) * kx, by = (this.by[s] - lat) * ky;
-      const dx = bx - ax, dy = by - ay;
+      const ax = (this.ax[s] - lon) * kx,
+        ay = (this.ay[s] - lat) * ky;
+      const bx = (this.bx[s] - lon) * kx,
+        by = (this.by[s] - lat) * ky;
+      const dx = bx - ax,
+        dy = by - ay;
       const len2 = dx * dx + dy * dy;
       const t = len2 > 0 ? Math.min(1, Math.max(0, -(ax * dx + ay * dy) / len2)) : 0;
-      const px = ax + t * dx, py = ay + t * dy;
+      const px = ax + t * dx,
+        py = ay + t * dy;
       const d2 = px * px + py * py;
       if (d2 < best) {
         best = d2;

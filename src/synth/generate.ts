@@ -39,7 +39,9 @@ import { settleSolarPresence, Solar } from './solar.ts';
 import { unitsAndDwellings } from './units.ts';
 
 /** Independent random streams of one seed. */
-const WORLD = 1, SETTLEMENTS = 2, BUILDINGS = 3;
+const WORLD = 1,
+  SETTLEMENTS = 2,
+  BUILDINGS = 3;
 /** Share of cells left empty as parks and squares, where the plot budget allows. */
 const PARKS = 0.03;
 /** No plot within this many metres of a river's bank: the bed and its embankment. */
@@ -76,12 +78,14 @@ export async function writeSyntheticCountry(options: GenerateOptions & { outDir:
   const writer = new SnapshotWriter({
     country: o.country,
     snapshotDate: o.date,
-    sources: [{
-      name: 'Edifice synthetic generator',
-      licence: 'CC0-1.0',
-      attribution: `Synthetic buildings (seed ${o.seed}, ${o.buildings} buildings); no real building is described.`,
-      retrieved: o.date,
-    }],
+    sources: [
+      {
+        name: 'Edifice synthetic generator',
+        licence: 'CC0-1.0',
+        attribution: `Synthetic buildings (seed ${o.seed}, ${o.buildings} buildings); no real building is described.`,
+        retrieved: o.date,
+      },
+    ],
   });
   for (const record of new CountryGenerator(o).buildings()) writer.add(record);
   const written = await writer.finish(join(options.outDir, o.country, `${o.date}.arrow`));
@@ -128,15 +132,19 @@ class CountryGenerator {
     let index = 0;
     for (const s of this.settlements) {
       const grid = new PlotGrid(s, this.o.seed, gridCells(s));
-      const mPerLon = metresPerDegreeLon(s.lat), mPerLat = metresPerDegreeLat(s.lat);
-      const cos = Math.cos(s.rotation), sin = Math.sin(s.rotation);
+      const mPerLon = metresPerDegreeLon(s.lat),
+        mPerLat = metresPerDegreeLat(s.lat);
+      const cos = Math.cos(s.rotation),
+        sin = Math.sin(s.rotation);
       let remaining = s.buildings;
       while (remaining > 0) {
         if (!grid.next()) throw new Error(`Settlement ${s.name}: plot grid exhausted with ${remaining} buildings left.`);
         // Parks, river beds and land past the border stay empty while enough free cells remain.
         if (grid.free - 1 >= remaining) {
-          const x = grid.cellX, y = grid.cellY;
-          const lon = s.lon + (x * cos - y * sin) / mPerLon, lat = s.lat + (x * sin + y * cos) / mPerLat;
+          const x = grid.cellX,
+            y = grid.cellY;
+          const lon = s.lon + (x * cos - y * sin) / mPerLon,
+            lat = s.lat + (x * sin + y * cos) / mPerLat;
           if (rng.chance(PARKS) || !this.country.contains(lon, lat) || this.flood.at(lon, lat, this.floodAt).bankM < RIVER_BED_M) {
             grid.skip();
             continue;
@@ -160,8 +168,10 @@ class CountryGenerator {
           for (let i = planner.count - 1; i > 0; i--) if (carries[i]) panelsOn = i;
         }
         for (let i = 0; i < planner.count; i++) {
-          const x = planner.cx[i], y = planner.cy[i];
-          const lon = s.lon + (x * cos - y * sin) / mPerLon, lat = s.lat + (x * sin + y * cos) / mPerLat;
+          const x = planner.cx[i],
+            y = planner.cy[i];
+          const lon = s.lon + (x * cos - y * sin) / mPerLon,
+            lat = s.lat + (x * sin + y * cos) / mPerLat;
           const record = this.building(index, s, grid.zone, i, lon, lat);
           const carried = carries[i] === 1;
           const listing = i === 0 && record.businesses.length > 0 && rng.chance(0.6);

@@ -11,7 +11,7 @@ const RAD = Math.PI / 180;
 /** Metres per degree of latitude at `lat` (meridian radius of curvature). */
 export function metresPerDegreeLat(lat: number): number {
   const s = Math.sin(lat * RAD);
-  return (A * (1 - E2)) / Math.pow(1 - E2 * s * s, 1.5) * RAD;
+  return ((A * (1 - E2)) / Math.pow(1 - E2 * s * s, 1.5)) * RAD;
 }
 
 /** Metres per degree of longitude at `lat` (prime-vertical radius times cos lat). */

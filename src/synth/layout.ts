@@ -50,7 +50,11 @@ export class PlotGrid {
   houseNumber = 0;
 
   /** `cells`: how many cells the grid holds at least (it is square, so usually a few more). */
-  constructor(private readonly s: Settlement, seed: number, cells: number) {
+  constructor(
+    private readonly s: Settlement,
+    seed: number,
+    cells: number,
+  ) {
     this.cellW = CELL_W[s.kind];
     this.cellH = CELL_H[s.kind];
     this.street = STREET_M[s.kind];
@@ -63,9 +67,12 @@ export class PlotGrid {
     this.taken = new Uint8Array(n);
     this.indexBits = Math.ceil(Math.log2(n + 1));
     // Lobes: the distance is stretched by a few random harmonics of the angle.
-    const a1 = hashUnit(seed, s.index, 1) * 0.25, p1 = hashUnit(seed, s.index, 2) * 6.283;
-    const a2 = hashUnit(seed, s.index, 3) * 0.18, p2 = hashUnit(seed, s.index, 4) * 6.283;
-    const a3 = hashUnit(seed, s.index, 5) * 0.1, p3 = hashUnit(seed, s.index, 6) * 6.283;
+    const a1 = hashUnit(seed, s.index, 1) * 0.25,
+      p1 = hashUnit(seed, s.index, 2) * 6.283;
+    const a2 = hashUnit(seed, s.index, 3) * 0.18,
+      p2 = hashUnit(seed, s.index, 4) * 6.283;
+    const a3 = hashUnit(seed, s.index, 5) * 0.1,
+      p3 = hashUnit(seed, s.index, 6) * 6.283;
     const keys = new Float64Array(n);
     const scale = 2 ** this.indexBits;
     for (let i = 0; i < n; i++) {
@@ -115,7 +122,8 @@ export class PlotGrid {
     const s = this.s;
     const rho = distanceM / s.radiusM;
     if (s.kind === CITY || s.kind === TOWN) {
-      const x = this.localX(this.col), y = this.localY(this.row);
+      const x = this.localX(this.col),
+        y = this.localY(this.row);
       let angle = Math.atan2(y, x) - s.industryFrom;
       angle -= 2 * Math.PI * Math.floor(angle / (2 * Math.PI));
       if (rho > 0.5 && angle < s.industryWidth) return INDUSTRIAL;

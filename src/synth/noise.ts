@@ -11,11 +11,15 @@ function smooth(t: number): number {
 
 /** Value noise in [0, 1) on a unit lattice: bilinear blend of hashed corners, smoothstepped. */
 export function valueNoise(seed: number, channel: number, x: number, y: number): number {
-  const x0 = Math.floor(x), y0 = Math.floor(y);
-  const fx = smooth(x - x0), fy = smooth(y - y0);
+  const x0 = Math.floor(x),
+    y0 = Math.floor(y);
+  const fx = smooth(x - x0),
+    fy = smooth(y - y0);
   const key = seed ^ Math.imul(channel, 0x27d4eb2d);
-  const v00 = hashUnit(key, x0, y0), v10 = hashUnit(key, x0 + 1, y0);
-  const v01 = hashUnit(key, x0, y0 + 1), v11 = hashUnit(key, x0 + 1, y0 + 1);
+  const v00 = hashUnit(key, x0, y0),
+    v10 = hashUnit(key, x0 + 1, y0);
+  const v01 = hashUnit(key, x0, y0 + 1),
+    v11 = hashUnit(key, x0 + 1, y0 + 1);
   const top = v00 + (v10 - v00) * fx;
   const bottom = v01 + (v11 - v01) * fx;
   return top + (bottom - top) * fy;

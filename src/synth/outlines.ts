@@ -62,9 +62,15 @@ export class Outline {
 
   private rectangle(x0: number, y0: number, x1: number, y1: number, clockwise: boolean): void {
     if (clockwise) {
-      this.v(x0, y0); this.v(x0, y1); this.v(x1, y1); this.v(x1, y0);
+      this.v(x0, y0);
+      this.v(x0, y1);
+      this.v(x1, y1);
+      this.v(x1, y0);
     } else {
-      this.v(x0, y0); this.v(x1, y0); this.v(x1, y1); this.v(x0, y1);
+      this.v(x0, y0);
+      this.v(x1, y0);
+      this.v(x1, y1);
+      this.v(x0, y1);
     }
   }
 
@@ -75,7 +81,8 @@ export class Outline {
    */
   draw(kind: number, w: number, d: number, rng: Prng): void {
     this.reset();
-    const hw = w / 2, hd = d / 2;
+    const hw = w / 2,
+      hd = d / 2;
     const minPart = MIN_PART;
     const small = Math.min(w, d) < 3 * minPart;
     if (small && kind !== ROUND) kind = kind === CHAMFERED ? CHAMFERED : RECTANGLE;
@@ -83,9 +90,14 @@ export class Outline {
       case CHAMFERED: {
         const c = Math.min(w, d) * rng.range(0.12, 0.25);
         this.ring(true);
-        this.v(-hw, -hd); this.v(hw, -hd); this.v(hw, hd - c); this.v(hw - c, hd); this.v(-hw, hd);
+        this.v(-hw, -hd);
+        this.v(hw, -hd);
+        this.v(hw, hd - c);
+        this.v(hw - c, hd);
+        this.v(-hw, hd);
         this.area = w * d - (c * c) / 2;
-        this.repX = 0; this.repY = 0;
+        this.repX = 0;
+        this.repY = 0;
         break;
       }
       case L_SHAPE: {
@@ -93,29 +105,49 @@ export class Outline {
         const a = Math.max(minPart, w * rng.range(0.35, 0.6));
         const b = Math.min(d - minPart, Math.max(minPart, d * rng.range(0.35, 0.6)));
         this.ring(true);
-        this.v(-hw, -hd); this.v(hw, -hd); this.v(hw, hd - b); this.v(hw - a, hd - b); this.v(hw - a, hd); this.v(-hw, hd);
+        this.v(-hw, -hd);
+        this.v(hw, -hd);
+        this.v(hw, hd - b);
+        this.v(hw - a, hd - b);
+        this.v(hw - a, hd);
+        this.v(-hw, hd);
         this.area = w * d - a * b;
-        this.repX = 0; this.repY = -b / 2;
+        this.repX = 0;
+        this.repY = -b / 2;
         break;
       }
       case T_SHAPE: {
         const t = Math.max(minPart, d * rng.range(0.35, 0.5));
         const s = Math.max(minPart, w * rng.range(0.3, 0.5));
         this.ring(true);
-        this.v(-s / 2, -hd); this.v(s / 2, -hd); this.v(s / 2, hd - t); this.v(hw, hd - t);
-        this.v(hw, hd); this.v(-hw, hd); this.v(-hw, hd - t); this.v(-s / 2, hd - t);
+        this.v(-s / 2, -hd);
+        this.v(s / 2, -hd);
+        this.v(s / 2, hd - t);
+        this.v(hw, hd - t);
+        this.v(hw, hd);
+        this.v(-hw, hd);
+        this.v(-hw, hd - t);
+        this.v(-s / 2, hd - t);
         this.area = w * t + s * (d - t);
-        this.repX = 0; this.repY = hd - t / 2;
+        this.repX = 0;
+        this.repY = hd - t / 2;
         break;
       }
       case U_SHAPE: {
         const t = Math.max(minPart, d * rng.range(0.3, 0.45));
         const a = Math.max(minPart, w * rng.range(0.22, 0.32));
         this.ring(true);
-        this.v(-hw, -hd); this.v(hw, -hd); this.v(hw, hd); this.v(hw - a, hd);
-        this.v(hw - a, -hd + t); this.v(-hw + a, -hd + t); this.v(-hw + a, hd); this.v(-hw, hd);
+        this.v(-hw, -hd);
+        this.v(hw, -hd);
+        this.v(hw, hd);
+        this.v(hw - a, hd);
+        this.v(hw - a, -hd + t);
+        this.v(-hw + a, -hd + t);
+        this.v(-hw + a, hd);
+        this.v(-hw, hd);
         this.area = w * t + 2 * a * (d - t);
-        this.repX = 0; this.repY = -hd + t / 2;
+        this.repX = 0;
+        this.repY = -hd + t / 2;
         break;
       }
       case COURTYARD: {
@@ -126,7 +158,8 @@ export class Outline {
         this.ring(false);
         this.rectangle(-hw + t, -hd + t, hw - t, hd - t, true);
         this.area = w * d - (w - 2 * t) * (d - 2 * t);
-        this.repX = 0; this.repY = -hd + t / 2;
+        this.repX = 0;
+        this.repY = -hd + t / 2;
         break;
       }
       case STEPPED: {
@@ -134,10 +167,17 @@ export class Outline {
         const s = Math.min(d - 2 * minPart, Math.max(1, d * rng.range(0.15, 0.35)));
         const xm = w * rng.range(-0.15, 0.15);
         this.ring(true);
-        this.v(-hw, -hd); this.v(xm, -hd); this.v(xm, -hd + s); this.v(hw, -hd + s);
-        this.v(hw, hd); this.v(xm, hd); this.v(xm, hd - s); this.v(-hw, hd - s);
+        this.v(-hw, -hd);
+        this.v(xm, -hd);
+        this.v(xm, -hd + s);
+        this.v(hw, -hd + s);
+        this.v(hw, hd);
+        this.v(xm, hd);
+        this.v(xm, hd - s);
+        this.v(-hw, hd - s);
         this.area = w * (d - s);
-        this.repX = (-hw + xm) / 2; this.repY = -s / 2;
+        this.repX = (-hw + xm) / 2;
+        this.repY = -s / 2;
         break;
       }
       case CROSS: {
@@ -146,11 +186,21 @@ export class Outline {
         const a = Math.max(minPart, w * rng.range(0.18, 0.3));
         const cx = Math.min(hw - a / 2 - 1, w * rng.range(0, 0.2));
         this.ring(true);
-        this.v(-hw, -b / 2); this.v(cx - a / 2, -b / 2); this.v(cx - a / 2, -hd); this.v(cx + a / 2, -hd);
-        this.v(cx + a / 2, -b / 2); this.v(hw, -b / 2); this.v(hw, b / 2); this.v(cx + a / 2, b / 2);
-        this.v(cx + a / 2, hd); this.v(cx - a / 2, hd); this.v(cx - a / 2, b / 2); this.v(-hw, b / 2);
+        this.v(-hw, -b / 2);
+        this.v(cx - a / 2, -b / 2);
+        this.v(cx - a / 2, -hd);
+        this.v(cx + a / 2, -hd);
+        this.v(cx + a / 2, -b / 2);
+        this.v(hw, -b / 2);
+        this.v(hw, b / 2);
+        this.v(cx + a / 2, b / 2);
+        this.v(cx + a / 2, hd);
+        this.v(cx - a / 2, hd);
+        this.v(cx - a / 2, b / 2);
+        this.v(-hw, b / 2);
         this.area = w * b + a * (d - b);
-        this.repX = (-hw + cx - a / 2) / 2; this.repY = 0;
+        this.repX = (-hw + cx - a / 2) / 2;
+        this.repY = 0;
         break;
       }
       case ROUND: {
@@ -162,7 +212,8 @@ export class Outline {
           this.v(r * Math.cos(t), r * Math.sin(t));
         }
         this.area = (ROUND_VERTICES / 2) * r * r * Math.sin((2 * Math.PI) / ROUND_VERTICES);
-        this.repX = 0; this.repY = 0;
+        this.repX = 0;
+        this.repY = 0;
         break;
       }
       case TWO_PARTS: {
@@ -174,14 +225,16 @@ export class Outline {
         this.ring(true);
         this.rectangle(split + g / 2, -hd, hw, hd, false);
         this.area = (w - g) * d;
-        this.repX = (-hw + split - g / 2) / 2; this.repY = 0;
+        this.repX = (-hw + split - g / 2) / 2;
+        this.repY = 0;
         break;
       }
       default: {
         this.ring(true);
         this.rectangle(-hw, -hd, hw, hd, false);
         this.area = w * d;
-        this.repX = 0; this.repY = 0;
+        this.repX = 0;
+        this.repY = 0;
       }
     }
     this.end();
@@ -193,15 +246,18 @@ export class Outline {
    * the same way, goes to `rep`.
    */
   footprint(lon: number, lat: number, angle: number, rep: { lon: number; lat: number }): Polygon[] {
-    const kx = 1 / metresPerDegreeLon(lat), ky = 1 / metresPerDegreeLat(lat);
-    const cos = Math.cos(angle), sin = Math.sin(angle);
+    const kx = 1 / metresPerDegreeLon(lat),
+      ky = 1 / metresPerDegreeLat(lat);
+    const cos = Math.cos(angle),
+      sin = Math.sin(angle);
     const polygons: Polygon[] = [];
     let start = 0;
     for (let r = 0; r < this.rings; r++) {
       const end = this.ringEnd[r];
       const ring = new Array<number>(2 * (end - start) + 2);
       for (let i = start, o = 0; i < end; i++, o += 2) {
-        const x = this.xy[2 * i], y = this.xy[2 * i + 1];
+        const x = this.xy[2 * i],
+          y = this.xy[2 * i + 1];
         ring[o] = lon + (x * cos - y * sin) * kx;
         ring[o + 1] = lat + (x * sin + y * cos) * ky;
       }

@@ -6,9 +6,7 @@
  */
 import { drawSize } from './attributes.ts';
 import type { Facts } from './facts.ts';
-import {
-  FARM, FARMHOUSE, HOUSE, TOWNHOUSE, ZONE_EXTRAS, ZONE_KINDS, type Kind,
-} from './kinds.ts';
+import { FARM, FARMHOUSE, HOUSE, TOWNHOUSE, ZONE_EXTRAS, ZONE_KINDS, type Kind } from './kinds.ts';
 import { INDUSTRIAL, type PlotGrid } from './layout.ts';
 import type { Prng } from './prng.ts';
 import { VILLAGE } from './settlements.ts';
@@ -44,7 +42,8 @@ export class PlotPlanner {
     const kind = mix.values[rng.weighted(mix.weights, mix.total)];
     const f = this.scratch;
     drawSize(rng, kind, f);
-    let w = f.w, d = f.d;
+    let w = f.w,
+      d = f.d;
     // Cells needed lying along the street or across it; take the orientation needing fewer.
     const along = Math.ceil((w + 2 * MARGIN) / grid.cellW) * Math.ceil((d + 2 * MARGIN) / grid.cellH);
     const across = Math.ceil((d + 2 * MARGIN) / grid.cellW) * Math.ceil((w + 2 * MARGIN) / grid.cellH);
@@ -102,13 +101,27 @@ export class PlotPlanner {
    * better, cut to the slot if nothing fits, a small random tilt when there is room. `front` pushes it
    * towards the street side (+1 top, -1 bottom, 0 anywhere).
    */
-  private place(rng: Prng, kind: Kind, w: number, d: number, shape: number, x0: number, y0: number, x1: number, y1: number, front: number, jitter: number): void {
-    const aw = x1 - x0 - 2 * MARGIN, ah = y1 - y0 - 2 * MARGIN;
+  private place(
+    rng: Prng,
+    kind: Kind,
+    w: number,
+    d: number,
+    shape: number,
+    x0: number,
+    y0: number,
+    x1: number,
+    y1: number,
+    front: number,
+    jitter: number,
+  ): void {
+    const aw = x1 - x0 - 2 * MARGIN,
+      ah = y1 - y0 - 2 * MARGIN;
     let turn = 0;
-    let bw = w, bh = d;
+    let bw = w,
+      bh = d;
     if (!(w <= aw && d <= ah)) {
       // Turn it a quarter if that fits, else cut each side to the slot (a shorter slab keeps its depth).
-      if (d <= aw && w <= ah || Math.min(aw / d, ah / w) > Math.min(aw / w, ah / d)) turn = Math.PI / 2;
+      if ((d <= aw && w <= ah) || Math.min(aw / d, ah / w) > Math.min(aw / w, ah / d)) turn = Math.PI / 2;
       bw = turn ? Math.min(d, aw) : Math.min(w, aw);
       bh = turn ? Math.min(w, ah) : Math.min(d, ah);
       w = turn ? bh : bw;
@@ -117,10 +130,13 @@ export class PlotPlanner {
     // Asymmetric outlines face either way.
     if (rng.chance(0.5)) turn += Math.PI;
     let tilt = rng.range(-jitter, jitter);
-    const c = Math.abs(Math.cos(tilt)), s = Math.abs(Math.sin(tilt));
-    const tw = bw * c + bh * s, th = bw * s + bh * c;
+    const c = Math.abs(Math.cos(tilt)),
+      s = Math.abs(Math.sin(tilt));
+    const tw = bw * c + bh * s,
+      th = bw * s + bh * c;
     if (tw > aw || th > ah) tilt = 0;
-    const rw = tilt ? tw : bw, rh = tilt ? th : bh;
+    const rw = tilt ? tw : bw,
+      rh = tilt ? th : bh;
     const i = this.count++;
     this.kinds[i] = kind;
     this.w[i] = w;
@@ -129,6 +145,11 @@ export class PlotPlanner {
     this.turn[i] = turn + tilt;
     this.cx[i] = x0 + MARGIN + rw / 2 + rng.next() * (aw - rw);
     const setback = rng.next() * Math.min(5, ah - rh);
-    this.cy[i] = front > 0 ? y1 - MARGIN - setback - rh / 2 : front < 0 ? y0 + MARGIN + setback + rh / 2 : y0 + MARGIN + rh / 2 + rng.next() * (ah - rh);
+    this.cy[i] =
+      front > 0
+        ? y1 - MARGIN - setback - rh / 2
+        : front < 0
+          ? y0 + MARGIN + setback + rh / 2
+          : y0 + MARGIN + rh / 2 + rng.next() * (ah - rh);
   }
 }

@@ -47,12 +47,15 @@ export class Prng {
   }
 
   uint32(): number {
-    const a = this.a, b = this.b, c = this.c, d = this.d;
+    const a = this.a,
+      b = this.b,
+      c = this.c,
+      d = this.d;
     const t = (((a + b) | 0) + d) | 0;
     this.d = (d + 1) | 0;
     this.a = b ^ (b >>> 9);
     this.b = (c + (c << 3)) | 0;
-    this.c = ((c << 21) | (c >>> 11)) + t | 0;
+    this.c = (((c << 21) | (c >>> 11)) + t) | 0;
     return t >>> 0;
   }
 

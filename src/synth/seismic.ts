@@ -29,14 +29,19 @@ export class SeismicHazard {
   private readonly sourceLon: number;
   private readonly sourceLat: number;
 
-  constructor(private readonly country: Country, rng: Prng, private readonly seed: number) {
+  constructor(
+    private readonly country: Country,
+    rng: Prng,
+    private readonly seed: number,
+  ) {
     this.sourceLon = country.minLon + (country.maxLon - country.minLon) * rng.range(0.65, 0.85);
     this.sourceLat = country.minLat + (country.maxLat - country.minLat) * rng.range(0.45, 0.7);
   }
 
   /** Design acceleration at a point, in g: 0.10 to 0.40 in steps of 0.05. */
   acceleration(lon: number, lat: number): number {
-    const dx = (lon - this.sourceLon) * this.country.mPerLon, dy = (lat - this.sourceLat) * this.country.mPerLat;
+    const dx = (lon - this.sourceLon) * this.country.mPerLon,
+      dy = (lat - this.sourceLat) * this.country.mPerLat;
     const km = Math.sqrt(dx * dx + dy * dy) / 1000;
     const ag = 0.1 + 0.32 * Math.exp(-Math.pow(km / 170, 1.3)) + 0.06 * (valueNoise(this.seed, 41, lon * 1.2, lat * 1.2) - 0.5);
     return Math.round(Math.min(0.4, Math.max(0.1, ag)) * 20) / 20;

@@ -53,7 +53,8 @@ function settlementSizes(total: number, rng: Prng): number[] {
   // Villages of at least `smallest` buildings; with size ∝ 1/rank the count S solves S·H(S) = total/smallest.
   const smallest = Math.max(10, Math.min(60, Math.round(total / 2000)));
   const target = total / smallest;
-  let count = 1, harmonic = 1;
+  let count = 1,
+    harmonic = 1;
   while (count * harmonic < target) {
     count++;
     harmonic += 1 / count;
@@ -113,7 +114,11 @@ function radiusM(kind: SettlementKind, buildings: number): number {
 class Placed {
   private readonly cells = new Map<number, number[]>();
   private maxRadius = 0;
-  constructor(private readonly country: Country, private readonly cellM: number, private readonly all: Settlement[]) {}
+  constructor(
+    private readonly country: Country,
+    private readonly cellM: number,
+    private readonly all: Settlement[],
+  ) {}
 
   private key(cx: number, cy: number): number {
     return cx * 100_003 + cy;
@@ -166,7 +171,9 @@ export function planSettlements(country: Country, flood: FloodMaps, rng: Prng, b
     // Keep the centre far enough inside that the lobes of the outline stay in the country.
     const insetLon = Math.min((1.3 * r) / country.mPerLon, (country.maxLon - country.minLon) / 2);
     const insetLat = Math.min((1.3 * r) / country.mPerLat, (country.maxLat - country.minLat) / 2);
-    let bestLon = 0, bestLat = 0, bestClearance = -Infinity;
+    let bestLon = 0,
+      bestLat = 0,
+      bestClearance = -Infinity;
     for (let attempt = 0; attempt < 60 && bestClearance < 150; attempt++) {
       let lon: number, lat: number;
       if (onRiver && attempt < 30 && flood.pointNear(rng, r * 0.7 + 2_000, point)) {

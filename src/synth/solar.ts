@@ -79,8 +79,16 @@ export class Solar {
     const s = rng.next();
     // Panels go unseen when fitted after the photo; a few roofs fool the detector.
     const status: PanelsStatus = panels
-      ? (s < 0.84 ? 'detected' : s < 0.93 ? 'unclear' : 'none_seen')
-      : (s < 0.012 ? 'detected' : s < 0.05 ? 'unclear' : 'none_seen');
+      ? s < 0.84
+        ? 'detected'
+        : s < 0.93
+          ? 'unclear'
+          : 'none_seen'
+      : s < 0.012
+        ? 'detected'
+        : s < 0.05
+          ? 'unclear'
+          : 'none_seen';
     const photoAge = rng.int(60, 1460);
     r.panels_status = status;
     r.panels_photo_date = this.days[photoAge];
@@ -117,15 +125,32 @@ export class Solar {
     const facing = (-f.angle * 180) / Math.PI;
     let planes: number, tilt: number;
     switch (f.roof) {
-      case 'flat': planes = 1; tilt = rng.range(0, 3); break;
-      case 'skillion': planes = 1; tilt = rng.range(5, 20); break;
-      case 'gabled': case 'round': planes = 2; tilt = rng.range(22, 42); break;
-      case 'gambrel': case 'mansard': planes = 4; tilt = rng.range(25, 60); break;
-      default: planes = 4; tilt = rng.range(22, 40); // hipped, half-hipped, pyramidal, dome
+      case 'flat':
+        planes = 1;
+        tilt = rng.range(0, 3);
+        break;
+      case 'skillion':
+        planes = 1;
+        tilt = rng.range(5, 20);
+        break;
+      case 'gabled':
+      case 'round':
+        planes = 2;
+        tilt = rng.range(22, 42);
+        break;
+      case 'gambrel':
+      case 'mansard':
+        planes = 4;
+        tilt = rng.range(25, 60);
+        break;
+      default:
+        planes = 4;
+        tilt = rng.range(22, 40); // hipped, half-hipped, pyramidal, dome
     }
     tilt = Math.round(tilt);
     const roofArea = f.area / Math.cos((tilt * Math.PI) / 180);
-    let panelsTotal = 0, energyTotal = 0;
+    let panelsTotal = 0,
+      energyTotal = 0;
     const listed = r.solar_potential_basis !== 'estimated' || rng.chance(0.6);
     for (let p = 0; p < planes; p++) {
       // Two main planes share the area of hipped roofs with two smaller end planes.
@@ -142,7 +167,14 @@ export class Solar {
         panelsTotal += panels;
         energyTotal += energy!;
       }
-      if (listed) r.roof_planes.push({ azimuth_deg: Math.round(azimuth), tilt_deg: tilt, area_m2: area, panel_count: panels, yearly_energy_kwh: energy });
+      if (listed)
+        r.roof_planes.push({
+          azimuth_deg: Math.round(azimuth),
+          tilt_deg: tilt,
+          area_m2: area,
+          panel_count: panels,
+          yearly_energy_kwh: energy,
+        });
     }
     r.solar_panel_count = panelsTotal;
     r.solar_capacity_kwp = Math.round(panelsTotal * PANEL_KWP * 100) / 100;

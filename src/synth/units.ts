@@ -29,9 +29,12 @@ const SHOP_LABEL = new Labels('Sp. ');
 const PARKING_LABEL = new Labels('P');
 
 function unit(rng: Prng, r: BuildingRecord, floor: number, use: UnitUse, label: string, rooms: number | null): UnitRecord {
-  const area = use === 'residential' && rooms !== null
-    ? FLAT_AREA_BY_ROOMS[rooms] * rng.range(0.85, 1.2)
-    : use === 'parking' ? 12.5 : rng.lognormal(use === 'office' ? 60 : 45, 0.5);
+  const area =
+    use === 'residential' && rooms !== null
+      ? FLAT_AREA_BY_ROOMS[rooms] * rng.range(0.85, 1.2)
+      : use === 'parking'
+        ? 12.5
+        : rng.lognormal(use === 'office' ? 60 : 45, 0.5);
   return {
     unit_id: flatAscii(`${r.source_id}:unit/${r.units.length}`),
     label: rng.chance(0.9) ? label : null,

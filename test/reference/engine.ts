@@ -14,8 +14,17 @@ import { queryPoint } from '../../src/query/point.ts';
 import { listBusinesses, listUnits } from '../../src/query/children.ts';
 import { QueryError, type BuildingsQuery, type PointQuery } from '../../src/query/types.ts';
 import {
-  decodeSnapshotDir, refListBusinesses, refListUnits, refQueryBuildings, refQueryPoint, refShownBusinesses,
-  type RefBuilding, type RefBuildingsQuery, type RefPointQuery, type RefShownBusinesses, type RefSnapshot,
+  decodeSnapshotDir,
+  refListBusinesses,
+  refListUnits,
+  refQueryBuildings,
+  refQueryPoint,
+  refShownBusinesses,
+  type RefBuilding,
+  type RefBuildingsQuery,
+  type RefPointQuery,
+  type RefShownBusinesses,
+  type RefSnapshot,
 } from './reference.ts';
 
 export type EngineView = CatalogView;
@@ -45,7 +54,11 @@ const realEngine: Engine = {
   listBusinesses,
   shownBusinesses(ref, currency) {
     json.reset();
-    writeBuildingJson(json, ref.snapshot as Snapshot, ref.row as number, { country: 'XX', appUrl: 'https://app.test', turnoverCurrency: currency });
+    writeBuildingJson(json, ref.snapshot as Snapshot, ref.row as number, {
+      country: 'XX',
+      appUrl: 'https://app.test',
+      turnoverCurrency: currency,
+    });
     const out = JSON.parse(json.take().toString()) as Record<string, unknown>;
     return {
       count: out.registered_business_count as number,

@@ -7,9 +7,24 @@ import { join } from 'node:path';
 import { SnapshotWriter } from '../../src/snapshot/writer.ts';
 import { blankRecord } from '../../src/snapshot/record.ts';
 import {
-  ADDRESS_CORROBORATION, BASIS, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS,
-  SOLAR_BASIS, SOLAR_PRESENCE, SOLAR_REGISTER, THERMAL_ASSESSMENT, UNIT_USE,
-  type BuildingRecord, type BusinessRecord, type EntranceRecord, type Polygon, type SolarInstallationRecord, type UnitRecord,
+  ADDRESS_CORROBORATION,
+  BASIS,
+  CATEGORY,
+  FLOOD_ZONE,
+  PANELS_STATUS,
+  ROOF_SHAPE,
+  SEISMIC_RISK_CLASS,
+  SOLAR_BASIS,
+  SOLAR_PRESENCE,
+  SOLAR_REGISTER,
+  THERMAL_ASSESSMENT,
+  UNIT_USE,
+  type BuildingRecord,
+  type BusinessRecord,
+  type EntranceRecord,
+  type Polygon,
+  type SolarInstallationRecord,
+  type UnitRecord,
 } from '../../src/snapshot/schema.ts';
 import { Rng } from './random.ts';
 
@@ -45,8 +60,17 @@ export const VALUES = {
   maxOneDay: [20, 45.5, 80, 150],
   buildingTypes: ['house', 'apartments', 'office', 'warehouse', 'school', 'garage', 'retail', 'unspecified'],
   businessNames: [
-    'Alpen Bäckerei', 'ACME GmbH', 'acme trading', 'Straße & Co', 'İstanbul Döner', 'ÆØÅ Invest',
-    'Ελληνική Ταβέρνα', 'Construct SRL', 'Dr. Ionescu Cabinet', 'Vaduz Print', 'KLEIN & klein',
+    'Alpen Bäckerei',
+    'ACME GmbH',
+    'acme trading',
+    'Straße & Co',
+    'İstanbul Döner',
+    'ÆØÅ Invest',
+    'Ελληνική Ταβέρνα',
+    'Construct SRL',
+    'Dr. Ionescu Cabinet',
+    'Vaduz Print',
+    'KLEIN & klein',
   ],
 } as const;
 
@@ -81,14 +105,17 @@ function businesses(rng: Rng, id: string): BusinessRecord[] {
     let employees_min: number | null = null;
     let employees_max: number | null = null;
     const size = rng.next();
-    if (size < 0.3) { // exact
+    if (size < 0.3) {
+      // exact
       employees_min = employees_max = rng.pick(VALUES.employees);
-    } else if (size < 0.55) { // band
+    } else if (size < 0.55) {
+      // band
       const a = rng.pick(VALUES.employees);
       const b = rng.pick(VALUES.employees);
       employees_min = Math.min(a, b);
       employees_max = Math.max(a, b);
-    } else if (size < 0.7) { // open-ended top band
+    } else if (size < 0.7) {
+      // open-ended top band
       employees_min = rng.pick(VALUES.employees);
     } // else unknown
     const hasTurnover = rng.chance(0.65);
@@ -126,7 +153,12 @@ function entrances(rng: Rng): EntranceRecord[] {
   const n = rng.pick([0, 0, 1, 1, 1, 2, 3]);
   const out: EntranceRecord[] = [];
   for (let i = 0; i < n; i++) {
-    out.push({ address: `Strada ${rng.int(1, 50)} ${i + 1}`, house_number: rng.maybe(0.3, () => String(i + 1)), postal_code: null, source: `test:entrance/${i}` });
+    out.push({
+      address: `Strada ${rng.int(1, 50)} ${i + 1}`,
+      house_number: rng.maybe(0.3, () => String(i + 1)),
+      postal_code: null,
+      source: `test:entrance/${i}`,
+    });
   }
   return out;
 }
@@ -224,7 +256,8 @@ export function randomCountry(shape: CountryShape): BuildingRecord[] {
   for (let i = 0; i < points.length; i++) {
     let [lon, lat] = points[i];
     const where = rng.next();
-    if (where < 0.05 && i > 0) [lon, lat] = points[rng.int(0, i - 1)]; // same point as another building
+    if (where < 0.05 && i > 0)
+      [lon, lat] = points[rng.int(0, i - 1)]; // same point as another building
     else if (where < 0.5) [lon, lat] = [round(lon, 1e-4), round(lat, 1e-4)];
     points[i] = [lon, lat];
     const sourceId = `${shape.sourcePrefix}:${shape.seed}:${i}`;
@@ -261,7 +294,12 @@ export function ringFromMetres(lon: number, lat: number, offsets: readonly [numb
 }
 
 function rectangle(w: number, h: number, cx = 0, cy = 0, clockwise = false): [number, number][] {
-  const r: [number, number][] = [[cx - w / 2, cy - h / 2], [cx + w / 2, cy - h / 2], [cx + w / 2, cy + h / 2], [cx - w / 2, cy + h / 2]];
+  const r: [number, number][] = [
+    [cx - w / 2, cy - h / 2],
+    [cx + w / 2, cy - h / 2],
+    [cx + w / 2, cy + h / 2],
+    [cx - w / 2, cy + h / 2],
+  ];
   return clockwise ? r.reverse() : r;
 }
 
@@ -304,7 +342,22 @@ export function randomFootprint(rng: Rng, lon: number, lat: number): { footprint
   }
   // An L shape.
   const s = size;
-  return { footprint: [[ringFromMetres(lon, lat, [[0, 0], [2 * s, 0], [2 * s, s], [s, s], [s, 2 * s], [0, 2 * s]])]], lon: lon + 1e-7, lat: lat + 1e-7 };
+  return {
+    footprint: [
+      [
+        ringFromMetres(lon, lat, [
+          [0, 0],
+          [2 * s, 0],
+          [2 * s, s],
+          [s, s],
+          [s, 2 * s],
+          [0, 2 * s],
+        ]),
+      ],
+    ],
+    lon: lon + 1e-7,
+    lat: lat + 1e-7,
+  };
 }
 
 /**

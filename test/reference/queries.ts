@@ -5,13 +5,30 @@
  */
 import fc from 'fast-check';
 import {
-  ADDRESS_CORROBORATION, CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
+  ADDRESS_CORROBORATION,
+  CATEGORY,
+  FLOOD_ZONE,
+  PANELS_STATUS,
+  ROOF_SHAPE,
+  SEISMIC_RISK_CLASS,
+  SOLAR_PRESENCE,
 } from '../../src/snapshot/schema.ts';
 import type { BuildingsQuery, PointQuery } from '../../src/query/types.ts';
 import type { Engine, EngineView } from './engine.ts';
 import {
-  REF_CAP, distanceToFootprint, inBBox, passesFilters, refQueryBuildings, refQueryPoint, refShownBusinesses, sortKey,
-  type RefBuilding, type RefBuildingsQuery, type RefBuildingsResult, type RefPointQuery, type RefSnapshot,
+  REF_CAP,
+  distanceToFootprint,
+  inBBox,
+  passesFilters,
+  refQueryBuildings,
+  refQueryPoint,
+  refShownBusinesses,
+  sortKey,
+  type RefBuilding,
+  type RefBuildingsQuery,
+  type RefBuildingsResult,
+  type RefPointQuery,
+  type RefSnapshot,
 } from './reference.ts';
 
 export const DEFAULT_SEED = 20_261_121;
@@ -58,7 +75,10 @@ export async function assertProperty<T>(arb: fc.Arbitrary<T>, body: (value: T) =
 export interface Pool {
   points: [number, number][];
   /** Bounds of every representative point. */
-  lon0: number; lon1: number; lat0: number; lat1: number;
+  lon0: number;
+  lon1: number;
+  lat0: number;
+  lat1: number;
   values: Record<string, number[]>;
   buildingTypes: string[];
   businessNames: string[];
@@ -110,7 +130,9 @@ export function poolOf(snapshots: readonly RefSnapshot[]): Pool {
     },
     buildingTypes: [...new Set(all.map((b) => b.building_type))].sort(),
     businessNames: [...new Set(all.flatMap((b) => b.businesses.map((x) => x.name)))].sort(),
-    currencies: [...new Set(all.flatMap((b) => b.businesses.map((x) => x.turnover_currency)).filter((c): c is string => c !== null))].sort(),
+    currencies: [
+      ...new Set(all.flatMap((b) => b.businesses.map((x) => x.turnover_currency)).filter((c): c is string => c !== null)),
+    ].sort(),
     years: distinct(all.flatMap((b) => b.businesses.map((x) => x.turnover_financial_year))),
     buildingIds: all.map((b) => b.building_id),
   };
@@ -134,7 +156,13 @@ function near(values: readonly number[], opts: { min: number; max: number; integ
     { weight: 6, arbitrary: data.map(fix) },
     { weight: 3, arbitrary: fc.tuple(data, fc.constantFrom(...nudges)).map(([v, d]) => fix(v + d)) },
     { weight: 1, arbitrary: fc.constantFrom(opts.min, opts.max).map(fix) },
-    { weight: 1, arbitrary: (opts.integer ? fc.integer({ min: opts.min, max: Math.min(opts.max, 100_000) }) : fc.double({ min: opts.min, max: Math.min(opts.max, 1e6), noNaN: true })).map(fix) },
+    {
+      weight: 1,
+      arbitrary: (opts.integer
+        ? fc.integer({ min: opts.min, max: Math.min(opts.max, 100_000) })
+        : fc.double({ min: opts.min, max: Math.min(opts.max, 1e6), noNaN: true })
+      ).map(fix),
+    },
   );
 }
 
@@ -151,19 +179,26 @@ export function filterArbitraries(pool: Pool): Record<string, fc.Arbitrary<Filte
   const num = (min: number, max: number) => ({ min, max, integer: false });
   const currencies = [...pool.currencies, 'USD'];
   const years = [...pool.years, 1990, 2100];
-  const nameText = fc.oneof(
-    { weight: 5, arbitrary: fc.tuple(fc.constantFrom(...pool.businessNames), fc.nat(), fc.nat(), fc.constantFrom('same', 'lower', 'upper', 'mixed')).map(([name, a, b, casing]) => {
-      const start = a % Math.max(1, name.length - 1);
-      const end = Math.min(name.length, start + 2 + (b % 10));
-      let s = name.slice(start, end);
-      if (s.length < 2) s = name.slice(0, 2);
-      if (casing === 'lower') s = s.toLowerCase();
-      if (casing === 'upper') s = s.toUpperCase();
-      if (casing === 'mixed') s = [...s].map((ch, i) => (i % 2 ? ch.toUpperCase() : ch.toLowerCase())).join('');
-      return s;
-    }) },
-    { weight: 1, arbitrary: fc.constantFrom('zz', 'xq', 'GmbH', 'srl', 'ß', '& ', 'straße', 'STRASSE', 'i̇stanbul', 'ΤΑΒΈΡΝΑ') },
-  ).filter((s) => s.length >= 2 && s.length <= 120);
+  const nameText = fc
+    .oneof(
+      {
+        weight: 5,
+        arbitrary: fc
+          .tuple(fc.constantFrom(...pool.businessNames), fc.nat(), fc.nat(), fc.constantFrom('same', 'lower', 'upper', 'mixed'))
+          .map(([name, a, b, casing]) => {
+            const start = a % Math.max(1, name.length - 1);
+            const end = Math.min(name.length, start + 2 + (b % 10));
+            let s = name.slice(start, end);
+            if (s.length < 2) s = name.slice(0, 2);
+            if (casing === 'lower') s = s.toLowerCase();
+            if (casing === 'upper') s = s.toUpperCase();
+            if (casing === 'mixed') s = [...s].map((ch, i) => (i % 2 ? ch.toUpperCase() : ch.toLowerCase())).join('');
+            return s;
+          }),
+      },
+      { weight: 1, arbitrary: fc.constantFrom('zz', 'xq', 'GmbH', 'srl', 'ß', '& ', 'straße', 'STRASSE', 'i̇stanbul', 'ΤΑΒΈΡΝΑ') },
+    )
+    .filter((s) => s.length >= 2 && s.length <= 120);
   return {
     category: someOf(CATEGORY).map((x) => ({ category: [...x] })),
     buildingType: someOf([...pool.buildingTypes, 'no_such_type']).map((x) => ({ buildingType: x })),
@@ -201,10 +236,20 @@ export function filterArbitraries(pool: Pool): Record<string, fc.Arbitrary<Filte
     has3dModel: fc.constant({ has3dModel: true }),
     hasRegisteredBusiness: fc.constant({ hasRegisteredBusiness: true }),
     registeredBusinessName: nameText.map((x) => ({ registeredBusinessName: x })),
-    minRegisteredBusinessTurnover: fc.tuple(near(v.turnover, int(0, 1e12)), fc.constantFrom(...currencies), fc.option(fc.constantFrom(...years), { freq: 3 }))
-      .map(([x, c, y]) => ({ minRegisteredBusinessTurnover: x, registeredBusinessTurnoverCurrency: c, ...(y === null ? {} : { registeredBusinessFinancialYear: y }) })),
-    maxRegisteredBusinessTurnover: fc.tuple(near(v.turnover, int(0, 1e12)), fc.constantFrom(...currencies), fc.option(fc.constantFrom(...years), { freq: 3 }))
-      .map(([x, c, y]) => ({ maxRegisteredBusinessTurnover: x, registeredBusinessTurnoverCurrency: c, ...(y === null ? {} : { registeredBusinessFinancialYear: y }) })),
+    minRegisteredBusinessTurnover: fc
+      .tuple(near(v.turnover, int(0, 1e12)), fc.constantFrom(...currencies), fc.option(fc.constantFrom(...years), { freq: 3 }))
+      .map(([x, c, y]) => ({
+        minRegisteredBusinessTurnover: x,
+        registeredBusinessTurnoverCurrency: c,
+        ...(y === null ? {} : { registeredBusinessFinancialYear: y }),
+      })),
+    maxRegisteredBusinessTurnover: fc
+      .tuple(near(v.turnover, int(0, 1e12)), fc.constantFrom(...currencies), fc.option(fc.constantFrom(...years), { freq: 3 }))
+      .map(([x, c, y]) => ({
+        maxRegisteredBusinessTurnover: x,
+        registeredBusinessTurnoverCurrency: c,
+        ...(y === null ? {} : { registeredBusinessFinancialYear: y }),
+      })),
     registeredBusinessTurnoverCurrency: fc.constantFrom(...currencies).map((x) => ({ registeredBusinessTurnoverCurrency: x })),
     registeredBusinessFinancialYear: fc.constantFrom(...years).map((x) => ({ registeredBusinessFinancialYear: x })),
     minRegisteredBusinessEmployees: near(v.employees, int(0, 1_000_000)).map((x) => ({ minRegisteredBusinessEmployees: x })),
@@ -249,7 +294,8 @@ export function bboxArbitrary(pool: Pool): fc.Arbitrary<BBox> {
   const point = fc.nat({ max: pool.points.length - 1 }).map((i) => pool.points[i]);
   const frac = fc.double({ min: 0, max: 1, noNaN: true });
   const sized = (min: number, max: number) =>
-    fc.tuple(point, fc.double({ min, max, noNaN: true }), fc.double({ min: 0.3, max: 1, noNaN: true }), frac, frac)
+    fc
+      .tuple(point, fc.double({ min, max, noNaN: true }), fc.double({ min: 0.3, max: 1, noNaN: true }), frac, frac)
       .map(([[lon, lat], w, aspect, fx, fy]) => boxAround(lon, lat, w, Math.min(3, w * aspect), fx, fy));
   const onPoints = fc.tuple(point, point).map(([[ax, ay], [bx, by]]) => {
     const minLon = Math.min(ax, bx);
@@ -262,7 +308,12 @@ export function bboxArbitrary(pool: Pool): fc.Arbitrary<BBox> {
     const minLat = pool.lat0 + fy * Math.max(0, pool.lat1 - pool.lat0 - side);
     return capSides({ minLon, minLat, maxLon: minLon + side, maxLat: minLat + side });
   });
-  const outside = fc.tuple(fc.double({ min: -170, max: -100, noNaN: true }), fc.double({ min: -60, max: 60, noNaN: true }), fc.double({ min: 0.001, max: 3, noNaN: true }))
+  const outside = fc
+    .tuple(
+      fc.double({ min: -170, max: -100, noNaN: true }),
+      fc.double({ min: -60, max: 60, noNaN: true }),
+      fc.double({ min: 0.001, max: 3, noNaN: true }),
+    )
     .map(([lon, lat, w]) => capSides({ minLon: lon, minLat: lat, maxLon: lon + w, maxLat: lat + w }));
   return fc.oneof(
     { weight: 5, arbitrary: sized(0.0002, 0.005) },
@@ -276,16 +327,18 @@ export function bboxArbitrary(pool: Pool): fc.Arbitrary<BBox> {
 }
 
 /** limit 1..100 and offset with offset + limit <= 10,000, offsets biased toward small and toward the end. */
-export const pageArbitrary: fc.Arbitrary<{ limit: number; offset: number }> = fc.tuple(
-  fc.oneof(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 100 }), fc.constant(100), fc.constant(1)),
-  fc.oneof(
-    { weight: 6, arbitrary: fc.constant(0) },
-    { weight: 4, arbitrary: fc.integer({ min: 0, max: 30 }) },
-    { weight: 3, arbitrary: fc.integer({ min: 0, max: 1000 }) },
-    { weight: 1, arbitrary: fc.integer({ min: 0, max: REF_CAP }) },
-    { weight: 2, arbitrary: fc.integer({ min: 9_900, max: REF_CAP }) },
-  ),
-).map(([limit, offset]) => ({ limit, offset: Math.min(offset, REF_CAP - limit) }));
+export const pageArbitrary: fc.Arbitrary<{ limit: number; offset: number }> = fc
+  .tuple(
+    fc.oneof(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 100 }), fc.constant(100), fc.constant(1)),
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constant(0) },
+      { weight: 4, arbitrary: fc.integer({ min: 0, max: 30 }) },
+      { weight: 3, arbitrary: fc.integer({ min: 0, max: 1000 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: REF_CAP }) },
+      { weight: 2, arbitrary: fc.integer({ min: 9_900, max: REF_CAP }) },
+    ),
+  )
+  .map(([limit, offset]) => ({ limit, offset: Math.min(offset, REF_CAP - limit) }));
 
 /** Removes the combinations the spec refuses (rules 5, 6, 7) so that every query is valid. */
 export function makeValid(q: RefBuildingsQuery, currencies: readonly string[]): RefBuildingsQuery {
@@ -295,19 +348,28 @@ export function makeValid(q: RefBuildingsQuery, currencies: readonly string[]): 
     out.excludeSolarPresence = out.excludeSolarPresence.filter((x) => !kept.includes(x));
     if (out.excludeSolarPresence.length === 0) delete out.excludeSolarPresence;
   }
-  if (out.registeredSolar === false && (out.registeredSolarStorage !== undefined || out.minRegisteredSolarKw !== undefined)) delete out.registeredSolar;
-  const needsCurrency = out.sort === 'registered_business_turnover'
-    || out.minRegisteredBusinessTurnover !== undefined || out.maxRegisteredBusinessTurnover !== undefined;
+  if (out.registeredSolar === false && (out.registeredSolarStorage !== undefined || out.minRegisteredSolarKw !== undefined))
+    delete out.registeredSolar;
+  const needsCurrency =
+    out.sort === 'registered_business_turnover' ||
+    out.minRegisteredBusinessTurnover !== undefined ||
+    out.maxRegisteredBusinessTurnover !== undefined;
   if (needsCurrency && out.registeredBusinessTurnoverCurrency === undefined) out.registeredBusinessTurnoverCurrency = currencies[0];
   return out;
 }
 
-export function buildingsQueryArbitrary(pool: Pool, sorts: readonly RefBuildingsQuery['sort'][], maxFilters = 6): fc.Arbitrary<RefBuildingsQuery> {
+export function buildingsQueryArbitrary(
+  pool: Pool,
+  sorts: readonly RefBuildingsQuery['sort'][],
+  maxFilters = 6,
+): fc.Arbitrary<RefBuildingsQuery> {
   const filters = filterArbitraries(pool);
   const names = Object.keys(filters);
-  const chosen = fc.uniqueArray(fc.constantFrom(...names), { minLength: 0, maxLength: maxFilters })
+  const chosen = fc
+    .uniqueArray(fc.constantFrom(...names), { minLength: 0, maxLength: maxFilters })
     .chain((picked) => fc.tuple(...picked.map((n) => filters[n])).map((parts) => Object.assign({}, ...parts) as Filters));
-  return fc.tuple(bboxArbitrary(pool), fc.constantFrom(...sorts), pageArbitrary, chosen, fc.constantFrom(...pool.currencies, 'USD'))
+  return fc
+    .tuple(bboxArbitrary(pool), fc.constantFrom(...sorts), pageArbitrary, chosen, fc.constantFrom(...pool.currencies, 'USD'))
     .map(([bbox, sort, page, f, currency]) => makeValid({ ...f, bbox, sort, ...page }, [f.registeredBusinessTurnoverCurrency ?? currency]));
 }
 
@@ -343,12 +405,21 @@ export function checkBuildings(engine: Engine, view: EngineView, snapshots: read
 export function pageOf(all: RefBuildingsResult, q: RefBuildingsQuery): RefBuildingsResult {
   const end = q.offset + q.limit;
   return {
-    ...all, buildings: all.buildings.slice(q.offset, end), ids: all.ids.slice(q.offset, end), keys: all.keys.slice(q.offset, end),
+    ...all,
+    buildings: all.buildings.slice(q.offset, end),
+    ids: all.ids.slice(q.offset, end),
+    keys: all.keys.slice(q.offset, end),
   };
 }
 
 /** checkBuildings with the reference's answer `want` already computed (e.g. by pageOf). */
-export function checkBuildingsPage(engine: Engine, view: EngineView, snapshots: readonly RefSnapshot[], q: RefBuildingsQuery, want: RefBuildingsResult): void {
+export function checkBuildingsPage(
+  engine: Engine,
+  view: EngineView,
+  snapshots: readonly RefSnapshot[],
+  q: RefBuildingsQuery,
+  want: RefBuildingsResult,
+): void {
   for (const path of BUILDINGS_PATHS) checkPath(engine, view, snapshots, q, want, path);
   checkShown(engine, view, q, want);
 }
@@ -365,10 +436,16 @@ function checkShown(engine: Engine, view: EngineView, q: RefBuildingsQuery, want
     const shown = engine.shownBusinesses(r, currency);
     const expected = refShownBusinesses(want.buildings[i], currency);
     if (JSON.stringify(shown) !== JSON.stringify(expected)) {
-      throw new Error(`GET /buildings shows other business figures for ${want.ids[i]} (${fmt(q)}):\n  engine:    ${JSON.stringify(shown)}\n  reference: ${JSON.stringify(expected)}`);
+      throw new Error(
+        `GET /buildings shows other business figures for ${want.ids[i]} (${fmt(q)}):\n  engine:    ${JSON.stringify(shown)}\n  reference: ${JSON.stringify(expected)}`,
+      );
     }
-    const ranked = q.sort === 'registered_business_turnover' ? shown.turnover?.amount ?? null
-      : q.sort === 'registered_business_employees' ? shown.employees?.min ?? null : want.keys[i];
+    const ranked =
+      q.sort === 'registered_business_turnover'
+        ? (shown.turnover?.amount ?? null)
+        : q.sort === 'registered_business_employees'
+          ? (shown.employees?.min ?? null)
+          : want.keys[i];
     if (ranked !== want.keys[i]) {
       throw new Error(`GET /buildings ranks ${want.ids[i]} by ${want.keys[i]} but shows ${ranked} (${fmt(q)})`);
     }
@@ -376,15 +453,21 @@ function checkShown(engine: Engine, view: EngineView, q: RefBuildingsQuery, want
 }
 
 function checkPath(
-  engine: Engine, view: EngineView, snapshots: readonly RefSnapshot[], q: RefBuildingsQuery,
-  want: RefBuildingsResult, path: (typeof BUILDINGS_PATHS)[number],
+  engine: Engine,
+  view: EngineView,
+  snapshots: readonly RefSnapshot[],
+  q: RefBuildingsQuery,
+  want: RefBuildingsResult,
+  path: (typeof BUILDINGS_PATHS)[number],
 ): void {
   const got = engine.queryBuildings(view, q as unknown as BuildingsQuery, { path });
   const ids = got.rows.map((r) => r.snapshot.buildingId(r.row));
   const sameIds = ids.length === want.ids.length && ids.every((id, i) => id === want.ids[i]);
   if (sameIds && got.total === want.total && got.totalIsCapped === want.totalIsCapped) return;
   const lines = [`GET /buildings differs (engine path ${path}) for ${fmt(q)}`];
-  lines.push(`  total: engine ${got.total} capped=${got.totalIsCapped}; reference ${want.total} capped=${want.totalIsCapped} (uncapped matches ${want.matches})`);
+  lines.push(
+    `  total: engine ${got.total} capped=${got.totalIsCapped}; reference ${want.total} capped=${want.totalIsCapped} (uncapped matches ${want.matches})`,
+  );
   lines.push(`  page size: engine ${ids.length}, reference ${want.ids.length}`);
   if (!sameIds) {
     const full = refQueryBuildings(snapshots, { ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER }).ids;
@@ -413,8 +496,9 @@ export function checkPoint(engine: Engine, view: EngineView, snapshots: readonly
   const want = refQueryPoint(snapshots, q);
   const got = engine.queryPoint(view, q as PointQuery);
   const rows = got.rows.map((r) => ({ id: r.snapshot.buildingId(r.row), distanceM: r.distanceM }));
-  const same = rows.length === want.rows.length
-    && rows.every((r, i) => r.id === want.rows[i].id && Math.abs(r.distanceM - want.rows[i].distanceM) <= DISTANCE_TOLERANCE_M);
+  const same =
+    rows.length === want.rows.length &&
+    rows.every((r, i) => r.id === want.rows[i].id && Math.abs(r.distanceM - want.rows[i].distanceM) <= DISTANCE_TOLERANCE_M);
   if (same) return;
 
   const byId = new Map(snapshots.flatMap((s) => s.buildings).map((b) => [b.building_id, b]));
@@ -432,12 +516,14 @@ export function checkPoint(engine: Engine, view: EngineView, snapshots: readonly
     const d = refDistance(r.id);
     if (seen.has(r.id)) problems.push(`row ${i}: ${r.id} returned twice`);
     seen.add(r.id);
-    if (!(Math.abs(d - r.distanceM) <= DISTANCE_TOLERANCE_M)) problems.push(`row ${i}: ${r.id} engine distance ${r.distanceM}, reference ${d}`);
+    if (!(Math.abs(d - r.distanceM) <= DISTANCE_TOLERANCE_M))
+      problems.push(`row ${i}: ${r.id} engine distance ${r.distanceM}, reference ${d}`);
     if (!(d <= q.radiusM + DISTANCE_TOLERANCE_M)) problems.push(`row ${i}: ${r.id} at ${d} m is beyond radius ${q.radiusM}`);
     if (i > 0) {
       const prev = refDistance(rows[i - 1].id);
       if (d < prev - DISTANCE_TOLERANCE_M) problems.push(`row ${i}: ${r.id} at ${d} m after ${rows[i - 1].id} at ${prev} m`);
-      else if (r.distanceM === rows[i - 1].distanceM && r.id < rows[i - 1].id) problems.push(`row ${i}: tie at ${r.distanceM} m not ordered by building_id`);
+      else if (r.distanceM === rows[i - 1].distanceM && r.id < rows[i - 1].id)
+        problems.push(`row ${i}: tie at ${r.distanceM} m not ordered by building_id`);
     }
   });
   const last = rows.length > 0 ? refDistance(rows[rows.length - 1].id) : -Infinity;
@@ -445,8 +531,10 @@ export function checkPoint(engine: Engine, view: EngineView, snapshots: readonly
     if (seen.has(w.id)) continue;
     const full = rows.length >= q.limit;
     if (!full && w.distanceM <= q.radiusM - DISTANCE_TOLERANCE_M) problems.push(`left out ${w.id} at ${w.distanceM} m (page not full)`);
-    if (full && w.distanceM < last - DISTANCE_TOLERANCE_M) problems.push(`left out ${w.id} at ${w.distanceM} m, nearer than the last returned (${last} m)`);
-    if (full && w.distanceM === last && rows.length > 0 && w.id < rows[rows.length - 1].id) problems.push(`left out ${w.id} at ${w.distanceM} m, tied with the last returned and a smaller id`);
+    if (full && w.distanceM < last - DISTANCE_TOLERANCE_M)
+      problems.push(`left out ${w.id} at ${w.distanceM} m, nearer than the last returned (${last} m)`);
+    if (full && w.distanceM === last && rows.length > 0 && w.id < rows[rows.length - 1].id)
+      problems.push(`left out ${w.id} at ${w.distanceM} m, tied with the last returned and a smaller id`);
   }
   if (problems.length === 0) return; // a floating-point near-tie, within the tolerance
   const lines = [`GET /buildings/at differs for ${fmt(q)}`, ...problems.slice(0, 12).map((p) => `  ${p}`)];

@@ -110,7 +110,9 @@ export function decodeSnapshotDir(dir: string): RefSnapshot[] {
   const out: RefSnapshot[] = [];
   for (const cc of readdirSync(dir).sort()) {
     if (!/^[A-Z]{2}$/.test(cc) || !statSync(join(dir, cc)).isDirectory()) continue;
-    const files = readdirSync(join(dir, cc)).filter((f) => /^\d{4}-\d{2}-\d{2}\.arrow$/.test(f)).sort();
+    const files = readdirSync(join(dir, cc))
+      .filter((f) => /^\d{4}-\d{2}-\d{2}\.arrow$/.test(f))
+      .sort();
     if (files.length > 0) out.push(decodeSnapshotFile(join(dir, cc, files[files.length - 1])));
   }
   return out;
@@ -404,16 +406,29 @@ export function passesFilters(b: RefBuilding, q: RefBuildingsQuery): boolean {
     if (b.recent_mean_temperature_c === null || b.recent_temperature_trend_c_per_decade === null) return false;
   }
   if (q.hasRecentTemperatureExtremes === true) {
-    if (b.recent_frost_days === null || b.recent_hot_days === null
-      || b.recent_minimum_daily_temperature_c === null || b.recent_maximum_daily_temperature_c === null) return false;
+    if (
+      b.recent_frost_days === null ||
+      b.recent_hot_days === null ||
+      b.recent_minimum_daily_temperature_c === null ||
+      b.recent_maximum_daily_temperature_c === null
+    )
+      return false;
   }
   if (q.hasRecentPrecipitation === true) {
     if (b.recent_annual_precipitation_mm === null || b.recent_max_one_day_precipitation_mm === null) return false;
   }
   if (q.minRecentFrostDays !== undefined && !atLeast(b.recent_frost_days, q.minRecentFrostDays)) return false;
-  if (q.maxRecentMinimumDailyTemperatureC !== undefined && !atMost(b.recent_minimum_daily_temperature_c, q.maxRecentMinimumDailyTemperatureC)) return false;
+  if (
+    q.maxRecentMinimumDailyTemperatureC !== undefined &&
+    !atMost(b.recent_minimum_daily_temperature_c, q.maxRecentMinimumDailyTemperatureC)
+  )
+    return false;
   if (q.minRecentHotDays !== undefined && !atLeast(b.recent_hot_days, q.minRecentHotDays)) return false;
-  if (q.minRecentMaxOneDayPrecipitationMm !== undefined && !atLeast(b.recent_max_one_day_precipitation_mm, q.minRecentMaxOneDayPrecipitationMm)) return false;
+  if (
+    q.minRecentMaxOneDayPrecipitationMm !== undefined &&
+    !atLeast(b.recent_max_one_day_precipitation_mm, q.minRecentMaxOneDayPrecipitationMm)
+  )
+    return false;
 
   // Natural hazards
   if (q.floodZone !== undefined && !inList(b.flood_zone, q.floodZone)) return false;
@@ -469,9 +484,11 @@ export function originInRing(ring: readonly number[]): boolean {
   let inside = false;
   const n = ring.length / 2;
   for (let i = 0, j = n - 1; i < n; j = i++) {
-    const xi = ring[2 * i], yi = ring[2 * i + 1];
-    const xj = ring[2 * j], yj = ring[2 * j + 1];
-    if ((yi > 0) !== (yj > 0)) {
+    const xi = ring[2 * i],
+      yi = ring[2 * i + 1];
+    const xj = ring[2 * j],
+      yj = ring[2 * j + 1];
+    if (yi > 0 !== yj > 0) {
       // x where the edge crosses the horizontal line y = 0
       const xCross = xi + ((0 - yi) * (xj - xi)) / (yj - yi);
       if (xCross > 0) inside = !inside;
@@ -590,15 +607,23 @@ export function findBuilding(snapshots: readonly RefSnapshot[], buildingId: stri
 }
 
 /** Rule 7: file order, sliced [offset, offset+limit), total = list length; unknown building: undefined. */
-export function refListUnits(snapshots: readonly RefSnapshot[], buildingId: string, limit: number, offset: number):
-  { units: RefBuilding['units']; total: number } | undefined {
+export function refListUnits(
+  snapshots: readonly RefSnapshot[],
+  buildingId: string,
+  limit: number,
+  offset: number,
+): { units: RefBuilding['units']; total: number } | undefined {
   const b = findBuilding(snapshots, buildingId);
   if (b === undefined) return undefined;
   return { units: b.units.slice(offset, offset + limit), total: b.units.length };
 }
 
-export function refListBusinesses(snapshots: readonly RefSnapshot[], buildingId: string, limit: number, offset: number):
-  { businesses: RefBuilding['businesses']; total: number } | undefined {
+export function refListBusinesses(
+  snapshots: readonly RefSnapshot[],
+  buildingId: string,
+  limit: number,
+  offset: number,
+): { businesses: RefBuilding['businesses']; total: number } | undefined {
   const b = findBuilding(snapshots, buildingId);
   if (b === undefined) return undefined;
   return { businesses: b.businesses.slice(offset, offset + limit), total: b.businesses.length };

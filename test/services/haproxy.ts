@@ -31,10 +31,15 @@ export async function startHaproxy(config: string, port: number): Promise<TestHa
   writeFileSync(join(dir, 'haproxy.cfg'), config);
   const child: ChildProcess = spawn(haproxyBinary(), ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
   let exited = false;
-  child.once('exit', () => { exited = true; });
+  child.once('exit', () => {
+    exited = true;
+  });
   for (let i = 0; i < 200; i++) {
     const up = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
+      const s = connect(port, '127.0.0.1', () => {
+        s.end();
+        resolve(true);
+      });
       s.once('error', () => resolve(false));
     });
     if (up) break;
@@ -42,10 +47,11 @@ export async function startHaproxy(config: string, port: number): Promise<TestHa
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
-    stop: () => new Promise<void>((resolve) => {
-      if (exited) return resolve(rmSync(dir, { recursive: true, force: true }));
-      child.once('exit', () => resolve(rmSync(dir, { recursive: true, force: true })));
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (exited) return resolve(rmSync(dir, { recursive: true, force: true }));
+        child.once('exit', () => resolve(rmSync(dir, { recursive: true, force: true })));
+        child.kill('SIGTERM');
+      }),
   };
 }

@@ -26,13 +26,14 @@ export interface TestPostgres {
 function binDir(): string {
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions.length > 0) return join(root, versions[0], 'bin');
   }
   for (const dir of (process.env.PATH ?? '').split(':')) if (existsSync(join(dir, 'initdb'))) return dir;
   throw new Error('PostgreSQL is not installed (no initdb): apt-get install -y postgresql');
 }
-
 
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = binDir();
@@ -46,7 +47,9 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   chmodSync(dir, 0o700);
   const run = (program: string, args: string[]): void => {
-    const cmd = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, program), ...args]] as const : [join(bin, program), args] as const;
+    const cmd = asRoot
+      ? (['runuser', ['-u', 'postgres', '--', join(bin, program), ...args]] as const)
+      : ([join(bin, program), args] as const);
     execFileSync(cmd[0], [...cmd[1]], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
   };
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
@@ -59,8 +62,14 @@ export async function startPostgres(): Promise<TestPostgres> {
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => { if (running) stop(); running = false; },
-    start: () => { if (!running) start(); running = true; },
+    stop: () => {
+      if (running) stop();
+      running = false;
+    },
+    start: () => {
+      if (!running) start();
+      running = true;
+    },
     destroy: () => {
       try {
         if (running) stop();

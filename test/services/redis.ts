@@ -23,7 +23,10 @@ export interface TestRedis {
 async function listening(port: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const up = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
+      const s = connect(port, '127.0.0.1', () => {
+        s.end();
+        resolve(true);
+      });
       s.once('error', () => resolve(false));
     });
     if (up) return;
@@ -38,8 +41,12 @@ export async function startRedis(): Promise<TestRedis> {
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
     if (child !== null) return;
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-    child.once('exit', () => { child = null; });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+      stdio: 'ignore',
+    });
+    child.once('exit', () => {
+      child = null;
+    });
     await listening(port);
   };
   const stop = async (): Promise<void> => {
@@ -52,7 +59,10 @@ export async function startRedis(): Promise<TestRedis> {
   };
   await start();
   return {
-    url: `redis://127.0.0.1:${port}`, port, stop, start,
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    start,
     destroy: async () => {
       await stop();
       rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,11 @@ import { base62Fixed } from '../../src/ledger/ids.ts';
 /** Key i is added at second T0 + i. */
 export const T0 = 1_700_000_000;
 
-const hex = (v: number, digits: number): string => (v >>> 0).toString(16).padStart(8, '0').slice(8 - digits);
+const hex = (v: number, digits: number): string =>
+  (v >>> 0)
+    .toString(16)
+    .padStart(8, '0')
+    .slice(8 - digits);
 
 /** Workspace i and building i, each distinct for every i (a lowercase UUID). */
 export function openingKey(i: number): [string, string] {

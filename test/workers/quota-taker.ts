@@ -2,7 +2,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SharedQuota } from '../../src/ledger/shared-quota.ts';
 
-const { table, workspaces, n, limit, go } = workerData as { table: SharedArrayBuffer; workspaces: string[]; n: number; limit: number; go: SharedArrayBuffer };
+const { table, workspaces, n, limit, go } = workerData as {
+  table: SharedArrayBuffer;
+  workspaces: string[];
+  n: number;
+  limit: number;
+  go: SharedArrayBuffer;
+};
 const quota = new SharedQuota(4096, table);
 parentPort!.postMessage('ready');
 Atomics.wait(new Int32Array(go), 0, 0);

@@ -18,6 +18,9 @@ parentPort!.on('message', (m: { transfers: SnapshotTransfer[]; buildings: Buildi
     units: m.rows.map((row) => JSON.stringify(s.units(row))),
     places: JSON.stringify(s.places.list()),
     // What the count walk reads to count a list filter's matches unread: lost in transfer, it would only be slower.
-    codeCounts: { from: s.summaries.countsFrom, sums: Object.entries(s.summaries.codeCounts).map(([name, a]) => [name, a.length, a.reduce((x, y) => x + y, 0)]) },
+    codeCounts: {
+      from: s.summaries.countsFrom,
+      sums: Object.entries(s.summaries.codeCounts).map(([name, a]) => [name, a.length, a.reduce((x, y) => x + y, 0)]),
+    },
   });
 });

@@ -2,7 +2,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { WindowLimiter } from '../../src/ledger/limits.ts';
 
-const { table, keys, n, now, go } = workerData as { table: SharedArrayBuffer; keys: string[]; n: number; now: number; go: SharedArrayBuffer };
+const { table, keys, n, now, go } = workerData as {
+  table: SharedArrayBuffer;
+  keys: string[];
+  n: number;
+  now: number;
+  go: SharedArrayBuffer;
+};
 const limiter = new WindowLimiter({ limit: 60, periodMs: 60_000, maxKeys: 4000, table });
 const flag = new Int32Array(go);
 parentPort!.postMessage('ready');

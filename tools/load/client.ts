@@ -32,7 +32,16 @@ const MAX_HEAD = 64 * 1024;
  */
 export const IDLE_REUSE_MS = 4_000;
 
-const enum State { Idle, Head, Body, ChunkSize, ChunkData, ChunkEnd, Trailer, UntilClose }
+const enum State {
+  Idle,
+  Head,
+  Body,
+  ChunkSize,
+  ChunkData,
+  ChunkEnd,
+  Trailer,
+  UntilClose,
+}
 
 export class Connection<T> {
   /** The caller's state of the request in flight; null when idle. */

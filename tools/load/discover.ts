@@ -58,7 +58,8 @@ export function parseBBox(text: string): BBox {
 export function probeCells(b: BBox): BBox[] {
   const nx = Math.max(4, Math.ceil((b.maxLon - b.minLon) / MAX_SIDE_DEG - 1e-9));
   const ny = Math.max(4, Math.ceil((b.maxLat - b.minLat) / MAX_SIDE_DEG - 1e-9));
-  const dx = (b.maxLon - b.minLon) / nx, dy = (b.maxLat - b.minLat) / ny;
+  const dx = (b.maxLon - b.minLon) / nx,
+    dy = (b.maxLat - b.minLat) / ny;
   const out: BBox[] = [];
   for (let j = 0; j < ny; j++) {
     for (let i = 0; i < nx; i++) {
@@ -90,7 +91,10 @@ class Prober {
   private turn = 0;
   private readonly refused = new Set<number>();
 
-  constructor(private readonly target: Target, private readonly keys: readonly string[]) {}
+  constructor(
+    private readonly target: Target,
+    private readonly keys: readonly string[],
+  ) {}
 
   async get(path: string, auth: boolean): Promise<Got> {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'edifice-loadtest' };
@@ -162,8 +166,10 @@ export async function discover(target: Target, keys: readonly string[], bbox: BB
   const p = new Prober(target, keys);
   let areas = bbox ? [bbox] : await publicExtents(p, target.base);
   if (areas.length === 0) {
-    throw new Error(`discovery: no --bbox given, and ${target.url}/public/countries lists no country extents `
-      + `(HTTP ${Object.keys(p.statuses).join(', ')}); give the served area as --bbox minLon,minLat,maxLon,maxLat.`);
+    throw new Error(
+      `discovery: no --bbox given, and ${target.url}/public/countries lists no country extents ` +
+        `(HTTP ${Object.keys(p.statuses).join(', ')}); give the served area as --bbox minLon,minLat,maxLon,maxLat.`,
+    );
   }
   areas = areas.slice(0, 4);
   const area: Area = { lon: [], lat: [], ids: [], places: [], currency: null };
@@ -179,7 +185,8 @@ export async function discover(target: Target, keys: readonly string[], bbox: BB
     const doc = got.body as { data?: ProbeBuilding[]; meta?: { total?: unknown } };
     const data = Array.isArray(doc?.data) ? doc.data : [];
     const total = typeof doc?.meta?.total === 'number' ? doc.meta.total : data.length;
-    const lon: number[] = [], lat: number[] = [];
+    const lon: number[] = [],
+      lat: number[] = [];
     for (const b of data) {
       if (typeof b.longitude !== 'number' || typeof b.latitude !== 'number') continue;
       lon.push(b.longitude);
@@ -209,10 +216,19 @@ export async function discover(target: Target, keys: readonly string[], bbox: BB
       area.lat.push(f.lat[i % f.lat.length]);
     }
   }
-  const probe = await p.get(`${target.base}/public/buildings/${encodeURIComponent(area.ids[0] ?? '00000000-0000-0000-0000-000000000000')}`, false);
+  const probe = await p.get(
+    `${target.base}/public/buildings/${encodeURIComponent(area.ids[0] ?? '00000000-0000-0000-0000-000000000000')}`,
+    false,
+  );
   const publicAvailable = probe.status !== 404;
   return {
-    area, publicAvailable, requests: p.requests, credits: p.credits, statuses: p.statuses, cells: cells.length,
-    buildings: found.reduce((s, f) => s + f.lon.length, 0), warnings: p.warnings,
+    area,
+    publicAvailable,
+    requests: p.requests,
+    credits: p.credits,
+    statuses: p.statuses,
+    cells: cells.length,
+    buildings: found.reduce((s, f) => s + f.lon.length, 0),
+    warnings: p.warnings,
   };
 }

@@ -77,13 +77,15 @@ class Engine implements ResponseSink<InFlight> {
   constructor(private readonly plan: EnginePlan) {
     this.mix = new Mix(plan.area, plan.weights, plan.seed, plan.stream, plan.base);
     // The request head after the path, one per key: no string building per header per request.
-    const tail = (auth: string) => ` HTTP/1.1\r\nHost: ${plan.hostHeader}\r\n${auth}Accept: application/json\r\nUser-Agent: edifice-loadtest\r\n\r\n`;
+    const tail = (auth: string) =>
+      ` HTTP/1.1\r\nHost: ${plan.hostHeader}\r\n${auth}Accept: application/json\r\nUser-Agent: edifice-loadtest\r\n\r\n`;
     this.heads = plan.keys.map((k) => tail(`Authorization: Bearer ${k}\r\n`));
     // 10.x.y.z: addresses of no real client, so a trusting server counts them apart.
     const address = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-    this.publicHeads = plan.clientAddresses > 0
-      ? Array.from({ length: plan.clientAddresses }, (_, i) => tail(`X-Forwarded-For: ${address(i + plan.stream * 65_536)}\r\n`))
-      : [tail('')];
+    this.publicHeads =
+      plan.clientAddresses > 0
+        ? Array.from({ length: plan.clientAddresses }, (_, i) => tail(`X-Forwarded-For: ${address(i + plan.stream * 65_536)}\r\n`))
+        : [tail('')];
     this.keyTurn = plan.stream;
   }
 
@@ -91,7 +93,9 @@ class Engine implements ResponseSink<InFlight> {
     const p = this.plan;
     this.startMs = performance.now();
     this.endMs = this.startMs + p.durationMs;
-    const finished = new Promise<void>((resolve) => { this.done = resolve; });
+    const finished = new Promise<void>((resolve) => {
+      this.done = resolve;
+    });
     this.watchdog = setInterval(() => this.check(), 100);
     if (p.mode === 'max') {
       for (let i = 0; i < p.connections && this.recorder.sent < p.requests; i++) this.dispatch(this.newConnection(), this.startMs);

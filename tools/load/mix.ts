@@ -16,9 +16,7 @@
  * offset 0 (85%) or one to three pages deep; sorts by volume 40%, area 20%, height 20%, business
  * employees 10%, business turnover 10% (when a turnover currency was seen).
  */
-import {
-  CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE,
-} from '../../src/snapshot/schema.ts';
+import { CATEGORY, FLOOD_ZONE, PANELS_STATUS, ROOF_SHAPE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE } from '../../src/snapshot/schema.ts';
 import { Prng } from '../../src/synth/prng.ts';
 
 export const KINDS = ['point', 'street', 'city', 'region', 'filters', 'walk', 'public'] as const;
@@ -110,7 +108,12 @@ export class Mix {
     this.cumulative = Float64Array.from(KINDS, (k) => this.weights[k]);
     this.total = this.cumulative.reduce((a, b) => a + b, 0);
     this.rng = new Prng(seed, 0x6c6f6164 + stream);
-    const sorts: [string, number][] = [['volume', 0.4], ['area', 0.2], ['height', 0.2], ['registered_business_employees', 0.1]];
+    const sorts: [string, number][] = [
+      ['volume', 0.4],
+      ['area', 0.2],
+      ['height', 0.2],
+      ['registered_business_employees', 0.1],
+    ];
     if (area.currency) sorts.push([`registered_business_turnover&registered_business_turnover_currency=${area.currency}`, 0.1]);
     this.sorts = sorts.map((s) => s[0]);
     this.sortWeights = Float64Array.from(sorts, (s) => s[1]);
@@ -122,13 +125,20 @@ export class Mix {
     const kind = this.rng.weighted(this.cumulative, this.total);
     const base = this.base;
     switch (KINDS[kind]) {
-      case 'point': return { kind, path: `${base}/buildings/at?${this.point()}`, auth: true };
-      case 'street': return { kind, path: `${base}/buildings?${this.ranked(STREET, 0, 1)}`, auth: true };
-      case 'city': return { kind, path: `${base}/buildings?${this.ranked(CITY, 0, 1)}`, auth: true };
-      case 'region': return { kind, path: `${base}/buildings?${this.ranked(REGION, 0, 2)}`, auth: true };
-      case 'filters': return { kind, path: `${base}/buildings?${this.ranked(NEIGHBOURHOOD_TO_CITY, 2, 5)}`, auth: true };
-      case 'walk': return { kind, path: this.walkPage(), auth: true };
-      default: return { kind, path: this.publicPage(), auth: false };
+      case 'point':
+        return { kind, path: `${base}/buildings/at?${this.point()}`, auth: true };
+      case 'street':
+        return { kind, path: `${base}/buildings?${this.ranked(STREET, 0, 1)}`, auth: true };
+      case 'city':
+        return { kind, path: `${base}/buildings?${this.ranked(CITY, 0, 1)}`, auth: true };
+      case 'region':
+        return { kind, path: `${base}/buildings?${this.ranked(REGION, 0, 2)}`, auth: true };
+      case 'filters':
+        return { kind, path: `${base}/buildings?${this.ranked(NEIGHBOURHOOD_TO_CITY, 2, 5)}`, auth: true };
+      case 'walk':
+        return { kind, path: this.walkPage(), auth: true };
+      default:
+        return { kind, path: this.publicPage(), auth: false };
     }
   }
 
@@ -140,7 +150,14 @@ export class Mix {
 
   /** Learns building ids and places from a JSON answer of GET /buildings or /buildings/at. */
   learn(body: Buffer): void {
-    let doc: { data?: { building_id?: unknown; country?: unknown; locality?: unknown; registered_business_turnover?: { currency?: unknown } | null }[] };
+    let doc: {
+      data?: {
+        building_id?: unknown;
+        country?: unknown;
+        locality?: unknown;
+        registered_business_turnover?: { currency?: unknown } | null;
+      }[];
+    };
     try {
       doc = JSON.parse(body.toString('utf8'));
     } catch {
@@ -162,7 +179,8 @@ export class Mix {
   private point(): string {
     const rng = this.rng;
     const at = this.centre();
-    const lat = this.area.lat[at], lon = this.area.lon[at];
+    const lat = this.area.lat[at],
+      lon = this.area.lon[at];
     // Up to ~20 m from the building's representative point, half of the time.
     const jitter = rng.next() < 0.5 ? 0 : 20 / 111_320;
     const pLat = lat + (rng.next() - 0.5) * jitter;
@@ -246,7 +264,8 @@ const FILTERS: readonly ((rng: Prng) => string)[] = [
   () => 'has_registered_business=true',
   (rng) => `flood_zone=${some(rng, FLOOD_ZONE, 2, 6)}`,
   (rng) => `seismic_risk_class=${some(rng, SEISMIC_RISK_CLASS, 2, 6)}`,
-  (rng) => (rng.chance(0.7) ? `solar_presence=${some(rng, SOLAR_PRESENCE, 1, 3)}` : `exclude_solar_presence=${some(rng, SOLAR_PRESENCE, 1, 2)}`),
+  (rng) =>
+    rng.chance(0.7) ? `solar_presence=${some(rng, SOLAR_PRESENCE, 1, 3)}` : `exclude_solar_presence=${some(rng, SOLAR_PRESENCE, 1, 2)}`,
   (rng) => `existing_solar_panels=${some(rng, PANELS_STATUS, 1, 2)}`,
   (rng) => `min_recent_frost_days=${rng.pick([20, 50, 80])}`,
 ];

@@ -70,23 +70,35 @@ function number(name: string, raw: string | undefined, fallback: number, min: nu
   if (raw === undefined) return fallback;
   const n = Number(raw.replace(/_/g, ''));
   if (raw.trim() === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
-    throw new UsageError(`--${name}: expected ${integer ? 'a whole number' : 'a number'} from ${min.toLocaleString('en')} to ${max.toLocaleString('en')}, got "${raw}".`);
+    throw new UsageError(
+      `--${name}: expected ${integer ? 'a whole number' : 'a number'} from ${min.toLocaleString('en')} to ${max.toLocaleString('en')}, got "${raw}".`,
+    );
   }
   return n;
 }
 
 function readKeys(values: { keys?: string; 'keys-file'?: string }): string[] {
-  if (values.keys !== undefined && values['keys-file'] !== undefined) throw new UsageError('--keys and --keys-file: give one of them, not both.');
+  if (values.keys !== undefined && values['keys-file'] !== undefined)
+    throw new UsageError('--keys and --keys-file: give one of them, not both.');
   let keys: string[];
   if (values['keys-file'] !== undefined) {
     let text: string;
     try {
       text = readFileSync(values['keys-file'], 'utf8');
     } catch (err) {
-      throw new UsageError(`--keys-file: cannot read "${values['keys-file']}" (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
+      throw new UsageError(
+        `--keys-file: cannot read "${values['keys-file']}" (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`,
+      );
     }
-    keys = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
-  } else keys = (values.keys ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+    keys = text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
+  } else
+    keys = (values.keys ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
   if (keys.length === 0) throw new UsageError('--keys: give at least one API key (--keys K1,K2 or --keys-file FILE).');
   for (const k of keys) if (/[\s\0-\x1f]/.test(k)) throw new UsageError('--keys: a key holds a space or control character.');
   return keys;
@@ -125,7 +137,8 @@ export function parseCli(argv: readonly string[]): Cli {
   const threads = number('threads', v.threads, 1, 1, LIMITS.threads, true);
   const timeoutMs = number('timeout', v.timeout, 10, 0.001, 600, false) * 1000;
   const clientAddresses = number('client-addresses', v['client-addresses'], 0, 0, 65_536, true);
-  if (threads > connections) throw new UsageError(`--threads ${threads} with --connections ${connections}: each thread needs a connection.`);
+  if (threads > connections)
+    throw new UsageError(`--threads ${threads} with --connections ${connections}: each thread needs a connection.`);
   let weights = DEFAULT_WEIGHTS;
   let bbox = null;
   try {

@@ -54,7 +54,13 @@ export class Recorder {
   private readonly all = newHistogram();
   private readonly lateness = newHistogram();
   // Statuses by index (0: no response), so counting one costs no lookup.
-  private readonly perKind = KINDS.map(() => ({ histogram: newHistogram(), count: 0, ok: 0, statuses: new Float64Array(600), outcomes: new Map<string, number>() }));
+  private readonly perKind = KINDS.map(() => ({
+    histogram: newHistogram(),
+    count: 0,
+    ok: 0,
+    statuses: new Float64Array(600),
+    outcomes: new Map<string, number>(),
+  }));
   credits = 0;
   bytes = 0;
   sent = 0;
@@ -102,11 +108,20 @@ export class Recorder {
       histogram: hdr.encodeIntoCompressedBase64(this.all),
       lag: hdr.encodeIntoCompressedBase64(this.lateness),
       kinds: this.perKind.map((k) => ({
-        histogram: hdr.encodeIntoCompressedBase64(k.histogram), count: k.count, ok: k.ok, outcomes: Object.fromEntries(k.outcomes),
+        histogram: hdr.encodeIntoCompressedBase64(k.histogram),
+        count: k.count,
+        ok: k.ok,
+        outcomes: Object.fromEntries(k.outcomes),
         statuses: Object.fromEntries([...k.statuses.entries()].filter(([, n]) => n > 0).map(([status, n]) => [String(status), n])),
       })),
-      credits: this.credits, bytes: this.bytes, sent: this.sent, queued: this.queued, notSent: this.notSent,
-      maxConnections: this.maxConnections, walksStarted, walksFinished,
+      credits: this.credits,
+      bytes: this.bytes,
+      sent: this.sent,
+      queued: this.queued,
+      notSent: this.notSent,
+      maxConnections: this.maxConnections,
+      walksStarted,
+      walksFinished,
     };
   }
 }
@@ -180,13 +195,20 @@ function percentiles(h: Histogram): Percentiles {
   if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, 'p99.9': 0, max: 0, mean: 0 };
   const ms = (us: number) => round(us / 1000);
   return {
-    p50: ms(h.getValueAtPercentile(50)), p90: ms(h.getValueAtPercentile(90)), p99: ms(h.getValueAtPercentile(99)),
-    'p99.9': ms(h.getValueAtPercentile(99.9)), max: ms(h.maxValue), mean: ms(h.mean),
+    p50: ms(h.getValueAtPercentile(50)),
+    p90: ms(h.getValueAtPercentile(90)),
+    p99: ms(h.getValueAtPercentile(99)),
+    'p99.9': ms(h.getValueAtPercentile(99.9)),
+    max: ms(h.maxValue),
+    mean: ms(h.mean),
   };
 }
 
 /** What the run itself knows, beside the recorders: the report's settings, time and CPU. */
-export type RunFacts = Pick<LoadReport, 'target' | 'mode' | 'rate' | 'connections' | 'threads' | 'seed' | 'mix' | 'discovery' | 'warnings'> & {
+export type RunFacts = Pick<
+  LoadReport,
+  'target' | 'mode' | 'rate' | 'connections' | 'threads' | 'seed' | 'mix' | 'discovery' | 'warnings'
+> & {
   seconds: number;
   cpuCores: number;
 };
@@ -199,13 +221,30 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   const kinds: Partial<Record<Kind, KindReport>> = {};
   const statuses: Record<string, number> = {};
   const errors: Record<string, number> = {};
-  let credits = 0, bytes = 0, sent = 0, queued = 0, notSent = 0, completed = 0, ok = 0, started = 0, finished = 0, opened = 0;
-  const add = (into: Record<string, number>, key: string, n: number) => { into[key] = (into[key] ?? 0) + n; };
+  let credits = 0,
+    bytes = 0,
+    sent = 0,
+    queued = 0,
+    notSent = 0,
+    completed = 0,
+    ok = 0,
+    started = 0,
+    finished = 0,
+    opened = 0;
+  const add = (into: Record<string, number>, key: string, n: number) => {
+    into[key] = (into[key] ?? 0) + n;
+  };
   for (const p of parts) {
     all.add(hdr.decodeFromCompressedBase64(p.histogram, 32, false));
     lag.add(hdr.decodeFromCompressedBase64(p.lag, 32, false));
-    credits += p.credits; bytes += p.bytes; sent += p.sent; queued += p.queued; notSent += p.notSent; opened += p.maxConnections;
-    started += p.walksStarted; finished += p.walksFinished;
+    credits += p.credits;
+    bytes += p.bytes;
+    sent += p.sent;
+    queued += p.queued;
+    notSent += p.notSent;
+    opened += p.maxConnections;
+    started += p.walksStarted;
+    finished += p.walksFinished;
     p.kinds.forEach((k, i) => {
       if (k.count === 0) return;
       kindH[i].add(hdr.decodeFromCompressedBase64(k.histogram, 32, false));
@@ -223,10 +262,14 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   }
   const answered = completed - notSent;
   const limited = statuses['429'] ?? 0;
-  const warnings = limited * 2 > answered
-    ? [...facts.warnings, `${num(limited)} of ${num(answered)} answers were 429: this run measured the rate limits, not the server. `
-      + 'Against a private server, raise EDIFICE_KEY_PER_MINUTE and EDIFICE_DAILY_QUOTA (README, Load testing)']
-    : facts.warnings;
+  const warnings =
+    limited * 2 > answered
+      ? [
+          ...facts.warnings,
+          `${num(limited)} of ${num(answered)} answers were 429: this run measured the rate limits, not the server. ` +
+            'Against a private server, raise EDIFICE_KEY_PER_MINUTE and EDIFICE_DAILY_QUOTA (README, Load testing)',
+        ]
+      : facts.warnings;
   KINDS.forEach((name, i) => {
     const r = kinds[name];
     if (!r) return;
@@ -234,14 +277,39 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
     r.p99_ms = round(kindH[i].getValueAtPercentile(99) / 1000);
   });
   return {
-    target: facts.target, mode: facts.mode, rate: facts.rate, connections: facts.connections, connections_opened: opened, threads: facts.threads,
-    seed: facts.seed, mix: facts.mix, duration_s: round(facts.seconds), sent, completed, not_sent: notSent, ok,
-    rps: round(answered / Math.max(facts.seconds, 1e-9), 1), latency_ms: percentiles(all), kinds, statuses, errors,
-    credits_charged: credits, bytes_received: bytes,
-    walks: { started, finished, pages: kinds.walk?.count ?? 0 }, queued,
-    send_lag_ms: facts.mode === 'rate' ? { p50: round(lag.getValueAtPercentile(50) / 1000), p99: round(lag.getValueAtPercentile(99) / 1000), max: round(lag.maxValue / 1000) } : null,
+    target: facts.target,
+    mode: facts.mode,
+    rate: facts.rate,
+    connections: facts.connections,
+    connections_opened: opened,
+    threads: facts.threads,
+    seed: facts.seed,
+    mix: facts.mix,
+    duration_s: round(facts.seconds),
+    sent,
+    completed,
+    not_sent: notSent,
+    ok,
+    rps: round(answered / Math.max(facts.seconds, 1e-9), 1),
+    latency_ms: percentiles(all),
+    kinds,
+    statuses,
+    errors,
+    credits_charged: credits,
+    bytes_received: bytes,
+    walks: { started, finished, pages: kinds.walk?.count ?? 0 },
+    queued,
+    send_lag_ms:
+      facts.mode === 'rate'
+        ? {
+            p50: round(lag.getValueAtPercentile(50) / 1000),
+            p99: round(lag.getValueAtPercentile(99) / 1000),
+            max: round(lag.maxValue / 1000),
+          }
+        : null,
     client_cpu_cores: round(facts.cpuCores, 2),
-    discovery: facts.discovery, warnings,
+    discovery: facts.discovery,
+    warnings,
   };
 }
 
@@ -252,16 +320,20 @@ const lpad = (s: string, n: number) => s.padStart(n);
 export function formatReport(r: LoadReport): string {
   const l = r.latency_ms;
   const lines = [
-    `target ${r.target}; ${r.mode === 'rate' ? `fixed rate ${num(r.rate!)}/s (latency from the scheduled send time)` : 'as fast as possible'}, `
-      + `${r.connections} connections, ${r.threads} thread${r.threads === 1 ? '' : 's'}, seed ${r.seed}`,
+    `target ${r.target}; ${r.mode === 'rate' ? `fixed rate ${num(r.rate!)}/s (latency from the scheduled send time)` : 'as fast as possible'}, ` +
+      `${r.connections} connections, ${r.threads} thread${r.threads === 1 ? '' : 's'}, seed ${r.seed}`,
     `mix ${KINDS.map((k) => `${k}=${r.mix[k]}`).join(',')}`,
-    `${num(r.completed - r.not_sent)} requests in ${r.duration_s.toFixed(1)} s = ${num(r.rps)} requests/s; ${num(r.ok)} 2xx; `
-      + `${num(r.sent - (r.completed - r.not_sent))} unanswered at the end${r.mode === 'rate' ? `; ${num(r.queued)} waited for a connection; ${num(r.connections_opened)} connections opened` : ''}`
-      + (r.not_sent > 0 ? `; ${num(r.not_sent)} due but never sent (the client fell behind the rate)` : ''),
-    ...(r.send_lag_ms ? [`send lag ms (the client's own lateness against the schedule, part of the latency): p50 ${r.send_lag_ms.p50}  p99 ${r.send_lag_ms.p99}  max ${r.send_lag_ms.max}`] : []),
+    `${num(r.completed - r.not_sent)} requests in ${r.duration_s.toFixed(1)} s = ${num(r.rps)} requests/s; ${num(r.ok)} 2xx; ` +
+      `${num(r.sent - (r.completed - r.not_sent))} unanswered at the end${r.mode === 'rate' ? `; ${num(r.queued)} waited for a connection; ${num(r.connections_opened)} connections opened` : ''}` +
+      (r.not_sent > 0 ? `; ${num(r.not_sent)} due but never sent (the client fell behind the rate)` : ''),
+    ...(r.send_lag_ms
+      ? [
+          `send lag ms (the client's own lateness against the schedule, part of the latency): p50 ${r.send_lag_ms.p50}  p99 ${r.send_lag_ms.p99}  max ${r.send_lag_ms.max}`,
+        ]
+      : []),
     `latency ms: p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  p99.9 ${l['p99.9']}  max ${l.max}  mean ${l.mean}`,
-    `credits charged ${num(r.credits_charged)}; received ${(r.bytes_received / 2 ** 20).toFixed(1)} MiB; `
-      + `walks started ${num(r.walks.started)}, finished ${num(r.walks.finished)}, pages ${num(r.walks.pages)}`,
+    `credits charged ${num(r.credits_charged)}; received ${(r.bytes_received / 2 ** 20).toFixed(1)} MiB; ` +
+      `walks started ${num(r.walks.started)}, finished ${num(r.walks.finished)}, pages ${num(r.walks.pages)}`,
     `client CPU ${r.client_cpu_cores.toFixed(2)} cores (the load generator's own process)`,
     `discovery: ${r.discovery.requests} requests, ${num(r.discovery.credits)} credits, ${r.discovery.cells} cells, ${num(r.discovery.buildings)} buildings seen`,
     '',
@@ -271,8 +343,13 @@ export function formatReport(r: LoadReport): string {
   for (const k of KINDS) {
     const s = r.kinds[k];
     if (!s) continue;
-    const errs = Object.entries(s.errors).sort((a, b) => b[1] - a[1]).map(([key, n]) => `${key}: ${num(n)}`).join(', ');
-    lines.push(`| ${pad(k, 8)} | ${lpad(num(s.count), 9)} | ${lpad(num(s.ok), 9)} | ${lpad(String(s.p50_ms), 8)} | ${lpad(String(s.p99_ms), 8)} | ${errs || '-'}`);
+    const errs = Object.entries(s.errors)
+      .sort((a, b) => b[1] - a[1])
+      .map(([key, n]) => `${key}: ${num(n)}`)
+      .join(', ');
+    lines.push(
+      `| ${pad(k, 8)} | ${lpad(num(s.count), 9)} | ${lpad(num(s.ok), 9)} | ${lpad(String(s.p50_ms), 8)} | ${lpad(String(s.p99_ms), 8)} | ${errs || '-'}`,
+    );
   }
   const errs = Object.entries(r.errors).sort((a, b) => b[1] - a[1]);
   lines.push('', `errors by status and code: ${errs.length === 0 ? 'none' : errs.map(([key, n]) => `${key}: ${num(n)}`).join(', ')}`);

@@ -14,7 +14,11 @@ export class FixedRate {
   readonly intervalMs: number;
   private issued = 0;
 
-  constructor(readonly ratePerSecond: number, readonly startMs: number, readonly limit: number) {
+  constructor(
+    readonly ratePerSecond: number,
+    readonly startMs: number,
+    readonly limit: number,
+  ) {
     if (!(ratePerSecond > 0)) throw new RangeError(`FixedRate: rate must be > 0, got ${ratePerSecond}.`);
     this.intervalMs = 1000 / ratePerSecond;
   }

@@ -33,11 +33,14 @@ export function parseTarget(raw: string, allowRemote: boolean): Target {
   } catch {
     throw new RangeError(`--url: expected an absolute http URL like http://127.0.0.1:8080/v1, got "${raw}".`);
   }
-  if (u.protocol !== 'http:') throw new RangeError(`--url: only http:// is supported (put a TLS terminator's plain side here), got "${u.protocol}".`);
+  if (u.protocol !== 'http:')
+    throw new RangeError(`--url: only http:// is supported (put a TLS terminator's plain side here), got "${u.protocol}".`);
   if (u.search || u.hash) throw new RangeError(`--url: give the API base without a query or fragment, got "${raw}".`);
   const loopback = isLoopback(u.hostname);
   if (!loopback && !allowRemote) {
-    throw new RangeError(`--url: ${u.hostname} is not a loopback address; a load test goes to 127.0.0.1/::1 unless --allow-remote is given.`);
+    throw new RangeError(
+      `--url: ${u.hostname} is not a loopback address; a load test goes to 127.0.0.1/::1 unless --allow-remote is given.`,
+    );
   }
   const bare = u.hostname.replace(/^\[|\]$/g, '');
   // localhost may resolve to ::1 while the server listens on 127.0.0.1 only.
@@ -45,7 +48,11 @@ export function parseTarget(raw: string, allowRemote: boolean): Target {
   const port = u.port ? Number(u.port) : 80;
   const base = u.pathname.replace(/\/+$/, '');
   return {
-    url: `${u.protocol}//${u.host}${base}`, host, port, base, loopback,
+    url: `${u.protocol}//${u.host}${base}`,
+    host,
+    port,
+    base,
+    loopback,
     hostHeader: isIPv6(bare) ? `[${bare}]:${port}` : `${bare}:${port}`,
   };
 }

@@ -9,7 +9,7 @@ const port = parentPort!;
 port.once('message', () => {
   runEngine(workerData as EnginePlan).then(
     (result) => port.postMessage({ type: 'result', result }),
-    (err: unknown) => port.postMessage({ type: 'error', message: err instanceof Error ? err.stack ?? err.message : String(err) }),
+    (err: unknown) => port.postMessage({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
   );
 });
 port.postMessage({ type: 'ready' });

@@ -10,21 +10,40 @@
   const SCALES = {
     height: {
       title: 'height (m)',
-      bins: [[5, '#ffffcc', 'under 5'], [10, '#a1dab4', '5 to 10'], [20, '#41b6c4', '10 to 20'], [40, '#2c7fb8', '20 to 40'], [Infinity, '#253494', '40 and more']],
+      bins: [
+        [5, '#ffffcc', 'under 5'],
+        [10, '#a1dab4', '5 to 10'],
+        [20, '#41b6c4', '10 to 20'],
+        [40, '#2c7fb8', '20 to 40'],
+        [Infinity, '#253494', '40 and more'],
+      ],
       value: (p) => (p.height && typeof p.height.metres === 'number' ? p.height.metres : null),
     },
     category: {
       title: 'category',
       classes: {
-        residential_house: '#e6ab02', apartment_block: '#d95f02', commercial: '#7570b3', industrial: '#666666',
-        public: '#1b9e77', agricultural: '#66a61e', ancillary: '#a6761d', unknown: GREY,
+        residential_house: '#e6ab02',
+        apartment_block: '#d95f02',
+        commercial: '#7570b3',
+        industrial: '#666666',
+        public: '#1b9e77',
+        agricultural: '#66a61e',
+        ancillary: '#a6761d',
+        unknown: GREY,
       },
       value: (p) => p.category ?? null,
     },
     seismic_risk_class: {
       title: 'seismic risk class',
       classes: {
-        RsI: '#b2182b', RsII: '#ef8a62', RsIII: '#fddbc7', RsIV: '#d1e5f0', U1: '#67001f', U2: '#d6604d', U3: '#f4a582', consolidated: '#4393c3',
+        RsI: '#b2182b',
+        RsII: '#ef8a62',
+        RsIII: '#fddbc7',
+        RsIV: '#d1e5f0',
+        U1: '#67001f',
+        U2: '#d6604d',
+        U3: '#f4a582',
+        consolidated: '#4393c3',
       },
       value: (p) => p.seismic_risk_class ?? null,
       none: 'on no list',
@@ -32,14 +51,30 @@
     solar_presence: {
       title: 'solar presence',
       classes: {
-        registered: '#1a9850', detected: '#66bd63', registered_at_address: '#a6d96a', none_seen: '#f46d43', unclear: '#fee08b', unknown: GREY,
+        registered: '#1a9850',
+        detected: '#66bd63',
+        registered_at_address: '#a6d96a',
+        none_seen: '#f46d43',
+        unclear: '#fee08b',
+        unknown: GREY,
       },
       value: (p) => p.solar_presence ?? null,
     },
   };
 
   const el = (id) => document.getElementById(id);
-  const state = { key: '', lastUrl: '', colourBy: 'height', features: [], byId: new Map(), charged: 0, spent: 0, remaining: null, loads: 0, error: null };
+  const state = {
+    key: '',
+    lastUrl: '',
+    colourBy: 'height',
+    features: [],
+    byId: new Map(),
+    charged: 0,
+    spent: 0,
+    remaining: null,
+    loads: 0,
+    error: null,
+  };
   // For people and for end-to-end tests: what the page holds and what the map draws.
   window.edifice = {
     state,
@@ -63,7 +98,9 @@
     const scale = SCALES[state.colourBy];
     const rows = scale.bins
       ? scale.bins.map(([, colour, label]) => [colour, label]).concat([[GREY, 'unknown']])
-      : Object.entries(scale.classes).map(([name, colour]) => [colour, name]).concat(scale.none ? [[GREY, scale.none]] : []);
+      : Object.entries(scale.classes)
+          .map(([name, colour]) => [colour, name])
+          .concat(scale.none ? [[GREY, scale.none]] : []);
     const legend = el('legend');
     legend.replaceChildren(Object.assign(document.createElement('strong'), { textContent: scale.title }));
     for (const [colour, label] of rows) {
@@ -127,7 +164,10 @@
     state.lastUrl = url;
     say('Loading…');
     try {
-      const res = await fetch(url, { headers: { Authorization: `Bearer ${state.key}`, Accept: 'application/geo+json' }, signal: pending.signal });
+      const res = await fetch(url, {
+        headers: { Authorization: `Bearer ${state.key}`, Accept: 'application/geo+json' },
+        signal: pending.signal,
+      });
       const body = await res.json();
       if (!res.ok) {
         state.error = body && body.error ? body.error : { code: String(res.status), message: res.statusText };
@@ -144,18 +184,28 @@
       recolour();
       const total = body.numberMatched ?? body.total;
       const shown = `${body.features.length} building${body.features.length === 1 ? '' : 's'}`;
-      say(`${shown} drawn${typeof total === 'number' && total > body.features.length ? ` (the ${PAGE} largest of ${total} in view)` : ''}. ` +
-        `This view cost ${state.charged} credit${state.charged === 1 ? '' : 's'}; ${state.spent} on this page so far` +
-        `${state.remaining === null ? '' : `, ${state.remaining} left`}.`);
+      say(
+        `${shown} drawn${typeof total === 'number' && total > body.features.length ? ` (the ${PAGE} largest of ${total} in view)` : ''}. ` +
+          `This view cost ${state.charged} credit${state.charged === 1 ? '' : 's'}; ${state.spent} on this page so far` +
+          `${state.remaining === null ? '' : `, ${state.remaining} left`}.`,
+      );
     } catch (err) {
       if (err.name !== 'AbortError') say(`Could not load buildings: ${err.message}`, true);
     }
   }
-  const schedule = () => { clearTimeout(timer); timer = setTimeout(load, 250); };
+  const schedule = () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, 250);
+  };
 
   map.on('load', () => {
     map.addSource('buildings', { type: 'geojson', data: { type: 'FeatureCollection', features: [] }, promoteId: 'building_id' });
-    map.addLayer({ id: 'buildings-fill', type: 'fill', source: 'buildings', paint: { 'fill-color': ['get', '_colour'], 'fill-opacity': 0.8 } });
+    map.addLayer({
+      id: 'buildings-fill',
+      type: 'fill',
+      source: 'buildings',
+      paint: { 'fill-color': ['get', '_colour'], 'fill-opacity': 0.8 },
+    });
     map.addLayer({ id: 'buildings-line', type: 'line', source: 'buildings', paint: { 'line-color': '#333', 'line-width': 0.5 } });
     map.on('moveend', schedule);
     map.on('click', 'buildings-fill', (e) => {
@@ -163,8 +213,12 @@
       const shown = Object.fromEntries(Object.entries(props ?? {}).filter(([k]) => k !== '_colour'));
       el('details').textContent = JSON.stringify(shown, null, 2);
     });
-    map.on('mouseenter', 'buildings-fill', () => { map.getCanvas().style.cursor = 'pointer'; });
-    map.on('mouseleave', 'buildings-fill', () => { map.getCanvas().style.cursor = ''; });
+    map.on('mouseenter', 'buildings-fill', () => {
+      map.getCanvas().style.cursor = 'pointer';
+    });
+    map.on('mouseleave', 'buildings-fill', () => {
+      map.getCanvas().style.cursor = '';
+    });
     drawLegend();
   });
 
