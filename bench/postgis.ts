@@ -430,7 +430,7 @@ export class PostgisEngine implements Engine<Raw> {
     num('volume_m3', q.minVolumeM3, q.maxVolumeM3);
     if (q.measuredHeightOnly) w.push(`volume_basis = 'measured'`);
     if (q.solarPresence) w.push(inList('solar_presence', q.solarPresence));
-    // NOT IN over a NULL is NULL, which excludes: the same as the engine, where an unknown value is in no list.
+    // solar_presence is never unknown (the schema settles it at build time), so NOT IN meets no NULL.
     if (q.excludeSolarPresence) w.push(`NOT ${inList('solar_presence', q.excludeSolarPresence)}`);
     if (q.existingSolarPanels) w.push(inList('panels_status', q.existingSolarPanels));
     if (q.hasSolarPotential) w.push('solar_potential_basis IS NOT NULL');
