@@ -16,9 +16,9 @@
  * `LIMIT 10001`, and the page by `ORDER BY key DESC NULLS LAST, building_id`. GET
  * /buildings/at: `ST_DWithin` on geography for the candidates, nearest first by `ST_Distance`
  * on geography (the spheroid), ties by building_id. PostGIS measures on the spheroid where
- * Edifice measures in the plane tangent to the ellipsoid at the point: the two agree within
- * 1e-6 of the distance (point.ts), so only a building within that of the radius, or two within
- * that of each other at the limit, could be answered differently.
+ * Edifice measures in the plane tangent to the ellipsoid at the point, which falls short of the
+ * geodesic by under 1e-6 of the distance (point.ts): only a building that close to the radius,
+ * or two that close to each other at the limit, could be answered differently.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -459,10 +459,12 @@ export class PostgisEngine implements Engine<Raw> {
         break;
     }
     const where = w.join(' AND ');
+    // The page is ordered by the uuid column, as its b-trees are: a bare building_id in ORDER BY
+    // would name the text output instead, and sort by the text after each key.
     return `SELECT
   (SELECT count(*) FROM (SELECT 1 FROM buildings WHERE ${where} LIMIT ${MAX_WINDOW + 1}) m)::int AS n,
-  ARRAY(SELECT building_id::text FROM buildings WHERE ${where}
-        ORDER BY ${key} DESC NULLS LAST, building_id LIMIT ${q.limit} OFFSET ${q.offset}) AS ids`;
+  ARRAY(SELECT building_id::text AS id FROM buildings WHERE ${where}
+        ORDER BY ${key} DESC NULLS LAST, buildings.building_id LIMIT ${q.limit} OFFSET ${q.offset}) AS ids`;
   }
 
   /** The SQL of a GET /buildings/at query: the ids, nearest first, ties by building_id. */
