@@ -109,6 +109,13 @@ describe('a replica on PostgreSQL and Redis', () => {
     expect(again.headers['x-credits-charged']).toBe('0');
     expect(await admin.balance(workspaceId)).toBe(before - charged);
     expect(await admin.audit()).toEqual([]);
+    // The daily quota's count of the 7 requests reaches the usage report in PostgreSQL within a few seconds.
+    let requests = 0;
+    for (let i = 0; i < 100 && requests < 7; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      requests = (await admin.usage(workspaceId)).at(-1)!.requests;
+    }
+    expect(requests).toBe(7);
   });
 
   it('refuses a page with too few credits (402, nothing charged) and a bad key (401)', async () => {

@@ -37,6 +37,8 @@ import { PageCharges } from './page-charges.ts';
 
 /** How long a key authenticated here stays accepted while PostgreSQL cannot be reached. */
 export const OUTAGE_KEY_MS = 10 * MINUTE_MS;
+/** How often the daily quota's counts are written to PostgreSQL for the usage report. */
+const PERSIST_EVERY_MS = 1_000;
 
 /** The limits of a fleet's replica: shared in Redis, or this process's alone. */
 export interface FleetLimits {
@@ -86,8 +88,11 @@ export class FleetLedger {
   /** Keys authenticated here, by the SHA-256 of the key (never the key itself). */
   private readonly keys = new LRUCache<string, { auth: AuthResult & { ok: true }; at: number }>({ max: 10_000 });
   private readonly known = new LRUCache<string, Known>({ max: 10_000 });
-  /** Charges and pages answered without PostgreSQL, for the log and /metrics. */
+  /** Pages answered without PostgreSQL, for /metrics. */
   answeredAlone = 0;
+  /** The day's request counts of the quota not yet written to PostgreSQL (for usage), by workspace and day. */
+  private requests = new Map<string, { workspaceId: string; day: string; requests: number }>();
+  private readonly persistTimer: NodeJS.Timeout;
 
   constructor(
     readonly engine: PgLedger,
@@ -95,6 +100,8 @@ export class FleetLedger {
     private readonly options: { perKeyPerMinute: number; dailyQuota: number; log: Logger; now?: Clock; openingsPerWorkspace?: number },
   ) {
     this.policy = rateLimitPolicy(options.perKeyPerMinute, options.dailyQuota);
+    this.persistTimer = setInterval(() => void this.persistRequests(), PERSIST_EVERY_MS);
+    this.persistTimer.unref();
   }
 
   private now(): number {
@@ -108,6 +115,7 @@ export class FleetLedger {
     const key = await this.limits.key(auth.keyId);
     const quota = key.ok ? await this.limits.quota(auth.workspaceId) : null;
     const now = this.now();
+    if (quota?.ok) this.counted(auth.workspaceId, utcDay(now), quota.used);
     const dayResetS = quota?.resetS ?? Math.ceil((startOfNextUtcDay(now) - now) / 1000);
     const result = limitsResult(key, quota ?? { ok: true, used: 0, limit: this.options.dailyQuota }, dayResetS, this.policy);
     if (!auth.ok) {
@@ -207,6 +215,27 @@ export class FleetLedger {
     return { result: { ok: true, charged: 0, remaining: known.balance, chargeId: null }, openedAt };
   }
 
+  /** `used`: the quota's count of the day (the fleet's, from Redis): PostgreSQL keeps the highest it hears. */
+  private counted(workspaceId: string, day: string, used: number): void {
+    const id = `${workspaceId} ${day}`;
+    const known = this.requests.get(id);
+    if (known) known.requests = Math.max(known.requests, used);
+    else this.requests.set(id, { workspaceId, day, requests: used });
+  }
+
+  /** Writes the counts of the quota for the usage report; those PostgreSQL could not take wait for the next time. */
+  private async persistRequests(): Promise<void> {
+    if (this.requests.size === 0) return;
+    const counts = this.requests;
+    this.requests = new Map();
+    try {
+      await this.engine.persistRequests([...counts.values()]);
+    } catch (err) {
+      for (const [id, c] of counts) if (!this.requests.has(id)) this.requests.set(id, c);
+      if (!asUnavailable(err)) this.options.log.warn({ err }, 'cannot write the request counts of the daily quota; will retry');
+    }
+  }
+
   /** Whether PostgreSQL answers now (for /readyz). */
   async reachable(): Promise<boolean> {
     try {
@@ -218,6 +247,8 @@ export class FleetLedger {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.persistTimer);
+    await this.persistRequests();
     await this.engine.close();
   }
 }
