@@ -249,7 +249,7 @@ describe('rescan', () => {
       const view = catalog.view();
       const seen = new Set<string>();
       const ids: string[] = [];
-      let total = 0;
+      let total: number;
       for (let offset = 0; ; offset += 25) {
         const page = queryBuildings(view, { bbox: BBOX, sort: 'volume', limit: 25, offset });
         total = page.total;
