@@ -41,7 +41,7 @@ import { streamRecords, type RecordStream } from './export-stream.ts';
 import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
 import { RankingCache } from '../query/rankings.ts';
 import { queryPoint } from '../query/point.ts';
-import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
+import { listBusinesses, listUnits } from '../query/children.ts';
 import { QueryError } from '../query/types.ts';
 import type { ChargeResult, Ledger } from '../ledger/index.ts';
 import { asUnavailable } from '../ledger/errors.ts';
@@ -481,7 +481,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   getAndHead('/readyz', (res, req, method) => {
     const t0 = performance.now();
     const snapshots = catalog.report();
-    let ledgerOpen = true;
+    let ledgerOpen: boolean;
     try {
       ledger.ping();
       ledgerOpen = charges.ready();

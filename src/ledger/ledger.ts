@@ -17,19 +17,8 @@ import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type G
 import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, removeDemoKey, writeDemoKey } from './demo.ts';
-import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
-import {
-  type AuthResult,
-  hashKey,
-  type KeyInfo,
-  type KeyRecord,
-  keyIdOf,
-  keyPrefix,
-  Keys,
-  keyVerdict,
-  parseKey,
-  unauthorized,
-} from './keys.ts';
+import { asUnavailable, LedgerError } from './errors.ts';
+import { type AuthResult, hashKey, type KeyInfo, type KeyRecord, keyIdOf, Keys, keyVerdict, parseKey, unauthorized } from './keys.ts';
 import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
 import { SharedQuota } from './shared-quota.ts';
