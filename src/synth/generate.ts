@@ -26,7 +26,7 @@ import { energy } from './energy.ts';
 import { flatAscii } from './flat.ts';
 import { blankFacts, type Facts } from './facts.ts';
 import { FloodMaps, type FloodAt } from './flood.ts';
-import { metresPerDegreeLat, metresPerDegreeLon } from './geodesy.ts';
+import { metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 import { HOUSE } from './kinds.ts';
 import { PlotGrid } from './layout.ts';
 import { resolveOptions, type GenerateOptions, type ResolvedOptions } from './options.ts';
