@@ -13,7 +13,7 @@
  * ```
  */
 import { join } from 'node:path';
-import { buildingId } from '../snapshot/ids.ts';
+import { buildingId } from '../snapshot/building-id.ts';
 import { unknownFields } from '../snapshot/record.ts';
 import type { BuildingRecord } from '../snapshot/schema.ts';
 import { SnapshotWriter } from '../snapshot/writer.ts';
