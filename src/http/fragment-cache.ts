@@ -22,7 +22,7 @@
 import { pack } from 'msgpackr';
 import { BUILDING_FIELDS, serializeBuilding, writeBuildingJson, type ByteWriter, type Encoding } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
-import { turnoverView } from '../catalog/largest-business.ts';
+import { buildingRows } from '../catalog/building-row.ts';
 
 /** Rows per snapshot the keys leave room for (the generator's maximum is 10,000,000). */
 const ROW_SPACE = 2 ** 24;
@@ -70,7 +70,7 @@ export class FragmentCache {
 
   /** Appends the building's bytes in `encoding` to out, its turnover in `turnoverCurrency` when one is given. */
   write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding, turnoverCurrency?: string): void {
-    const view = turnoverView(snapshot.business, row, turnoverCurrency);
+    const view = buildingRows(snapshot).turnoverView(row, turnoverCurrency);
     if (view >= VIEWS) {
       this.misses++;
       const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
