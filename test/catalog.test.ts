@@ -12,7 +12,7 @@ import { Catalog, type CatalogView, type LogEntry } from '../src/catalog/catalog
 import { queryBuildings } from '../src/query/buildings.ts';
 import { findBuilding } from '../src/query/children.ts';
 import { queryPoint } from '../src/query/point.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
 
