@@ -212,6 +212,15 @@ describe('a replica on PostgreSQL and Redis', () => {
     }
   });
 
+  it("a suspended workspace's key answers 403 with the headers of spec section 8, charging nothing", async () => {
+    const { workspaceId, key } = await workspace(100);
+    await admin.suspendWorkspace(workspaceId, 'unpaid');
+    const a = await get(`/buildings?bbox=${WHOLE}&limit=1&offset=3100`, key);
+    expect([a.status, a.body.error.code]).toEqual([403, 'forbidden']);
+    expect([a.headers['ratelimit-limit'], a.headers['x-credits-charged'], a.headers['x-credits-remaining']]).toEqual(['60', '0', '105']);
+    expect(a.headers['x-daily-quota-limit']).toBe('5000');
+  });
+
   it('stores the open operations in PostgreSQL (a country request) and says the ledger is open in /readyz', async () => {
     const r = await fetch(`${base}/v1/public/country-requests`, {
       method: 'POST',
