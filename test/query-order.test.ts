@@ -86,7 +86,7 @@ describe('the order of column steps (order.ts)', () => {
     const before = new Set(steps);
     const keep = (list: Step[]) => {
       const sel = new Uint32Array(CHUNK);
-      let n = list[0].range(CHUNK, 2 * CHUNK, sel, 0);
+      let n = list[0].range(CHUNK, 2 * CHUNK, sel, 0, new Uint32Array(CHUNK));
       for (let i = 1; i < list.length; i++) n = list[i].refine(sel, n);
       return Array.from(sel.subarray(0, n));
     };

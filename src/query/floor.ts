@@ -17,7 +17,8 @@
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
 import { candidatesReach } from './estimate.ts';
-import type { Plan } from './plan.ts';
+import type { SearchPlan } from './plan.ts';
+import type { SearchState } from './search-state.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import type { BBox } from './types.ts';
 
@@ -25,28 +26,34 @@ import type { BBox } from './types.ts';
 export const FLOOR_MIN_K = 256;
 
 const F32_MAX = 3.4028234663852886e38;
-let maxima = new Float64Array(4096);
-const stack = new Int32Array(2 * 32 * FANOUT);
 
 /** A key that at least k matches of `plans` (one per snapshot) in bbox reach, or -Infinity. */
-export function provenFloor(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, k: number): number {
+export function provenFloor(
+  st: SearchState,
+  snapshots: readonly Snapshot[],
+  plans: readonly (SearchPlan | null)[],
+  bbox: BBox,
+  k: number,
+): number {
   // k leaves wholly inside hold k * LEAF_ROWS rows: where the bbox's candidates (over-counted
   // from the tree's upper boxes, ~0.2 µs) are fewer, the search (~1 µs on a street) is vain.
-  if (k === 0 || !candidatesReach(snapshots, bbox, k * LEAF_ROWS)) return -Infinity;
+  if (k === 0 || !candidatesReach(st, snapshots, bbox, k * LEAF_ROWS)) return -Infinity;
   let n = 0;
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || plan.attained === null || snapshots[si].rows === 0) continue;
-    n = collect(snapshots[si], plan, plan.attained, bbox, n);
+    n = collect(st, snapshots[si], plan, plan.attained, bbox, n);
   }
-  return n < k ? -Infinity : kthLargest(maxima, n, k);
+  return n < k ? -Infinity : kthLargest(st.maxima, n, k);
 }
 
-/** Appends to maxima[n..] the lower bound of the greatest key of each leaf inside bbox proven ALL; returns the new n. */
-function collect(s: Snapshot, plan: Plan, attained: Float32Array, bbox: BBox, n: number): number {
+/** Appends to st.maxima[n..] the lower bound of the greatest key of each leaf inside bbox proven ALL; returns the new n. */
+function collect(st: SearchState, s: Snapshot, plan: SearchPlan, attained: Float32Array, bbox: BBox, n: number): number {
   const { minLon, minLat, maxLon, maxLat } = bbox;
   const { boxes, levelStart, levelCount, levelSpan } = s.tree;
   const { proofs, complete } = plan;
+  const stack = st.stack;
+  let maxima: Float64Array = st.maxima;
   let sp = 0;
   stack[sp++] = levelStart.length - 1;
   stack[sp++] = 0;
@@ -66,7 +73,7 @@ function collect(s: Snapshot, plan: Plan, attained: Float32Array, bbox: BBox, n:
       // Every leaf below is inside and proven ALL too.
       const first = (i * levelSpan[level]) / LEAF_ROWS;
       const end = Math.min(levelCount[0], first + levelSpan[level] / LEAF_ROWS);
-      if (maxima.length < n + (end - first)) grow(n + (end - first));
+      if (maxima.length < n + (end - first)) maxima = grow(st, n + (end - first));
       for (let leaf = first; leaf < end; leaf++) {
         const v = attained[leaf];
         // A leaf of unknown keys only holds -Infinity: no known key to vouch for. Above the
@@ -86,12 +93,12 @@ function collect(s: Snapshot, plan: Plan, attained: Float32Array, bbox: BBox, n:
   return n;
 }
 
-function grow(need: number): void {
-  let size = maxima.length;
+function grow(st: SearchState, need: number): Float64Array {
+  let size = st.maxima.length;
   while (size < need) size *= 2;
   const next = new Float64Array(size);
-  next.set(maxima);
-  maxima = next;
+  next.set(st.maxima);
+  return (st.maxima = next);
 }
 
 /** The k-th greatest of a[0..n) (1 <= k <= n), reordering a (Hoare's selection). */

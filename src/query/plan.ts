@@ -41,12 +41,12 @@ import {
   TurnoverMinStep,
   type Step,
 } from './kernels.ts';
-import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './keys.ts';
+import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './sort-keys.ts';
 import { StepOrder } from './order.ts';
 import { CodesProof, EitherCodesProof, FlagsProof, RangeProof, type NodeProof } from './proofs.ts';
 import type { BuildingsQuery } from './types.ts';
 
-export interface Plan {
+export interface SearchPlan {
   /** Run in order: the column steps (compile's guess of the cheapest first, re-ordered by `order`), then the business steps. */
   steps: Step[];
   /** Re-orders the steps that test one column of the row by the rows each keeps, as the query runs; null: fewer than two. */
@@ -236,7 +236,7 @@ class PlanParts {
 }
 
 /** The plan of q on snapshot s, or null when no building of s can match. */
-export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
+export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
   const p = new PlanParts(s);
   const sum = s.summaries;
 
@@ -357,7 +357,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   if (complete) for (const proof of proofs) if (proof instanceof CodesProof && proof.counts !== null) countable = true;
   const steps = [...p.first, ...p.codesByShare(), ...p.bounds, ...children];
   const columns = steps.length - children.length;
-  const plan: Plan = {
+  const plan: SearchPlan = {
     steps,
     order: columns >= 2 ? new StepOrder(steps, columns) : null,
     key: keySource(s, q),
@@ -381,7 +381,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
  */
 const shapes = new WeakMap<Snapshot, Map<unknown, object>>();
 
-function keepShapes(s: Snapshot, plan: Plan): void {
+function keepShapes(s: Snapshot, plan: SearchPlan): void {
   let kept = shapes.get(s);
   if (kept === undefined) shapes.set(s, (kept = new Map()));
   for (const o of plan.steps) keepShape(kept, o);
