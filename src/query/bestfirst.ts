@@ -29,9 +29,9 @@
  * (search-state.ts) holds with every buffer the walk and the ranking use.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
+import { FANOUT, LEAF_ROWS, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
 import { candidateRows } from './estimate.ts';
-import { boundAt, type SearchPlan } from './plan.ts';
+import { boundAt, type NodeBound, type SearchPlan } from './plan.ts';
 import { ALL, NONE, SOME, countOf, emptyAmong, verdictOf, type NodeProof } from './proofs.ts';
 import { BLOCK_ROWS, SAMPLE_STRIDE } from './run.ts';
 import { scanRows } from './scan.ts';
@@ -46,20 +46,6 @@ import { MAX_WINDOW, type BBox } from './types.ts';
  * leave out the rows outside.
  */
 const RUN_LEVEL = 1;
-
-/**
- * Where the filters' summaries decide no node (a list of most roof shapes, bounds every node
- * straddles), asking them of every block and leaf is time lost; after UNDECIDED_RUN verdicts in
- * a row that proved nothing (nor let a list count the node), only every PROBE_STRIDE-th block
- * or leaf is asked, until one decides. Upper nodes are always asked. A node not asked is read
- * as one that may hold matches (its rows go through the filters): only time is at stake.
- */
-const UNDECIDED_RUN = 256;
-const PROBE_STRIDE = 8;
-
-function worthProving(st: SearchState): boolean {
-  return st.undecided < UNDECIDED_RUN || ++st.passed % PROBE_STRIDE === 0;
-}
 
 /**
  * Leaves of blocks wholly inside the bbox, asked of the proofs until the count passes
@@ -175,8 +161,7 @@ export function searchBuildings(
   bbox: BBox,
 ): DeferralOutcome {
   st.queue.clear();
-  st.coveredRows = st.readRows = 0;
-  st.undecided = st.passed = 0;
+  st.coveredRows = 0;
   st.leavesAsked = st.leavesOut = st.leafPassed = 0;
   st.snapshots = snapshots;
   st.plans = plans;
@@ -253,48 +238,51 @@ function mostBlocksAbove(
   thr: number,
   enough: number,
 ): boolean {
-  const { minLon, minLat, maxLon, maxLat } = bbox;
   const { queue, stack } = st;
-  let blocksLeft = 0;
-  let blocksFrom = 0;
-  let over = 0;
+  const count = new BlockCount(thr, enough);
   for (let j = 0; j < queue.size; j++) {
     const s = snapshots[queue.snapAt(j)];
-    const { boxes, levelStart, levelCount, levelSpan } = s.tree;
-    const bound = plans[queue.snapAt(j)]!.bound!;
-    let sp = 0;
-    stack[sp++] = queue.levelAt(j);
-    stack[sp++] = queue.indexAt(j);
-    while (sp > 0) {
-      const i = stack[--sp];
-      const level = stack[--sp];
-      const node = levelStart[level] + i;
-      const b = 4 * node;
-      const x0 = boxes[b],
-        y0 = boxes[b + 1],
-        x1 = boxes[b + 2],
-        y1 = boxes[b + 3];
-      if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-      const nb = boundAt(bound, node);
-      // A node of unknown keys only: the ranking scans such nodes whole, after every other.
-      const below = nb < thr || nb === -Infinity;
-      if (level <= RUN_LEVEL) {
-        blocksLeft++;
-        if (!below) blocksFrom++;
-        if (nb > thr && ++over >= enough) return false;
-        continue;
-      }
-      if (below && x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat) {
-        blocksLeft += Math.ceil((Math.min(s.rows, (i + 1) * levelSpan[level]) - i * levelSpan[level]) / levelSpan[RUN_LEVEL]);
-        continue;
-      }
-      for (let c = i * FANOUT, e = Math.min(levelCount[level - 1], c + FANOUT); c < e; c++) {
-        stack[sp++] = level - 1;
-        stack[sp++] = c;
-      }
-    }
+    count.s = s;
+    count.bound = plans[queue.snapAt(j)]!.bound!;
+    stack[0] = queue.levelAt(j);
+    stack[1] = queue.indexAt(j);
+    s.tree.walk(bbox, count, stack, 2);
+    if (count.over >= enough) return false;
   }
-  return 2 * blocksFrom >= blocksLeft;
+  return 2 * count.from >= count.left;
+}
+
+/** mostBlocksAbove's visitor, over the nodes below one queued node at a time (s, bound). */
+class BlockCount implements NodeVisitor {
+  s!: Snapshot;
+  bound!: NodeBound;
+  /** Blocks that meet the bbox; those bounded at or above thr; those bounded above it. */
+  left = 0;
+  from = 0;
+  over = 0;
+
+  constructor(
+    private readonly thr: number,
+    private readonly enough: number,
+  ) {}
+
+  visit(level: number, i: number, node: number, inside: boolean): NodeStep {
+    const { thr, s } = this;
+    const nb = boundAt(this.bound, node);
+    // A node of unknown keys only: the ranking scans such nodes whole, after every other.
+    const below = nb < thr || nb === -Infinity;
+    if (level <= RUN_LEVEL) {
+      this.left++;
+      if (!below) this.from++;
+      return nb > thr && ++this.over >= this.enough ? 'stop' : 'over';
+    }
+    if (below && inside) {
+      const span = s.tree.levelSpan[level];
+      this.left += Math.ceil((Math.min(s.rows, (i + 1) * span) - i * span) / s.tree.levelSpan[RUN_LEVEL]);
+      return 'over';
+    }
+    return 'down';
+  }
 }
 
 /** Scans every queued node in row order, as the walk would have (the order cannot change the answer). */
@@ -327,7 +315,7 @@ export function walkBuildings(
   sample: BlockSample = 'every',
 ): void {
   st.sample = sample;
-  if (sample !== 'others') st.undecided = st.passed = st.leavesAsked = st.leavesOut = st.leafPassed = 0;
+  if (sample !== 'others') st.leavesAsked = st.leavesOut = st.leafPassed = 0;
   try {
     for (let si = 0; si < snapshots.length; si++) {
       const plan = plans[si];
@@ -351,78 +339,79 @@ function walk(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: 
 
 /** The walk from the sp / 2 (level, index) pairs on the state's stack. */
 function descend(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, search: boolean, sp: number): void {
-  const { minLon, minLat, maxLon, maxLat } = bbox;
-  const { boxes, levelStart, levelCount, levelSpan } = s.tree;
-  const { proofs, complete, countable, bound } = plan;
+  const { levelStart } = s.tree;
   const { heap, queue, run, stack } = st;
-  const rows = s.rows;
-  run.start(s, si, plan, bbox, search ? CHUNK : Infinity, true, search);
-  while (sp > 0 && (!search || st.matched <= MAX_WINDOW)) {
+  run.start(s, si, plan, bbox, search ? CHUNK : Infinity, true);
+  sp = s.tree.walk(bbox, new Descent(st, s, si, plan, search), stack, sp);
+  run.flush();
+  // The count is settled; what the walk did not reach is left to the ranking.
+  const thr = heap.threshold();
+  const bound = plan.bound!;
+  while (sp > 0) {
     const i = stack[--sp];
     const level = stack[--sp];
-    const node = levelStart[level] + i;
-    const b = 4 * node;
-    const x0 = boxes[b],
-      y0 = boxes[b + 1],
-      x1 = boxes[b + 2],
-      y1 = boxes[b + 3];
-    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
-    const lo = i * levelSpan[level];
-    const hi = Math.min(rows, lo + levelSpan[level]);
+    const b = boundAt(bound, levelStart[level] + i);
+    if (b >= thr) queue.push(b, si, level, i);
+  }
+}
+
+/**
+ * The walk's visitor: skips nodes proven empty, counts (searching) or reads whole (not) nodes
+ * proven full, hands blocks and leaves to the run, and stops a search once the count is past
+ * MAX_WINDOW.
+ */
+class Descent implements NodeVisitor {
+  constructor(
+    private readonly st: SearchState,
+    private readonly s: Snapshot,
+    private readonly si: number,
+    private readonly plan: SearchPlan,
+    private readonly search: boolean,
+  ) {}
+
+  visit(level: number, i: number, node: number, inside: boolean): NodeStep {
+    const { st, plan, search } = this;
+    const { proofs, complete, countable } = plan;
+    const span = this.s.tree.levelSpan[level];
+    const lo = i * span;
+    const hi = Math.min(this.s.rows, lo + span);
     let verdict = SOME;
     let counted = -1;
-    if (level > RUN_LEVEL || worthProving(st)) {
-      if (countable && search && inside && level >= RUN_LEVEL) {
-        // A node wholly inside whose only undecided filter is a list: its matches are counted
-        // from the rows per code, and it waits for the ranking like a node proven full. countOf
-        // asks every proof as verdictOf does (0: none match), so it stands in for it here.
-        counted = countOf(proofs, complete, node, hi - lo);
-        if (counted === 0) verdict = NONE;
-      } else verdict = verdictOf(proofs, complete, node);
-      st.undecided = verdict === SOME && counted < 0 ? st.undecided + 1 : 0;
-    }
+    if (countable && search && inside && level >= RUN_LEVEL) {
+      // A node wholly inside whose only undecided filter is a list: its matches are counted
+      // from the rows per code, and it waits for the ranking like a node proven full. countOf
+      // asks every proof as verdictOf does (0: none match), so it stands in for it here.
+      counted = countOf(proofs, complete, node, hi - lo);
+      if (counted === 0) verdict = NONE;
+    } else verdict = verdictOf(proofs, complete, node);
     if (verdict === NONE) {
-      st.coveredRows += levelSpan[level];
-      continue;
+      st.coveredRows += span;
+      return 'over';
     }
     if (inside && (verdict === ALL || counted >= 0)) {
-      if (!search) run.add(lo, hi, false, false);
+      if (!search) st.run.add(lo, hi, false, false);
       else {
         st.coveredRows += hi - lo;
         st.matched += verdict === ALL ? hi - lo : counted;
-        const nb = boundAt(bound!, node);
-        if (nb >= heap.threshold()) queue.push(nb, si, level, i);
+        const nb = boundAt(plan.bound!, node);
+        if (nb >= st.heap.threshold()) st.queue.push(nb, this.si, level, i);
       }
-      continue;
+      return search && st.matched > MAX_WINDOW ? 'stop' : 'over';
     }
     if (level === 0 || (inside && level <= RUN_LEVEL)) {
       st.coveredRows += hi - lo;
       if (inside && level > 0 && verdict === SOME && proofs.length > 0 && blockRead(st.sample, lo) && worthLeaves(st))
         addLeaves(st, proofs, lo, hi);
-      else run.add(lo, hi, !inside, verdict !== ALL);
+      else st.run.add(lo, hi, !inside, verdict !== ALL);
       // The share counts the block's rows, ruled-out leaves included: counting only those read
       // would keep the walk deferring too long where most leaves are ruled out.
-      if (search && st.holding) defer(st, si, level, i, hi - lo);
-      continue;
+      if (search && st.holding) defer(st, this.si, level, i, hi - lo);
+      return search && st.matched > MAX_WINDOW ? 'stop' : 'over';
     }
-    const first = i * FANOUT;
-    const last = Math.min(levelCount[level - 1], first + FANOUT) - 1;
-    for (let c = last; c >= first; c--) {
-      stack[sp++] = level - 1;
-      stack[sp++] = c;
-    }
-  }
-  run.flush();
-  // The count is settled; what the walk did not reach is left to the ranking.
-  const thr = heap.threshold();
-  while (sp > 0) {
-    const i = stack[--sp];
-    const level = stack[--sp];
-    const b = boundAt(bound!, levelStart[level] + i);
-    if (b >= thr) queue.push(b, si, level, i);
+    return 'down';
   }
 }
+
 /**
  * Offers the rows of a node at RUN_LEVEL or below, leaf by leaf: a leaf bounded below the
  * heap's threshold, outside the bbox or proven empty is dropped; a leaf bounded at least as
@@ -441,8 +430,8 @@ function rankLeaves(
   inside: boolean,
   verdict: number,
 ): void {
-  const { minLon, minLat, maxLon, maxLat } = bbox;
-  const { boxes, levelCount, levelSpan } = s.tree;
+  const tree = s.tree;
+  const { levelCount, levelSpan } = tree;
   const bound = plan.bound!;
   const { heap, queue, run } = st;
   const leaves = levelSpan[level] / LEAF_ROWS;
@@ -459,13 +448,8 @@ function rankLeaves(
     }
     let partial = false;
     if (!inside) {
-      const b = 4 * leaf;
-      const x0 = boxes[b],
-        y0 = boxes[b + 1],
-        x1 = boxes[b + 2],
-        y1 = boxes[b + 3];
-      if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-      partial = !(x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat);
+      if (!tree.meets(leaf, bbox)) continue;
+      partial = !tree.within(leaf, bbox);
     }
     const v = verdict === ALL ? ALL : verdictOf(plan.proofs, plan.complete, leaf);
     if (v === NONE) continue;
@@ -476,7 +460,6 @@ function rankLeaves(
 }
 
 function rank(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[], bbox: BBox): void {
-  const { minLon, minLat, maxLon, maxLat } = bbox;
   const { heap, queue } = st;
   while (queue.size > 0) {
     queue.pop();
@@ -487,17 +470,13 @@ function rank(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (
     const i = queue.topIndex;
     const s = snapshots[si];
     const plan = plans[si]!;
-    const { boxes, levelStart, levelCount, levelSpan } = s.tree;
+    const tree = s.tree;
+    const { levelStart, levelCount, levelSpan } = tree;
     const node = levelStart[level] + i;
-    const b = 4 * node;
-    const x0 = boxes[b],
-      y0 = boxes[b + 1],
-      x1 = boxes[b + 2],
-      y1 = boxes[b + 3];
-    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
+    if (!tree.meets(node, bbox)) continue;
     const verdict = verdictOf(plan.proofs, plan.complete, node);
     if (verdict === NONE) continue;
-    const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
+    const inside = tree.within(node, bbox);
     // A node of unknown keys only (so is every node left) gains nothing from expansion: its rows compete by building_id.
     if (inside && queue.topBound === -Infinity) {
       const lo = i * levelSpan[level];

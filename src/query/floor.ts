@@ -15,7 +15,7 @@
  * random rarely allows. Without k such leaves there is no floor (-Infinity).
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
+import { LEAF_ROWS, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
 import { candidatesReach } from './estimate.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
@@ -49,48 +49,44 @@ export function provenFloor(
 
 /** Appends to st.maxima[n..] the lower bound of the greatest key of each leaf inside bbox proven ALL; returns the new n. */
 function collect(st: SearchState, s: Snapshot, plan: SearchPlan, attained: Float32Array, bbox: BBox, n: number): number {
-  const { minLon, minLat, maxLon, maxLat } = bbox;
-  const { boxes, levelStart, levelCount, levelSpan } = s.tree;
-  const { proofs, complete } = plan;
-  const stack = st.stack;
-  let maxima: Float64Array = st.maxima;
-  let sp = 0;
-  stack[sp++] = levelStart.length - 1;
-  stack[sp++] = 0;
-  while (sp > 0) {
-    const i = stack[--sp];
-    const level = stack[--sp];
-    const node = levelStart[level] + i;
-    const b = 4 * node;
-    const x0 = boxes[b],
-      y0 = boxes[b + 1],
-      x1 = boxes[b + 2],
-      y1 = boxes[b + 3];
-    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-    const verdict = verdictOf(proofs, complete, node);
-    if (verdict === NONE) continue;
-    if (verdict === ALL && x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat) {
-      // Every leaf below is inside and proven ALL too.
-      const first = (i * levelSpan[level]) / LEAF_ROWS;
-      const end = Math.min(levelCount[0], first + levelSpan[level] / LEAF_ROWS);
-      if (maxima.length < n + (end - first)) maxima = grow(st, n + (end - first));
-      for (let leaf = first; leaf < end; leaf++) {
-        const v = attained[leaf];
-        // A leaf of unknown keys only holds -Infinity: no known key to vouch for. Above the
-        // greatest Float32 (+Infinity), the key is at least that greatest Float32.
-        if (v === -Infinity) continue;
-        maxima[n++] = v === Infinity ? F32_MAX : v - Math.max(Math.abs(v) * 2 ** -23, 2 ** -149);
-      }
-      continue;
+  const leaves = new LeafMaxima(st, s, plan, attained, n);
+  st.stack[0] = s.tree.levelStart.length - 1;
+  st.stack[1] = 0;
+  s.tree.walk(bbox, leaves, st.stack, 2);
+  return leaves.n;
+}
+
+/** collect's visitor: nodes inside the bbox and proven ALL give their leaves' maxima; others are searched below. */
+class LeafMaxima implements NodeVisitor {
+  constructor(
+    private readonly st: SearchState,
+    private readonly s: Snapshot,
+    private readonly plan: SearchPlan,
+    private readonly attained: Float32Array,
+    public n: number,
+  ) {}
+
+  visit(level: number, i: number, node: number, inside: boolean): NodeStep {
+    const verdict = verdictOf(this.plan.proofs, this.plan.complete, node);
+    if (verdict === NONE) return 'over';
+    if (verdict !== ALL || !inside) return 'down';
+    // Every leaf below is inside and proven ALL too.
+    const { levelCount, levelSpan } = this.s.tree;
+    const first = (i * levelSpan[level]) / LEAF_ROWS;
+    const end = Math.min(levelCount[0], first + levelSpan[level] / LEAF_ROWS);
+    let n = this.n;
+    const maxima = this.st.maxima.length < n + (end - first) ? grow(this.st, n + (end - first)) : this.st.maxima;
+    const attained = this.attained;
+    for (let leaf = first; leaf < end; leaf++) {
+      const v = attained[leaf];
+      // A leaf of unknown keys only holds -Infinity: no known key to vouch for. Above the
+      // greatest Float32 (+Infinity), the key is at least that greatest Float32.
+      if (v === -Infinity) continue;
+      maxima[n++] = v === Infinity ? F32_MAX : v - Math.max(Math.abs(v) * 2 ** -23, 2 ** -149);
     }
-    if (level === 0) continue;
-    const firstChild = i * FANOUT;
-    for (let c = Math.min(levelCount[level - 1], firstChild + FANOUT) - 1; c >= firstChild; c--) {
-      stack[sp++] = level - 1;
-      stack[sp++] = c;
-    }
+    this.n = n;
+    return 'over';
   }
-  return n;
 }
 
 function grow(st: SearchState, need: number): Float64Array {

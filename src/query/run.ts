@@ -11,16 +11,13 @@ import { CHUNK } from './kernels.ts';
 import type { SearchPlan } from './plan.ts';
 import { scanRows, scanSpans } from './scan.ts';
 import type { SearchState } from './search-state.ts';
-import { MAX_WINDOW, type BBox } from './types.ts';
+import type { BBox } from './types.ts';
 
 /** A sampled walk (guess.ts) reads every SAMPLE_STRIDE-th block of BLOCK_ROWS rows from row 0, or the others. */
 export const SAMPLE_STRIDE = 8;
 export const BLOCK_ROWS = LEAF_ROWS * FANOUT;
 /** Spans a gathered run holds at most. */
 const MAX_SPANS = 128;
-/** Rows a run of the search's count walk grows to at most; below RATE_FROM_ROWS rows read, CHUNK. */
-const MAX_RUN_ROWS = 32 * CHUNK;
-const RATE_FROM_ROWS = 8 * CHUNK;
 
 export class Run {
   private s!: Snapshot;
@@ -34,29 +31,22 @@ export class Run {
   private filtered = false;
   private limit = CHUNK;
   private gaps = false;
-  private toCap = false;
 
   constructor(private readonly st: SearchState) {}
 
   /**
-   * Runs grow to `limit` rows (and MAX_SPANS spans): unbounded in the walk. In the search's
-   * count walk (`toCap`), short while the count may soon cap: rows of a run past the count are
-   * held and dropped, their nodes read again by the ranking (or once the walk has stopped
-   * deferring, read in row order, not best-first). After each run the limit is half the rows
-   * the count is expected to need before it caps (rowsBeforeCap, at least CHUNK): a count-bound
-   * query, a few thousand matches among 700,000 candidates, reads in runs of MAX_RUN_ROWS as
-   * the walk does, rather than calling its steps hundreds of times more in runs of CHUNK; an
-   * unbounded run reads far past the cap on heavy boxes. With `gaps`, filtered ranges inside
-   * the bbox gather across gaps, in ascending row order only (scanSpans).
+   * Runs grow to `limit` rows (and MAX_SPANS spans): unbounded in the walk; a chunk in the
+   * search's count walk, whose rows past the count are held and dropped (their nodes read again
+   * by the ranking), so that it stops close to the cap on heavy boxes. With `gaps`, filtered
+   * ranges inside the bbox gather across gaps, in ascending row order only (scanSpans).
    */
-  start(s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, limit = CHUNK, gaps = false, toCap = false): void {
+  start(s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, limit = CHUNK, gaps = false): void {
     this.s = s;
     this.si = si;
     this.plan = plan;
     this.bbox = bbox;
     this.limit = limit;
     this.gaps = gaps;
-    this.toCap = toCap;
     this.count = this.rows = 0;
   }
 
@@ -92,12 +82,10 @@ export class Run {
     const count = this.count;
     if (count === 0) return false;
     const st = this.st;
-    st.readRows += this.rows;
     this.count = this.rows = 0;
     if (count > 1 && st.sample === 'every' && this.plan.steps.length > 0) {
       scanSpans(st, this.s, this.si, this.plan, this.bbox, this.spans, count);
     } else for (let j = 0; j < count; j++) this.scan(this.spans[2 * j], this.spans[2 * j + 1]);
-    if (this.toCap) this.limit = this.rowsBeforeCap();
     return true;
   }
 
@@ -114,16 +102,5 @@ export class Run {
         if (a < b) scanRows(st, this.s, this.si, this.plan, this.bbox, a, b, this.partial, this.filtered);
       }
     }
-  }
-
-  /**
-   * Half the rows the count is expected to need before it caps, at the rate of matches per row
-   * read so far (matches proven without reading their rows raise the rate: runs only shorter).
-   */
-  private rowsBeforeCap(): number {
-    const { readRows, matched } = this.st;
-    if (readRows < RATE_FROM_ROWS) return CHUNK;
-    const rows = ((MAX_WINDOW + 1 - matched) * readRows) / (2 * Math.max(1, matched));
-    return rows < CHUNK ? CHUNK : rows > MAX_RUN_ROWS ? MAX_RUN_ROWS : rows;
   }
 }

@@ -58,7 +58,6 @@ export function scanRows(
       if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
     } else if (partial) n = bboxRange(lon, lat, bbox, a, b, sel);
     else {
-      if (plan.order !== null) plan.order.chunk(a, b);
       n = steps[0].range(a, b, sel, 0, spare);
       i = 1;
     }
@@ -91,12 +90,6 @@ export function scanSpans(st: SearchState, s: Snapshot, si: number, plan: Search
       scanRows(st, s, si, plan, bbox, from, spans[2 * j + 1], false, true);
       for (j++; j < count; j++) scanRows(st, s, si, plan, bbox, spans[2 * j], spans[2 * j + 1], false, true);
       return;
-    }
-    if (plan.order !== null) {
-      // The steps are tried on the chunk's first run; its rows are counted over all its runs.
-      let rows = spans[2 * j + 1] - from;
-      for (let t = j + 1; t < count && rows < CHUNK; t++) rows += spans[2 * t + 1] - spans[2 * t];
-      plan.order.chunk(from, Math.min(spans[2 * j + 1], from + CHUNK), Math.min(rows, CHUNK));
     }
     let n = 0;
     let room = CHUNK;

@@ -52,17 +52,12 @@ export class SearchState {
   bbox: BBox | null = null;
   /** Rows of the nodes the count walk has disposed of (scanned, proven full or empty, or counted per code). */
   coveredRows = 0;
-  /** Rows the search's runs have passed to the scan. */
-  readRows = 0;
   /** Nodes whose rows the count walk holds ((snapshot, level, index) triples), and their rows. */
   deferredNodes = new Int32Array(3 * 1024);
   deferredCount = 0;
   deferredRows = 0;
   /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
   candidates = -1;
-  /** Verdicts in a row that proved nothing, and blocks and leaves passed over since (bestfirst.ts worthProving). */
-  undecided = 0;
-  passed = 0;
   /** Leaves asked of the proofs inside blocks wholly inside the bbox, those ruled out, and blocks passed over (worthLeaves). */
   leavesAsked = 0;
   leavesOut = 0;
