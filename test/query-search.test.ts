@@ -17,19 +17,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/estimate.ts';
 import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
-import {
-  DEFER_MIN_ROWS,
-  DEFERRAL_STOPPED,
-  DEFERRED,
-  HELD_TO_END,
-  SAMPLE_STRIDE,
-  leavesRuledOut,
-  searchBuildings,
-  walkBuildings,
-} from '../src/query/bestfirst.ts';
-import { GUESS_FAILED, GUESS_HELD, GUESS_MARGIN, walkGuessing } from '../src/query/guess.ts';
+import { DEFER_MIN_ROWS, searchBuildings, walkBuildings, type DeferralOutcome } from '../src/query/bestfirst.ts';
+import { GUESS_MARGIN, walkGuessing, type GuessOutcome } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
-import { CHUNK, heap, matches, scanRows, scanSpans, startQuery } from '../src/query/scan.ts';
+import { SAMPLE_STRIDE } from '../src/query/run.ts';
+import { CHUNK, scanRows, scanSpans } from '../src/query/scan.ts';
+import { SearchState } from '../src/query/search-state.ts';
 import { SORT_KEYS, type BuildingsQuery } from '../src/query/types.ts';
 import { CATEGORY, ROOF_SHAPE, SOLAR_PRESENCE } from '../src/snapshot/schema.ts';
 import { loadEngine, type EngineView } from './reference/engine.ts';
@@ -60,6 +53,8 @@ import {
 } from './reference/reference.ts';
 
 const engine = loadEngine();
+/** The search state the executors called directly here run in. */
+const st = new SearchState();
 const RUNS_LOOSE = Number(process.env.DIFF_RUNS_LOOSE ?? 100);
 const RUNS_STRADDLE = Number(process.env.DIFF_RUNS_STRADDLE ?? 300);
 
@@ -405,7 +400,7 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
       { roofShape: [...ROOF_SHAPE].slice(0, 3) },
       { category: [...CATEGORY].slice(0, 2) },
     ];
-    const outcomes = [0, 0, 0];
+    const outcomes: Record<DeferralOutcome, number> = { deferred: 0, stopped: 0, 'held-to-end': 0 };
     for (const sort of SORT_KEYS) {
       for (const filters of filterSets) {
         for (const side of [3, 2.5, 1, 0.3]) {
@@ -424,13 +419,13 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
           const snapshots = view.snapshots;
           const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
           if (plans.some((p) => p !== null && p.bound === null)) continue;
-          startQuery(
+          st.start(
             q.offset + q.limit,
             snapshots.map((s) => s.ids),
           );
-          outcomes[searchBuildings(snapshots, plans, q.bbox)]++;
-          const counted = matches();
-          const ids = heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+          outcomes[searchBuildings(st, snapshots, plans, q.bbox)]++;
+          const counted = st.matched;
+          const ids = st.heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
           expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }, JSON.stringify(q)).toEqual({
             ids: want.ids,
             total: want.total,
@@ -440,9 +435,9 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
         await breathe();
       }
     }
-    expect(outcomes[DEFERRED]).toBeGreaterThan(10);
-    expect(outcomes[DEFERRAL_STOPPED]).toBeGreaterThan(10);
-    expect(outcomes[HELD_TO_END]).toBeGreaterThan(10);
+    expect(outcomes.deferred).toBeGreaterThan(10);
+    expect(outcomes.stopped).toBeGreaterThan(10);
+    expect(outcomes['held-to-end']).toBeGreaterThan(10);
     expect(DEFER_MIN_ROWS).toBeLessThan(ref.reduce((n, s) => n + s.buildings.length, 0));
   });
 
@@ -501,11 +496,11 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
         }
         const count = spans.length / 2;
         const run = (gathered: boolean) => {
-          startQuery(q.offset + q.limit, [s.ids]);
-          if (gathered) scanSpans(s, 0, plan, q.bbox, Uint32Array.from(spans), count);
-          else for (let j = 0; j < count; j++) scanRows(s, 0, plan, q.bbox, spans[2 * j], spans[2 * j + 1], false, true);
+          st.start(q.offset + q.limit, [s.ids]);
+          if (gathered) scanSpans(st, s, 0, plan, q.bbox, Uint32Array.from(spans), count);
+          else for (let j = 0; j < count; j++) scanRows(st, s, 0, plan, q.bbox, spans[2 * j], spans[2 * j + 1], false, true);
           // Past the cap the count stops at a chunk's end, which gathering moves: only "over" is kept.
-          return { matched: Math.min(matches(), REF_CAP + 1), page: heap.page(q.offset).map(({ row }) => row) };
+          return { matched: Math.min(st.matched, REF_CAP + 1), page: st.heap.page(q.offset).map(({ row }) => row) };
         };
         const alone = run(false);
         expect(run(true), JSON.stringify(q)).toEqual(alone);
@@ -534,7 +529,7 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     // most pages: the walk keeps fewer than k rows at or above it and must run again.
     const rng = new Rng(seedFor(7370));
     const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
-    const outcomes = [0, 0, 0];
+    const outcomes: Record<GuessOutcome, number> = { none: 0, held: 0, failed: 0 };
     for (const sort of SORT_KEYS) {
       for (const filters of [
         {},
@@ -557,13 +552,13 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
           const want = pageOf(all, page);
           const snapshots = view.snapshots;
           const plans = snapshots.map((s) => compile(s, page as unknown as BuildingsQuery));
-          startQuery(
+          st.start(
             k,
             snapshots.map((s) => s.ids),
           );
-          outcomes[walkGuessing(snapshots, plans, page.bbox, k, -Infinity, margin)]++;
-          const counted = matches();
-          const ids = heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+          outcomes[walkGuessing(st, snapshots, plans, page.bbox, k, -Infinity, margin)]++;
+          const counted = st.matched;
+          const ids = st.heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
           expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }).toEqual({
             ids: want.ids,
             total: want.total,
@@ -574,8 +569,8 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
         await breathe();
       }
     }
-    expect(outcomes[GUESS_HELD]).toBeGreaterThan(5);
-    expect(outcomes[GUESS_FAILED]).toBeGreaterThan(5);
+    expect(outcomes.held).toBeGreaterThan(5);
+    expect(outcomes.failed).toBeGreaterThan(5);
   });
 
   it('a guessed floor is kept only when k rows reach it: pages of k exactly the rows at or above the guess, and one more', async () => {
@@ -609,14 +604,14 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
             const page: RefBuildingsQuery = { ...q, offset: k - 25, limit: 25 };
             const snapshots = view.snapshots;
             const plans = snapshots.map((s) => compile(s, page as unknown as BuildingsQuery));
-            startQuery(
+            st.start(
               k,
               snapshots.map((s) => s.ids),
             );
-            expect(walkGuessing(snapshots, plans, page.bbox, k, -Infinity, margin)).toBe(k === reach ? GUESS_HELD : GUESS_FAILED);
+            expect(walkGuessing(st, snapshots, plans, page.bbox, k, -Infinity, margin)).toBe(k === reach ? 'held' : 'failed');
             if (k === reach) held++;
             else failed++;
-            const ids = heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+            const ids = st.heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
             expect(ids).toEqual(pageOf(all, page).ids);
           }
         }
@@ -685,12 +680,12 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
         maxLat: lat + side * rng.next(),
       });
       const inside = rowsIn(bbox);
-      const est = candidateRows(view.snapshots, bbox);
+      const est = candidateRows(st, view.snapshots, bbox);
       expect(est).toBe(overCount(bbox));
       expect(est).toBeGreaterThanOrEqual(inside);
       // The planner's question, answered from fewer nodes: the same answer at and around the count.
       for (const atLeast of [1, est - 1, est, est + 1, inside, 4096, 3 * 4096 + 1, 131_072]) {
-        expect(candidatesReach(view.snapshots, bbox, atLeast)).toBe(est >= atLeast);
+        expect(candidatesReach(st, view.snapshots, bbox, atLeast)).toBe(est >= atLeast);
       }
       if (est < 4 * inside + 8192) under++;
     }
@@ -878,20 +873,20 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
           const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
           for (const search of [false, true]) {
             if (search && plans.some((p) => p !== null && p.bound === null)) continue;
-            startQuery(
+            st.start(
               q.offset + q.limit,
               snapshots.map((s) => s.ids),
             );
-            if (search) searchBuildings(snapshots, plans, q.bbox);
-            else walkBuildings(snapshots, plans, q.bbox);
-            const counted = matches();
-            const ids = heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+            if (search) searchBuildings(st, snapshots, plans, q.bbox);
+            else walkBuildings(st, snapshots, plans, q.bbox);
+            const counted = st.matched;
+            const ids = st.heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
             expect(
               { ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP },
               `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`,
             ).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
-            skipped += leavesRuledOut();
-            if (leavesRuledOut() > 0) skippingQueries++;
+            skipped += st.leavesOut;
+            if (st.leavesOut > 0) skippingQueries++;
           }
         }
       }
@@ -928,7 +923,7 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
       const deepK =
         known > FLOOR_MIN_K ? [rng.int(FLOOR_MIN_K + 1, known), rng.int(FLOOR_MIN_K + 1, Math.min(known, 2 * FLOOR_MIN_K))] : [];
       for (const k of [1, rng.int(1, known), rng.int(1, known), ...deepK, known, Math.min(all.matches, known + 3)]) {
-        const floor = provenFloor(fview.snapshots, plans, q.bbox, k);
+        const floor = provenFloor(st, fview.snapshots, plans, q.bbox, k);
         if (k > known) expect(floor).toBe(-Infinity);
         else {
           const kth = all.keys[k - 1]!;

@@ -17,6 +17,18 @@ export const FANOUT = 8;
 /** Called for each run of rows [lo, hi); partial: some rows may lie outside the bbox. */
 export type RangeVisitor = (lo: number, hi: number, partial: boolean) => void;
 
+/** What a walk does after visiting a node: go down to its children, pass over them, or stop. */
+export type NodeStep = 'down' | 'over' | 'stop';
+
+/** Visits the nodes of a walk (RowTree.walk). */
+export interface NodeVisitor {
+  /**
+   * Node i of `level` (`node` its index in boxes, levels counted from the leaves), whose box
+   * meets the bbox, wholly inside it when `inside`.
+   */
+  visit(level: number, i: number, node: number, inside: boolean): NodeStep;
+}
+
 export class RowTree {
   /** minLon, minLat, maxLon, maxLat per node, level 0 (leaves) first. */
   readonly boxes: Float64Array;
@@ -104,57 +116,94 @@ export class RowTree {
     return { minLon: this.boxes[b], minLat: this.boxes[b + 1], maxLon: this.boxes[b + 2], maxLat: this.boxes[b + 3] };
   }
 
-  /**
-   * Visits, in row order, the row ranges whose points may lie in the bbox (edges included).
-   * Adjacent ranges of the same kind are merged before the visitor sees them.
-   */
-  ranges(q: BBox, visit: RangeVisitor): void {
-    if (this.rows === 0) return;
-    const { minLon, minLat, maxLon, maxLat } = q;
+  /** Node `node`'s box meets the bbox (edges included). */
+  meets(node: number, q: BBox): boolean {
     const boxes = this.boxes;
-    const stack = this.stack;
-    let sp = 0;
-    const top = this.levelStart.length - 1;
-    stack[sp++] = top;
-    stack[sp++] = 0;
-    let pendingLo = 0;
-    let pendingHi = 0;
-    let pendingPartial = false;
+    const b = 4 * node;
+    return !(boxes[b + 2] < q.minLon || boxes[b] > q.maxLon || boxes[b + 3] < q.minLat || boxes[b + 1] > q.maxLat);
+  }
+
+  /** Node `node`'s box lies wholly inside the bbox (edges included). */
+  within(node: number, q: BBox): boolean {
+    const boxes = this.boxes;
+    const b = 4 * node;
+    return boxes[b] >= q.minLon && boxes[b + 2] <= q.maxLon && boxes[b + 1] >= q.minLat && boxes[b + 3] <= q.maxLat;
+  }
+
+  /**
+   * Walks depth-first, in row order, from the sp / 2 (level, index) pairs on `stack` (the last
+   * pushed first), handing the visitor each node whose box meets the bbox; 'down' pushes the
+   * node's children. Returns the stack's height when the visitor stopped the walk, 0 once done.
+   * The stack must have room above sp for FANOUT pairs a level.
+   */
+  walk(q: BBox, visitor: NodeVisitor, stack: Int32Array, sp: number): number {
+    const { levelStart, levelCount } = this;
     while (sp > 0) {
       const i = stack[--sp];
       const level = stack[--sp];
-      const b = 4 * (this.levelStart[level] + i);
-      const x0 = boxes[b],
-        y0 = boxes[b + 1],
-        x1 = boxes[b + 2],
-        y1 = boxes[b + 3];
-      if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-      const inside = x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat;
-      if (inside || level === 0) {
-        const lo = i * this.levelSpan[level];
-        const hi = Math.min(this.rows, lo + this.levelSpan[level]);
-        const partial = !inside;
-        if (lo === pendingHi && partial === pendingPartial && pendingHi > pendingLo) {
-          pendingHi = hi;
-        } else {
-          if (pendingHi > pendingLo) visit(pendingLo, pendingHi, pendingPartial);
-          pendingLo = lo;
-          pendingHi = hi;
-          pendingPartial = partial;
-        }
-        continue;
-      }
+      const node = levelStart[level] + i;
+      if (!this.meets(node, q)) continue;
+      const step = visitor.visit(level, i, node, this.within(node, q));
+      if (step === 'stop') return sp;
+      if (step === 'over' || level === 0) continue;
       const first = i * FANOUT;
-      const last = Math.min(this.levelCount[level - 1], first + FANOUT) - 1;
-      for (let c = last; c >= first; c--) {
+      for (let c = Math.min(levelCount[level - 1], first + FANOUT) - 1; c >= first; c--) {
         stack[sp++] = level - 1;
         stack[sp++] = c;
       }
     }
-    if (pendingHi > pendingLo) visit(pendingLo, pendingHi, pendingPartial);
+    return 0;
+  }
+
+  /**
+   * Visits, in row order, the row ranges whose points may lie in the bbox (edges included):
+   * nodes wholly inside, and leaves it cuts. Adjacent ranges of the same kind are merged before
+   * the visitor sees them.
+   */
+  ranges(q: BBox, visit: RangeVisitor): void {
+    if (this.rows === 0) return;
+    const merge = new RangeMerge(this, visit);
+    this.stack[0] = this.levelStart.length - 1;
+    this.stack[1] = 0;
+    this.walk(q, merge, this.stack, 2);
+    merge.flush();
   }
 
   get byteLength(): number {
     return this.boxes.byteLength;
+  }
+}
+
+/** RowTree.ranges' visitor: a node wholly inside or a leaf is a range; adjacent ones of a kind merge. */
+class RangeMerge implements NodeVisitor {
+  private lo = 0;
+  private hi = 0;
+  private partial = false;
+
+  constructor(
+    private readonly tree: RowTree,
+    private readonly out: RangeVisitor,
+  ) {}
+
+  visit(level: number, i: number, _node: number, inside: boolean): NodeStep {
+    if (!inside && level > 0) return 'down';
+    const span = this.tree.levelSpan[level];
+    const lo = i * span;
+    const hi = Math.min(this.tree.rows, lo + span);
+    const partial = !inside;
+    if (lo === this.hi && partial === this.partial && this.hi > this.lo) this.hi = hi;
+    else {
+      this.flush();
+      this.lo = lo;
+      this.hi = hi;
+      this.partial = partial;
+    }
+    return 'over';
+  }
+
+  /** Hands out the range waiting. */
+  flush(): void {
+    if (this.hi > this.lo) this.out(this.lo, this.hi, this.partial);
+    this.lo = this.hi = 0;
   }
 }

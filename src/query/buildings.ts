@@ -3,10 +3,11 @@
  * pass every filter, ranked by the sort key (descending, unknown last, ties by building_id),
  * one page of it, and the number of matches up to 10,000.
  *
- * The query is compiled once per snapshot whose extent meets the bbox; the planner (choose.ts)
- * then runs either the plain scan (scan.ts) or the count and best-first search over node
- * summaries (bestfirst.ts). All countries share one heap and one count, so their rows merge
- * by the same order.
+ * The query is validated, compiled once per snapshot whose extent meets the bbox (plan.ts); the
+ * planner (choose.ts) picks one executor: the plain scan (scan.ts), the walk over node
+ * summaries (bestfirst.ts walkBuildings, from a floor: floor.ts, guess.ts) or the count and
+ * best-first search (bestfirst.ts searchBuildings); the page is cut from the search state's
+ * heap. All countries share one heap and one count, so their rows merge by the same order.
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
@@ -14,8 +15,9 @@ import { searchBuildings, walkBuildings } from './bestfirst.ts';
 import { choosePath, hasBounds, type Path } from './choose.ts';
 import { FLOOR_MIN_K, provenFloor } from './floor.ts';
 import { walkGuessing, worthGuessing } from './guess.ts';
-import { compile, type Plan } from './plan.ts';
-import { heap, matches, scanSnapshot, startQuery } from './scan.ts';
+import { compile, type SearchPlan } from './plan.ts';
+import { scanSnapshot } from './scan.ts';
+import { SearchState } from './search-state.ts';
 import {
   MAX_BBOX_SIDE_DEG,
   MAX_BBOX_SIDE_WITH_ROUNDING,
@@ -48,6 +50,8 @@ export interface BuildingsOptions {
    * sort key and falls back to 'walk' where there is none.
    */
   path?: 'auto' | Path;
+  /** The search state to run in (search-state.ts): by default the thread's own. */
+  state?: SearchState;
 }
 
 const PATHS = ['auto', 'scan', 'walk', 'best-first'];
@@ -87,38 +91,47 @@ function meets(a: BBox, b: BBox): boolean {
   return a.minLon <= b.maxLon && a.maxLon >= b.minLon && a.minLat <= b.maxLat && a.maxLat >= b.minLat;
 }
 
+/** The search state of the thread's queries (search-state.ts), unless the caller passes its own. */
+const threadState = new SearchState();
+
 /** One ranked page of the buildings in q.bbox that pass q's filters, over every snapshot of the view. */
 export function queryBuildings(view: CatalogView, query: BuildingsQuery, options: BuildingsOptions = {}): BuildingsResult {
+  // Validate.
   const q = withEveryField(query);
   const forced = options.path ?? 'auto';
   if (!PATHS.includes(forced)) throw new TypeError(`options.path must be one of ${PATHS.join(', ')}, got ${String(forced)}.`);
   checkBuildingsQuery(q);
+  // Plan: one per snapshot whose extent meets the bbox (null: nothing can match there).
   const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
-  const plans: (Plan | null)[] = snapshots.map((s) => compile(s, q));
-  startQuery(
-    q.offset + q.limit,
+  const plans: (SearchPlan | null)[] = snapshots.map((s) => compile(s, q));
+  const st = options.state ?? threadState;
+  const k = q.offset + q.limit;
+  st.start(
+    k,
     snapshots.map((s) => s.ids),
   );
-  let path: Path = forced === 'auto' ? choosePath(snapshots, plans, q) : forced;
+  // Choose a path, and run its one executor.
+  let path: Path = forced === 'auto' ? choosePath(st, snapshots, plans, q) : forced;
   if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
-  if (path === 'best-first') searchBuildings(snapshots, plans, q.bbox);
-  else if (path === 'walk') {
-    const k = q.offset + q.limit;
-    // A floor needs k leaves proven full inside the bbox, which only deep pages over large
-    // areas find; for a short page the search for them costs a street query a tenth of its time.
-    const floor = k > FLOOR_MIN_K ? provenFloor(snapshots, plans, q.bbox, k) : -Infinity;
-    if (worthGuessing(snapshots, q.bbox, k)) walkGuessing(snapshots, plans, q.bbox, k, floor);
-    else {
-      heap.raiseFloor(floor);
-      walkBuildings(snapshots, plans, q.bbox);
-    }
-  } else {
-    for (let si = 0; si < snapshots.length; si++) {
-      const plan = plans[si];
-      if (plan) scanSnapshot(snapshots[si], si, plan, q.bbox);
-    }
+  if (path === 'best-first') searchBuildings(st, snapshots, plans, q.bbox);
+  else if (path === 'walk') walkDeep(st, snapshots, plans, q.bbox, k);
+  else for (let si = 0; si < snapshots.length; si++) if (plans[si] !== null) scanSnapshot(st, snapshots[si], si, plans[si]!, q.bbox);
+  // Page.
+  const rows = st.heap.page(q.offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));
+  return { rows, total: Math.min(st.matched, MAX_WINDOW), totalIsCapped: st.matched > MAX_WINDOW };
+}
+
+/**
+ * The walk, from a floor under the k-th key where one can be found: proven from leaf maxima
+ * (floor.ts) or guessed from a sample (guess.ts). A floor needs k leaves proven full inside the
+ * bbox, which only deep pages over large areas find; for a short page the search for them costs
+ * a street query a tenth of its time.
+ */
+function walkDeep(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[], bbox: BBox, k: number): void {
+  const floor = k > FLOOR_MIN_K ? provenFloor(st, snapshots, plans, bbox, k) : -Infinity;
+  if (worthGuessing(st, snapshots, bbox, k)) walkGuessing(st, snapshots, plans, bbox, k, floor);
+  else {
+    st.heap.raiseFloor(floor);
+    walkBuildings(st, snapshots, plans, bbox);
   }
-  const matched = matches();
-  const rows = heap.page(q.offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));
-  return { rows, total: Math.min(matched, MAX_WINDOW), totalIsCapped: matched > MAX_WINDOW };
 }

@@ -25,7 +25,8 @@
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidatesReach, fitsInOneNode } from './estimate.ts';
 import { FLOOR_MIN_K } from './floor.ts';
-import type { Plan } from './plan.ts';
+import type { SearchPlan } from './plan.ts';
+import type { SearchState } from './search-state.ts';
 import type { BuildingsQuery } from './types.ts';
 
 export type Path = 'scan' | 'walk' | 'best-first';
@@ -34,7 +35,7 @@ export type Path = 'scan' | 'walk' | 'best-first';
 export const BEST_FIRST_MAX_K = 1000;
 
 /** Every plan that can match has a per-node bound of its sort key. */
-export function hasBounds(plans: readonly (Plan | null)[]): boolean {
+export function hasBounds(plans: readonly (SearchPlan | null)[]): boolean {
   for (const plan of plans) if (plan !== null && plan.bound === null) return false;
   return true;
 }
@@ -53,10 +54,15 @@ export const BEST_FIRST_MIN_ROWS = 131_072;
  * walk's node summaries, cold in a mix of queries over the whole country, cost more there than
  * the few rows they spare.
  */
-export function choosePath(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], q: BuildingsQuery): Path {
+export function choosePath(
+  st: SearchState,
+  snapshots: readonly Snapshot[],
+  plans: readonly (SearchPlan | null)[],
+  q: BuildingsQuery,
+): Path {
   const k = q.offset + q.limit;
   if (fitsInOneNode(snapshots, q.bbox)) return 'scan';
-  if (k <= BEST_FIRST_MAX_K && hasBounds(plans) && candidatesReach(snapshots, q.bbox, BEST_FIRST_MIN_ROWS)) return 'best-first';
+  if (k <= BEST_FIRST_MAX_K && hasBounds(plans) && candidatesReach(st, snapshots, q.bbox, BEST_FIRST_MIN_ROWS)) return 'best-first';
   return k > FLOOR_MIN_K || hasProofs(plans) ? 'walk' : 'scan';
 }
 
@@ -64,7 +70,7 @@ export function choosePath(snapshots: readonly Snapshot[], plans: readonly (Plan
  * Some plan has a filter whose node summaries can prove something. Without one, and without a
  * floor to look for, the walk reads what the scan reads, node by node, and pays for the nodes.
  */
-export function hasProofs(plans: readonly (Plan | null)[]): boolean {
+export function hasProofs(plans: readonly (SearchPlan | null)[]): boolean {
   for (const plan of plans) if (plan !== null && plan.proofs.length > 0) return true;
   return false;
 }

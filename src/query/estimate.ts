@@ -9,16 +9,16 @@
  */
 import { FANOUT } from '../catalog/rowtree.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
+import type { SearchState } from './search-state.ts';
 import type { BBox } from './types.ts';
 
-const stack = new Int32Array(2 * 32 * FANOUT);
 /** Nodes of this level and above are looked at: 4,096 rows each (Snapshot.leastNodeArea is of this level). */
 const ESTIMATE_LEVEL = 2;
 
 /** The bbox's candidate rows, over-counted (above). */
-export function candidateRows(snapshots: readonly Snapshot[], bbox: BBox): number {
+export function candidateRows(st: SearchState, snapshots: readonly Snapshot[], bbox: BBox): number {
   let rows = 0;
-  for (const s of snapshots) rows += walk(s, bbox, Infinity, -Infinity);
+  for (const s of snapshots) rows += walk(st.estimateStack, s, bbox, Infinity, -Infinity);
   return rows;
 }
 
@@ -28,13 +28,13 @@ export function candidateRows(snapshots: readonly Snapshot[], bbox: BBox): numbe
  * The planner asks this of every query, where the tree's upper boxes are often cold: the full
  * count would cost a street query a noticeable share of its time.
  */
-export function candidatesReach(snapshots: readonly Snapshot[], bbox: BBox, n: number): boolean {
+export function candidatesReach(st: SearchState, snapshots: readonly Snapshot[], bbox: BBox, n: number): boolean {
   let rest = 0;
   for (const s of snapshots) rest += s.rows;
   let rows = 0;
   for (const s of snapshots) {
     rest -= s.rows;
-    rows += walk(s, bbox, n - rows, n - rows - rest);
+    rows += walk(st.estimateStack, s, bbox, n - rows, n - rows - rest);
     if (rows >= n) return true;
     if (rows + rest < n) return false;
   }
@@ -57,9 +57,10 @@ export function fitsInOneNode(snapshots: readonly Snapshot[], bbox: BBox): boole
 
 /**
  * Snapshot s's over-count for bbox, stopped once past `enough`, or once the nodes counted and
- * those still to look at hold fewer than `short` rows (returning that upper bound).
+ * those still to look at hold fewer than `short` rows (returning that upper bound). `stack`
+ * holds the walk's (level, index) pairs.
  */
-function walk(s: Snapshot, bbox: BBox, enough: number, short: number): number {
+function walk(stack: Int32Array, s: Snapshot, bbox: BBox, enough: number, short: number): number {
   if (s.rows === 0) return 0;
   const { minLon, minLat, maxLon, maxLat } = bbox;
   const { boxes, levelStart, levelCount, levelSpan } = s.tree;

@@ -15,9 +15,10 @@
  * random rarely allows. Without k such leaves there is no floor (-Infinity).
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
+import { LEAF_ROWS, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
 import { candidatesReach } from './estimate.ts';
-import type { Plan } from './plan.ts';
+import type { SearchPlan } from './plan.ts';
+import type { SearchState } from './search-state.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
 import type { BBox } from './types.ts';
 
@@ -25,73 +26,75 @@ import type { BBox } from './types.ts';
 export const FLOOR_MIN_K = 256;
 
 const F32_MAX = 3.4028234663852886e38;
-let maxima = new Float64Array(4096);
-const stack = new Int32Array(2 * 32 * FANOUT);
 
 /** A key that at least k matches of `plans` (one per snapshot) in bbox reach, or -Infinity. */
-export function provenFloor(snapshots: readonly Snapshot[], plans: readonly (Plan | null)[], bbox: BBox, k: number): number {
+export function provenFloor(
+  st: SearchState,
+  snapshots: readonly Snapshot[],
+  plans: readonly (SearchPlan | null)[],
+  bbox: BBox,
+  k: number,
+): number {
   // k leaves wholly inside hold k * LEAF_ROWS rows: where the bbox's candidates (over-counted
   // from the tree's upper boxes, ~0.2 µs) are fewer, the search (~1 µs on a street) is vain.
-  if (k === 0 || !candidatesReach(snapshots, bbox, k * LEAF_ROWS)) return -Infinity;
+  if (k === 0 || !candidatesReach(st, snapshots, bbox, k * LEAF_ROWS)) return -Infinity;
   let n = 0;
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || plan.attained === null || snapshots[si].rows === 0) continue;
-    n = collect(snapshots[si], plan, plan.attained, bbox, n);
+    n = collect(st, snapshots[si], plan, plan.attained, bbox, n);
   }
-  return n < k ? -Infinity : kthLargest(maxima, n, k);
+  return n < k ? -Infinity : kthLargest(st.maxima, n, k);
 }
 
-/** Appends to maxima[n..] the lower bound of the greatest key of each leaf inside bbox proven ALL; returns the new n. */
-function collect(s: Snapshot, plan: Plan, attained: Float32Array, bbox: BBox, n: number): number {
-  const { minLon, minLat, maxLon, maxLat } = bbox;
-  const { boxes, levelStart, levelCount, levelSpan } = s.tree;
-  const { proofs, complete } = plan;
-  let sp = 0;
-  stack[sp++] = levelStart.length - 1;
-  stack[sp++] = 0;
-  while (sp > 0) {
-    const i = stack[--sp];
-    const level = stack[--sp];
-    const node = levelStart[level] + i;
-    const b = 4 * node;
-    const x0 = boxes[b],
-      y0 = boxes[b + 1],
-      x1 = boxes[b + 2],
-      y1 = boxes[b + 3];
-    if (x1 < minLon || x0 > maxLon || y1 < minLat || y0 > maxLat) continue;
-    const verdict = verdictOf(proofs, complete, node);
-    if (verdict === NONE) continue;
-    if (verdict === ALL && x0 >= minLon && x1 <= maxLon && y0 >= minLat && y1 <= maxLat) {
-      // Every leaf below is inside and proven ALL too.
-      const first = (i * levelSpan[level]) / LEAF_ROWS;
-      const end = Math.min(levelCount[0], first + levelSpan[level] / LEAF_ROWS);
-      if (maxima.length < n + (end - first)) grow(n + (end - first));
-      for (let leaf = first; leaf < end; leaf++) {
-        const v = attained[leaf];
-        // A leaf of unknown keys only holds -Infinity: no known key to vouch for. Above the
-        // greatest Float32 (+Infinity), the key is at least that greatest Float32.
-        if (v === -Infinity) continue;
-        maxima[n++] = v === Infinity ? F32_MAX : v - Math.max(Math.abs(v) * 2 ** -23, 2 ** -149);
-      }
-      continue;
-    }
-    if (level === 0) continue;
-    const firstChild = i * FANOUT;
-    for (let c = Math.min(levelCount[level - 1], firstChild + FANOUT) - 1; c >= firstChild; c--) {
-      stack[sp++] = level - 1;
-      stack[sp++] = c;
-    }
-  }
-  return n;
+/** Appends to st.maxima[n..] the lower bound of the greatest key of each leaf inside bbox proven ALL; returns the new n. */
+function collect(st: SearchState, s: Snapshot, plan: SearchPlan, attained: Float32Array, bbox: BBox, n: number): number {
+  const leaves = new LeafMaxima(st, s, plan, attained, n);
+  st.stack[0] = s.tree.levelStart.length - 1;
+  st.stack[1] = 0;
+  s.tree.walk(bbox, leaves, st.stack, 2);
+  return leaves.n;
 }
 
-function grow(need: number): void {
-  let size = maxima.length;
+/** collect's visitor: nodes inside the bbox and proven ALL give their leaves' maxima; others are searched below. */
+class LeafMaxima implements NodeVisitor {
+  constructor(
+    private readonly st: SearchState,
+    private readonly s: Snapshot,
+    private readonly plan: SearchPlan,
+    private readonly attained: Float32Array,
+    public n: number,
+  ) {}
+
+  visit(level: number, i: number, node: number, inside: boolean): NodeStep {
+    const verdict = verdictOf(this.plan.proofs, this.plan.complete, node);
+    if (verdict === NONE) return 'over';
+    if (verdict !== ALL || !inside) return 'down';
+    // Every leaf below is inside and proven ALL too.
+    const { levelCount, levelSpan } = this.s.tree;
+    const first = (i * levelSpan[level]) / LEAF_ROWS;
+    const end = Math.min(levelCount[0], first + levelSpan[level] / LEAF_ROWS);
+    let n = this.n;
+    const maxima = this.st.maxima.length < n + (end - first) ? grow(this.st, n + (end - first)) : this.st.maxima;
+    const attained = this.attained;
+    for (let leaf = first; leaf < end; leaf++) {
+      const v = attained[leaf];
+      // A leaf of unknown keys only holds -Infinity: no known key to vouch for. Above the
+      // greatest Float32 (+Infinity), the key is at least that greatest Float32.
+      if (v === -Infinity) continue;
+      maxima[n++] = v === Infinity ? F32_MAX : v - Math.max(Math.abs(v) * 2 ** -23, 2 ** -149);
+    }
+    this.n = n;
+    return 'over';
+  }
+}
+
+function grow(st: SearchState, need: number): Float64Array {
+  let size = st.maxima.length;
   while (size < need) size *= 2;
   const next = new Float64Array(size);
-  next.set(maxima);
-  maxima = next;
+  next.set(st.maxima);
+  return (st.maxima = next);
 }
 
 /** The k-th greatest of a[0..n) (1 <= k <= n), reordering a (Hoare's selection). */

@@ -17,17 +17,16 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidatesReach } from './estimate.ts';
-import { EVERY_BLOCK, OTHER_BLOCKS, SAMPLED_BLOCKS, SAMPLE_STRIDE, walkBuildings } from './bestfirst.ts';
+import { walkBuildings } from './bestfirst.ts';
 import { kthLargest } from './floor.ts';
-import type { Plan } from './plan.ts';
-import { heap, startQuery } from './scan.ts';
+import type { SearchPlan } from './plan.ts';
+import { SAMPLE_STRIDE } from './run.ts';
+import type { SearchState } from './search-state.ts';
 import { BUFFER_MIN_CAPACITY } from './topk.ts';
-import { MAX_WINDOW, type BBox } from './types.ts';
+import type { BBox } from './types.ts';
 
 /** The guess aims at this many times k matches at or above it. */
 export const GUESS_MARGIN = 1.5;
-
-const keys = new Float64Array(2 * MAX_WINDOW);
 
 /**
  * The buffer selects only once it holds 2k rows: a bbox of fewer than GUESS_MIN_ROWS * k
@@ -37,38 +36,38 @@ const keys = new Float64Array(2 * MAX_WINDOW);
 const GUESS_MIN_ROWS = 4;
 
 /** A page of k rows kept in a buffer (not a heap), over a bbox large enough for a guess to pay. */
-export function worthGuessing(snapshots: readonly Snapshot[], bbox: BBox, k: number): boolean {
-  return k > BUFFER_MIN_CAPACITY && candidatesReach(snapshots, bbox, GUESS_MIN_ROWS * k);
+export function worthGuessing(st: SearchState, snapshots: readonly Snapshot[], bbox: BBox, k: number): boolean {
+  return k > BUFFER_MIN_CAPACITY && candidatesReach(st, snapshots, bbox, GUESS_MIN_ROWS * k);
 }
 
 /** What walkGuessing did: no guess above the floor, a guess the walk confirmed, or one it did not (and the walk ran again without it). */
-export const GUESS_NONE = 0;
-export const GUESS_HELD = 1;
-export const GUESS_FAILED = 2;
+export type GuessOutcome = 'none' | 'held' | 'failed';
 
 /** The walk for a page of k rows kept in a buffer, from `floor` (proven, or -Infinity) or from a higher guess. */
 export function walkGuessing(
+  st: SearchState,
   snapshots: readonly Snapshot[],
-  plans: readonly (Plan | null)[],
+  plans: readonly (SearchPlan | null)[],
   bbox: BBox,
   k: number,
   floor: number,
   margin = GUESS_MARGIN,
-): number {
+): GuessOutcome {
+  const { heap, keys } = st;
   heap.raiseFloor(floor);
-  walkBuildings(snapshots, plans, bbox, SAMPLED_BLOCKS);
+  walkBuildings(st, snapshots, plans, bbox, 'sampled');
   const rank = Math.ceil((margin * k) / SAMPLE_STRIDE);
   const n = heap.keysInto(keys);
   const guess = n < rank ? -Infinity : kthLargest(keys, n, rank);
   if (guess > floor) heap.raiseFloor(guess);
-  walkBuildings(snapshots, plans, bbox, OTHER_BLOCKS);
-  if (guess <= floor) return GUESS_NONE;
-  if (heap.countAtLeast(guess) >= k) return GUESS_HELD;
-  startQuery(
+  walkBuildings(st, snapshots, plans, bbox, 'others');
+  if (guess <= floor) return 'none';
+  if (heap.countAtLeast(guess) >= k) return 'held';
+  st.start(
     k,
     snapshots.map((s) => s.ids),
   );
   heap.raiseFloor(floor);
-  walkBuildings(snapshots, plans, bbox, EVERY_BLOCK);
-  return GUESS_FAILED;
+  walkBuildings(st, snapshots, plans, bbox);
+  return 'failed';
 }

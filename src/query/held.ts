@@ -1,30 +1,22 @@
 /**
- * Matches a search's count walk has found and not yet ranked (bestfirst.ts defers them): a
- * stand-in for a plan's sort key that keeps the rows offered to it, in the order found, to be
- * offered to the real key later or dropped.
+ * Matches a search's count walk has found and not yet ranked (bestfirst.ts holds them while the
+ * state's `holding` is set): the rows, in the order found, to be offered to their plans' keys
+ * later or dropped.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
-import type { KeySource } from './keys.ts';
+import type { SearchPlan } from './plan.ts';
 import type { TopK } from './topk.ts';
 
 const SCRATCH = 2048;
 
-export class HeldMatches implements KeySource {
+export class HeldMatches {
   private rows = new Uint32Array(16_384);
   private snaps = new Uint16Array(16_384);
   private count = 0;
   private readonly scratch = new Uint32Array(SCRATCH);
 
-  /**
-   * Asked only past the cap with a heap that keeps nothing (k = 0; while rows are held the heap
-   * is empty, its threshold unknown): every row will do, as rows held past the cap are dropped.
-   */
-  candidates(lo: number, hi: number, sel: Uint32Array): number {
-    for (let r = lo; r < hi; r++) sel[r - lo] = r;
-    return hi - lo;
-  }
-
-  offer(_heap: TopK, s: number, _rank: Uint32Array, sel: Uint32Array, n: number): void {
+  /** Holds the rows sel[0..n) of snapshot s. */
+  add(s: number, sel: Uint32Array, n: number): void {
     this.room(n);
     const { rows, snaps } = this;
     let c = this.count;
@@ -35,7 +27,8 @@ export class HeldMatches implements KeySource {
     this.count = c;
   }
 
-  offerRange(_heap: TopK, s: number, _rank: Uint32Array, lo: number, hi: number): void {
+  /** Holds the rows [lo, hi) of snapshot s. */
+  addRange(s: number, lo: number, hi: number): void {
     this.room(hi - lo);
     const { rows, snaps } = this;
     let c = this.count;
@@ -50,15 +43,15 @@ export class HeldMatches implements KeySource {
     this.count = 0;
   }
 
-  /** Offers the rows held, in the order found, to the heap through each snapshot's key (keys[si]); then holds none. */
-  release(heap: TopK, snapshots: readonly Snapshot[], keys: readonly (KeySource | null)[]): void {
+  /** Offers the rows held, in the order found, to the heap through each snapshot's key; then holds none. */
+  release(heap: TopK, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[]): void {
     const { rows, snaps, scratch } = this;
     let a = 0;
     while (a < this.count) {
       const si = snaps[a];
       let n = 0;
       for (; a < this.count && n < SCRATCH && snaps[a] === si; a++) scratch[n++] = rows[a];
-      keys[si]!.offer(heap, si, snapshots[si].rank, scratch, n);
+      plans[si]!.key.offer(heap, si, snapshots[si].rank, scratch, n);
     }
     this.count = 0;
   }

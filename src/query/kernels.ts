@@ -3,8 +3,9 @@
  * each step a run of contiguous rows or a selection vector of row numbers, and each step keeps
  * the rows that pass in a tight loop over typed arrays: no call, object or closure per row.
  *
- * - `range(lo, hi, sel, at)` writes the passing rows of [lo, hi) into sel from sel[at] on and
- *   returns at + their count (a chunk can gather several runs of rows);
+ * - `range(lo, hi, sel, at, spare)` writes the passing rows of [lo, hi) into sel from sel[at] on
+ *   and returns at + their count (a chunk can gather several runs of rows); `spare`, as long as
+ *   sel, is scratch for the steps that only refine (the search state's, reused by every chunk);
  * - `refine(sel, n)` keeps the passing rows of sel[0..n) in order and returns their count.
  *
  * The loops are branch-free: every row is written to sel[k] and k advances by the test's 0 or
@@ -24,7 +25,7 @@ import type { BBox } from './types.ts';
 export const CHUNK = 2048;
 
 export interface Step {
-  range(lo: number, hi: number, sel: Uint32Array, at: number): number;
+  range(lo: number, hi: number, sel: Uint32Array, at: number, spare: Uint32Array): number;
   refine(sel: Uint32Array, n: number): number;
 }
 
@@ -61,13 +62,11 @@ export function identityRange(lo: number, hi: number, sel: Uint32Array): number 
   return k;
 }
 
-const appended = new Uint32Array(CHUNK);
-
-/** `range` of a step that only refines: [lo, hi) listed and refined apart, so that rows before sel[at] are not tested again. */
-function refineAppended(step: Step, lo: number, hi: number, sel: Uint32Array, at: number): number {
+/** `range` of a step that only refines: [lo, hi) listed and refined apart in `spare`, so that rows before sel[at] are not tested again. */
+function refineAppended(step: Step, lo: number, hi: number, sel: Uint32Array, at: number, spare: Uint32Array): number {
   if (at === 0) return step.refine(sel, identityRange(lo, hi, sel));
-  const n = step.refine(appended, identityRange(lo, hi, appended));
-  for (let i = 0; i < n; i++) sel[at + i] = appended[i];
+  const n = step.refine(spare, identityRange(lo, hi, spare));
+  for (let i = 0; i < n; i++) sel[at + i] = spare[i];
   return at + n;
 }
 
@@ -215,8 +214,8 @@ export class SparseAtLeast implements Step {
     readonly lo: number,
   ) {}
 
-  range(a: number, b: number, sel: Uint32Array, at: number): number {
-    return refineAppended(this, a, b, sel, at);
+  range(a: number, b: number, sel: Uint32Array, at: number, spare: Uint32Array): number {
+    return refineAppended(this, a, b, sel, at, spare);
   }
 
   refine(sel: Uint32Array, n: number): number {
@@ -327,8 +326,8 @@ export class FlagsStep implements Step {
 
 /** A step that only refines: a range is first listed row by row. */
 abstract class ChildStep implements Step {
-  range(a: number, b: number, sel: Uint32Array, at: number): number {
-    return refineAppended(this, a, b, sel, at);
+  range(a: number, b: number, sel: Uint32Array, at: number, spare: Uint32Array): number {
+    return refineAppended(this, a, b, sel, at, spare);
   }
 
   abstract refine(sel: Uint32Array, n: number): number;

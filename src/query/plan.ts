@@ -41,16 +41,13 @@ import {
   TurnoverMinStep,
   type Step,
 } from './kernels.ts';
-import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './keys.ts';
-import { StepOrder } from './order.ts';
+import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './sort-keys.ts';
 import { CodesProof, EitherCodesProof, FlagsProof, RangeProof, type NodeProof } from './proofs.ts';
 import type { BuildingsQuery } from './types.ts';
 
-export interface Plan {
-  /** Run in order: the column steps (compile's guess of the cheapest first, re-ordered by `order`), then the business steps. */
+export interface SearchPlan {
+  /** Run in order: the column steps (compile's guess of the cheapest first), then the business steps. */
   steps: Step[];
-  /** Re-orders the steps that test one column of the row by the rows each keeps, as the query runs; null: fewer than two. */
-  order: StepOrder | null;
   /** The sort key rows are offered to; a search's count walk may stand a HeldMatches in for it a while (bestfirst.ts). */
   key: KeySource;
   /** Proofs over the tree's node summaries; `complete` when every step has one (a node can then be proven ALL). */
@@ -236,7 +233,7 @@ class PlanParts {
 }
 
 /** The plan of q on snapshot s, or null when no building of s can match. */
-export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
+export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
   const p = new PlanParts(s);
   const sum = s.summaries;
 
@@ -356,10 +353,8 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
   let countable = false;
   if (complete) for (const proof of proofs) if (proof instanceof CodesProof && proof.counts !== null) countable = true;
   const steps = [...p.first, ...p.codesByShare(), ...p.bounds, ...children];
-  const columns = steps.length - children.length;
-  const plan: Plan = {
+  const plan: SearchPlan = {
     steps,
-    order: columns >= 2 ? new StepOrder(steps, columns) : null,
     key: keySource(s, q),
     proofs,
     complete,
@@ -381,13 +376,12 @@ export function compile(s: Snapshot, q: BuildingsQuery): Plan | null {
  */
 const shapes = new WeakMap<Snapshot, Map<unknown, object>>();
 
-function keepShapes(s: Snapshot, plan: Plan): void {
+function keepShapes(s: Snapshot, plan: SearchPlan): void {
   let kept = shapes.get(s);
   if (kept === undefined) shapes.set(s, (kept = new Map()));
   for (const o of plan.steps) keepShape(kept, o);
   for (const o of plan.proofs) keepShape(kept, o);
   keepShape(kept, plan.key);
-  if (plan.order !== null) keepShape(kept, plan.order);
 }
 
 function keepShape(kept: Map<unknown, object>, o: object): void {

@@ -1,53 +1,18 @@
 /**
- * The plain scan of GET /buildings, and the pass over a run of rows that both paths share.
+ * The plain scan of GET /buildings, and the pass over a run of rows that every path shares.
  *
- * One query at a time owns this module's state (queries run to completion synchronously): the
- * bounded heap every snapshot offers to, and the matches counted so far. The plain scan walks a
- * snapshot's row tree, which hands out runs of rows wholly or partly inside the bbox; each run
- * is cut into chunks of CHUNK rows that go through the bbox test (partial runs only), the
- * compiled filter steps, the sort-key gather and the heap.
+ * The plain scan walks a snapshot's row tree, which hands out runs of rows wholly or partly
+ * inside the bbox; each run is cut into chunks of CHUNK rows that go through the bbox test
+ * (partial runs only), the compiled filter steps, the sort-key gather and the search state's
+ * heap (or, while a search's count walk holds its matches, into `held`: bestfirst.ts).
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { CHUNK, bboxRange, bboxRefine } from './kernels.ts';
-import type { Plan } from './plan.ts';
-import { TopK } from './topk.ts';
-import { MAX_WINDOW, type BBox } from './types.ts';
+import type { SearchPlan } from './plan.ts';
+import type { SearchState } from './search-state.ts';
+import type { BBox } from './types.ts';
 
 export { CHUNK };
-const sel = new Uint32Array(CHUNK);
-
-export const heap = new TopK();
-
-/** Matches counted so far by the current query (all snapshots); counting stops past MAX_WINDOW. */
-let matched = 0;
-/** False once the count is final by other means (a search that proved it): rows then only compete for the heap. */
-let counting = true;
-
-/** Starts a query: an empty heap keeping `capacity` rows, ids[s] the id words of snapshot s, no match counted. */
-export function startQuery(capacity: number, ids: Uint32Array[]): void {
-  heap.reset(capacity, ids);
-  matched = 0;
-  counting = true;
-}
-
-export function matches(): number {
-  return matched;
-}
-
-/** Every row read is still tested and counted (the count is neither closed nor past MAX_WINDOW). */
-function countOpen(): boolean {
-  return counting && matched <= MAX_WINDOW;
-}
-
-/** Adds n matches proven without visiting their rows. */
-export function countProven(n: number): void {
-  matched += n;
-}
-
-/** Declares the count final: later passes offer rows to the heap without counting them. */
-export function closeCount(): void {
-  counting = false;
-}
 
 /**
  * Passes rows [lo, hi) of snapshot si through the bbox test (when `partial`), the filter steps
@@ -61,91 +26,90 @@ export function closeCount(): void {
  * and a business key reads the row's businesses to tell, which costs more than the filters.
  */
 export function scanRows(
+  st: SearchState,
   s: Snapshot,
   si: number,
-  plan: Plan,
+  plan: SearchPlan,
   bbox: BBox,
   lo: number,
   hi: number,
   partial: boolean,
   filtered: boolean,
 ): void {
-  const { key } = plan;
-  const steps = plan.steps;
+  const { key, steps } = plan;
+  const { heap, sel, spare } = st;
   const stepCount = filtered ? steps.length : 0;
   const { lon, lat, rank } = s;
   if (!partial && stepCount === 0) {
     // Wholly inside, no filter to run: every row matches; the key loop reads the rows directly.
-    if (countOpen()) matched += hi - lo;
-    key.offerRange(heap, si, rank, lo, hi);
+    if (st.countOpen()) st.matched += hi - lo;
+    if (st.holding) st.held.addRange(si, lo, hi);
+    else key.offerRange(heap, si, rank, lo, hi);
     return;
   }
   for (let a = lo; a < hi; a += CHUNK) {
     const b = Math.min(hi, a + CHUNK);
     let n: number;
     let i = 0;
-    const open = countOpen();
-    if (!open && heap.threshold() > -Infinity) {
+    const open = st.countOpen();
+    // Held rows have no threshold to meet: they are ranked, if at all, once released.
+    if (!open && !st.holding && heap.threshold() > -Infinity) {
       n = key.candidates(a, b, sel, heap.threshold(), rank, heap.rankBound(si));
       if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
     } else if (partial) n = bboxRange(lon, lat, bbox, a, b, sel);
     else {
-      if (plan.order !== null) plan.order.chunk(a, b);
-      n = steps[0].range(a, b, sel, 0);
+      n = steps[0].range(a, b, sel, 0, spare);
       i = 1;
     }
     for (; i < stepCount && n > 0; i++) n = steps[i].refine(sel, n);
     if (n === 0) continue;
-    if (open) matched += n;
-    key.offer(heap, si, rank, sel, n);
+    if (open) st.matched += n;
+    if (st.holding) st.held.add(si, sel, n);
+    else key.offer(heap, si, rank, sel, n);
   }
 }
 
 /**
  * Passes the runs of rows [spans[2j], spans[2j + 1]) for j < count, in ascending row order (a
  * business step merges the selection with its column's rows in order), all wholly inside the
- * bbox and filtered, as scanRows would one by one, but gathered into chunks of up to CHUNK rows while the
- * count is open: the first step appends each run's passing rows to one selection vector, and
- * the other steps, the count and the heap take a chunk at a time. Runs of one leaf or a few
- * (the walk's, between leaves its proofs rule out) then cost the steps one call a chunk, not
- * one a run.
+ * bbox and filtered, as scanRows would one by one, but gathered into chunks of up to CHUNK rows
+ * while the count is open: the first step appends each run's passing rows to one selection
+ * vector, and the other steps, the count and the heap take a chunk at a time. Runs of one leaf
+ * or a few (the walk's, between leaves its proofs rule out) then cost the steps one call a
+ * chunk, not one a run.
  */
-export function scanSpans(s: Snapshot, si: number, plan: Plan, bbox: BBox, spans: Uint32Array, count: number): void {
+export function scanSpans(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, spans: Uint32Array, count: number): void {
   const { key, steps } = plan;
+  const { heap, sel, spare } = st;
   const rank = s.rank;
   let j = 0;
   let from = spans[0];
   while (j < count) {
-    if (!countOpen()) {
+    if (!st.countOpen()) {
       // Closed: each run keeps only the rows whose key can still enter the heap (scanRows).
-      scanRows(s, si, plan, bbox, from, spans[2 * j + 1], false, true);
-      for (j++; j < count; j++) scanRows(s, si, plan, bbox, spans[2 * j], spans[2 * j + 1], false, true);
+      scanRows(st, s, si, plan, bbox, from, spans[2 * j + 1], false, true);
+      for (j++; j < count; j++) scanRows(st, s, si, plan, bbox, spans[2 * j], spans[2 * j + 1], false, true);
       return;
-    }
-    if (plan.order !== null) {
-      // The steps are tried on the chunk's first run; its rows are counted over all its runs.
-      let rows = spans[2 * j + 1] - from;
-      for (let t = j + 1; t < count && rows < CHUNK; t++) rows += spans[2 * t + 1] - spans[2 * t];
-      plan.order.chunk(from, Math.min(spans[2 * j + 1], from + CHUNK), Math.min(rows, CHUNK));
     }
     let n = 0;
     let room = CHUNK;
     while (j < count && room > 0) {
       const hi = spans[2 * j + 1];
       const to = Math.min(hi, from + room);
-      n = steps[0].range(from, to, sel, n);
+      n = steps[0].range(from, to, sel, n, spare);
       room -= to - from;
       if (to < hi) from = to;
       else if (++j < count) from = spans[2 * j];
     }
     for (let i = 1; i < steps.length && n > 0; i++) n = steps[i].refine(sel, n);
     if (n === 0) continue;
-    matched += n;
-    key.offer(heap, si, rank, sel, n);
+    st.matched += n;
+    if (st.holding) st.held.add(si, sel, n);
+    else key.offer(heap, si, rank, sel, n);
   }
 }
 
 /** The plain scan of one snapshot: every run of rows the bbox meets, in row order. */
-export function scanSnapshot(s: Snapshot, si: number, plan: Plan, bbox: BBox): void {
-  s.tree.ranges(bbox, (lo, hi, partial) => scanRows(s, si, plan, bbox, lo, hi, partial, true));
+export function scanSnapshot(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox): void {
+  s.tree.ranges(bbox, (lo, hi, partial) => scanRows(st, s, si, plan, bbox, lo, hi, partial, true));
 }

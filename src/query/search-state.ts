@@ -1,0 +1,100 @@
+/**
+ * Everything a GET /buildings search keeps while it runs, in one object that the thread serving
+ * queries owns and reuses (queries run to completion synchronously): the top k, the count, the
+ * best-first queue, the walks' stacks and every scratch buffer. As flatbush keeps its queue on
+ * the index, each query starts by clearing what the last one left (`start`); no module of the
+ * engine holds a query's state.
+ */
+import { FANOUT } from '../catalog/rowtree.ts';
+import type { Snapshot } from '../catalog/snapshot.ts';
+import { HeldMatches } from './held.ts';
+import { CHUNK } from './kernels.ts';
+import { NodeQueue } from './node-queue.ts';
+import type { SearchPlan } from './plan.ts';
+import { Run } from './run.ts';
+import { TopK } from './topk.ts';
+import { MAX_WINDOW, type BBox } from './types.ts';
+
+/** (level, index) pairs of a depth-first walk: at most FANOUT children per level of a tree of < 32 levels. */
+const STACK_PAIRS = 32 * FANOUT;
+
+/** Which blocks of a walk are read (guess.ts): all, every SAMPLE_STRIDE-th from row 0, or the others. */
+export type BlockSample = 'every' | 'sampled' | 'others';
+
+export class SearchState {
+  /** The best k rows so far, every snapshot's. */
+  readonly heap = new TopK();
+  /** A chunk's selection vector, and the scratch of steps that append to one (kernels.ts). */
+  readonly sel = new Uint32Array(CHUNK);
+  readonly spare = new Uint32Array(CHUNK);
+  /** Matches counted so far (every snapshot); counting stops past MAX_WINDOW. */
+  matched = 0;
+  /** False once the count is final by other means (a search that proved it): rows then only compete for the heap. */
+  counting = true;
+  /** While set, scanned matches go to `held` instead of the heap: the search's count walk defers ranking them (bestfirst.ts). */
+  holding = false;
+  readonly held = new HeldMatches();
+
+  /** Nodes waiting for the best-first ranking. */
+  readonly queue = new NodeQueue();
+  /** The walks' (level, index) pairs; grows when the ranking hands many queued nodes back to the walk. */
+  stack = new Int32Array(2 * STACK_PAIRS);
+  /** The size estimate's own stack: it runs in the middle of a walk (estimate.ts). */
+  readonly estimateStack = new Int32Array(2 * STACK_PAIRS);
+  /** Rows waiting to be scanned as one run. */
+  readonly run = new Run(this);
+  /** Blocks the current walk reads. */
+  sample: BlockSample = 'every';
+
+  /** The search under way (bestfirst.ts), for what it decides in the middle of a walk. */
+  snapshots: readonly Snapshot[] = [];
+  plans: readonly (SearchPlan | null)[] = [];
+  bbox: BBox | null = null;
+  /** Rows of the nodes the count walk has disposed of (scanned, proven full or empty, or counted per code). */
+  coveredRows = 0;
+  /** Nodes whose rows the count walk holds ((snapshot, level, index) triples), and their rows. */
+  deferredNodes = new Int32Array(3 * 1024);
+  deferredCount = 0;
+  deferredRows = 0;
+  /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
+  candidates = -1;
+  /** Leaves asked of the proofs inside blocks wholly inside the bbox, those ruled out, and blocks passed over (worthLeaves). */
+  leavesAsked = 0;
+  leavesOut = 0;
+  leafPassed = 0;
+
+  /** Leaf maxima a floor is chosen from (floor.ts), and the keys a guess is chosen from (guess.ts). */
+  maxima = new Float64Array(4096);
+  readonly keys = new Float64Array(2 * MAX_WINDOW);
+
+  /** Starts a query: an empty heap keeping `capacity` rows, ids[s] the id words of snapshot s, no match counted. */
+  start(capacity: number, ids: Uint32Array[]): void {
+    this.heap.reset(capacity, ids);
+    this.matched = 0;
+    this.counting = true;
+    this.holding = false;
+    this.held.clear();
+    this.queue.clear();
+    this.sample = 'every';
+  }
+
+  /** Every row read is still tested and counted (the count is neither closed nor past MAX_WINDOW). */
+  countOpen(): boolean {
+    return this.counting && this.matched <= MAX_WINDOW;
+  }
+
+  /** Declares the count final: later passes offer rows to the heap without counting them. */
+  closeCount(): void {
+    this.counting = false;
+  }
+
+  /** A stack with room for `pairs` more (level, index) pairs above sp. */
+  stackFor(sp: number, pairs: number): Int32Array {
+    if (this.stack.length < sp + 2 * pairs) {
+      const bigger = new Int32Array(2 * (sp + 2 * pairs));
+      bigger.set(this.stack.subarray(0, sp));
+      this.stack = bigger;
+    }
+    return this.stack;
+  }
+}
