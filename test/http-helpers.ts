@@ -137,9 +137,10 @@ export interface JsonAnswer {
 }
 
 /** GET origin + path on a new connection (Connection: close), so that requests to a pool of workers land on either; at most 10 s. */
-export function getFresh(origin: string, path: string, headers: Record<string, string> = {}): Promise<JsonAnswer> {
+/** `localAddress`: the loopback address to send from (any of 127.0.0.0/8), for a client address of its own. */
+export function getFresh(origin: string, path: string, headers: Record<string, string> = {}, localAddress?: string): Promise<JsonAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${origin}${path}`, { headers: { ...headers, Connection: 'close' }, agent: false }, (res) => {
+    const req = request(`${origin}${path}`, { headers: { ...headers, Connection: 'close' }, agent: false, localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

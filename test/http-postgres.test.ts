@@ -171,6 +171,27 @@ describe('a replica on PostgreSQL and Redis', () => {
     expect([limits.fallbacks, other.limits.fallbacks]).toEqual([0, 0]);
   });
 
+  it("holds an address to /public's 120 a minute in Redis across two replicas: of 150 quick requests exactly 120 pass", async () => {
+    // From an address of its own (loopback 127.0.0.2), so that no other case's public request counts.
+    const all = await Promise.all(
+      Array.from({ length: 150 }, async (_, i) => {
+        const a = await getFresh(i % 2 ? other.base : base, '/v1/public/countries', {}, '127.0.0.2');
+        answers.push(a);
+        return a;
+      }),
+    );
+    expect(all.filter((a) => a.status === 200)).toHaveLength(120);
+    const refused = all.filter((a) => a.status === 429);
+    expect(refused).toHaveLength(30);
+    for (const a of refused) {
+      expect(a.body).toEqual({ error: 'rate_limited' });
+      expect(Number(a.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    // Another address has its own 120.
+    expect((await getFresh(other.base, '/v1/public/countries', {}, '127.0.0.3')).status).toBe(200);
+    expect([limits.fallbacks, other.limits.fallbacks]).toEqual([0, 0]);
+  });
+
   it('two replicas charging one workspace at once, with too few credits for all: what was taken is what the answers say, never below zero', async () => {
     const { workspaceId, key } = await workspace(40); // 45 credits with the welcome 5
     // 16 pages of 5 buildings, overlapping by pairs (offsets 1000, 1003, 1006, …), half through each replica.
@@ -284,6 +305,12 @@ describe('a replica on PostgreSQL and Redis', () => {
       const text = await (await fetch(`http://127.0.0.1:${metrics.port}/metrics`)).text();
       const counted = /^edifice_limit_fallbacks_total\S* (\d+)/m.exec(text);
       expect(Number(counted?.[1])).toBeGreaterThanOrEqual(30);
+      // An address likewise: /public's 120 a minute at a third on this replica alone.
+      const open = await Promise.all(Array.from({ length: 50 }, () => getFresh(base, '/v1/public/countries', {}, '127.0.0.4')));
+      answers.push(...open);
+      expect(open.filter((a) => a.status === 200)).toHaveLength(40);
+      expect(open.filter((a) => a.status === 429)).toHaveLength(10);
+      expect(limits.fallbacks).toBeGreaterThanOrEqual(80);
     } finally {
       await redis.start();
     }

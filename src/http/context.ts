@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { CatalogSource } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
 import type { ReportOrder } from '../ledger/index.ts';
-import type { AddressLimiters } from './address-limits.ts';
+import type { AddressLimits } from './address-limits.ts';
 import { clientAddress } from './client-address.ts';
 import type { Metrics } from './metrics.ts';
 import type { WritePublic } from './public-writes.ts';
@@ -32,7 +32,8 @@ export interface HttpContext {
   baseUrl(): string;
   /** The clock of the per-address limits (ms since the epoch); tests move it. */
   now(): number;
-  readonly limiters: AddressLimiters;
+  /** The per-address limits: this server's, or the fleet's in Redis. */
+  readonly limiters: AddressLimits;
   /** True once the server stops accepting: each response then closes its connection, so keep-alive clients go. */
   closing(): boolean;
   /**

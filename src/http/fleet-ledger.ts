@@ -1,6 +1,6 @@
 /**
- * A replica of a fleet: keys, credits and charges in PostgreSQL (PgLedger), the per-key limit
- * and the daily quota in Redis (RedisLimits; without EDIFICE_REDIS, in this process alone). The
+ * A replica of a fleet: keys, credits and charges in PostgreSQL (PgLedger), the per-key and
+ * per-address limits and the daily quota in Redis (RedisLimits; without EDIFICE_REDIS, in this process alone). The
  * server awaits `admit` before it computes a page, and a page that may cost credits is answered
  * once `chargePages` has committed its transaction.
  *
@@ -32,6 +32,7 @@ import { MINUTE_MS, startOfNextUtcDay, utcDay, type Clock } from '../ledger/cloc
 import { FREE_REOPEN_MS } from '../ledger/credits.ts';
 import { hashKey } from '../ledger/keys.ts';
 import { limitsResult, rateLimitPolicy } from '../ledger/limits-result.ts';
+import { redisAddressLimits, type AddressLimits } from './address-limits.ts';
 import { admitted, unauthenticated, type Admission } from './admission.ts';
 import { PageCharges } from './page-charges.ts';
 
@@ -44,6 +45,8 @@ const PERSIST_EVERY_MS = 1_000;
 export interface FleetLimits {
   key(keyId: string): Promise<LimitDecision>;
   quota(workspaceId: string): Promise<QuotaDecision>;
+  /** The per-address limits of the open routes when shared in Redis; else the server's own. */
+  addresses?: AddressLimits;
   /** Decisions taken alone because Redis could not be reached (for /metrics). */
   fallbacks(): number;
 }
@@ -51,7 +54,12 @@ export interface FleetLimits {
 export function redisFleetLimits(redis: RedisLimits, perKeyPerMinute: number, dailyQuota: number): FleetLimits {
   const key = redis.window('key', perKeyPerMinute, MINUTE_MS);
   const quota = redis.dailyQuota(dailyQuota);
-  return { key: (id) => key.take(id), quota: (id) => quota.take(id), fallbacks: () => redis.fallbacks };
+  return {
+    key: (id) => key.take(id),
+    quota: (id) => quota.take(id),
+    addresses: redisAddressLimits(redis),
+    fallbacks: () => redis.fallbacks,
+  };
 }
 
 /** One replica alone (no Redis): the limits of this process, as the SQLite server's. */

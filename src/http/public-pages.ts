@@ -18,6 +18,7 @@ import {
   type OperationId,
 } from '../api/index.ts';
 import type { CatalogView, Snapshot } from '../catalog/catalog.ts';
+import type { LimitDecision } from '../ledger/index.ts';
 import { findBuilding } from '../query/children.ts';
 import { clientOf, finish, type HttpContext } from './context.ts';
 import { refuseOtherMethods } from './methods.ts';
@@ -73,32 +74,53 @@ export function registerPublicPages(app: TemplatedApp, ctx: HttpContext): void {
       const ifNoneMatch = req.getHeader('if-none-match');
       const client = clientOf(ctx, res, req);
       const raw = pathNames.map((_, i) => req.getParameter(i) ?? '');
-      let reply: Reply;
-      try {
-        const limit = limiter.take(client, ctx.now());
-        if (!limit.ok) throw new ApiError('rate_limited', 'Too many requests from this address.', '', limit.retryAfterS);
-        const view = ctx.catalog.view();
-        if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No snapshot is loaded yet.', '', 5);
-        const pathParams: Record<string, string> = {};
-        pathNames.forEach((name, i) => {
-          pathParams[name] = decodePathSegment(raw[i], name);
-        });
-        const { doc, tag } = handler(view, parseParameters(op, rawQuery, pathParams));
-        const etag = `"${tag}"`;
-        const headers = { 'Cache-Control': cacheControl, ETag: etag };
-        reply = matchesEtag(ifNoneMatch, etag)
-          ? { status: 304, headers, body: '' }
-          : { status: 200, headers: { ...headers, 'Content-Type': CONTENT_TYPE.json }, body: JSON.stringify(doc) };
-      } catch (err) {
-        if (!(err instanceof ApiError)) {
-          ctx.log.error({ err, path, route }, 'unexpected error');
-          reply = internalErrorReply('public');
-        } else {
-          reply = publicErrorReply(err);
+      const answer = (limit: LimitDecision): void => {
+        let reply: Reply;
+        try {
+          if (!limit.ok) throw new ApiError('rate_limited', 'Too many requests from this address.', '', limit.retryAfterS);
+          const view = ctx.catalog.view();
+          if (view.snapshots.length === 0) throw new ApiError('unavailable', 'No snapshot is loaded yet.', '', 5);
+          const pathParams: Record<string, string> = {};
+          pathNames.forEach((name, i) => {
+            pathParams[name] = decodePathSegment(raw[i], name);
+          });
+          const { doc, tag } = handler(view, parseParameters(op, rawQuery, pathParams));
+          const etag = `"${tag}"`;
+          const headers = { 'Cache-Control': cacheControl, ETag: etag };
+          reply = matchesEtag(ifNoneMatch, etag)
+            ? { status: 304, headers, body: '' }
+            : { status: 200, headers: { ...headers, 'Content-Type': CONTENT_TYPE.json }, body: JSON.stringify(doc) };
+        } catch (err) {
+          if (!(err instanceof ApiError)) {
+            ctx.log.error({ err, path, route }, 'unexpected error');
+            reply = internalErrorReply('public');
+          } else {
+            reply = publicErrorReply(err);
+          }
         }
-      }
-      // To HEAD, finish sends the headers and the body's length without the body.
-      finish(ctx, res, route, head ? 'HEAD' : 'GET', path, t0, reply);
+        // To HEAD, finish sends the headers and the body's length without the body.
+        finish(ctx, res, route, head ? 'HEAD' : 'GET', path, t0, reply);
+      };
+      const limit = limiter.take(client, ctx.now());
+      if (!(limit instanceof Promise)) return answer(limit);
+      // Counted in Redis: paused until decided, as a charged page is (server.ts).
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      res.pause();
+      ctx.inFlight.count++;
+      void limit
+        .then((decided) => {
+          if (!aborted)
+            res.cork(() => {
+              res.resume();
+              answer(decided);
+            });
+        })
+        .finally(() => {
+          ctx.inFlight.count--;
+        });
     };
 
   /** GET and HEAD (the same headers, no body) on `pattern`; other methods 405. */

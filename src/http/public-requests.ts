@@ -21,7 +21,8 @@ import {
 } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 import { asUnavailable } from '../ledger/errors.ts';
-import { WindowLimiter, paymentProvider, verifyWebhook, type ReportOrder } from '../ledger/index.ts';
+import { paymentProvider, verifyWebhook, type LimitDecision, type ReportOrder } from '../ledger/index.ts';
+import { takeAll, type AddressLimiter } from './address-limits.ts';
 import { ABANDONED } from './page-charges.ts';
 import { isoTime } from '../ledger/clock.ts';
 import { findBuilding } from '../query/children.ts';
@@ -84,7 +85,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     path: string,
     t0: number,
     res: HttpResponse,
-    checks: readonly WindowLimiter[],
+    checks: readonly AddressLimiter[],
     incoming: Omit<Incoming, 'abandoned'>,
     handler: Handler,
   ): void => {
@@ -95,50 +96,66 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
       aborted = true;
     });
     const request: Incoming = { ...incoming, abandoned: () => aborted };
-    let reply: Reply;
-    try {
-      const now = ctx.now();
-      for (const limiter of checks) {
-        const d = limiter.take(request.client, now);
-        if (!d.ok) {
+    const limited = takeAll(checks, request.client, ctx.now());
+    if (!(limited instanceof Promise)) return handle(limited);
+    // Counted in Redis: paused until decided, as a write is below.
+    res.pause();
+    ctx.inFlight.count++;
+    void limited
+      .then((decided) => {
+        if (!aborted)
+          res.cork(() => {
+            res.resume();
+            handle(decided);
+          });
+      })
+      .finally(() => {
+        ctx.inFlight.count--;
+      });
+
+    function handle(refused: { limit: AddressLimiter; decision: LimitDecision } | null): void {
+      let reply: Reply;
+      try {
+        if (refused) {
+          const { limit, decision: d } = refused;
           throw new ApiError(
             'rate_limited',
-            `More than ${limiter.limit} requests in ${limiter.periodMs / MINUTE_MS} minutes from this address; retry in ${d.retryAfterS} s.`,
+            `More than ${limit.limit} requests in ${limit.periodMs / MINUTE_MS} minutes from this address; retry in ${d.retryAfterS} s.`,
             '',
             d.retryAfterS,
           );
         }
-      }
-      const answered = handler(request);
-      if (answered instanceof Promise) {
-        // Paused, as a charged page's connection is (server.ts): a request pipelined behind is
-        // read once this is answered.
-        res.pause();
-        ctx.inFlight.count++;
-        answered
-          .then(answer, (err: unknown) => (err === ABANDONED ? null : refusal(ctx, err, route, path)))
-          .then((later) => {
-            if (later === null || aborted) return;
-            res.cork(() => {
-              res.resume();
-              finish(ctx, res, route, method, path, t0, later);
+        const answered = handler(request);
+        if (answered instanceof Promise) {
+          // Paused, as a charged page's connection is (server.ts): a request pipelined behind is
+          // read once this is answered.
+          res.pause();
+          ctx.inFlight.count++;
+          answered
+            .then(answer, (err: unknown) => (err === ABANDONED ? null : refusal(ctx, err, route, path)))
+            .then((later) => {
+              if (later === null || aborted) return;
+              res.cork(() => {
+                res.resume();
+                finish(ctx, res, route, method, path, t0, later);
+              });
+            })
+            .catch((err: unknown) => ctx.log.error({ err, path, route }, 'answer failed'))
+            .finally(() => {
+              ctx.inFlight.count--;
             });
-          })
-          .catch((err: unknown) => ctx.log.error({ err, path, route }, 'answer failed'))
-          .finally(() => {
-            ctx.inFlight.count--;
-          });
-        return;
+          return;
+        }
+        reply = answer(answered);
+      } catch (err) {
+        reply = refusal(ctx, err, route, path);
       }
-      reply = answer(answered);
-    } catch (err) {
-      reply = refusal(ctx, err, route, path);
+      finish(ctx, res, route, method, path, t0, reply);
     }
-    finish(ctx, res, route, method, path, t0, reply);
   };
 
   const get =
-    (route: string, pathNames: readonly string[], checks: readonly WindowLimiter[], handler: Handler) =>
+    (route: string, pathNames: readonly string[], checks: readonly AddressLimiter[], handler: Handler) =>
     (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
       const path: Record<string, string> = {};
@@ -158,7 +175,7 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     };
 
   const post =
-    (route: string, headerNames: readonly string[], checks: readonly WindowLimiter[], handler: Handler) =>
+    (route: string, headerNames: readonly string[], checks: readonly AddressLimiter[], handler: Handler) =>
     (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
       const url = req.getUrl();

@@ -192,7 +192,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     metrics,
     baseUrl: () => baseUrl,
     now: deps.now ?? Date.now,
-    limiters: addressLimiters(deps.limiterTables),
+    limiters: fleet?.limits.addresses ?? addressLimiters(deps.limiterTables),
     closing: () => closing,
     inFlight: { count: 0 },
     writePublic: deps.writePublic ?? (ledger ? writeHere(ledger) : writeOn(fleet!.engine)),
