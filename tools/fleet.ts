@@ -88,7 +88,14 @@ async function main(): Promise<void> {
     await fleet!.stop();
     process.exit(1);
   });
-  log.info({ port: fleet.port, replicas: fleet.replicas.map((r) => ({ name: r.name, port: r.spec.port, pid: r.pid })) }, 'fleet listening');
+  log.info(
+    {
+      port: fleet.port,
+      haproxyPid: fleet.proxyPid,
+      replicas: fleet.replicas.map((r) => ({ name: r.name, port: r.spec.port, replicaPid: r.pid })),
+    },
+    'fleet listening',
+  );
   process.stdout.write(banner(fc, fleet));
 }
 

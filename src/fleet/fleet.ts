@@ -41,6 +41,7 @@ export interface RunningFleet {
   replicas: readonly Replica[];
   /** The demo key and a bbox of the demo country, when this start is the demo. */
   demo: (FleetDemo & { bbox: string }) | null;
+  proxyPid: number | undefined;
   /** Resolves if HAProxy ends without being asked (the fleet then cannot serve). */
   proxyEnded: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGHUP to every replica: each rescans the snapshots folder. */
@@ -103,6 +104,7 @@ export async function startFleet(fc: FleetConfig, log: Logger, options: FleetOpt
       host: config.host,
       port: config.port,
       checkEveryMs: options.checkEveryMs,
+      basePath: config.basePath,
       replicas: replicas.map((r) => ({ name: r.name, host: '127.0.0.1', port: r.spec.port })),
     });
     proxy = await runHaproxy(proxyConfig, config.host, config.port, log);
@@ -117,6 +119,7 @@ export async function startFleet(fc: FleetConfig, log: Logger, options: FleetOpt
     port: config.port,
     replicas,
     demo,
+    proxyPid: running.pid,
     proxyEnded: running.ended.then((e) => (e.asked ? new Promise<never>(() => {}) : e)),
     reload: () => {
       for (const r of replicas) r.signal('SIGHUP');

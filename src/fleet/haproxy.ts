@@ -5,7 +5,8 @@
  * replica that fails its checks (stopping, its ledger unreachable) taken out within a second and
  * its connections closed. A request that found a replica gone before an answer is tried once on
  * another: a page is never charged twice for it, as a building opened in the last 365 days is
- * free to the same workspace on every replica.
+ * free to the same workspace on every replica. With no replica up, HAProxy answers the spec's 503
+ * `unavailable` with Retry-After itself.
  */
 export interface FleetProxy {
   /** Where clients connect. */
@@ -14,7 +15,16 @@ export interface FleetProxy {
   replicas: readonly { name: string; host: string; port: number }[];
   /** Milliseconds between health checks of a replica. Default 500. */
   checkEveryMs?: number;
+  /** The API's path prefix (EDIFICE_BASE_PATH), for the public pages' error format. Default /v1. */
+  basePath?: string;
 }
+
+/** HAProxy's answer when no replica is up: the spec's 503 in each format, never HAProxy's own page. */
+const NO_REPLICA_RETRY_S = 2;
+const NO_REPLICA_API = JSON.stringify({
+  error: { code: 'unavailable', message: 'No replica can answer right now; retry shortly.', parameter: '' },
+});
+const NO_REPLICA_PUBLIC = JSON.stringify({ error: 'unavailable' });
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -44,7 +54,19 @@ export function haproxyConfig(proxy: FleetProxy): string {
     '',
     'frontend edifice',
     `  bind ${proxy.host}:${proxy.port}`,
+    '  acl no_replica nbsrv(replicas) lt 1',
+    `  acl public_page path_beg ${proxy.basePath ?? '/v1'}/public/`,
+    ...[
+      [NO_REPLICA_PUBLIC, ' public_page'],
+      [NO_REPLICA_API, ''],
+    ].map(
+      ([body, only]) =>
+        `  http-request return status 503 content-type application/json hdr Retry-After ${NO_REPLICA_RETRY_S} hdr Cache-Control no-store ` +
+        `string '${body}' if no_replica${only}`,
+    ),
     '  default_backend replicas',
+    // HAProxy's own 503 (the last replica ended before its checks failed): the same answer.
+    `  http-error status 503 content-type application/json hdr Retry-After ${NO_REPLICA_RETRY_S} hdr Cache-Control no-store string '${NO_REPLICA_API}'`,
     '',
     'backend replicas',
     '  balance leastconn',

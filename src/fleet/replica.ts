@@ -84,7 +84,7 @@ export class Replica {
     this.lines(child.stdout!, false);
     this.lines(child.stderr!, true);
     child.once('exit', (code, signal) => this.exited(child, code, signal));
-    this.log.info({ replica: spec.name, pid: child.pid, port: spec.port }, 'replica started');
+    this.log.info({ replica: spec.name, replicaPid: child.pid, port: spec.port }, 'replica started');
   }
 
   /** Restart it whenever it ends without being asked. */
@@ -124,7 +124,7 @@ export class Replica {
     if (child === null || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
       const kill = setTimeout(() => {
-        this.log.warn({ replica: this.name, pid: child.pid, graceMs }, 'replica still running after its grace: killed');
+        this.log.warn({ replica: this.name, replicaPid: child.pid, graceMs }, 'replica still running after its grace: killed');
         child.kill('SIGKILL');
       }, graceMs);
       child.once('exit', () => {
@@ -138,14 +138,22 @@ export class Replica {
   private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.child === child) this.child = null;
     if (this.stopping) {
-      this.log.info({ replica: this.name, pid: child.pid, code, signal }, 'replica stopped');
+      this.log.info({ replica: this.name, replicaPid: child.pid, code, signal }, 'replica stopped');
       return;
     }
     if (!this.supervised) return; // the start waiting in ready() reports it
     const lived = Date.now() - this.startedAt;
     this.pause = lived < YOUNG_MS ? Math.min(LONGEST_PAUSE_MS, this.pause * 2) : FIRST_PAUSE_MS;
     this.log.error(
-      { replica: this.name, pid: child.pid, code, signal, livedMs: lived, restartInMs: this.pause, output: this.output() || undefined },
+      {
+        replica: this.name,
+        replicaPid: child.pid,
+        code,
+        signal,
+        livedMs: lived,
+        restartInMs: this.pause,
+        output: this.output() || undefined,
+      },
       'replica ended without being asked: restarting it',
     );
     this.timer = setTimeout(() => {
@@ -166,6 +174,8 @@ export class Replica {
       while ((nl = rest.indexOf('\n')) >= 0) {
         const line = rest.slice(0, nl);
         rest = rest.slice(nl + 1);
+        // HAProxy's health checks, every half second, are left out of the log unless they fail.
+        if (line.includes('"route":"/readyz","status":200')) continue;
         if (line.startsWith('{') && line.endsWith('}')) this.out(`{"replica":${JSON.stringify(this.name)},${line.slice(1)}`);
         else if (line.trim() !== '') {
           this.tail.push(line);
