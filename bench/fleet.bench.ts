@@ -268,15 +268,20 @@ try {
 
   // 3. What a request costs on the pg replica, kind by kind; memory per building.
   const pgChild = servers[1].child;
-  const commits = async (): Promise<number> => {
+  /** Transactions committed (reads outside a transaction count one each) and charges written, so far. */
+  const commits = async (): Promise<[number, number]> => {
     await new Promise((r) => setTimeout(r, 1_200)); // PostgreSQL publishes its counters at most once a second
-    const q = await pgClient.query<{ c: string }>("SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = 'postgres'");
-    return Number(q.rows[0].c);
+    const q = await pgClient.query<{ c: string; charges: string }>(
+      "SELECT xact_commit::text AS c, (SELECT count(*) FROM charges)::text AS charges FROM pg_stat_database WHERE datname = 'postgres'",
+    );
+    return [Number(q.rows[0].c), Number(q.rows[0].charges)];
   };
   const redisCommands = async (): Promise<number> => Number(/total_commands_processed:(\d+)/.exec(await redisClient.info('stats'))![1]);
   print();
-  print('| kind (pg replica) | requests/s | CPU µs a request | Redis commands a request | PostgreSQL commits a request |');
-  print('|:--|--:|--:|--:|--:|');
+  print(
+    '| kind (pg replica) | requests/s | CPU µs a request | Redis commands a request | PostgreSQL transactions a request | of which charges |',
+  );
+  print('|:--|--:|--:|--:|--:|--:|');
   for (const kind of KINDS) {
     if (weights[kind] === 0) continue;
     const only = Object.fromEntries(KINDS.map((k) => [k, k === kind ? 1 : 0])) as Weights;
@@ -285,7 +290,8 @@ try {
     const [cpu1, redis1, commits1] = [pgChild.cpuSeconds(), await redisCommands(), await commits()];
     const n = Math.max(1, report.completed);
     print(
-      `| ${kind} | ${int(report.rps)} | ${int(((cpu1 - cpu0) * 1e6) / n)} | ${((redis1 - redis0) / n).toFixed(2)} | ${((commits1 - commits0) / n).toFixed(3)} |`,
+      `| ${kind} | ${int(report.rps)} | ${int(((cpu1 - cpu0) * 1e6) / n)} | ${((redis1 - redis0) / n).toFixed(2)} | ` +
+        `${((commits1[0] - commits0[0]) / n).toFixed(2)} | ${((commits1[1] - commits0[1]) / n).toFixed(3)} |`,
     );
   }
   const loaded = /"buildings":(\d+),"bytesHeld":(\d+)/.exec(readFileSync(join(work, 'sqlite.log'), 'utf8'));
@@ -318,10 +324,30 @@ try {
   );
   latencies.sort((a, b) => a - b);
   const commitP99 = latencies[Math.floor(latencies.length * 0.99)];
+  // The baseline: the SQLite ledger's charge, one at a time (its write lock), on the same disk.
+  const sqliteLedger = Ledger.open(join(work, 'commits.db'));
+  const { workspaceId: sqliteWs } = sqliteLedger.createWorkspace('commits', { createdBy: 'commits@example.com' });
+  sqliteLedger.grantCredits(sqliteWs, 1_000_000_000, { kind: 'bought' });
+  const sqliteLatencies: number[] = [];
+  const sqliteUntil = performance.now() + commitSeconds * 1000;
+  while (performance.now() < sqliteUntil) {
+    const ids = Array.from({ length: 25 }, () => `bench-${serial++}`);
+    const t0 = performance.now();
+    sqliteLedger.chargePages([{ workspaceId: sqliteWs, keyId: null, buildingIds: ids, route: '/v1/buildings' }]);
+    sqliteLatencies.push(performance.now() - t0);
+  }
+  sqliteLedger.close();
+  sqliteLatencies.sort((a, b) => a - b);
+  const pgRate = latencies.length / commitSeconds;
+  const sqliteRate = sqliteLatencies.length / commitSeconds;
   print();
+  print('| charge transaction (pages of 25 new buildings, fsync on) | commits/s | vs sqlite | p50 ms | p99 ms |');
+  print('|:--|--:|--:|--:|--:|');
   print(
-    `PostgreSQL charge transaction (pages of 25 new buildings, ${commitConcurrency} at once, pool of 10, fsync on): ` +
-      `${int(latencies.length / commitSeconds)} commits/s, p50 ${ms(latencies[latencies.length >> 1])} ms, p99 ${ms(commitP99)} ms`,
+    `| SQLite ledger, one at a time (baseline) | ${int(sqliteRate)} | 1.00x | ${ms(sqliteLatencies[sqliteLatencies.length >> 1])} | ${ms(sqliteLatencies[Math.floor(sqliteLatencies.length * 0.99)])} |`,
+  );
+  print(
+    `| PostgreSQL, ${commitConcurrency} at once, pool of 10 | ${int(pgRate)} | ${(pgRate / sqliteRate).toFixed(2)}x | ${ms(latencies[latencies.length >> 1])} | ${ms(commitP99)} |`,
   );
 
   // 5. Exactness on a fleet at the real limits.
