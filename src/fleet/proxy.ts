@@ -58,7 +58,12 @@ export async function runHaproxy(config: string, host: string, port: number, log
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
-      for (const line of chunk.split('\n')) if (line.trim() !== '') log.info({ haproxy: line.trim() }, 'haproxy');
+      for (const line of chunk.split('\n')) {
+        if (line.trim() === '') continue;
+        // "[WARNING] … Server replicas/r1 is DOWN", "[ALERT] …": the operator's attention; the rest is news.
+        if (/\[(WARNING|ALERT)\]/.test(line)) log.warn({ haproxy: line.trim() }, 'haproxy');
+        else log.info({ haproxy: line.trim() }, 'haproxy');
+      }
     });
   }
   let exited = false;
