@@ -156,6 +156,19 @@ describe('a replica on PostgreSQL and Redis', () => {
     expect(limits.fallbacks).toBe(0);
   });
 
+  it('stores the open operations in PostgreSQL: a country request and a removal request', async () => {
+    const r = await fetch(`${base}/v1/public/country-requests`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ country: 'PT', email: 'ana@example.pt', comment: 'Lisbon first.' }),
+    });
+    expect(r.status).toBe(201);
+    const stored = (await r.json()) as { id: number };
+    expect((await admin.countryRequests()).find((c) => c.id === stored.id)).toMatchObject({ country: 'PT', email: 'ana@example.pt' });
+    const ready = await getFresh(base, '/readyz');
+    expect([ready.status, ready.body.ledger]).toEqual([200, 'open']);
+  });
+
   it('PostgreSQL stopped: a page not yet paid is 503 unavailable with Retry-After, a page opened here is served free; then it recovers', async () => {
     const { workspaceId, key } = await workspace(1_000);
     const opened = await get(`/buildings?bbox=${WHOLE}&limit=5&offset=500`, key);
