@@ -6,10 +6,11 @@
  * Redis restarts. The ledger is read directly (PgLedger) as the independent account.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgLedger } from '../src/ledger/index.ts';
-import { getFresh, removeDir, ROOT, syntheticSnapshots, TSX_LOADER, type JsonAnswer } from './http-helpers.ts';
+import { removeDir, ROOT, syntheticSnapshots, TSX_LOADER, type JsonAnswer } from './http-helpers.ts';
 import { freePort } from './services/ports.ts';
 import { startPostgres, type TestPostgres } from './services/postgres.ts';
 import { startRedis, type TestRedis } from './services/redis.ts';
@@ -75,9 +76,32 @@ async function workspace(credits: number, keys = 1): Promise<{ workspaceId: stri
   return { workspaceId, keys: made, total: credits + WELCOME };
 }
 
-/** GET through HAProxy on a new connection, so that consecutive requests may land on any replica. */
+/**
+ * GET through HAProxy on a new connection, so that consecutive requests may land on any replica.
+ * A body that is not JSON (a proxy's page) is kept as its text; a failed request is status 0.
+ */
 function get(path: string, key?: string): Promise<JsonAnswer> {
-  return getFresh(origin, path, key ? { Authorization: `Bearer ${key}` } : {});
+  return new Promise((resolve) => {
+    const headers: Record<string, string> = { Connection: 'close', ...(key ? { Authorization: `Bearer ${key}` } : {}) };
+    const req = request(`${origin}${path}`, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (err) => resolve({ status: 0, headers: {}, body: String(err) }));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let body: unknown = text;
+        try {
+          body = text ? JSON.parse(text) : null;
+        } catch {
+          // kept as text
+        }
+        resolve({ status: res.statusCode!, headers: res.headers, body });
+      });
+    });
+    req.setTimeout(15_000, () => req.destroy(new Error(`GET ${path}: no answer in 15 s`)));
+    req.on('error', (err) => resolve({ status: 0, headers: {}, body: String(err) }));
+    req.end();
+  });
 }
 
 const charged = (a: JsonAnswer): number => Number(a.headers['x-credits-charged'] ?? 0);
@@ -220,7 +244,7 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
     };
     await Promise.all(Array.from({ length: WORKERS }, worker));
     expect(killed).toBe(true);
-    expect(answers.map((a) => a.status).filter((s) => s !== 200)).toEqual([]);
+    expect(answers.filter((a) => a.status !== 200).map((a) => [a.status, a.body])).toEqual([]);
     const received = answers.reduce((s, a) => s + charged(a), 0);
     const taken = total - (await ledger.balance(workspaceId));
     // No charge a client saw is missing from the ledger; a page committed whose answer died with

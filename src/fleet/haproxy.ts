@@ -3,8 +3,8 @@
  * public port, one backend of the replicas' loopback ports, spread by least connections, each
  * health-checked on /readyz (HTTP/1.1 with a Host header: uWebSockets.js answers nothing else), a
  * replica that fails its checks (stopping, its ledger unreachable) taken out within a second and
- * its connections closed. A request that found a replica gone before an answer is tried once on
- * another: a page is never charged twice for it, as a building opened in the last 365 days is
+ * its connections closed. A request that found a replica gone before an answer is tried again on
+ * another (twice at most): a page is never charged twice for it, as a building opened in the last 365 days is
  * free to the same workspace on every replica. With no replica up, HAProxy answers the spec's 503
  * `unavailable` with Retry-After itself.
  */
@@ -48,8 +48,10 @@ export function haproxyConfig(proxy: FleetProxy): string {
     '  option http-keep-alive',
     // The client's address for the per-address limits (replicas trust one proxy: EDIFICE_TRUSTED_PROXIES=1).
     '  option forwardfor',
-    '  option redispatch',
-    '  retries 1',
+    // A request that found its replica gone is tried again on another, twice at most, so that a
+    // second failure meanwhile (another replica stopping or starting) still leaves one to answer.
+    '  option redispatch 1',
+    '  retries 2',
     '  retry-on conn-failure empty-response',
     '',
     'frontend edifice',
