@@ -61,7 +61,7 @@ export interface Config {
   /** HTTP worker threads sharing one port and one copy of the snapshots; 0 serves from the main thread. */
   workers: number;
   /**
-   * The most encoded buildings each serving thread keeps (BuildingCache), in MiB. Each worker has
+   * The most encoded buildings each serving thread keeps (FragmentCache), in MiB. Each worker has
    * its own cache, so resident memory can grow by a little more than this per worker. At most
    * 4,096: the cache is one Buffer, and Node's largest is 4 GiB.
    */

@@ -27,6 +27,8 @@ let admin: PgLedger;
 let limits: RedisLimits;
 let fleet: FleetLedger;
 let server: RunningServer;
+/** A second replica on the same PostgreSQL and Redis. */
+let other: { fleet: FleetLedger; limits: RedisLimits; server: RunningServer; base: string };
 let metrics: MetricsServer;
 let base: string;
 const answers: JsonAnswer[] = [];
@@ -45,9 +47,20 @@ beforeAll(async () => {
   server = await startServer({ config, catalog: Catalog.open(config.snapshotsDir), fleet, log });
   metrics = await startMetricsServer('127.0.0.1', 0, () => server.metrics.registry.metrics(), log);
   base = `http://127.0.0.1:${server.port}`;
+  const otherLimits = await RedisLimits.connect(redis.url, { replicas: REPLICAS, commandTimeoutMs: 1_000 });
+  const otherFleet = new FleetLedger(await PgLedger.open(pg.url), redisFleetLimits(otherLimits, 60, 5_000), {
+    perKeyPerMinute: 60,
+    dailyQuota: 5_000,
+    log,
+  });
+  const otherServer = await startServer({ config, catalog: Catalog.open(config.snapshotsDir), fleet: otherFleet, log });
+  other = { fleet: otherFleet, limits: otherLimits, server: otherServer, base: `http://127.0.0.1:${otherServer.port}` };
 }, 120_000);
 
 afterAll(async () => {
+  other?.server.close();
+  await other?.fleet.close();
+  await other?.limits.close();
   server?.close();
   await metrics?.close();
   await fleet?.close();
@@ -68,8 +81,8 @@ async function workspace(credits: number): Promise<{ workspaceId: string; key: s
   return { workspaceId, key };
 }
 
-async function get(path: string, key?: string): Promise<JsonAnswer> {
-  const a = await getFresh(base, `/v1${path}`, key ? { Authorization: `Bearer ${key}` } : {});
+async function get(path: string, key?: string, origin = base): Promise<JsonAnswer> {
+  const a = await getFresh(origin, `/v1${path}`, key ? { Authorization: `Bearer ${key}` } : {});
   answers.push(a);
   return a;
 }
@@ -143,9 +156,11 @@ describe('a replica on PostgreSQL and Redis', () => {
     expect(a.headers['x-credits-remaining']).toBe('105');
   });
 
-  it('holds a key to its 60 a minute in Redis: of 100 quick requests exactly 60 pass, the rest 429 with Retry-After', async () => {
+  it('holds a key to its 60 a minute in Redis across two replicas: of 100 quick requests exactly 60 pass, the rest 429 with Retry-After', async () => {
     const { key } = await workspace(1_000);
-    const all = await Promise.all(Array.from({ length: 100 }, () => get(`/buildings?bbox=${bbox(7)}&limit=1`, key)));
+    const all = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => get(`/buildings?bbox=${bbox(7)}&limit=1`, key, i % 2 ? other.base : base)),
+    );
     expect(all.filter((a) => a.status === 200)).toHaveLength(60);
     const refused = all.filter((a) => a.status === 429);
     expect(refused).toHaveLength(40);
@@ -153,10 +168,39 @@ describe('a replica on PostgreSQL and Redis', () => {
       expect(a.body.error.code).toBe('rate_limited');
       expect(Number(a.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
-    expect(limits.fallbacks).toBe(0);
+    expect([limits.fallbacks, other.limits.fallbacks]).toEqual([0, 0]);
   });
 
-  it('stores the open operations in PostgreSQL: a country request and a removal request', async () => {
+  it('two replicas charging one workspace at once, with too few credits for all: what was taken is what the answers say, never below zero', async () => {
+    const { workspaceId, key } = await workspace(40); // 45 credits with the welcome 5
+    // 16 pages of 5 buildings, overlapping by pairs (offsets 1000, 1003, 1006, …), half through each replica.
+    const all = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => get(`/buildings?bbox=${WHOLE}&limit=5&offset=${1_000 + i * 3}`, key, i % 2 ? other.base : base)),
+    );
+    const ok = all.filter((a) => a.status === 200);
+    const refused = all.filter((a) => a.status === 402);
+    expect(ok.length + refused.length).toBe(16);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const a of refused) expect([a.body.error.code, a.headers['x-credits-charged']]).toEqual(['insufficient_credits', '0']);
+    const taken = ok.reduce((sum, a) => sum + Number(a.headers['x-credits-charged']), 0);
+    const left = await admin.balance(workspaceId);
+    expect(left).toBeGreaterThanOrEqual(0);
+    expect(45 - left).toBe(taken);
+    // Each building charged once: the distinct buildings of the answers that were charged, at most.
+    const received = new Set(ok.flatMap((a) => (a.body.data as { building_id: string }[]).map((b) => b.building_id)));
+    expect(taken).toBeLessThanOrEqual(received.size);
+    expect(await admin.audit()).toEqual([]);
+  });
+
+  it('a building opened through one replica is free through the other', async () => {
+    const { key } = await workspace(100);
+    const first = await get(`/buildings?bbox=${WHOLE}&limit=5&offset=2000`, key, base);
+    expect([first.status, first.headers['x-credits-charged']]).toEqual([200, '5']);
+    const second = await get(`/buildings?bbox=${WHOLE}&limit=5&offset=2000`, key, other.base);
+    expect([second.status, second.headers['x-credits-charged'], second.headers['x-credits-remaining']]).toEqual([200, '0', '100']);
+  });
+
+  it('stores the open operations in PostgreSQL (a country request) and says the ledger is open in /readyz', async () => {
     const r = await fetch(`${base}/v1/public/country-requests`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

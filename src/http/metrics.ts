@@ -82,7 +82,7 @@ export class Metrics {
   });
 
   /**
-   * The fragment cache of this thread (building-cache.ts), read when /metrics is asked: its
+   * The fragment cache of this thread (fragment-cache.ts), read when /metrics is asked: its
    * size and its hits and misses, summed over workers. A low hit share at a full cache says
    * EDIFICE_FRAGMENT_CACHE_MB is too small for the traffic.
    */

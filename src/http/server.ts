@@ -54,7 +54,7 @@ import type { Config } from '../config.ts';
 import { fallbackRefusal, listenOn, uws, uwsImplementation } from './uws.ts';
 import { listenFailure } from './port.ts';
 import { Metrics } from './metrics.ts';
-import { BuildingCache } from './building-cache.ts';
+import { FragmentCache } from './fragment-cache.ts';
 import { WriterPool } from './writer-pool.ts';
 import { errorReply, internalErrorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
@@ -169,7 +169,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   if (!ledger && !fleet) return Promise.reject(new TypeError('startServer needs a ledger or a fleet.'));
   const charges = deps.charges ?? fleet?.pageCharges() ?? new PageCharges(ledger!);
   const metrics = new Metrics(deps.thread ?? 'main');
-  const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
+  const cache = new FragmentCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   const writers = new WriterPool();
   metrics.watchFragmentCache(cache);
   const rankings = new RankingCache(config.rankingCacheMb * 1024 * 1024);
