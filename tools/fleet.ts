@@ -60,6 +60,13 @@ async function main(): Promise<void> {
     if (stopAsked !== null) {
       log.warn({ signal }, 'asked again to stop: ending every process of the fleet now');
       for (const r of fleet?.replicas ?? []) r.signal('SIGKILL');
+      if (fleet?.proxyPid !== undefined) {
+        try {
+          process.kill(fleet.proxyPid, 'SIGKILL');
+        } catch {
+          // HAProxy already gone
+        }
+      }
       process.exit(1);
     }
     stopAsked = signal;
