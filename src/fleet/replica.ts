@@ -14,6 +14,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** tsx's loader by its path, as bin/edifice runs the server. */
 const TSX_LOADER = join(ROOT, 'node_modules/tsx/dist/loader.mjs');
 const MAIN = join(ROOT, 'src/main.ts');
+const ORPHAN_GUARD = join(ROOT, 'src/fleet/orphan-guard.ts');
 
 /** A replica that lived less than this was dying young: its next start waits longer. */
 const YOUNG_MS = 10_000;
@@ -67,7 +68,7 @@ export class Replica {
   /** Starts the server; from then on an exit not asked for restarts it once `supervise()` is called. */
   start(): void {
     const { spec } = this;
-    const child = spawn(process.execPath, ['--single-threaded-gc', '--import', TSX_LOADER, MAIN], {
+    const child = spawn(process.execPath, ['--single-threaded-gc', '--import', TSX_LOADER, '--import', ORPHAN_GUARD, MAIN], {
       cwd: process.cwd(),
       env: {
         ...spec.env,
