@@ -169,7 +169,8 @@ try {
   const servers: { name: string; child: Child; keys: string[]; url: string }[] = [];
   const start = async (name: string, argv: string[], env: NodeJS.ProcessEnv, listening: RegExp, keys: string[]) => {
     log(`start ${name}`);
-    const child = await startChild(name, argv, env, join(work, `${name}.log`), listening);
+    // Three replicas loading the country at once on a busy machine took over ten minutes.
+    const child = await startChild(name, argv, env, join(work, `${name}.log`), listening, 1_800_000);
     children.push(child);
     servers.push({ name, child, keys, url: `http://127.0.0.1:${child.port}/v1` });
   };
