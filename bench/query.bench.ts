@@ -39,7 +39,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Prng } from '../src/synth/prng.ts';
 import { decodeColumns } from './columns.ts';
@@ -48,12 +48,12 @@ import { ensureSynthetic, snapshotFiles } from './dataset.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
 import { hasGc, memory, percentile, runPairPass, runPass, settle, shuffled, sink, type Memory } from './measure.ts';
 import { CLASSES, makeMix } from './mix.ts';
-import { formatTable, slowest, summarise, type ClassTimes } from './report.ts';
+import { formatTable, p99Ratios, slowest, slowestP99, summarise, type ClassTimes } from './report.ts';
 import { ScanEngine } from './scan.ts';
 import { ratioIntervals } from './noise.ts';
 
-const GOAL = { p50Ratio: 20, p99Ratio: 3, bytesPerBuilding: 400, heavyRatioScan: 5 };
-const ENGINES = ['edifice', 'edifice-scan', 'scan', 'duckdb'];
+const GOAL = { p50Ratio: 20, p99Ratio: 3, bytesPerBuilding: 400, heavyRatioScan: 5, classP99Ms: 1, postgisP99Ratio: 100 };
+const ENGINES = ['edifice', 'edifice-scan', 'scan', 'duckdb', 'postgis'];
 
 const { values: args } = parseArgs({
   options: {
@@ -67,6 +67,7 @@ const { values: args } = parseArgs({
     cache: { type: 'string', default: '.cache/bench' },
     snapshots: { type: 'string' },
     'scan-both': { type: 'boolean', default: false },
+    'postgis-shared-buffers': { type: 'string', default: '2GB' },
   },
   strict: true,
 });
@@ -112,7 +113,6 @@ const engines: Engine[] = [];
 let loadS = NaN;
 let bytesPerBuilding = NaN;
 let edificeRows = 0;
-let summaryBytes: number;
 // The engine's modules load before the first measurement, so only the snapshot counts.
 const edifice = engineNames.some((e) => e.startsWith('edifice')) ? await import('./edifice.ts') : null;
 const before: Memory = await memory();
@@ -139,7 +139,7 @@ if (edifice) {
       `heapUsed +${mb(after.heapUsed - before.heapUsed)}${hasGc ? '' : ' (no gc: includes garbage)'}`,
   );
   const view = catalog.view();
-  summaryBytes = view.snapshots.reduce((n, s) => n + s.memory().summaries, 0);
+  const summaryBytes = view.snapshots.reduce((n, s) => n + s.memory().summaries, 0);
   print(`edifice node summaries: ${mb(summaryBytes)} = ${(summaryBytes / edificeRows).toFixed(2)} B/building (included above)`);
   // --scan-both: the "planner" engine forced to the scan as well, an A/A run of the paired figures.
   if (engineNames.includes('edifice')) engines.push(new EdificeEngine(view, 'edifice', args['scan-both'] ? { path: 'scan' } : {}));
@@ -168,6 +168,26 @@ if (engineNames.includes('duckdb')) {
   );
   engines.push(engine);
 }
+let postgisPss: () => number = () => NaN;
+// The cluster's memory, sampled after its load and each of its passes (between timed spans).
+let postgisPeak = NaN;
+if (engineNames.includes('postgis')) {
+  const { PostgisEngine, clusterPss, fingerprintOf, loadPostgis, startCluster } = await import('./postgis.ts');
+  // The cluster's folder sits beside the country in the cache, so the load is reused like it.
+  const folder = join(resolve(args.cache!), `postgis-${basename(dir)}`);
+  const cluster = await startCluster(folder, args['postgis-shared-buffers']!, log);
+  process.once('exit', () => cluster.stop());
+  process.once('SIGINT', () => process.exit(130));
+  postgisPss = () => clusterPss(cluster.pid);
+  const load = await loadPostgis(cluster.url, columns, fingerprintOf(file, columns.n), log);
+  print(
+    `postgis load: ${load.reused ? `reused from ${folder}` : `${load.seconds.toFixed(1)} s into ${folder}`} ` +
+      `(${columns.n.toLocaleString('en')} buildings, ${load.businesses.toLocaleString('en')} businesses); tables and indexes ${mb(load.bytes)}; ` +
+      `cluster PSS ${mb(postgisPss())}, shared_buffers ${args['postgis-shared-buffers']}`,
+  );
+  postgisPeak = postgisPss();
+  engines.push(await PostgisEngine.connect(cluster.url, () => cluster.stop()));
+}
 if (engines.length === 0) throw new Error('bench: no engine to run.');
 const names = engines.map((e) => e.name);
 
@@ -194,6 +214,7 @@ for (const engine of engines) {
     },
   );
   log(`${engine.name}: warm-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  if (engine.name === 'postgis') postgisPeak = Math.max(postgisPeak, postgisPss());
   answers.set(engine.name, got);
   times.set(engine.name, []);
 }
@@ -228,6 +249,7 @@ for (let r = 0; r < Math.max(reps, paired.length ? pairReps : 0); r++) {
       }),
     );
     log(`${engine.name}: pass ${r + 1}/${reps} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    if (engine.name === 'postgis') postgisPeak = Math.max(postgisPeak, postgisPss());
   }
 }
 
@@ -294,6 +316,14 @@ const p99Ratio = p99('duckdb') / p99('edifice');
 const scanRatio = (r: (typeof rows)[number], p: 'p50' | 'p99') => (r[p].get('edifice-scan') ?? NaN) / (r[p].get('edifice') ?? NaN);
 const heavy = rows.find((r) => r.cls === 'heavy-3x3');
 const heavyP99RatioScan = heavy ? scanRatio(heavy, 'p99') : NaN;
+// Over the classes of the mix, planner side: the slowest p99 (the business sorts, a cross-section
+// of the others, included), and PostGIS's p99 over Edifice's (the seven classes, each once).
+const mixRows = rows.filter((r) => CLASSES.some((c) => c.name === r.cls));
+const slowestClassP99 = slowestP99(
+  rows.filter((r) => r.cls !== 'whole mix'),
+  'edifice',
+);
+const postgisRatio = p99Ratios(mixRows, 'postgis', 'edifice');
 const buildingClasses = rows.filter((r) => CLASSES.some((c) => c.name === r.cls && c.kind === 'buildings'));
 const slowestClassRatio = buildingClasses.length
   ? Math.min(...buildingClasses.flatMap((r) => [scanRatio(r, 'p50'), scanRatio(r, 'p99')]))
@@ -404,12 +434,27 @@ if (Number.isFinite(heavyP99RatioScan)) {
     );
   }
 }
+if (!Number.isNaN(slowestClassP99.ms))
+  print(
+    `goal: every class's p99 <= ${GOAL.classP99Ms} ms with the planner (slowest ${slowestClassP99.ms.toFixed(3)} ms, ${slowestClassP99.cls}: ` +
+      `${verdict(slowestClassP99.ms <= GOAL.classP99Ms)})`,
+  );
+if (!Number.isNaN(postgisRatio.geomean))
+  print(
+    `goal: p99 >= ${GOAL.postgisP99Ratio}x lower than PostGIS, the geometric mean over the ${mixRows.length} classes of their p99 ratios ` +
+      `(${postgisRatio.geomean.toFixed(1)}x: ${verdict(postgisRatio.geomean >= GOAL.postgisP99Ratio)}; least ${postgisRatio.least.toFixed(1)}x, ${postgisRatio.leastCls})`,
+  );
+if (!Number.isNaN(postgisPeak))
+  print(
+    `postgis memory: cluster PSS at most ${mb(postgisPeak)} (sampled after its load and each pass; shared_buffers ${args['postgis-shared-buffers']})`,
+  );
 
 for (const e of engines) await e.close?.();
 log(`done (sink ${sink})`);
 const fmt = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(digits) : 'nan');
 print(
   `summary: p50_ratio_duckdb=${fmt(p50Ratio, 2)} p99_ratio_duckdb=${fmt(p99Ratio, 2)} bytes_per_building=${fmt(bytesPerBuilding, 0)} load_s=${fmt(loadS, 2)} ` +
-    `heavy_p99_ratio_scan=${fmt(heavyP99RatioScan, 2)} slowest_class_ratio=${fmt(slowestClassRatio, 2)}`,
+    `heavy_p99_ratio_scan=${fmt(heavyP99RatioScan, 2)} slowest_class_ratio=${fmt(slowestClassRatio, 2)} ` +
+    `slowest_class_p99_ms=${fmt(slowestClassP99.ms, 3)} p99_ratio_postgis=${fmt(postgisRatio.geomean, 2)}`,
 );
 process.stdout.write(`${out.join('\n')}\n`);

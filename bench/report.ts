@@ -90,3 +90,37 @@ export function slowest(
     return `${ms(median[i])} ms  #${i} ${m.cls}: ${shape}; ${total}`;
   });
 }
+
+/** The largest p99 of `engine` over `rows` and its row (NaN when it has none): the slowest class. */
+export function slowestP99(rows: readonly Row[], engine: string): { ms: number; cls: string } {
+  let ms = NaN;
+  let cls = '';
+  for (const r of rows) {
+    const v = r.p99.get(engine);
+    if (v !== undefined && !(v <= ms)) {
+      ms = v;
+      cls = r.cls;
+    }
+  }
+  return { ms, cls };
+}
+
+/**
+ * `engine`'s p99 over `base`'s, per row, and their geometric mean (every class weighs the same
+ * whatever its times) and least (the class where `base` is least ahead). NaN when a row lacks either.
+ */
+export function p99Ratios(rows: readonly Row[], engine: string, base: string): { geomean: number; least: number; leastCls: string } {
+  let logSum = 0;
+  let least = Infinity;
+  let leastCls = '';
+  for (const r of rows) {
+    const ratio = (r.p99.get(engine) ?? NaN) / (r.p99.get(base) ?? NaN);
+    if (!(ratio > 0) || !Number.isFinite(ratio)) return { geomean: NaN, least: NaN, leastCls: '' };
+    logSum += Math.log(ratio);
+    if (ratio < least) {
+      least = ratio;
+      leastCls = r.cls;
+    }
+  }
+  return rows.length ? { geomean: Math.exp(logSum / rows.length), least, leastCls } : { geomean: NaN, least: NaN, leastCls: '' };
+}

@@ -73,12 +73,12 @@ afterAll(async () => {
   expect(answers.filter((a) => a.status >= 500 && a.status !== 503)).toEqual([]);
 });
 
-async function workspace(credits: number): Promise<{ workspaceId: string; key: string }> {
+async function workspace(credits: number): Promise<{ workspaceId: string; key: string; keyId: string }> {
   const email = `fleet-${Math.random().toString(36).slice(2)}@example.com`;
   const { workspaceId } = await admin.createWorkspace('fleet', { createdBy: email });
   if (credits > 0) await admin.grantCredits(workspaceId, credits, { kind: 'bought' });
-  const { key } = await admin.createKey(workspaceId, email);
-  return { workspaceId, key };
+  const { key, keyId } = await admin.createKey(workspaceId, email);
+  return { workspaceId, key, keyId };
 }
 
 async function get(path: string, key?: string, origin = base): Promise<JsonAnswer> {
@@ -200,6 +200,27 @@ describe('a replica on PostgreSQL and Redis', () => {
     expect([second.status, second.headers['x-credits-charged'], second.headers['x-credits-remaining']]).toEqual([200, '0', '100']);
   });
 
+  it('a key revoked with the admin commands stops on every replica within the 2 s its row is kept', async () => {
+    const { key, keyId } = await workspace(100);
+    for (const origin of [base, other.base])
+      expect((await get(`/buildings?bbox=${WHOLE}&limit=1&offset=3000`, key, origin)).status).toBe(200);
+    await admin.revokeKey(keyId);
+    await new Promise((r) => setTimeout(r, 2_100));
+    for (const origin of [base, other.base]) {
+      const a = await get(`/buildings?bbox=${WHOLE}&limit=1&offset=3000`, key, origin);
+      expect([a.status, a.body.error.message]).toEqual([401, 'This API key was revoked.']);
+    }
+  });
+
+  it("a suspended workspace's key answers 403 with the headers of spec section 8, charging nothing", async () => {
+    const { workspaceId, key } = await workspace(100);
+    await admin.suspendWorkspace(workspaceId, 'unpaid');
+    const a = await get(`/buildings?bbox=${WHOLE}&limit=1&offset=3100`, key);
+    expect([a.status, a.body.error.code]).toEqual([403, 'forbidden']);
+    expect([a.headers['ratelimit-limit'], a.headers['x-credits-charged'], a.headers['x-credits-remaining']]).toEqual(['60', '0', '105']);
+    expect(a.headers['x-daily-quota-limit']).toBe('5000');
+  });
+
   it('stores the open operations in PostgreSQL (a country request) and says the ledger is open in /readyz', async () => {
     const r = await fetch(`${base}/v1/public/country-requests`, {
       method: 'POST',
@@ -215,6 +236,7 @@ describe('a replica on PostgreSQL and Redis', () => {
 
   it('PostgreSQL stopped: a page not yet paid is 503 unavailable with Retry-After, a page opened here is served free; then it recovers', async () => {
     const { workspaceId, key } = await workspace(1_000);
+    const unseen = await workspace(1_000); // a key this replica never authenticated
     const opened = await get(`/buildings?bbox=${WHOLE}&limit=5&offset=500`, key);
     expect(opened.status).toBe(200);
     const paid = Number(opened.headers['x-credits-charged']);
@@ -233,6 +255,9 @@ describe('a replica on PostgreSQL and Redis', () => {
       expect(free.headers['x-credits-remaining']).toBe(String(1_005 - paid));
       const ready = await getFresh(base, '/readyz');
       expect(ready.body).toMatchObject({ status: 'ready', ledger: 'unreachable' });
+      const unknown = await get(`/buildings?bbox=${WHOLE}&limit=5&offset=500`, unseen.key);
+      expect([unknown.status, unknown.body.error.code]).toEqual([503, 'unavailable']);
+      expect(Number(unknown.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     } finally {
       pg.start();
     }
