@@ -9,6 +9,8 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type Config } from './config.ts';
+import type { Catalog } from './catalog/catalog.ts';
+import { queryBuildings } from './query/buildings.ts';
 import { writeSyntheticCountry, type WrittenCountry } from './synth/generate.ts';
 
 export const DEMO_SEED = 20261121;
@@ -73,4 +75,21 @@ export async function writeDemoCountry(config: Config): Promise<WrittenCountry> 
   const files = Object.fromEntries(snapshotFiles(config.snapshotsDir));
   writeFileSync(join(config.snapshotsDir, DEMO_MARKER), `${JSON.stringify({ generatedBy: 'edifice npm start (demo)', files }, null, 2)}\n`);
   return written;
+}
+
+/** A bbox of about 2 km around a dense spot of the first country: it holds demo buildings. */
+export function demoBbox(catalog: Catalog): string {
+  const view = catalog.view();
+  const s = view.snapshots[0];
+  if (!s || s.rows === 0) return '9.50,47.10,9.55,47.15';
+  const row = s.rows >> 1;
+  const lon = s.lon[row];
+  const lat = s.lat[row];
+  for (const half of [0.01, 0.05, 0.25, 1.4]) {
+    const bbox = { minLon: lon - half, minLat: lat - half, maxLon: lon + half, maxLat: lat + half };
+    if (queryBuildings(view, { bbox, sort: 'volume', limit: 1, offset: 0 }).total >= 10 || half === 1.4) {
+      return [bbox.minLon, bbox.minLat, bbox.maxLon, bbox.maxLat].map((v) => v.toFixed(4)).join(',');
+    }
+  }
+  return '';
 }

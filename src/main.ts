@@ -11,33 +11,15 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { Ledger, PgLedger, type DemoKey, RedisLimits, ledgerLocation, type LedgerLocation } from './ledger/index.ts';
 import { FleetLedger, localFleetLimits, redisFleetLimits } from './http/fleet-ledger.ts';
-import { queryBuildings } from './query/buildings.ts';
 import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
 import { startWorkers } from './http/worker-pool.ts';
 import { assertPortFree } from './http/port.ts';
 import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 import { lockLedger } from './ledger/server-lock.ts';
-import { planDemo, writeDemoCountry } from './demo.ts';
+import { demoBbox, planDemo, writeDemoCountry } from './demo.ts';
 /** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
 const STOP_GRACE_MS = 5_000;
-
-/** A bbox of about 2 km around a dense spot of the first country: it holds demo buildings. */
-function demoBbox(catalog: Catalog): string {
-  const view = catalog.view();
-  const s = view.snapshots[0];
-  if (!s || s.rows === 0) return '9.50,47.10,9.55,47.15';
-  const row = s.rows >> 1;
-  const lon = s.lon[row];
-  const lat = s.lat[row];
-  for (const half of [0.01, 0.05, 0.25, 1.4]) {
-    const bbox = { minLon: lon - half, minLat: lat - half, maxLon: lon + half, maxLat: lat + half };
-    if (queryBuildings(view, { bbox, sort: 'volume', limit: 1, offset: 0 }).total >= 10 || half === 1.4) {
-      return [bbox.minLon, bbox.minLat, bbox.maxLon, bbox.maxLat].map((v) => v.toFixed(4)).join(',');
-    }
-  }
-  return '';
-}
 
 async function main(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel });

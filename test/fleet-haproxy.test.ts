@@ -1,7 +1,7 @@
 /**
  * HAProxy in front of replicas, with the configuration the fleet uses: accepted by `haproxy -c`;
  * requests spread over the replicas (each names itself in X-Edifice-Replica); a replica that stops
- * is routed around without a failed request.
+ * is routed around without a failed request; with none up, HAProxy answers the spec's 503 itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haproxyConfig } from '../src/fleet/haproxy.ts';
@@ -81,5 +81,28 @@ describe('the fleet behind HAProxy', () => {
     expect(during.map((a) => a.status)).toEqual(Array(30).fill(200));
     const after = await answers('/v1/public/countries', 10);
     expect(after.map((a) => [a.status, a.replica])).toEqual(Array(10).fill([200, 'r2']));
+  });
+
+  it("with no replica up, HAProxy answers the spec's 503 unavailable with Retry-After in each format", async () => {
+    replicas[1].server.close();
+    let api: Response | undefined;
+    for (let i = 0; i < 100; i++) {
+      api = await fetch(`${origin}/v1/buildings?bbox=9.4,47.0,9.7,47.3`);
+      if (api.status === 503) break;
+      await api.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(api!.status).toBe(503);
+    expect(api!.headers.get('retry-after')).toBe('2');
+    expect(await api!.json()).toEqual({ error: { code: 'unavailable', message: expect.any(String), parameter: '' } });
+    // Once HAProxy has marked the replicas down (before, its own 503 is the API's format for every path).
+    let pub: [number, string | null, unknown] = [0, null, null];
+    for (let i = 0; i < 100; i++) {
+      const r = await fetch(`${origin}/v1/public/countries`);
+      pub = [r.status, r.headers.get('retry-after'), await r.json()];
+      if (JSON.stringify(pub[2]) === '{"error":"unavailable"}') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pub).toEqual([503, '2', { error: 'unavailable' }]);
   });
 });

@@ -3,9 +3,10 @@
  * public port, one backend of the replicas' loopback ports, spread by least connections, each
  * health-checked on /readyz (HTTP/1.1 with a Host header: uWebSockets.js answers nothing else), a
  * replica that fails its checks (stopping, its ledger unreachable) taken out within a second and
- * its connections closed. A request that found a replica gone before an answer is tried once on
- * another: a page is never charged twice for it, as a building opened in the last 365 days is
- * free to the same workspace on every replica.
+ * its connections closed. A request that found a replica gone before an answer is tried again on
+ * another (twice at most): a page is never charged twice for it, as a building opened in the last 365 days is
+ * free to the same workspace on every replica. With no replica up, HAProxy answers the spec's 503
+ * `unavailable` with Retry-After itself.
  */
 export interface FleetProxy {
   /** Where clients connect. */
@@ -14,7 +15,16 @@ export interface FleetProxy {
   replicas: readonly { name: string; host: string; port: number }[];
   /** Milliseconds between health checks of a replica. Default 500. */
   checkEveryMs?: number;
+  /** The API's path prefix (EDIFICE_BASE_PATH), for the public pages' error format. Default /v1. */
+  basePath?: string;
 }
+
+/** HAProxy's answer when no replica is up: the spec's 503 in each format, never HAProxy's own page. */
+const NO_REPLICA_RETRY_S = 2;
+const NO_REPLICA_API = JSON.stringify({
+  error: { code: 'unavailable', message: 'No replica can answer right now; retry shortly.', parameter: '' },
+});
+const NO_REPLICA_PUBLIC = JSON.stringify({ error: 'unavailable' });
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -38,13 +48,27 @@ export function haproxyConfig(proxy: FleetProxy): string {
     '  option http-keep-alive',
     // The client's address for the per-address limits (replicas trust one proxy: EDIFICE_TRUSTED_PROXIES=1).
     '  option forwardfor',
-    '  option redispatch',
-    '  retries 1',
+    // A request that found its replica gone is tried again on another, twice at most, so that a
+    // second failure meanwhile (another replica stopping or starting) still leaves one to answer.
+    '  option redispatch 1',
+    '  retries 2',
     '  retry-on conn-failure empty-response',
     '',
     'frontend edifice',
     `  bind ${proxy.host}:${proxy.port}`,
+    '  acl no_replica nbsrv(replicas) lt 1',
+    `  acl public_page path_beg ${proxy.basePath ?? '/v1'}/public/`,
+    ...[
+      [NO_REPLICA_PUBLIC, ' public_page'],
+      [NO_REPLICA_API, ''],
+    ].map(
+      ([body, only]) =>
+        `  http-request return status 503 content-type application/json hdr Retry-After ${NO_REPLICA_RETRY_S} hdr Cache-Control no-store ` +
+        `string '${body}' if no_replica${only}`,
+    ),
     '  default_backend replicas',
+    // HAProxy's own 503 (the last replica ended before its checks failed): the same answer.
+    `  http-error status 503 content-type application/json hdr Retry-After ${NO_REPLICA_RETRY_S} hdr Cache-Control no-store string '${NO_REPLICA_API}'`,
     '',
     'backend replicas',
     '  balance leastconn',

@@ -1,17 +1,13 @@
 /** A throwaway HAProxy for tests: Debian's haproxy in the foreground, on a configuration written to a temporary folder. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { haproxyBinary } from '../../src/fleet/proxy.ts';
 
 export interface TestHaproxy {
   stop(): Promise<void>;
-}
-
-export function haproxyBinary(): string {
-  for (const p of ['/usr/sbin/haproxy', '/usr/bin/haproxy', '/usr/local/sbin/haproxy']) if (existsSync(p)) return p;
-  throw new Error('HAProxy is not installed: apt-get install -y haproxy');
 }
 
 /** Checks `config` with `haproxy -c`; throws with HAProxy's words when it is refused. */

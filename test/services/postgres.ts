@@ -35,7 +35,11 @@ function binDir(): string {
   throw new Error('PostgreSQL is not installed (no initdb): apt-get install -y postgresql');
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * `durable`: commits wait for their fsync, as in production (for benchmarks); tests run without
+ * (fsync=off), which changes no behaviour they check.
+ */
+export async function startPostgres(how: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'edifice-pg-'));
   const data = join(dir, 'data');
@@ -54,7 +58,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   };
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 -c shared_buffers=32MB`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 ${how.durable ? '' : '-c fsync=off '}-c max_connections=200 -c shared_buffers=32MB`;
   const start = (): void => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
   const stop = (): void => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
   start();
