@@ -7,22 +7,28 @@
  */
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
 import { queryBuildings, type BuildingsOptions, type BuildingsResult } from '../src/query/buildings.ts';
-import { queryPoint, type PointRow } from '../src/query/point.ts';
+import { PointSearch, queryPoint, type PointRow } from '../src/query/point.ts';
+import { SearchState } from '../src/query/search-state.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
 
 type Raw = BuildingsResult | { rows: PointRow[] };
 
 export class EdificeEngine implements Engine<Raw> {
   readonly async = false;
+  /** The engine's searches run one at a time in these, as a serving thread's do. */
+  private readonly options: BuildingsOptions;
+  private readonly pointSearch = new PointSearch();
 
   constructor(
     private readonly view: CatalogView,
     readonly name = 'edifice',
-    private readonly options: BuildingsOptions = {},
-  ) {}
+    options: BuildingsOptions = {},
+  ) {
+    this.options = { ...options, state: new SearchState() };
+  }
 
   run(m: MixQuery): Raw {
-    return m.kind === 'buildings' ? queryBuildings(this.view, m.q, this.options) : queryPoint(this.view, m.q);
+    return m.kind === 'buildings' ? queryBuildings(this.view, m.q, this.options) : queryPoint(this.view, m.q, this.pointSearch);
   }
 
   answer(raw: Raw): Answer {

@@ -12,11 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
 import { RankingCache } from '../src/query/rankings.ts';
+import { SearchState } from '../src/query/search-state.ts';
 import { QueryError, SORT_KEYS, type BuildingsQuery } from '../src/query/types.ts';
 import { randomCountry, writeCountry } from './reference/fixtures.ts';
 import { Rng } from './reference/random.ts';
 import { breathe, buildingsQueryArbitrary, pageOf, poolOf, seedFor, type Pool } from './reference/queries.ts';
 import { decodeSnapshotDir, refQueryBuildings, type RefBuildingsQuery, type RefSnapshot } from './reference/reference.ts';
+
+/** One search state for every ranked query here, as a serving thread has. */
+const search = new SearchState();
 
 const WALKS = Number(process.env.RANKING_WALKS ?? 120);
 
@@ -76,7 +80,7 @@ describe('RankingCache', () => {
         offset = Math.min(offset, 10_000 - limit);
         const q = { ...base, offset, limit } as RefBuildingsQuery;
         const want = pageOf(all, q);
-        expect(answer(cache.query(a.view, q as unknown as BuildingsQuery)), JSON.stringify(q)).toEqual({
+        expect(answer(cache.query(a.view, q as unknown as BuildingsQuery, search)), JSON.stringify(q)).toEqual({
           ids: want.ids,
           total: want.total,
           capped: want.totalIsCapped,
@@ -98,7 +102,7 @@ describe('RankingCache', () => {
     let pages = 0;
     for (let offset = 0; offset + 100 <= 10_000; offset += 100) {
       const q = { ...base, offset };
-      expect(answer(cache.query(a.view, q))).toEqual(answer(queryBuildings(a.view, q)));
+      expect(answer(cache.query(a.view, q, search))).toEqual(answer(queryBuildings(a.view, q)));
       pages++;
     }
     expect(pages).toBe(100);
@@ -112,7 +116,7 @@ describe('RankingCache', () => {
     const bbox = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
     for (const offset of [100, 200, 300, 200]) {
       const q: BuildingsQuery = { bbox, sort: 'volume', offset, limit: 100 };
-      expect(answer(none.query(a.view, q))).toEqual(answer(queryBuildings(a.view, q)));
+      expect(answer(none.query(a.view, q, search))).toEqual(answer(queryBuildings(a.view, q)));
     }
     expect([none.hits, none.misses, none.size]).toEqual([0, 0, 0]);
   });
@@ -130,8 +134,8 @@ describe('RankingCache', () => {
       return null;
     })();
     expect(message).toBeInstanceOf(QueryError);
-    for (let i = 0; i < 2; i++) expect(() => cache.query(a.view, tooDeep)).toThrow((message as Error).message);
-    expect(() => cache.query(a.view, { ...tooDeep, offset: 100, sort: 'nope' as never })).toThrow(QueryError);
+    for (let i = 0; i < 2; i++) expect(() => cache.query(a.view, tooDeep, search)).toThrow((message as Error).message);
+    expect(() => cache.query(a.view, { ...tooDeep, offset: 100, sort: 'nope' as never }, search)).toThrow(QueryError);
 
     // One bbox, walked in turn under every sort and two values of a filter: each its own ranking.
     const variants: BuildingsQuery[] = SORT_KEYS.flatMap((sort) =>
@@ -147,7 +151,7 @@ describe('RankingCache', () => {
     for (const offset of [50, 100, 150, 100]) {
       for (const v of variants) {
         const q = { ...v, offset };
-        expect(answer(cache.query(a.view, q)), JSON.stringify(q)).toEqual(answer(queryBuildings(a.view, q)));
+        expect(answer(cache.query(a.view, q, search)), JSON.stringify(q)).toEqual(answer(queryBuildings(a.view, q)));
       }
     }
 
@@ -157,7 +161,7 @@ describe('RankingCache', () => {
       const q = { bbox, sort: 'area' as const, offset, limit: 100 };
       for (const c of [a, b]) {
         const want = pageOf(refQueryBuildings(c.ref, { ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER }), q);
-        expect(answer(cache.query(c.view, q))).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+        expect(answer(cache.query(c.view, q, search))).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
       }
     }
   });

@@ -42,7 +42,8 @@ import {
 import { streamRecords, type RecordStream } from './export-stream.ts';
 import { Catalog, type CatalogSource, type CatalogView, type CountryReport } from '../catalog/catalog.ts';
 import { RankingCache } from '../query/rankings.ts';
-import { queryPoint } from '../query/point.ts';
+import { PointSearch, queryPoint } from '../query/point.ts';
+import { SearchState } from '../query/search-state.ts';
 import { listBusinesses, listUnits } from '../query/children.ts';
 import { QueryError } from '../query/types.ts';
 import type { ChargeResult, Ledger } from '../ledger/index.ts';
@@ -173,6 +174,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const writers = new WriterPool();
   metrics.watchFragmentCache(cache);
   const rankings = new RankingCache(config.rankingCacheMb * 1024 * 1024);
+  // This serving thread's searches run one at a time, each in these states (cleared as it starts).
+  const search = new SearchState();
+  const pointSearch = new PointSearch();
   metrics.watchRankingCache(rankings);
   const base = config.basePath;
   // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.
@@ -438,7 +442,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     authenticated('/buildings', ({ rawQuery, view, link, accept }) => {
       const q = parseBuildingsQuery(rawQuery);
       const output = takeOutput(q, accept);
-      const result = rankings.query(view, q);
+      const result = rankings.query(view, q, search);
       const info = { total: result.total, totalIsCapped: result.totalIsCapped, limit: q.limit, offset: q.offset, sort: q.sort };
       return {
         charge: result.rows.map((r) => r.snapshot.buildingId(r.row)),
@@ -458,7 +462,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     `${base}/buildings/export`,
     serve('/buildings/export', ({ rawQuery, view, accept }) => {
       const e = parseExportQuery(rawQuery, accept);
-      const result = rankings.query(view, e.query);
+      const result = rankings.query(view, e.query, search);
       const rows = result.rows;
       const output: Output = { format: e.format === 'geojsonseq' ? 'geojson' : 'json', geometry: e.geometry, fields: e.fields };
       return {
@@ -476,7 +480,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     authenticated('/buildings/at', ({ rawQuery, view, accept }) => {
       const q = parsePointQuery(rawQuery);
       const output = takeOutput(q, accept);
-      const { rows } = queryPoint(view, q);
+      const { rows } = queryPoint(view, q, pointSearch);
       return {
         charge: rows.map((r) => r.snapshot.buildingId(r.row)),
         contentType: output.format && contentTypeOf(output.format),
@@ -577,7 +581,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
-  registerFeatures(app, ctx, { serve, items, rank: (v, q) => rankings.query(v, q), now: ctx.now });
+  registerFeatures(app, ctx, { serve, items, rank: (v, q) => rankings.query(v, q, search), now: ctx.now });
   registerDocsPage(app, ctx);
   registerMapPage(app, ctx);
   for (const [pattern, route] of [

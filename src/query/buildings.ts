@@ -50,7 +50,7 @@ export interface BuildingsOptions {
    * sort key and falls back to 'walk' where there is none.
    */
   path?: 'auto' | Path;
-  /** The search state to run in (search-state.ts): by default the thread's own. */
+  /** The search state to run in (search-state.ts): a serving thread passes its one; by default a new one. */
   state?: SearchState;
 }
 
@@ -91,9 +91,6 @@ function meets(a: BBox, b: BBox): boolean {
   return a.minLon <= b.maxLon && a.maxLon >= b.minLon && a.minLat <= b.maxLat && a.maxLat >= b.minLat;
 }
 
-/** The search state of the thread's queries (search-state.ts), unless the caller passes its own. */
-const threadState = new SearchState();
-
 /** One ranked page of the buildings in q.bbox that pass q's filters, over every snapshot of the view. */
 export function queryBuildings(view: CatalogView, query: BuildingsQuery, options: BuildingsOptions = {}): BuildingsResult {
   // Validate.
@@ -104,7 +101,7 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
   // Plan: one per snapshot whose extent meets the bbox (null: nothing can match there).
   const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
   const plans: (SearchPlan | null)[] = snapshots.map((s) => compile(s, q));
-  const st = options.state ?? threadState;
+  const st = options.state ?? new SearchState();
   const k = q.offset + q.limit;
   st.start(
     k,

@@ -148,14 +148,12 @@ export class PointSearch {
   }
 }
 
-const threadSearch = new PointSearch();
-
 /** Row `row` of `snapshot` at `distanceM` comes before `b`: nearer, or as near with a smaller building_id. */
 function before(snapshot: Snapshot, row: number, distanceM: number, b: PointRow): boolean {
   return distanceM !== b.distanceM ? distanceM < b.distanceM : compareIds(snapshot.ids, row, b.snapshot.ids, b.row) < 0;
 }
 
-export function queryPoint(view: CatalogView, q: PointQuery, search: PointSearch = threadSearch): { rows: PointRow[] } {
+export function queryPoint(view: CatalogView, q: PointQuery, search: PointSearch = new PointSearch()): { rows: PointRow[] } {
   checkPointQuery(q);
   const s = search;
   const frame = s.frame.centre(q.lon, q.lat);

@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 import type { CatalogView } from '../catalog/catalog.ts';
 import { checkBuildingsQuery, queryBuildings, type BuildingsResult, type RowRef } from './buildings.ts';
 import { MAX_WINDOW, type BuildingsQuery, withEveryField } from './types.ts';
+import type { SearchState } from './search-state.ts';
 
 interface Ranking {
   /** How deep it was ranked: every page ending at or before this is a slice. */
@@ -51,9 +52,9 @@ export class RankingCache {
           });
   }
 
-  /** What `queryBuildings(view, query)` answers, the same rows in the same order. */
-  query(view: CatalogView, query: BuildingsQuery): BuildingsResult {
-    if (query.offset === 0 || query.limit === 0 || this.cache === null) return queryBuildings(view, query);
+  /** What `queryBuildings(view, query)` answers, the same rows in the same order; `state` runs the searches. */
+  query(view: CatalogView, query: BuildingsQuery, state: SearchState): BuildingsResult {
+    if (query.offset === 0 || query.limit === 0 || this.cache === null) return queryBuildings(view, query, { state });
     const q = withEveryField(query);
     checkBuildingsQuery(q); // refused as a query of its own would be, before any ranking is reused
     const key = this.viewKey(view) + JSON.stringify({ ...q, offset: 0, limit: 0 }, exact);
@@ -67,7 +68,7 @@ export class RankingCache {
     // A first miss ranks only what it needs (a lone deep page costs no more than without the cache); a walk
     // that outruns its ranking is ranked twice as deep as it has reached.
     const depth = kept === undefined ? end : Math.min(MAX_WINDOW, Math.max(2 * end, 2 * kept.depth));
-    const ranked = queryBuildings(view, { ...q, offset: 0, limit: depth });
+    const ranked = queryBuildings(view, { ...q, offset: 0, limit: depth }, { state });
     const ranking = compact(view, ranked, depth);
     this.cache.set(key, ranking);
     return page(view, ranking, q.offset, end);
