@@ -224,6 +224,8 @@ interface Measured {
   report: LoadReport;
   serverCores: number;
   load1: number;
+  /** Edifice: lookups of the encoded-building store over the run (/metrics). */
+  lookups?: { hits: number; misses: number };
 }
 
 /** One recorded run; the server's CPU over it from /proc. */
@@ -244,7 +246,20 @@ async function peak(name: string, s: Server): Promise<Measured> {
   log(`${name}: warm-up ${warmupS} s`);
   await runLoad(loadOptions(s, { durationS: warmupS }));
   log(`${name}: as fast as possible for ${durationS} s over ${connections} connections`);
-  return measure(name, s, {});
+  if (s.metricsPort === undefined) return measure(name, s, {});
+  const before = await buildingLookups(s);
+  const m = await measure(name, s, {});
+  const after = await buildingLookups(s);
+  return { ...m, lookups: { hits: after.hits - before.hits, misses: after.misses - before.misses } };
+}
+
+/** Lookups of the encoded-building store, every thread's summed (`edifice_fragment_cache_lookups_total`). */
+async function buildingLookups(s: Server): Promise<{ hits: number; misses: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${s.metricsPort}/metrics`)).text();
+  const n = { hits: 0, misses: 0 };
+  for (const m of text.matchAll(/^edifice_fragment_cache_lookups_total\{[^}]*result="(hit|miss)"[^}]*\} (\d+)$/gm))
+    n[m[1] === 'hit' ? 'hits' : 'misses'] += Number(m[2]);
+  return n;
 }
 
 /** The server's histogram of the waits for a page's charge (`edifice_charge_wait_seconds`): count at or under each bound, in seconds. */
@@ -273,6 +288,8 @@ function describeWaits(before: Map<number, number>, after: Map<number, number>):
 }
 
 interface FsyncTimes {
+  /** The probe's nice value (the ledger thread's, when permitted). */
+  nice: number;
   count: number;
   p50: number;
   p99: number;
@@ -447,6 +464,14 @@ print(
     `edifice-all reached ${fmt((100 * rps('edifice-all')) / rps('uws-replay'), 1)}% of it.`,
 );
 print();
+for (const m of results.filter((r) => r.lookups)) {
+  const { hits, misses } = m.lookups!;
+  const answered = m.report.completed;
+  print(
+    `${m.name} at its peak, the encoded-building store: ${fmt(misses / answered, 2)} buildings encoded a request, ` +
+      `${fmt((hits + misses) / answered, 1)} looked up (${fmt((100 * hits) / (hits + misses), 1)}% found)`,
+  );
+}
 print('edifice-all per request kind at its peak:');
 for (const [k, s] of Object.entries(results[0].report.kinds))
   print(`  ${k.padEnd(8)} ${String(s.count).padStart(8)} requests, p50 ${s.p50_ms} ms, p99 ${s.p99_ms} ms`);
@@ -467,7 +492,7 @@ print(
   `edifice-all @80%, 2xx by X-Credits-Charged: free ${split(at80!.report.by_charge.free)}; charged ${split(at80!.report.by_charge.charged)}`,
 );
 print(
-  `edifice-all @80%: the ledger folder's own write+fdatasync of 4 KiB (${FSYNC_PROBE_RATE}/s from a child process, ${fsyncAt80!.count.toLocaleString('en')} syncs): ` +
+  `edifice-all @80%: the ledger folder's own write+fdatasync of 4 KiB (${FSYNC_PROBE_RATE}/s from a child process at nice ${fsyncAt80!.nice}, ${fsyncAt80!.count.toLocaleString('en')} syncs): ` +
     `p50 ${fmt(fsyncAt80!.p50, 2)} ms, p99 ${fmt(fsyncP99, 2)} ms, max ${fmt(fsyncAt80!.max, 2)} ms`,
 );
 for (const w of new Set(results.flatMap((m) => m.report.warnings))) print(`warning: ${w}`);

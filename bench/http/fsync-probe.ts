@@ -4,14 +4,20 @@
  * a 1 MiB file, as a write-ahead log reuses its pages) and fdatasyncs it, at a steady rate, until
  * SIGTERM; then prints one JSON line of the write+fdatasync times in ms. A charge cannot be
  * answered sooner than such a sync on the same disk (the ledger runs `synchronous = FULL`), so
- * its p99 is the floor of the charged pages' tail.
+ * its p99 is the floor of the charged pages' tail. The probe runs at the ledger thread's priority
+ * (EDIFICE_LEDGER_PRIORITY nice steps up, as far as it is permitted), so that, as for the ledger
+ * thread, a sync that has ended waits little for a core: what it measures is the disk.
  */
 import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { raiseThreadPriority } from '../../src/http/thread-priority.ts';
 
 const [folder, perSecond] = process.argv.slice(2);
 const rate = Number(perSecond);
 if (!folder || !(rate > 0)) throw new Error('usage: fsync-probe.ts <folder> <syncs per second>');
+
+// The server's default (src/config.ts), or what the bench's environment gives it.
+const priority = raiseThreadPriority(Number(process.env.EDIFICE_LEDGER_PRIORITY ?? 10));
 
 const BLOCK = 4096;
 const SLOTS = 256;
@@ -48,7 +54,7 @@ process.on('SIGTERM', () => {
   const sorted = samples.slice().sort((x, y) => x - y);
   const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] : NaN);
   process.stdout.write(
-    `${JSON.stringify({ count: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted.length ? sorted[sorted.length - 1] : NaN })}\n`,
+    `${JSON.stringify({ nice: priority.nice, count: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted.length ? sorted[sorted.length - 1] : NaN })}\n`,
   );
   process.exit(0);
 });

@@ -8,9 +8,9 @@
  *   becomes the free port it took.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
- * - One store of encoded buildings (building-cache.ts): each worker writes its own region of it,
- *   EDIFICE_FRAGMENT_CACHE_MB long, and reads every region; a worker started instead of one that
- *   ended takes over its region.
+ * - One store of encoded buildings behind each worker's own ring (building-cache.ts): each worker
+ *   writes its own region of it (half of EDIFICE_FRAGMENT_CACHE_MB) and reads every region; a
+ *   worker started instead of one that ended takes over its region.
  * - Exact limits: the per-key and per-address limiter tables and the daily quota's counters are
  *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file).
  * - Exact credits: workers read the ledger file themselves (keys, balances) and hand the pages
@@ -33,7 +33,7 @@ import type { Config } from '../config.ts';
 import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
-import { buildingCacheMemory } from './building-cache.ts';
+import { sharedBuildingsMemory } from './building-cache.ts';
 import { holdPort } from './port.ts';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
@@ -96,7 +96,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   const { catalog, ledger, log } = options;
   const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
-  const buildings = buildingCacheMemory(config.fragmentCacheMb * 2 ** 20, options.workers);
+  const buildings = sharedBuildingsMemory(config.fragmentCacheMb * 2 ** 19, options.workers);
   const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
   log.info(
     { mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity },
@@ -237,7 +237,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
         openingsTable: openings.buffer,
         ledgerPort: port,
         limiterTables,
-        buildingCache: { memory: buildings, region },
+        sharedBuildings: { memory: buildings, region },
         logLevel: options.log.level,
       };
       const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });

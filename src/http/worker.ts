@@ -12,7 +12,7 @@ import { ABANDONED, PageCharges } from './page-charges.ts';
 import type { ChargeReply, ChargeRequest, WriteRequest } from './ledger-thread.ts';
 import type { WritePublic } from './public-writes.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
-import type { BuildingCacheMemory } from './building-cache.ts';
+import type { SharedBuildingsMemory } from './building-cache.ts';
 import { startServer } from './server.ts';
 
 export interface WorkerData {
@@ -26,8 +26,8 @@ export interface WorkerData {
   /** To the ledger thread, which commits charges. */
   ledgerPort: MessagePort;
   limiterTables: AddressLimiterTables;
-  /** The encoded-building store every worker shares, and the region this one writes. */
-  buildingCache: { memory: BuildingCacheMemory; region: number };
+  /** The store of encoded buildings every worker shares, and the region this one writes. */
+  sharedBuildings: { memory: SharedBuildingsMemory; region: number };
   logLevel: string;
 }
 
@@ -156,7 +156,7 @@ try {
     limiterTables: data.limiterTables,
     writePublic,
     charges,
-    buildingCache: data.buildingCache,
+    sharedBuildings: data.sharedBuildings,
     sharedPort: true,
     thread: `http-${threadId}`,
   });
