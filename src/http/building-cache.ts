@@ -185,6 +185,12 @@ export class SharedBuildings {
     Atomics.store(this.seq, j, s + 2);
   }
 
+  /** Forgets what this thread wrote: its counter moves two laps on, lap-aligned, so readers take every entry of its region for stale. */
+  clear(): void {
+    const cleared = (Math.floor(this.writtenOf(this.own) / this.capacity) + 2) * this.capacity;
+    Atomics.store(this.written, this.own * COUNTER_STRIDE, BigInt(cleared));
+  }
+
   private writtenOf(region: number): number {
     return Number(Atomics.load(this.written, region * COUNTER_STRIDE));
   }
@@ -277,8 +283,9 @@ export class BuildingCache {
     this.keep(first, key, n);
   }
 
-  /** Forgets every building (the ring's bytes are left, unreachable) and the counts of lookups. */
+  /** Forgets every building this thread holds or wrote to the shared store (the bytes are left, unreachable) and the counts of lookups. */
   clear(): void {
+    this.shared?.clear();
     this.keys.fill(-1);
     this.written = 0;
     this.hits = 0;
