@@ -8,9 +8,10 @@
  *   becomes the free port it took.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
- * - One store of encoded buildings behind each worker's own ring (building-cache.ts): each worker
- *   writes its own region of it (half of EDIFICE_FRAGMENT_CACHE_MB) and reads every region; a
- *   worker started instead of one that ended takes over its region.
+ * - With more than one worker, one store of encoded buildings behind each worker's own ring
+ *   (building-cache.ts): each worker writes its own region of it (half of
+ *   EDIFICE_FRAGMENT_CACHE_MB) and reads every region; a worker started instead of one that ended
+ *   takes over its region.
  * - Exact limits: the per-key and per-address limiter tables and the daily quota's counters are
  *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file).
  * - Exact credits: workers read the ledger file themselves (keys, balances) and hand the pages
@@ -96,7 +97,8 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   const { catalog, ledger, log } = options;
   const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
-  const buildings = sharedBuildingsMemory(config.fragmentCacheMb * 2 ** 19, options.workers);
+  // One worker has no one to share with: it keeps one ring of the whole size, as a server without workers does.
+  const buildings = options.workers > 1 ? sharedBuildingsMemory(config.fragmentCacheMb * 2 ** 19, options.workers) : null;
   const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
   log.info(
     { mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity },
@@ -237,7 +239,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
         openingsTable: openings.buffer,
         ledgerPort: port,
         limiterTables,
-        sharedBuildings: { memory: buildings, region },
+        sharedBuildings: buildings && { memory: buildings, region },
         logLevel: options.log.level,
       };
       const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });

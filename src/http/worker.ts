@@ -26,8 +26,8 @@ export interface WorkerData {
   /** To the ledger thread, which commits charges. */
   ledgerPort: MessagePort;
   limiterTables: AddressLimiterTables;
-  /** The store of encoded buildings every worker shares, and the region this one writes. */
-  sharedBuildings: { memory: SharedBuildingsMemory; region: number };
+  /** The store of encoded buildings every worker shares, and the region this one writes (null: one worker alone). */
+  sharedBuildings: { memory: SharedBuildingsMemory; region: number } | null;
   logLevel: string;
 }
 
@@ -156,7 +156,7 @@ try {
     limiterTables: data.limiterTables,
     writePublic,
     charges,
-    sharedBuildings: data.sharedBuildings,
+    sharedBuildings: data.sharedBuildings ?? undefined,
     sharedPort: true,
     thread: `http-${threadId}`,
   });
