@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { BUILDING_FIELDS, ByteWriter, serializeBuilding } from '../src/api/index.ts';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
 import { toTransfer } from '../src/catalog/transfer.ts';
-import { BuildingCache, SharedBuildings, sharedBuildingsMemory } from '../src/http/building-cache.ts';
+import { BuildingCache, buildingCacheMemory } from '../src/http/building-cache.ts';
 import { removeDir, syntheticSnapshots } from './http-helpers.ts';
 
 const APP = 'https://app.example';
@@ -124,72 +124,50 @@ describe('BuildingCache', () => {
   });
 });
 
-describe('BuildingCache with a store shared by threads', () => {
-  const withShared = (memory: ReturnType<typeof sharedBuildingsMemory>, region: number, ringBytes = 32 * 1024) =>
-    new BuildingCache(APP, ringBytes, new SharedBuildings(memory, region));
-
-  it('a building one thread encoded is found by the other in the shared store, and every page is as encoded afresh over many laps of both levels', () => {
-    const memory = sharedBuildingsMemory(64 * 1024, 2);
-    const caches = [withShared(memory, 0), withShared(memory, 1)];
+describe('BuildingCache shared by threads', () => {
+  it('a building one region wrote is a hit for the other, and every page is as encoded afresh while both write over many laps', () => {
+    const memory = buildingCacheMemory(128 * 1024, 2);
+    const caches = [new BuildingCache(APP, memory, 0), new BuildingCache(APP, memory, 1)];
     const out = new ByteWriter();
     caches[0].write(out, snapshot, 7, 'json');
     caches[1].write(out, snapshot, 7, 'json');
-    caches[1].write(out, snapshot, 7, 'json');
-    expect([caches[0].misses, caches[1].misses, caches[1].hits, caches[1].sharedHits]).toEqual([1, 0, 2, 1]);
-    expect(out.take().equals(Buffer.concat([7, 7, 7].map((r) => expected(r, 'json'))))).toBe(true);
+    expect([caches[0].misses, caches[1].hits, caches[1].misses]).toEqual([1, 1, 0]);
+    expect(out.take().equals(Buffer.concat([expected(7, 'json'), expected(7, 'json')]))).toBe(true);
 
     const next = random(9);
-    let lookups = 3;
+    let lookups = 0;
     for (let page = 0; page < 200; page++) {
       const cache = caches[page % 2];
       const encoding = page % 3 === 0 ? 'msgpack' : 'json';
-      const currency = [undefined, 'RON', 'EUR', 'USD'][page % 4];
       const start = Math.floor(next() * 400) + (page % 40) * 60;
       const rows = Array.from({ length: 100 }, () => Math.min(snapshot.rows - 1, start + Math.floor(next() * 150)));
       out.reset();
-      for (const row of rows) cache.write(out, snapshot, row, encoding, currency);
+      for (const row of rows) cache.write(out, snapshot, row, encoding);
       lookups += rows.length;
-      expect(out.take().equals(Buffer.concat(rows.map((r) => expected(r, encoding, currency))))).toBe(true);
+      expect(out.take().equals(Buffer.concat(rows.map((r) => expected(r, encoding))))).toBe(true);
     }
-    const sum = (f: (c: BuildingCache) => number) => f(caches[0]) + f(caches[1]);
-    expect(sum((c) => c.hits + c.misses)).toBe(lookups);
-    expect(sum((c) => c.hits - c.sharedHits)).toBeGreaterThan(lookups / 10);
-    expect(sum((c) => c.sharedHits)).toBeGreaterThan(lookups / 20);
-    expect(caches.map((c) => c.size)).toEqual([32 * 1024, 32 * 1024]);
-  });
-
-  it('a clear forgets what the thread holds and wrote to the shared store, not what the other thread wrote', () => {
-    const memory = sharedBuildingsMemory(64 * 1024, 2);
-    const [a, b] = [withShared(memory, 0), withShared(memory, 1)];
-    const out = new ByteWriter();
-    a.write(out, snapshot, 7, 'json');
-    b.write(out, snapshot, 8, 'json');
-    a.clear();
-    expect([a.hits, a.misses, a.size]).toEqual([0, 0, 0]);
-    a.write(out, snapshot, 8, 'json');
-    a.write(out, snapshot, 7, 'json');
-    expect([a.hits, a.sharedHits, a.misses]).toEqual([1, 1, 1]);
+    const hits = caches[0].hits + caches[1].hits;
+    expect(hits + caches[0].misses + caches[1].misses).toBe(lookups + 2);
+    expect(hits).toBeGreaterThan(lookups / 10);
+    expect(caches.map((c) => c.size)).toEqual([128 * 1024, 128 * 1024]);
   });
 
   it('threads writing and reading the same small store at once each get every building as encoded afresh', async () => {
-    // Rings of 8 KiB keep no building, so every lookup goes to the shared store, whose 24 KiB
-    // regions hold ~16: entries are overwritten and slots rewritten while the other thread reads them.
-    const memory = sharedBuildingsMemory(24 * 1024, 2);
+    // 24 KiB regions hold ~16 buildings: entries are overwritten and slots rewritten while the other thread reads them.
+    const memory = buildingCacheMemory(24 * 1024, 2);
     const go = new SharedArrayBuffer(4);
     const BOOT = new URL('../src/http/thread-boot.mjs', import.meta.url);
     const entry = new URL('./workers/building-cache-writer.ts', import.meta.url).href;
     const transfer = toTransfer(snapshot);
     const threads = [0, 1].map((region) => {
-      const w = new Worker(BOOT, {
-        workerData: { entry, transfer, memory, region, ringBytes: 8 * 1024, pages: 400, seed: 3 + region, go },
-      });
+      const w = new Worker(BOOT, { workerData: { entry, transfer, memory, region, pages: 400, seed: 3 + region, go } });
       const ready = new Promise<void>((resolve, reject) => {
         w.once('message', () => resolve());
         w.once('error', reject);
       });
       const done = ready.then(
         () =>
-          new Promise<{ wrong: number; hits: number; sharedHits: number; misses: number }>((resolve, reject) => {
+          new Promise<{ wrong: number; hits: number; misses: number }>((resolve, reject) => {
             w.once('message', resolve);
             w.once('error', reject);
           }),
@@ -203,10 +181,22 @@ describe('BuildingCache with a store shared by threads', () => {
     for (const r of results) {
       expect(r.wrong).toBe(0);
       expect(r.hits + r.misses).toBe(400 * 100);
-      expect(r.sharedHits).toBe(r.hits);
       expect(r.hits).toBeGreaterThan(1000);
     }
   }, 120_000);
+
+  it('a clear forgets what its own region holds, not what the other wrote', () => {
+    const memory = buildingCacheMemory(128 * 1024, 2);
+    const [a, b] = [new BuildingCache(APP, memory, 0), new BuildingCache(APP, memory, 1)];
+    const out = new ByteWriter();
+    a.write(out, snapshot, 7, 'json');
+    b.write(out, snapshot, 8, 'json');
+    a.clear();
+    expect([a.hits, a.misses, a.size]).toEqual([0, 0, 0]);
+    a.write(out, snapshot, 8, 'json');
+    b.write(out, snapshot, 7, 'json');
+    expect([a.hits, b.hits, b.misses]).toEqual([1, 0, 2]);
+  });
 });
 
 describe('ByteWriter', () => {

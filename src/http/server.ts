@@ -49,7 +49,7 @@ import type { Config } from '../config.ts';
 import { fallbackRefusal, listenOn, uws, uwsImplementation } from './uws.ts';
 import { listenFailure } from './port.ts';
 import { Metrics } from './metrics.ts';
-import { BuildingCache, SharedBuildings, type SharedBuildingsMemory } from './building-cache.ts';
+import { BuildingCache, type BuildingCacheMemory } from './building-cache.ts';
 import { WriterPool } from './writer-pool.ts';
 import { errorReply, internalErrorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
@@ -89,8 +89,8 @@ export interface ServerDeps {
   sharedPort?: boolean;
   /** How pages are charged; default: grouped by turn on this thread's ledger (a worker sends them to the ledger thread). */
   charges?: PageCharges;
-  /** The store of encoded buildings the pool's workers share, and this thread's region of it; default: none. */
-  sharedBuildings?: { memory: SharedBuildingsMemory; region: number };
+  /** The store of encoded buildings the pool's workers share, and the region this thread writes; default: a store of its own. */
+  sharedBuildings?: { memory: BuildingCacheMemory; region: number };
 }
 
 export interface RunningServer {
@@ -162,9 +162,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const { config, catalog, ledger, log } = deps;
   const charges = deps.charges ?? new PageCharges(ledger);
   const metrics = new Metrics(deps.thread ?? 'main');
-  // In a pool, half of the thread's share is its own ring and half its region of the shared store.
-  const sharedBuildings = deps.sharedBuildings ? new SharedBuildings(deps.sharedBuildings.memory, deps.sharedBuildings.region) : null;
-  const cache = new BuildingCache(config.appUrl, (config.fragmentCacheMb * 1024 * 1024) / (sharedBuildings ? 2 : 1), sharedBuildings);
+  const cache = deps.sharedBuildings
+    ? new BuildingCache(config.appUrl, deps.sharedBuildings.memory, deps.sharedBuildings.region)
+    : new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   const writers = new WriterPool();
   metrics.watchFragmentCache(cache);
   const rankings = new RankingCache(config.rankingCacheMb * 1024 * 1024);

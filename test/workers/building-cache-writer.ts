@@ -6,20 +6,19 @@ import { pack } from 'msgpackr';
 import { parentPort, workerData } from 'node:worker_threads';
 import { BUILDING_FIELDS, ByteWriter, serializeBuilding } from '../../src/api/index.ts';
 import { fromTransfer, type SnapshotTransfer } from '../../src/catalog/transfer.ts';
-import { BuildingCache, SharedBuildings, type SharedBuildingsMemory } from '../../src/http/building-cache.ts';
+import { BuildingCache, type BuildingCacheMemory } from '../../src/http/building-cache.ts';
 
-const { transfer, memory, region, ringBytes, pages, seed, go } = workerData as {
+const { transfer, memory, region, pages, seed, go } = workerData as {
   transfer: SnapshotTransfer;
-  memory: SharedBuildingsMemory;
+  memory: BuildingCacheMemory;
   region: number;
-  ringBytes: number;
   pages: number;
   seed: number;
   go: SharedArrayBuffer;
 };
 const APP = 'https://app.example';
 const snapshot = fromTransfer(transfer);
-const cache = new BuildingCache(APP, ringBytes, new SharedBuildings(memory, region));
+const cache = new BuildingCache(APP, memory, region);
 const context = { country: snapshot.country, appUrl: APP };
 const expected = (row: number, encoding: 'json' | 'msgpack'): Buffer =>
   encoding === 'json'
@@ -58,4 +57,4 @@ for (let page = 0; page < pages; page++) {
     if (!bytes.subarray(at[i], at[i + 1]).equals(want[encoding][row])) wrong++;
   });
 }
-parentPort!.postMessage({ wrong, hits: cache.hits, sharedHits: cache.sharedHits, misses: cache.misses });
+parentPort!.postMessage({ wrong, hits: cache.hits, misses: cache.misses });
