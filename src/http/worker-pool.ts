@@ -8,7 +8,7 @@
  *   becomes the free port it took.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
- * - With more than one worker, one store of encoded buildings (building-cache.ts): each worker
+ * - With more than one worker, one store of encoded buildings (fragment-cache.ts): each worker
  *   writes its own region of it (EDIFICE_FRAGMENT_CACHE_MB, as a store of its own would be) and
  *   reads every region; a worker started instead of one that ended takes over its region.
  * - Exact limits: the per-key and per-address limiter tables and the daily quota's counters are
@@ -33,7 +33,7 @@ import type { Config } from '../config.ts';
 import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
-import { buildingCacheMemory } from './building-cache.ts';
+import { fragmentCacheMemory } from './fragment-cache.ts';
 import { holdPort } from './port.ts';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
@@ -97,7 +97,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
   // One worker has no one to share with: it keeps a store of its own in plain memory, as a server without workers does.
-  const buildings = options.workers > 1 ? buildingCacheMemory(config.fragmentCacheMb * 2 ** 20, options.workers) : null;
+  const buildings = options.workers > 1 ? fragmentCacheMemory(config.fragmentCacheMb * 2 ** 20, options.workers) : null;
   const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
   log.info(
     { mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity },

@@ -12,7 +12,7 @@ import { ABANDONED, PageCharges } from './page-charges.ts';
 import type { ChargeReply, ChargeRequest, WriteRequest } from './ledger-thread.ts';
 import type { WritePublic } from './public-writes.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
-import type { BuildingCacheMemory } from './building-cache.ts';
+import type { FragmentCacheMemory } from './fragment-cache.ts';
 import { startServer } from './server.ts';
 
 export interface WorkerData {
@@ -27,7 +27,7 @@ export interface WorkerData {
   ledgerPort: MessagePort;
   limiterTables: AddressLimiterTables;
   /** The store of encoded buildings every worker shares, and the region this one writes (null: one worker alone). */
-  sharedBuildings: { memory: BuildingCacheMemory; region: number } | null;
+  sharedBuildings: { memory: FragmentCacheMemory; region: number } | null;
   logLevel: string;
 }
 

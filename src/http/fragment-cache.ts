@@ -1,12 +1,12 @@
 /**
- * Pre-serialised buildings: the JSON and the MessagePack bytes of a building, kept per snapshot
- * row, so that a page of buildings a caller has seen recently costs a copy, not a read of the
+ * The fragment cache: the JSON and the MessagePack bytes of a building (a fragment of a page),
+ * kept per snapshot row, so that a page of buildings a caller has seen recently costs a copy, not a read of the
  * store and an encoding. A building's JSON (`writeBuildingJson`) or MessagePack costs
  * microseconds to write from the store; a 100-building page from the cache costs its lookups and
  * one copy. Its size is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256 MiB:
  * bench/README.md, What the operating defaults rest on).
  *
- * One store serves every worker thread (`BuildingCacheMemory`, shared memory): a building encoded
+ * One store serves every worker thread (`FragmentCacheMemory`, shared memory): a building encoded
  * by one worker is a hit for the others, and is held once. Each thread writes only into its own
  * region of the store, a ring written in turn and overwritten a lap later; every thread reads all
  * of them, through one table of typed arrays: no object per building, so nothing for the garbage
@@ -29,7 +29,7 @@
 import { pack } from 'msgpackr';
 import { BUILDING_FIELDS, serializeBuilding, writeBuildingJson, type ByteWriter, type Encoding } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
-import { turnoverView } from '../catalog/largest-business.ts';
+import { buildingRows } from '../catalog/building-row.ts';
 
 /** Rows per snapshot the keys leave room for (the generator's maximum is 10,000,000). */
 const ROW_SPACE = 2 ** 24;
@@ -49,7 +49,7 @@ const COUNTER_STRIDE = 8;
  * The memory of one store of encoded buildings, shared by the threads that serve (one region
  * each, `regionBytes` long): made once by the pool and given to every worker.
  */
-export interface BuildingCacheMemory {
+export interface FragmentCacheMemory {
   regions: number;
   regionBytes: number;
   ring: ArrayBufferLike;
@@ -67,11 +67,11 @@ export interface BuildingCacheMemory {
  * A store of `regions` regions of `regionBytes` each, with a table sized for them; in plain memory
  * when not `shared` (one thread alone), which its hits copy from at memcpy's speed.
  */
-export function buildingCacheMemory(regionBytes: number, regions: number, shared = true): BuildingCacheMemory {
+export function fragmentCacheMemory(regionBytes: number, regions: number, shared = true): FragmentCacheMemory {
   const Memory = shared ? SharedArrayBuffer : ArrayBuffer;
   const buckets = 2 ** Math.max(2, Math.ceil(Math.log2((regionBytes * regions) / BYTES_PER_SLOT / WAYS)));
   const slots = buckets * WAYS;
-  const memory: BuildingCacheMemory = {
+  const memory: FragmentCacheMemory = {
     regions,
     regionBytes,
     ring: new Memory(regionBytes * regions),
@@ -86,7 +86,7 @@ export function buildingCacheMemory(regionBytes: number, regions: number, shared
   return memory;
 }
 
-export class BuildingCache {
+export class FragmentCache {
   private readonly ring: Buffer;
   /** Bytes of one region. */
   private readonly capacity: number;
@@ -119,10 +119,10 @@ export class BuildingCache {
   /** A store of its own of `memory` bytes (plain memory), or region `region` of a shared one. */
   constructor(
     private readonly appUrl: string,
-    memory: number | BuildingCacheMemory,
+    memory: number | FragmentCacheMemory,
     region = 0,
   ) {
-    const m = typeof memory === 'number' ? buildingCacheMemory(memory, 1, false) : memory;
+    const m = typeof memory === 'number' ? fragmentCacheMemory(memory, 1, false) : memory;
     if (!(Number.isInteger(region) && region >= 0 && region < m.regions))
       throw new RangeError(`no region ${region} in a store of ${m.regions}`);
     this.capacity = m.regionBytes;
@@ -143,7 +143,7 @@ export class BuildingCache {
 
   /** Appends the building's bytes in `encoding` to out, its turnover in `turnoverCurrency` when one is given. */
   write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding, turnoverCurrency?: string): void {
-    const view = turnoverView(snapshot.business, row, turnoverCurrency);
+    const view = buildingRows(snapshot).turnoverView(row, turnoverCurrency);
     if (view >= VIEWS) {
       this.misses++;
       const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };

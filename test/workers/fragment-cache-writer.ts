@@ -1,16 +1,16 @@
 /**
- * Worker for http-building-cache.test.ts: writes pages of buildings through its region of a shared
+ * Worker for http-fragment-cache.test.ts: writes pages of buildings through its region of a shared
  * store, once told to go, and counts the buildings whose bytes differ from those encoded afresh.
  */
 import { pack } from 'msgpackr';
 import { parentPort, workerData } from 'node:worker_threads';
 import { BUILDING_FIELDS, ByteWriter, serializeBuilding } from '../../src/api/index.ts';
 import { fromTransfer, type SnapshotTransfer } from '../../src/catalog/transfer.ts';
-import { BuildingCache, type BuildingCacheMemory } from '../../src/http/building-cache.ts';
+import { FragmentCache, type FragmentCacheMemory } from '../../src/http/fragment-cache.ts';
 
 const { transfer, memory, region, pages, seed, go } = workerData as {
   transfer: SnapshotTransfer;
-  memory: BuildingCacheMemory;
+  memory: FragmentCacheMemory;
   region: number;
   pages: number;
   seed: number;
@@ -18,7 +18,7 @@ const { transfer, memory, region, pages, seed, go } = workerData as {
 };
 const APP = 'https://app.example';
 const snapshot = fromTransfer(transfer);
-const cache = new BuildingCache(APP, memory, region);
+const cache = new FragmentCache(APP, memory, region);
 const context = { country: snapshot.country, appUrl: APP };
 const expected = (row: number, encoding: 'json' | 'msgpack'): Buffer =>
   encoding === 'json'

@@ -1,4 +1,4 @@
-// The ring of encoded buildings (src/http/building-cache.ts) against each building encoded afresh.
+// The fragment cache, a ring of encoded buildings (src/http/fragment-cache.ts), against each building encoded afresh.
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { BUILDING_FIELDS, ByteWriter, serializeBuilding } from '../src/api/index.ts';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
 import { toTransfer } from '../src/catalog/transfer.ts';
-import { BuildingCache, buildingCacheMemory } from '../src/http/building-cache.ts';
+import { FragmentCache, fragmentCacheMemory } from '../src/http/fragment-cache.ts';
 import { removeDir, syntheticSnapshots } from './http-helpers.ts';
 
 const APP = 'https://app.example';
@@ -40,10 +40,10 @@ function random(seed: number): () => number {
   };
 }
 
-describe('BuildingCache', () => {
+describe('FragmentCache', () => {
   it('writes every building as encoded afresh, over many laps of a small ring, pages of 100 in both encodings and any turnover currency', () => {
     // 3,000 buildings are ~6 MB in the two encodings: a 256 KiB ring goes round dozens of times.
-    const cache = new BuildingCache(APP, 256 * 1024);
+    const cache = new FragmentCache(APP, 256 * 1024);
     const next = random(5);
     const out = new ByteWriter(1024);
     let lookups = 0;
@@ -70,7 +70,7 @@ describe('BuildingCache', () => {
   });
 
   it('a building asked for again is a hit until a lap of other buildings has overwritten it', () => {
-    const cache = new BuildingCache(APP, 256 * 1024);
+    const cache = new FragmentCache(APP, 256 * 1024);
     const out = new ByteWriter();
     cache.write(out, snapshot, 7, 'json');
     cache.write(out, snapshot, 7, 'json');
@@ -89,7 +89,7 @@ describe('BuildingCache', () => {
   });
 
   it('a building asked for again late in its lap is copied to the head and outlives the buildings written after it once', () => {
-    const cache = new BuildingCache(APP, 256 * 1024);
+    const cache = new FragmentCache(APP, 256 * 1024);
     const out = new ByteWriter();
     cache.write(out, snapshot, 7, 'json');
     // Others until row 7 sits in the oldest quarter of the ring, then 7 again: a hit, renewed.
@@ -116,7 +116,7 @@ describe('BuildingCache', () => {
 
   it('a building too large for its ring is encoded for the page and not kept', () => {
     // A ring of 8 KiB keeps nothing over 512 bytes: every synthetic building is larger.
-    const cache = new BuildingCache(APP, 8 * 1024);
+    const cache = new FragmentCache(APP, 8 * 1024);
     const out = new ByteWriter();
     for (const row of [3, 3, 3]) cache.write(out, snapshot, row, 'json');
     expect(out.take().equals(Buffer.concat([3, 3, 3].map((r) => expected(r, 'json'))))).toBe(true);
@@ -124,10 +124,10 @@ describe('BuildingCache', () => {
   });
 });
 
-describe('BuildingCache shared by threads', () => {
+describe('FragmentCache shared by threads', () => {
   it('a building one region wrote is a hit for the other, and every page is as encoded afresh while both write over many laps', () => {
-    const memory = buildingCacheMemory(128 * 1024, 2);
-    const caches = [new BuildingCache(APP, memory, 0), new BuildingCache(APP, memory, 1)];
+    const memory = fragmentCacheMemory(128 * 1024, 2);
+    const caches = [new FragmentCache(APP, memory, 0), new FragmentCache(APP, memory, 1)];
     const out = new ByteWriter();
     caches[0].write(out, snapshot, 7, 'json');
     caches[1].write(out, snapshot, 7, 'json');
@@ -154,10 +154,10 @@ describe('BuildingCache shared by threads', () => {
 
   it('threads writing and reading the same small store at once each get every building as encoded afresh', async () => {
     // 24 KiB regions hold ~16 buildings: entries are overwritten and slots rewritten while the other thread reads them.
-    const memory = buildingCacheMemory(24 * 1024, 2);
+    const memory = fragmentCacheMemory(24 * 1024, 2);
     const go = new SharedArrayBuffer(4);
     const BOOT = new URL('../src/http/thread-boot.mjs', import.meta.url);
-    const entry = new URL('./workers/building-cache-writer.ts', import.meta.url).href;
+    const entry = new URL('./workers/fragment-cache-writer.ts', import.meta.url).href;
     const transfer = toTransfer(snapshot);
     const threads = [0, 1].map((region) => {
       const w = new Worker(BOOT, { workerData: { entry, transfer, memory, region, pages: 400, seed: 3 + region, go } });
@@ -186,8 +186,8 @@ describe('BuildingCache shared by threads', () => {
   }, 120_000);
 
   it('a clear forgets what its own region holds, not what the other wrote', () => {
-    const memory = buildingCacheMemory(128 * 1024, 2);
-    const [a, b] = [new BuildingCache(APP, memory, 0), new BuildingCache(APP, memory, 1)];
+    const memory = fragmentCacheMemory(128 * 1024, 2);
+    const [a, b] = [new FragmentCache(APP, memory, 0), new FragmentCache(APP, memory, 1)];
     const out = new ByteWriter();
     a.write(out, snapshot, 7, 'json');
     b.write(out, snapshot, 8, 'json');
