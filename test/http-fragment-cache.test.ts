@@ -2,9 +2,11 @@
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { BUILDING_FIELDS, ByteWriter, serializeBuilding } from '../src/api/index.ts';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
-import { FragmentCache } from '../src/http/fragment-cache.ts';
+import { toTransfer } from '../src/catalog/transfer.ts';
+import { FragmentCache, fragmentCacheMemory } from '../src/http/fragment-cache.ts';
 import { removeDir, syntheticSnapshots } from './http-helpers.ts';
 
 const APP = 'https://app.example';
@@ -119,6 +121,81 @@ describe('FragmentCache', () => {
     for (const row of [3, 3, 3]) cache.write(out, snapshot, row, 'json');
     expect(out.take().equals(Buffer.concat([3, 3, 3].map((r) => expected(r, 'json'))))).toBe(true);
     expect([cache.hits, cache.misses, cache.size]).toEqual([0, 3, 0]);
+  });
+});
+
+describe('FragmentCache shared by threads', () => {
+  it('a building one region wrote is a hit for the other, and every page is as encoded afresh while both write over many laps', () => {
+    const memory = fragmentCacheMemory(128 * 1024, 2);
+    const caches = [new FragmentCache(APP, memory, 0), new FragmentCache(APP, memory, 1)];
+    const out = new ByteWriter();
+    caches[0].write(out, snapshot, 7, 'json');
+    caches[1].write(out, snapshot, 7, 'json');
+    expect([caches[0].misses, caches[1].hits, caches[1].misses]).toEqual([1, 1, 0]);
+    expect(out.take().equals(Buffer.concat([expected(7, 'json'), expected(7, 'json')]))).toBe(true);
+
+    const next = random(9);
+    let lookups = 0;
+    for (let page = 0; page < 200; page++) {
+      const cache = caches[page % 2];
+      const encoding = page % 3 === 0 ? 'msgpack' : 'json';
+      const start = Math.floor(next() * 400) + (page % 40) * 60;
+      const rows = Array.from({ length: 100 }, () => Math.min(snapshot.rows - 1, start + Math.floor(next() * 150)));
+      out.reset();
+      for (const row of rows) cache.write(out, snapshot, row, encoding);
+      lookups += rows.length;
+      expect(out.take().equals(Buffer.concat(rows.map((r) => expected(r, encoding))))).toBe(true);
+    }
+    const hits = caches[0].hits + caches[1].hits;
+    expect(hits + caches[0].misses + caches[1].misses).toBe(lookups + 2);
+    expect(hits).toBeGreaterThan(lookups / 10);
+    expect(caches.map((c) => c.size)).toEqual([128 * 1024, 128 * 1024]);
+  });
+
+  it('threads writing and reading the same small store at once each get every building as encoded afresh', async () => {
+    // 24 KiB regions hold ~16 buildings: entries are overwritten and slots rewritten while the other thread reads them.
+    const memory = fragmentCacheMemory(24 * 1024, 2);
+    const go = new SharedArrayBuffer(4);
+    const BOOT = new URL('../src/http/thread-boot.mjs', import.meta.url);
+    const entry = new URL('./workers/fragment-cache-writer.ts', import.meta.url).href;
+    const transfer = toTransfer(snapshot);
+    const threads = [0, 1].map((region) => {
+      const w = new Worker(BOOT, { workerData: { entry, transfer, memory, region, pages: 400, seed: 3 + region, go } });
+      const ready = new Promise<void>((resolve, reject) => {
+        w.once('message', () => resolve());
+        w.once('error', reject);
+      });
+      const done = ready.then(
+        () =>
+          new Promise<{ wrong: number; hits: number; misses: number }>((resolve, reject) => {
+            w.once('message', resolve);
+            w.once('error', reject);
+          }),
+      );
+      return { ready, done };
+    });
+    await Promise.all(threads.map((t) => t.ready));
+    Atomics.store(new Int32Array(go), 0, 1);
+    Atomics.notify(new Int32Array(go), 0);
+    const results = await Promise.all(threads.map((t) => t.done));
+    for (const r of results) {
+      expect(r.wrong).toBe(0);
+      expect(r.hits + r.misses).toBe(400 * 100);
+      expect(r.hits).toBeGreaterThan(1000);
+    }
+  }, 120_000);
+
+  it('a clear forgets what its own region holds, not what the other wrote', () => {
+    const memory = fragmentCacheMemory(128 * 1024, 2);
+    const [a, b] = [new FragmentCache(APP, memory, 0), new FragmentCache(APP, memory, 1)];
+    const out = new ByteWriter();
+    a.write(out, snapshot, 7, 'json');
+    b.write(out, snapshot, 8, 'json');
+    a.clear();
+    expect([a.hits, a.misses, a.size]).toEqual([0, 0, 0]);
+    a.write(out, snapshot, 8, 'json');
+    b.write(out, snapshot, 7, 'json');
+    expect([a.hits, b.hits, b.misses]).toEqual([1, 0, 2]);
   });
 });
 

@@ -1,19 +1,26 @@
 /**
  * The fragment cache: the JSON and the MessagePack bytes of a building (a fragment of a page),
- * kept per snapshot row, so that a page of buildings a caller has seen recently costs a copy, not
- * a read of the store and an encoding. A building's JSON (`writeBuildingJson`) or MessagePack
- * costs microseconds to write from the store; a 100-building page from the cache costs its
- * lookups and one copy. Its size is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256
- * MiB: bench/README.md, What the operating defaults rest on).
+ * kept per snapshot row, so that a page of buildings a caller has seen recently costs a copy, not a read of the
+ * store and an encoding. A building's JSON (`writeBuildingJson`) or MessagePack costs
+ * microseconds to write from the store; a 100-building page from the cache costs its lookups and
+ * one copy. Its size is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256 MiB:
+ * bench/README.md, What the operating defaults rest on).
  *
- * The bytes sit in one ring per thread, written in turn and overwritten a lap later, and are
- * found through a table of typed arrays: no object per building, so nothing for the garbage
- * collector. A building asked for again in the oldest quarter of the ring is copied to its head,
- * so that what is asked for often stays, as in an LRU. An LRU of one Buffer per building would
- * turn its memory over every few seconds under load, each evicted Buffer garbage of the old
- * generation, and the workers would run full collections often.
+ * One store serves every worker thread (`FragmentCacheMemory`, shared memory): a building encoded
+ * by one worker is a hit for the others, and is held once. Each thread writes only into its own
+ * region of the store, a ring written in turn and overwritten a lap later; every thread reads all
+ * of them, through one table of typed arrays: no object per building, so nothing for the garbage
+ * collector. A building asked for again in the oldest quarter of its region's lap is copied to
+ * the head of the reader's region, so that what is asked for often stays, as in an LRU. An LRU of
+ * one Buffer per building would turn its memory over every few seconds under load, each evicted
+ * Buffer garbage of the old generation, and the workers would run full collections often.
+ *
+ * Without locks on the read path: a table slot is written under its own sequence number (odd while
+ * written; a writer that finds it odd does not keep its entry), which a reader checks around its
+ * reads of the slot; and a region's writer moves its counter past bytes before it overwrites them,
+ * so a reader that copied an entry and then finds the counter within a lap of it copied it whole.
  * A building is copied into the page being written (ByteWriter) as soon as it is found or
- * encoded, so no later write to the ring can reach bytes a page still needs.
+ * encoded, so no later write to a ring can reach bytes a page still needs.
  *
  * Keys are numbers: the snapshot's serial (a new one for every store, hot-swapped or with other
  * removals applied), the row, the turnover the request's currency shows (`turnoverView`) and the
@@ -35,37 +42,103 @@ const RENEW_AFTER = 0.75;
 /** One slot per this many bytes of ring: a building's JSON is ~1-2 KB, so ~2-4 slots per building held. */
 const BYTES_PER_SLOT = 512;
 
+/** Table slots per region counter: each counter on its own cache line, so writers do not contend. */
+const COUNTER_STRIDE = 8;
+
+/**
+ * The memory of one store of encoded buildings, shared by the threads that serve (one region
+ * each, `regionBytes` long): made once by the pool and given to every worker.
+ */
+export interface FragmentCacheMemory {
+  regions: number;
+  regionBytes: number;
+  ring: ArrayBufferLike;
+  /** Per slot: sequence number (Int32), key and position (Float64), length and region (Int32). */
+  seq: ArrayBufferLike;
+  keys: ArrayBufferLike;
+  at: ArrayBufferLike;
+  len: ArrayBufferLike;
+  region: ArrayBufferLike;
+  /** Per region (every COUNTER_STRIDE-th BigInt64): bytes written into it since the start, lap gaps included. */
+  written: ArrayBufferLike;
+}
+
+/**
+ * A store of `regions` regions of `regionBytes` each, with a table sized for them; in plain memory
+ * when not `shared` (one thread alone), which its hits copy from at memcpy's speed.
+ */
+export function fragmentCacheMemory(regionBytes: number, regions: number, shared = true): FragmentCacheMemory {
+  const Memory = shared ? SharedArrayBuffer : ArrayBuffer;
+  const buckets = 2 ** Math.max(2, Math.ceil(Math.log2((regionBytes * regions) / BYTES_PER_SLOT / WAYS)));
+  const slots = buckets * WAYS;
+  const memory: FragmentCacheMemory = {
+    regions,
+    regionBytes,
+    ring: new Memory(regionBytes * regions),
+    seq: new Memory(slots * 4),
+    keys: new Memory(slots * 8),
+    at: new Memory(slots * 8),
+    len: new Memory(slots * 4),
+    region: new Memory(slots * 4),
+    written: new Memory(regions * COUNTER_STRIDE * 8),
+  };
+  new Float64Array(memory.keys).fill(-1);
+  return memory;
+}
+
 export class FragmentCache {
   private readonly ring: Buffer;
+  /** Bytes of one region. */
   private readonly capacity: number;
+  /** This thread's region: the only one it writes into. */
+  private readonly own: number;
+  private readonly base: number;
   /**
-   * Bytes written since the start, with the gap left at the end of each lap: the entry written
-   * at position p lies at ring[p % capacity] and is intact while written <= p + capacity.
+   * Per region, bytes written since the start, with the gap left at the end of each lap: the
+   * entry written at position p lies at p % capacity of its region and is intact while
+   * written <= p + capacity.
    */
-  private written = 0;
-  /** Per slot: the key (-1: empty), the entry's position and length. */
+  private readonly written: BigInt64Array;
+  /** Per slot: sequence number, the key (-1: empty), the entry's position, length and region. */
+  private readonly seq: Int32Array;
   private readonly keys: Float64Array;
   private readonly at: Float64Array;
-  private readonly len: Uint32Array;
+  private readonly len: Int32Array;
+  private readonly region: Int32Array;
   private readonly bucketMask: number;
   /** Larger buildings are encoded for each page and not kept: each would push out many others. */
   private readonly largest: number;
+  /** This thread's region's counter (it alone writes it), as last stored. */
+  private ownWritten: number;
+  /** Where this thread's region stood at the last clear (for `size`). */
+  private clearedAt = 0;
   /** Lookups answered from the cache, and those that encoded the building (for /metrics: sizing the cache). */
   hits = 0;
   misses = 0;
 
+  /** A store of its own of `memory` bytes (plain memory), or region `region` of a shared one. */
   constructor(
     private readonly appUrl: string,
-    maxBytes: number,
+    memory: number | FragmentCacheMemory,
+    region = 0,
   ) {
-    this.capacity = maxBytes;
-    this.ring = Buffer.allocUnsafeSlow(maxBytes);
-    const buckets = 2 ** Math.max(2, Math.ceil(Math.log2(maxBytes / BYTES_PER_SLOT / WAYS)));
-    this.keys = new Float64Array(buckets * WAYS).fill(-1);
-    this.at = new Float64Array(buckets * WAYS);
-    this.len = new Uint32Array(buckets * WAYS);
-    this.bucketMask = buckets - 1;
-    this.largest = Math.floor(maxBytes / 16);
+    const m = typeof memory === 'number' ? fragmentCacheMemory(memory, 1, false) : memory;
+    if (!(Number.isInteger(region) && region >= 0 && region < m.regions))
+      throw new RangeError(`no region ${region} in a store of ${m.regions}`);
+    this.capacity = m.regionBytes;
+    this.own = region;
+    this.base = region * m.regionBytes;
+    this.ring = Buffer.from(m.ring as ArrayBuffer);
+    this.written = new BigInt64Array(m.written);
+    this.seq = new Int32Array(m.seq);
+    this.keys = new Float64Array(m.keys);
+    this.at = new Float64Array(m.at);
+    this.len = new Int32Array(m.len);
+    this.region = new Int32Array(m.region);
+    this.bucketMask = this.seq.length / WAYS - 1;
+    this.largest = Math.floor(m.regionBytes / 16);
+    this.ownWritten = Number(Atomics.load(this.written, region * COUNTER_STRIDE));
+    this.clearedAt = this.ownWritten;
   }
 
   /** Appends the building's bytes in `encoding` to out, its turnover in `turnoverCurrency` when one is given. */
@@ -80,25 +153,9 @@ export class FragmentCache {
     }
     const key = ((snapshot.serial * ROW_SPACE + row) * VIEWS + view) * 2 + (encoding === 'json' ? 0 : 1);
     const first = this.bucketOf(key);
-    const { keys, at, len, capacity } = this;
-    for (let j = first; j < first + WAYS; j++) {
-      if (keys[j] !== key) continue;
-      if (this.written <= at[j] + capacity) {
-        this.hits++;
-        let from = at[j] % capacity;
-        if (this.written - at[j] > capacity * RENEW_AFTER) {
-          // Asked for again late in its lap: copied to the head for another lap, as an LRU would keep it.
-          const n = len[j];
-          const to = this.place(n);
-          this.ring.copy(this.ring, to, from, from + n); // regions may overlap: copy moves as memmove does
-          at[j] = this.written;
-          this.written += n;
-          from = to;
-        }
-        out.bytes(this.ring, from, from + len[j]);
-        return;
-      }
-      break;
+    if (this.copyKept(out, first, key)) {
+      this.hits++;
+      return;
     }
     this.misses++;
     const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
@@ -108,29 +165,74 @@ export class FragmentCache {
       writeBuildingJson(out, snapshot, row, context);
       const n = out.length - start;
       if (n > this.largest) return;
-      out.copyTo(this.ring, this.place(n), start, start + n);
-      this.keep(first, key, n);
+      const pos = this.reserve(n);
+      out.copyTo(this.ring, this.base + (pos % this.capacity), start, start + n);
+      this.keep(this.slotFor(first, key), key, pos, n);
       return;
     }
     const bytes = pack(serializeBuilding(snapshot.fields(row, BUILDING_FIELDS), context));
-    if (bytes.length > this.largest) return out.bytes(bytes);
-    const from = this.place(bytes.length);
-    bytes.copy(this.ring, from);
-    this.keep(first, key, bytes.length);
-    out.bytes(this.ring, from, from + bytes.length);
+    out.bytes(bytes);
+    if (bytes.length > this.largest) return;
+    const pos = this.reserve(bytes.length);
+    bytes.copy(this.ring, this.base + (pos % this.capacity));
+    this.keep(this.slotFor(first, key), key, pos, bytes.length);
   }
 
-  /** Forgets every building (the ring's bytes are left, unreachable) and the counts of hits and misses. */
+  /**
+   * Copies the entry of `key` into out, if the table holds it and its bytes are intact; renews it
+   * (copied to the head of this thread's region) when found late in its lap.
+   */
+  private copyKept(out: ByteWriter, first: number, key: number): boolean {
+    const { seq, keys, capacity } = this;
+    for (let j = first; j < first + WAYS; j++) {
+      const s = Atomics.load(seq, j);
+      if (keys[j] !== key) continue;
+      const r = this.region[j];
+      const pos = this.at[j];
+      const n = this.len[j];
+      // Odd: being written; changed: rewritten while read. Either way the slot's fields may not belong together.
+      if (s & 1 || Atomics.load(seq, j) !== s) return false;
+      const written = this.writtenOf(r);
+      if (written > pos + capacity) return false;
+      const from = r * capacity + (pos % capacity);
+      const start = out.length;
+      out.bytes(this.ring, from, from + n);
+      // Its region's writer moves the counter before it overwrites: within a lap now, the copy is whole.
+      if (this.writtenOf(r) > pos + capacity) {
+        out.length = start;
+        return false;
+      }
+      if (written - pos > capacity * RENEW_AFTER) {
+        // Asked for again late in its lap: copied to the head of this thread's region for another lap, as an LRU would keep it.
+        const to = this.reserve(n);
+        out.copyTo(this.ring, this.base + (to % capacity), start, start + n);
+        this.keep(j, key, to, n);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** Forgets every building this thread wrote (its region's bytes are left, unreachable) and the counts of hits and misses. */
   clear(): void {
-    this.keys.fill(-1);
-    this.written = 0;
+    // Two laps on, lap-aligned: every entry of the region is then stale by the rule readers check.
+    const cleared = (Math.floor(this.writtenOf(this.own) / this.capacity) + 2) * this.capacity;
+    this.ownWritten = cleared;
+    Atomics.store(this.written, this.own * COUNTER_STRIDE, BigInt(cleared));
+    this.clearedAt = cleared;
     this.hits = 0;
     this.misses = 0;
   }
 
-  /** Bytes the cache holds: the ring once it has gone round (each building's bytes, and the gaps at the ends of laps). */
+  /** Bytes this thread's region holds: the region once it has gone round (each building's bytes, and the gaps at the ends of laps). */
   get size(): number {
-    return Math.min(this.written, this.capacity);
+    return Math.min(this.writtenOf(this.own) - this.clearedAt, this.capacity);
+  }
+
+  /** A region's counter; this thread's own, which only it writes, from a plain copy. */
+  private writtenOf(region: number): number {
+    if (region === this.own) return this.ownWritten;
+    return Number(Atomics.load(this.written, region * COUNTER_STRIDE));
   }
 
   private bucketOf(key: number): number {
@@ -143,28 +245,44 @@ export class FragmentCache {
     return (h & this.bucketMask) * WAYS;
   }
 
-  /** The ring offset where up to n bytes go next: after the last entry, or at the start of the next lap. */
-  private place(n: number): number {
-    const off = this.written % this.capacity;
-    if (off + n <= this.capacity) return off;
-    this.written += this.capacity - off;
-    return 0;
+  /**
+   * The position in this thread's region where n bytes go next (after the last entry, or at the
+   * start of the next lap), the counter moved past them before they are written.
+   */
+  private reserve(n: number): number {
+    let pos = this.writtenOf(this.own);
+    const off = pos % this.capacity;
+    if (off + n > this.capacity) pos += this.capacity - off;
+    this.ownWritten = pos + n;
+    Atomics.store(this.written, this.own * COUNTER_STRIDE, BigInt(pos + n));
+    return pos;
   }
 
-  /** Records the n bytes just written where `place` said, in the bucket from `first`: a free or stale slot, else the oldest. */
-  private keep(first: number, key: number, n: number): void {
+  /** The slot for a new entry in the bucket from `first`: a free or stale one, else the one furthest into its lap. */
+  private slotFor(first: number, key: number): number {
     const { keys, at, capacity } = this;
     let slot = first;
+    let age = -1;
     for (let j = first; j < first + WAYS; j++) {
-      if (keys[j] === -1 || keys[j] === key || this.written > at[j] + capacity) {
+      if (keys[j] === -1 || keys[j] === key) return j;
+      const a = this.writtenOf(this.region[j]) - at[j];
+      if (a > capacity) return j;
+      if (a > age) {
+        age = a;
         slot = j;
-        break;
       }
-      if (at[j] < at[slot]) slot = j;
     }
-    keys[slot] = key;
-    at[slot] = this.written;
-    this.len[slot] = n;
-    this.written += n;
+    return slot;
+  }
+
+  /** Points slot j at the n bytes of `key` at `pos` of this thread's region; left as it is if another thread is writing it. */
+  private keep(j: number, key: number, pos: number, n: number): void {
+    const s = Atomics.load(this.seq, j);
+    if (s & 1 || Atomics.compareExchange(this.seq, j, s, s + 1) !== s) return;
+    this.keys[j] = key;
+    this.at[j] = pos;
+    this.len[j] = n;
+    this.region[j] = this.own;
+    Atomics.store(this.seq, j, s + 2);
   }
 }

@@ -55,7 +55,7 @@ import type { Config } from '../config.ts';
 import { fallbackRefusal, listenOn, uws, uwsImplementation } from './uws.ts';
 import { listenFailure } from './port.ts';
 import { Metrics } from './metrics.ts';
-import { FragmentCache } from './fragment-cache.ts';
+import { FragmentCache, type FragmentCacheMemory } from './fragment-cache.ts';
 import { WriterPool } from './writer-pool.ts';
 import { errorReply, internalErrorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
@@ -97,6 +97,8 @@ export interface ServerDeps {
   sharedPort?: boolean;
   /** How pages are charged; default: grouped by turn on this thread's ledger (a worker sends them to the ledger thread). */
   charges?: PageCharges;
+  /** The store of encoded buildings the pool's workers share, and the region this thread writes; default: a store of its own. */
+  sharedBuildings?: { memory: FragmentCacheMemory; region: number };
 }
 
 export interface RunningServer {
@@ -170,7 +172,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   if (!ledger && !fleet) return Promise.reject(new TypeError('startServer needs a ledger or a fleet.'));
   const charges = deps.charges ?? fleet?.pageCharges() ?? new PageCharges(ledger!);
   const metrics = new Metrics(deps.thread ?? 'main');
-  const cache = new FragmentCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
+  const cache = deps.sharedBuildings
+    ? new FragmentCache(config.appUrl, deps.sharedBuildings.memory, deps.sharedBuildings.region)
+    : new FragmentCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   const writers = new WriterPool();
   metrics.watchFragmentCache(cache);
   const rankings = new RankingCache(config.rankingCacheMb * 1024 * 1024);

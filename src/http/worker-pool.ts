@@ -8,6 +8,9 @@
  *   becomes the free port it took.
  * - One copy of the data: snapshots travel as transfers whose columns are SharedArrayBuffers
  *   (catalog/transfer.ts); each published view (a load, a swap, new removals) reaches every worker.
+ * - With more than one worker, one store of encoded buildings (fragment-cache.ts): each worker
+ *   writes its own region of it (EDIFICE_FRAGMENT_CACHE_MB, as a store of its own would be) and
+ *   reads every region; a worker started instead of one that ended takes over its region.
  * - Exact limits: the per-key and per-address limiter tables and the daily quota's counters are
  *   SharedArrayBuffers used by all (the main thread's Ledger writes the counts to the file).
  * - Exact credits: workers read the ledger file themselves (keys, balances) and hand the pages
@@ -30,6 +33,7 @@ import type { Config } from '../config.ts';
 import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
+import { fragmentCacheMemory } from './fragment-cache.ts';
 import { holdPort } from './port.ts';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
@@ -92,6 +96,8 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   const { catalog, ledger, log } = options;
   const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
+  // One worker has no one to share with: it keeps a store of its own in plain memory, as a server without workers does.
+  const buildings = options.workers > 1 ? fragmentCacheMemory(config.fragmentCacheMb * 2 ** 20, options.workers) : null;
   const openings = new SharedOpenings(SharedOpenings.slotsWithin(config.sharedOpeningsMb * 2 ** 20));
   log.info(
     { mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity },
@@ -219,7 +225,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
   };
   await startLedgerThread();
 
-  const spawn = (): Promise<Worker> =>
+  const spawn = (region: number): Promise<Worker> =>
     new Promise((resolve, reject) => {
       const port = ledgerPort();
       const data: WorkerData = {
@@ -232,6 +238,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
         openingsTable: openings.buffer,
         ledgerPort: port,
         limiterTables,
+        sharedBuildings: buildings && { memory: buildings, region },
         logLevel: options.log.level,
       };
       const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });
@@ -256,11 +263,11 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
         if (workers.delete(w)) forgetThread();
         if (closing || !started) return;
         log.error({ code }, 'worker thread exited; starting another');
-        spawn().catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
+        spawn(region).catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
       });
     });
 
-  await Promise.all(Array.from({ length: options.workers }, spawn));
+  await Promise.all(Array.from({ length: options.workers }, (_, region) => spawn(region)));
   known = new Set(catalog.view().snapshots.map((s) => s.serial));
   catalog.onPublish((view) => {
     const message: ToWorker = { type: 'view', published: published(view, false) };

@@ -12,6 +12,7 @@ import { ABANDONED, PageCharges } from './page-charges.ts';
 import type { ChargeReply, ChargeRequest, WriteRequest } from './ledger-thread.ts';
 import type { WritePublic } from './public-writes.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
+import type { FragmentCacheMemory } from './fragment-cache.ts';
 import { startServer } from './server.ts';
 
 export interface WorkerData {
@@ -25,6 +26,8 @@ export interface WorkerData {
   /** To the ledger thread, which commits charges. */
   ledgerPort: MessagePort;
   limiterTables: AddressLimiterTables;
+  /** The store of encoded buildings every worker shares, and the region this one writes (null: one worker alone). */
+  sharedBuildings: { memory: FragmentCacheMemory; region: number } | null;
   logLevel: string;
 }
 
@@ -153,6 +156,7 @@ try {
     limiterTables: data.limiterTables,
     writePublic,
     charges,
+    sharedBuildings: data.sharedBuildings ?? undefined,
     sharedPort: true,
     thread: `http-${threadId}`,
   });

@@ -35,6 +35,9 @@ export function errorCode(body: Buffer | null): string {
 
 export interface RecorderData {
   histogram: string;
+  /** 2xx answers by what they charged (`X-Credits-Charged`): nothing, or something. */
+  free: string;
+  charged: string;
   /** Fixed rate: how late requests went out on a free connection, against their due time. */
   lag: string;
   kinds: { histogram: string; count: number; ok: number; statuses: Record<string, number>; outcomes: Record<string, number> }[];
@@ -52,6 +55,8 @@ export interface RecorderData {
 
 export class Recorder {
   private readonly all = newHistogram();
+  private readonly free = newHistogram();
+  private readonly charged = newHistogram();
   private readonly lateness = newHistogram();
   // Statuses by index (0: no response), so counting one costs no lookup.
   private readonly perKind = KINDS.map(() => ({
@@ -79,6 +84,7 @@ export class Recorder {
     this.credits += credits;
     if (status >= 200 && status < 300) {
       k.ok++;
+      (credits > 0 ? this.charged : this.free).recordValue(us);
       return;
     }
     const key = `${status} ${errorCode(body)}`;
@@ -106,6 +112,8 @@ export class Recorder {
   data(walksStarted: number, walksFinished: number): RecorderData {
     return {
       histogram: hdr.encodeIntoCompressedBase64(this.all),
+      free: hdr.encodeIntoCompressedBase64(this.free),
+      charged: hdr.encodeIntoCompressedBase64(this.charged),
       lag: hdr.encodeIntoCompressedBase64(this.lateness),
       kinds: this.perKind.map((k) => ({
         histogram: hdr.encodeIntoCompressedBase64(k.histogram),
@@ -167,6 +175,8 @@ export interface LoadReport {
   ok: number;
   rps: number;
   latency_ms: Percentiles;
+  /** 2xx answers split by `X-Credits-Charged`: those that charged nothing, and those that charged credits. */
+  by_charge: { free: Percentiles & { count: number }; charged: Percentiles & { count: number } };
   kinds: Partial<Record<Kind, KindReport>>;
   /** Answers and failures by HTTP status over the whole run ("0": no response). */
   statuses: Record<string, number>;
@@ -216,6 +226,8 @@ export type RunFacts = Pick<
 /** Merges the threads' recorders into the report. */
 export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): LoadReport {
   const all = newHistogram();
+  const free = newHistogram();
+  const charged = newHistogram();
   const lag = newHistogram();
   const kindH = KINDS.map(() => newHistogram());
   const kinds: Partial<Record<Kind, KindReport>> = {};
@@ -236,6 +248,8 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
   };
   for (const p of parts) {
     all.add(hdr.decodeFromCompressedBase64(p.histogram, 32, false));
+    free.add(hdr.decodeFromCompressedBase64(p.free, 32, false));
+    charged.add(hdr.decodeFromCompressedBase64(p.charged, 32, false));
     lag.add(hdr.decodeFromCompressedBase64(p.lag, 32, false));
     credits += p.credits;
     bytes += p.bytes;
@@ -292,6 +306,10 @@ export function mergeReport(parts: readonly RecorderData[], facts: RunFacts): Lo
     ok,
     rps: round(answered / Math.max(facts.seconds, 1e-9), 1),
     latency_ms: percentiles(all),
+    by_charge: {
+      free: { ...percentiles(free), count: free.totalCount },
+      charged: { ...percentiles(charged), count: charged.totalCount },
+    },
     kinds,
     statuses,
     errors,
@@ -332,6 +350,8 @@ export function formatReport(r: LoadReport): string {
         ]
       : []),
     `latency ms: p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  p99.9 ${l['p99.9']}  max ${l.max}  mean ${l.mean}`,
+    `2xx by X-Credits-Charged: free ${num(r.by_charge.free.count)} (p50 ${r.by_charge.free.p50}, p99 ${r.by_charge.free.p99} ms), ` +
+      `charged ${num(r.by_charge.charged.count)} (p50 ${r.by_charge.charged.p50}, p99 ${r.by_charge.charged.p99} ms)`,
     `credits charged ${num(r.credits_charged)}; received ${(r.bytes_received / 2 ** 20).toFixed(1)} MiB; ` +
       `walks started ${num(r.walks.started)}, finished ${num(r.walks.finished)}, pages ${num(r.walks.pages)}`,
     `client CPU ${r.client_cpu_cores.toFixed(2)} cores (the load generator's own process)`,
