@@ -48,6 +48,7 @@ import { parseArgs } from 'node:util';
 import { tableFromIPC } from 'apache-arrow';
 import { Ledger } from '../src/ledger/index.ts';
 import { metadataText, snapshotChecksum } from '../src/snapshot/checksum.ts';
+import { readPrepared } from '../src/catalog/prepared.ts';
 import { readSnapshotMetadata } from '../src/snapshot/reader.ts';
 import { columnsOf } from '../src/snapshot/schema.ts';
 import { DEFAULT_BOUNDS } from '../src/synth/bounds.ts';
@@ -374,20 +375,25 @@ for (let i = 0; i < runs; i++) arrowStarts.push((await timedStart(`arrow ${i + 1
 // The newer snapshot of the swap, and its prepared file, made before the timed starts.
 const newer = makeNewer();
 {
-  // Its prepared file, as a build would leave it: made by a start over the staging folder if missing or stale.
-  const stagingServer = await timedStart(
-    'prepare newer',
-    {
-      EDIFICE_SNAPSHOTS: staging,
-      EDIFICE_PREPARED_CACHE: join(work, 'prepared-cache'),
-      EDIFICE_LEDGER: join(work, 'staging-ledger.db'),
-      EDIFICE_WORKERS: '1',
-    },
-    true,
-  );
-  if (events(stagingServer.server, 'snapshot_loaded')[0].from === 'arrow')
-    while (events(stagingServer.server, 'prepared_written').length === 0) await new Promise((r) => setTimeout(r, 200));
-  await stagingServer.server.stop();
+  // Its prepared file, as a build leaves it (npm run build:prepared), when missing or stale.
+  const prepared = join(staging, country, `${newerDate}.edifice`);
+  const meta = readSnapshotMetadata(newer);
+  let fresh = false;
+  try {
+    readPrepared(prepared, { checksum: meta.checksum, country, date: newerDate, rows: meta.rowCount }, newer);
+    fresh = true;
+  } catch {
+    // made below
+  }
+  if (!fresh) {
+    log(`newer snapshot: npm run build:prepared -- ${newer}`);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/prepare-snapshot.ts', newer], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const code = await new Promise<number | null>((done) => child.once('exit', done));
+    if (code !== 0) throw new Error(`build:prepared exited with ${code}`);
+  }
 }
 const preparedStarts: Start[] = [];
 let swapServer: Server | null = null;
