@@ -6,17 +6,18 @@
  * 1. The country: the bench's cached synthetic one (default 5,000,000 buildings, `bench/dataset.ts`),
  *    served from a folder of this bench (`.cache/load/`) that links to its Arrow file, so the
  *    prepared files are written there and never into the shared cache.
- * 2. Starts from the Arrow file: `--runs` times, `node <npm start's flags> --import tsx src/main.ts`
- *    with EDIFICE_PREPARED_CACHE=off (no prepared file read or written); the time from spawning the
- *    process to the first 200 of GET /v1/public/countries, and the store's own load time and phases
- *    from its `snapshot_loaded` line. The page cache is warm: the file is read once before.
- * 3. One more start writes the prepared file (not timed); then `--runs` starts from it, timed the same way.
+ * 2. Starts from the Arrow file: `--arrow-runs` times, `node <npm start's flags> --import tsx src/main.ts`
+ *    as a first start (no prepared file; it writes one in the background once it serves); the time
+ *    from spawning the process to the first 200 of GET /v1/public/countries, and the store's own
+ *    load time and phases from its `snapshot_loaded` line. The page cache is warm: the file is read
+ *    once before.
+ * 3. `--runs` starts from the prepared file the last one wrote, timed the same way.
  * 4. Memory: the store's bytes per building (`bytesHeld`, as bench:query reports it) and the
  *    process's resident memory once serving.
  * 5. Hot swap: a server started from the prepared file serves the mix at a fixed `--rate` for
  *    `--duration` seconds (steady p99 and resident memory); then a newer snapshot of the same
- *    buildings (a copy of the file with the next date and its checksum, prepared beforehand as
- *    a build would) is put beside it and SIGHUP sent one second into another run of the same mix:
+ *    buildings (a copy of the file with the next date and its checksum; its prepared file that of
+ *    the same store, bound to it) is put beside it and SIGHUP sent one second into another run of the same mix:
  *    its p99, its failed requests and the peak resident memory (sampled every 50 ms) against the
  *    steady ones. Then a corrupt newer snapshot (one flipped byte) under the mix again: it must be
  *    refused, the newer one still served, no request failed.
@@ -27,6 +28,7 @@
  * `summary: load_s_arrow=<x> load_s_prepared=<y> bytes_per_building=<n> swap_failed=<n> swap_p99_ratio=<x> swap_rss_ratio=<x>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { crc32 } from 'node:zlib';
 import {
   closeSync,
   copyFileSync,
@@ -65,6 +67,7 @@ const { values: args } = parseArgs({
     buildings: { type: 'string', default: '5000000' },
     seed: { type: 'string', default: '1' },
     runs: { type: 'string', default: '3' },
+    'arrow-runs': { type: 'string', default: '3' },
     rate: { type: 'string', default: '100' },
     duration: { type: 'string', default: '20' },
     workers: { type: 'string', default: String(cpus().length) },
@@ -81,6 +84,7 @@ const int = (name: string, v: string): number => {
 };
 const buildings = int('buildings', args.buildings!);
 const runs = int('runs', args.runs!);
+const arrowRuns = int('arrow-runs', args['arrow-runs']!);
 const rate = int('rate', args.rate!);
 const durationS = int('duration', args.duration!);
 const workers = int('workers', args.workers!);
@@ -355,45 +359,44 @@ async function timedStart(name: string, env: NodeJS.ProcessEnv, keep = false): P
   return { start, server };
 }
 
-// 2. From the Arrow file.
+// 2. From the Arrow file, as a first start: it also writes the prepared file, in the background once it serves.
 log(`bench: ${buildings.toLocaleString('en')} buildings, ${workers} workers, folders in ${work}`);
 warmPageCache(servedArrow);
-rmSync(join(served, country, `${date}.edifice`), { force: true });
 const keys = freshLedger(1);
 const arrowStarts: Start[] = [];
-for (let i = 0; i < runs; i++) arrowStarts.push((await timedStart(`arrow ${i + 1}/${runs}`, { EDIFICE_PREPARED_CACHE: 'off' })).start);
-
-// 3. The prepared file, then from it.
-{
-  log('writing the prepared file (a start from the Arrow file, not timed)');
-  const { server } = await timedStart('prepare', { EDIFICE_PREPARED_CACHE: join(work, 'prepared-cache') }, true);
+const servedPrepared = join(served, country, `${date}.edifice`);
+for (let i = 0; i < arrowRuns; i++) {
+  rmSync(servedPrepared, { force: true });
+  const { start, server } = await timedStart(`arrow ${i + 1}/${arrowRuns}`, { EDIFICE_PREPARED_CACHE: join(work, 'prepared-cache') }, true);
+  arrowStarts.push(start);
   while (events(server, 'prepared_written').length === 0 && events(server, 'prepared_not_written').length < 2)
     await new Promise((r) => setTimeout(r, 200));
-  log(`prepared: ${JSON.stringify(events(server, 'prepared_written')[0] ?? events(server, 'prepared_not_written'))}`);
+  log(`prepared file: ${JSON.stringify(events(server, 'prepared_written')[0] ?? events(server, 'prepared_not_written'))}`);
   await server.stop();
 }
-// The newer snapshot of the swap, and its prepared file, made before the timed starts.
+
+// 3. The newer snapshot of the swap, and its prepared file, made before the timed starts.
 const newer = makeNewer();
 {
-  // Its prepared file, as a build leaves it (npm run build:prepared), when missing or stale.
+  // Its store is this one's (the same buildings): its prepared file is this one's, bound to it.
   const prepared = join(staging, country, `${newerDate}.edifice`);
   const meta = readSnapshotMetadata(newer);
-  let fresh = false;
-  try {
-    readPrepared(prepared, { checksum: meta.checksum, country, date: newerDate, rows: meta.rowCount }, newer);
-    fresh = true;
-  } catch {
-    // made below
-  }
-  if (!fresh) {
-    log(`newer snapshot: npm run build:prepared -- ${newer}`);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/prepare-snapshot.ts', newer], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const code = await new Promise<number | null>((done) => child.once('exit', done));
-    if (code !== 0) throw new Error(`build:prepared exited with ${code}`);
-  }
+  const old = readSnapshotMetadata(servedArrow);
+  copyFileSync(servedPrepared, prepared);
+  const fd = openSync(prepared, 'r+');
+  const prefix = Buffer.alloc(24);
+  readSync(fd, prefix, 0, 24, 0);
+  const header = Buffer.alloc(prefix.readUInt32LE(12));
+  readSync(fd, header, 0, header.length, 24);
+  const text = header.toString('latin1').replaceAll(old.checksum, meta.checksum).replaceAll(`"${date}"`, `"${newerDate}"`);
+  if (text.length !== header.length) throw new Error('rebinding changed the header length');
+  const rebound = Buffer.from(text, 'latin1');
+  writeSync(fd, rebound, 0, rebound.length, 24);
+  prefix.writeUInt32LE(crc32(rebound), 16);
+  writeSync(fd, prefix, 0, 24, 0);
+  closeSync(fd);
+  readPrepared(prepared, { checksum: meta.checksum, country, date: newerDate, rows: meta.rowCount }, newer);
+  log(`newer snapshot: ${newer} and its prepared file`);
 }
 const preparedStarts: Start[] = [];
 let swapServer: Server | null = null;
