@@ -164,6 +164,15 @@ function patchFooter(path: string, from: string, to: string, tail = 1 << 20): nu
   }
 }
 
+/** A whole file in one buffer (readFileSync stops at 2 GiB). */
+function readWhole(path: string): Uint8Array {
+  const fd = openSync(path, 'r');
+  const bytes = new Uint8Array(fstatSync(fd).size);
+  for (let at = 0; at < bytes.length;) at += readSync(fd, bytes, at, Math.min(1 << 28, bytes.length - at), at);
+  closeSync(fd);
+  return bytes;
+}
+
 /**
  * A newer snapshot of the same buildings: a copy whose metadata says the next date, with the
  * checksum that metadata gives (what a nightly build of an unchanged country would write).
@@ -182,7 +191,7 @@ function makeNewer(): string {
   copyFileSync(join(source, country, arrowName), tmp);
   const old = readSnapshotMetadata(tmp);
   if (patchFooter(tmp, `"${date}"`, `"${newerDate}"`) + patchFooter(tmp, date, newerDate) === 0) throw new Error('no date in the footer');
-  const table = tableFromIPC(readFileSync(tmp));
+  const table = tableFromIPC(readWhole(tmp));
   const meta = table.schema.metadata;
   const checksum = snapshotChecksum(
     columnsOf(Number(meta.get('edifice.schema_version'))).map((c) => c.name),
