@@ -211,9 +211,9 @@ function makeCorrupt(newer: string): string {
   const fd = openSync(path, 'r+');
   const size = fstatSync(fd).size;
   const byte = Buffer.alloc(1);
-  readSync(fd, byte, 0, 1, size >> 1);
+  readSync(fd, byte, 0, 1, Math.floor(size / 2));
   byte[0] ^= 0x40;
-  writeSync(fd, byte, 0, 1, size >> 1);
+  writeSync(fd, byte, 0, 1, Math.floor(size / 2));
   closeSync(fd);
   return path;
 }
