@@ -12,8 +12,9 @@
  *    load time and phases from its `snapshot_loaded` line. The page cache is warm: the file is read
  *    once before.
  * 3. `--runs` starts from the prepared file the last one wrote, timed the same way.
- * 4. Memory: the store's bytes per building (`bytesHeld`, as bench:query reports it) and the
- *    process's resident memory once serving.
+ * 4. Memory: the store's resident bytes per building, read from the prepared file in this process
+ *    (RSS after minus before, after full collections, as bench:query measures it), its `bytesHeld`
+ *    per building, and the server's resident memory once serving.
  * 5. Hot swap: a server started from the prepared file serves the mix at a fixed `--rate` for
  *    `--duration` seconds (steady p99 and resident memory); then a newer snapshot of the same
  *    buildings (a copy of the file with the next date and its checksum; its prepared file that of
@@ -60,6 +61,7 @@ import type { LoadReport } from '../tools/load/report.ts';
 import { runLoad, type LoadOptions } from '../tools/load/run.ts';
 import { parseTarget } from '../tools/load/target.ts';
 import { ensureSynthetic } from './dataset.ts';
+import { memory } from './measure.ts';
 import { ROOT } from './http/servers.ts';
 
 const { values: args } = parseArgs({
@@ -385,6 +387,7 @@ for (let i = 0; i < arrowRuns; i++) {
 }
 
 // 3. The newer snapshot of the swap, and its prepared file, made before the timed starts.
+let residentPerBuilding: number;
 const newer = makeNewer();
 {
   // Its store is this one's (the same buildings): its prepared file is this one's, bound to it.
@@ -404,8 +407,14 @@ const newer = makeNewer();
   prefix.writeUInt32LE(crc32(rebound), 16);
   writeSync(fd, prefix, 0, 24, 0);
   closeSync(fd);
-  readPrepared(prepared, { checksum: meta.checksum, country, date: newerDate, rows: meta.rowCount }, newer);
-  log(`newer snapshot: ${newer} and its prepared file`);
+  // Read here once, it also gives the store's resident memory per building, measured as bench:query does.
+  const before = await memory();
+  const { snapshot } = readPrepared(prepared, { checksum: meta.checksum, country, date: newerDate, rows: meta.rowCount }, newer);
+  const after = await memory();
+  residentPerBuilding = (after.rss - before.rss) / snapshot.rows;
+  log(
+    `newer snapshot: ${newer} and its prepared file; read here: RSS +${((after.rss - before.rss) / 2 ** 20).toFixed(0)} MiB for ${snapshot.rows} buildings`,
+  );
 }
 const preparedStarts: Start[] = [];
 let swapServer: Server | null = null;
@@ -542,7 +551,9 @@ print();
 print(`phases, Arrow file: ${arrowStarts.map((x) => JSON.stringify(x.phases)).join(' ')}`);
 print(`phases, prepared file: ${preparedStarts.map((x) => JSON.stringify(x.phases)).join(' ')}`);
 print(
-  `store: ${bytesPerBuilding.toFixed(0)} B/building; process RSS once serving from the prepared file ${(rssServing / 2 ** 20).toFixed(0)} MiB`,
+  `store: ${residentPerBuilding.toFixed(0)} B/building resident (RSS after reading the prepared file minus before, after full collections, ` +
+    `as bench:query measures it), ${bytesPerBuilding.toFixed(0)} B/building held (bytesHeld); ` +
+    `the server's RSS once serving from the prepared file ${(rssServing / 2 ** 20).toFixed(0)} MiB`,
 );
 print();
 print(`| mix at ${rate}/s | seconds | p99 ms (worst of ${durationS}-s runs) | failed | completed | peak RSS MiB |`);
@@ -560,7 +571,7 @@ print(
 );
 print();
 print(
-  `summary: load_s_arrow=${arrowS.toFixed(2)} load_s_prepared=${preparedS.toFixed(2)} bytes_per_building=${bytesPerBuilding.toFixed(0)} ` +
+  `summary: load_s_arrow=${arrowS.toFixed(2)} load_s_prepared=${preparedS.toFixed(2)} bytes_per_building=${residentPerBuilding.toFixed(0)} ` +
     `swap_failed=${swapFailed} swap_p99_ratio=${p99Ratio.toFixed(2)} swap_rss_ratio=${rssRatio.toFixed(2)}`,
 );
 process.stdout.write(`${out.join('\n')}\n`);
