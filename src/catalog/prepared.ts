@@ -92,6 +92,8 @@ interface Header {
 }
 
 let fingerprint: string | null = null;
+/** Numbers this process's temporary files: two writes of one path never share one. */
+let writes = 0;
 
 /**
  * The store code's fingerprint: SHA-256 of the catalog modules, the snapshot schema and the
@@ -218,7 +220,7 @@ export async function writePrepared(path: string, snapshot: Snapshot): Promise<{
   prefix.writeUInt32LE(header.length, 12);
   prefix.writeUInt32LE(crc32(header), 16);
 
-  const tmp = `${path}.tmp-${process.pid}`;
+  const tmp = `${path}.tmp-${process.pid}-${++writes}`;
   const file = await open(tmp, 'w');
   try {
     const pad = new Uint8Array(8);
