@@ -99,7 +99,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const idleRss = rssMb();
 const rows: string[] = [];
 let k = 0;
-let exported = 0;
+let exported: number;
 const pagedRuns = [];
 for (let r = 0; r < runs; r++) pagedRuns.push(await paged(keys[k++]));
 const pagedMs = median(pagedRuns.map((p) => p.ms));

@@ -269,9 +269,9 @@ function describeWaits(before: Map<number, number>, after: Map<number, number>):
 
 const results: Measured[] = [];
 const recording = join(work, 'edifice-answers.v8');
-let recorded = '';
+let recorded: string;
 let at80: Measured;
-let waitsAt80 = '';
+let waitsAt80: string;
 
 // 2-4. edifice-all first: discovery runs against it.
 {

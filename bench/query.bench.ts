@@ -112,7 +112,7 @@ const engines: Engine[] = [];
 let loadS = NaN;
 let bytesPerBuilding = NaN;
 let edificeRows = 0;
-let summaryBytes = NaN;
+let summaryBytes: number;
 // The engine's modules load before the first measurement, so only the snapshot counts.
 const edifice = engineNames.some((e) => e.startsWith('edifice')) ? await import('./edifice.ts') : null;
 const before: Memory = await memory();

@@ -67,7 +67,7 @@ export interface Config {
   /** HTTP worker threads sharing one port and one copy of the snapshots; 0 serves from the main thread. */
   workers: number;
   /**
-   * The most encoded buildings each serving thread keeps (BuildingCache), in MiB. Each worker has
+   * The most encoded buildings each serving thread keeps (FragmentCache), in MiB. Each worker has
    * its own cache, so resident memory can grow by a little more than this per worker. At most
    * 4,096: the cache is one Buffer, and Node's largest is 4 GiB.
    */
@@ -88,6 +88,10 @@ export interface Config {
   warmUpRequests: number;
   /** This replica's name in a fleet, sent on every response as X-Edifice-Replica; null: none. */
   replica: string | null;
+  /** EDIFICE_REDIS: the limits and daily quota shared by a fleet's replicas (redis://…); null: in this process. */
+  redisUrl: string | null;
+  /** EDIFICE_REPLICAS: the replicas of the fleet; with Redis away each allows 1/replicas of every limit. */
+  replicas: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -120,6 +124,16 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
   const m = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(raw);
   if (!m) throw new ConfigError(`${name} must be an amount such as 9.90 (at most two decimals), got "${raw}".`);
   return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}
+
+/** EDIFICE_REDIS: a redis:// (or rediss://) URL, only beside a PostgreSQL ledger (a fleet's). */
+function redisUrl(env: NodeJS.ProcessEnv): string | null {
+  const url = env.EDIFICE_REDIS;
+  if (url === undefined || url === '') return null;
+  if (!/^rediss?:\/\/[^\s]+$/.test(url)) throw new ConfigError(`EDIFICE_REDIS must be a redis:// URL, got "${url}".`);
+  if (!/^postgres(ql)?:\/\//i.test(ledgerPath(env)))
+    throw new ConfigError('EDIFICE_REDIS needs EDIFICE_LEDGER to be a postgres:// URL: limits are shared by the replicas of a fleet.');
+  return url;
 }
 
 /** The ledger file alone: the admin CLI reads nothing else, so a bad setting of the server does not stop it. */
@@ -217,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ledgerPriority: int(env, 'EDIFICE_LEDGER_PRIORITY', 10, 0, 39),
     warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
     replica: replicaName(env),
+    redisUrl: redisUrl(env),
+    replicas: int(env, 'EDIFICE_REPLICAS', 1, 1, 64),
   };
 }
 

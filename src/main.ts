@@ -7,10 +7,11 @@
  */
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
-import { Ledger } from './ledger/index.ts';
+import { Ledger, PgLedger, type DemoKey, RedisLimits, ledgerLocation, type LedgerLocation } from './ledger/index.ts';
+import { FleetLedger, localFleetLimits, redisFleetLimits } from './http/fleet-ledger.ts';
 import { queryBuildings } from './query/buildings.ts';
 import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
@@ -52,9 +53,12 @@ async function main(config: Config): Promise<void> {
   // The stop is in place before anything starts, so a SIGTERM during the start (whose threads may
   // accept connections before the banner) does not end the process half done: it is kept and acted
   // on once the server is up (a second one ends the process at once, as during a stop).
-  let serving: { port: number; implementation: string; metricsText(): Promise<string>; close(): Promise<void> | void } | null = null;
+  let serving: Serving | null = null;
+  let demo: DemoKey | null = null;
   let metricsServer: MetricsServer | null = null;
   let ledger: Ledger | null = null;
+  let fleet: FleetLedger | null = null;
+  let redis: RedisLimits | null = null;
   let stopAsked = false;
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -63,8 +67,10 @@ async function main(config: Config): Promise<void> {
     log.info({ signal, graceMs: STOP_GRACE_MS }, 'stopping: no new connections, finishing the requests in flight');
     await metricsServer?.close();
     await serving!.close();
-    ledger!.close();
-    lock.release();
+    ledger?.close();
+    await fleet?.close();
+    await redis?.close();
+    lock?.release();
     log.info({ signal }, 'stopped');
     process.exit(0);
   };
@@ -97,8 +103,15 @@ async function main(config: Config): Promise<void> {
       log.info({ signal: 'SIGHUP' }, 'asked to rescan the snapshots while starting: rescanning as soon as the server is up');
     }
   });
-  // One server per ledger and per port (every limit would double): refused before any long work.
-  const lock = lockLedger(config.ledgerPath);
+  let location: LedgerLocation;
+  try {
+    location = ledgerLocation(config.ledgerPath);
+  } catch (err) {
+    throw new ConfigError(`EDIFICE_LEDGER: ${(err as Error).message}`);
+  }
+  // One server per ledger file and per port (every limit would double): refused before any long work.
+  // A PostgreSQL ledger is shared by the replicas of a fleet, whose limits are in Redis.
+  const lock = location.kind === 'sqlite' ? lockLedger(location.path) : null;
   await assertPortFree(config.host, config.port);
   if (config.metricsPort > 0) await assertPortFree(config.metricsHost, config.metricsPort, 'EDIFICE_METRICS_PORT');
   const plan = planDemo(config);
@@ -114,23 +127,31 @@ async function main(config: Config): Promise<void> {
     prepared: config.preparedCache === null ? undefined : { cacheDir: config.preparedCache },
   });
   const catalogMs = Math.round(performance.now() - catalogStarted);
-  ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
-  const demo = plan.demo ? ledger.ensureDemo(dirname(config.ledgerPath)) : null;
-  if (!plan.demo) {
-    const retired = ledger.retireDemo(dirname(config.ledgerPath));
-    if (retired)
+  if (location.kind === 'postgres') {
+    // A replica of a fleet: PostgreSQL and Redis, on the main thread (fleet-ledger.ts).
+    if (config.workers > 0)
+      log.info({ workers: config.workers }, 'a replica on PostgreSQL serves on its main thread: EDIFICE_WORKERS is not used');
+    const { perKeyPerMinute, dailyQuota } = config;
+    if (config.redisUrl !== null) {
+      redis = await RedisLimits.connect(config.redisUrl, {
+        replicas: config.replicas,
+        onFallback: (err) =>
+          err
+            ? log.warn(
+                { err: err.message, replicas: config.replicas },
+                'Redis cannot be reached: each replica limits alone, at 1/replicas of every limit',
+              )
+            : log.info('Redis answers again: limits are shared by the fleet'),
+      });
+    } else if (config.replicas > 1) {
       log.warn(
-        { workspaceId: retired.workspaceId, keyIds: retired.keyIds },
-        "the demo workspace's keys are revoked: this server serves real snapshots",
+        { replicas: config.replicas },
+        'no EDIFICE_REDIS: each replica limits alone, so the fleet allows EDIFICE_REPLICAS times every limit',
       );
-  }
-
-  if (config.workers === 0) {
-    // This thread charges: the openings read before the first page, not during it.
-    log.info(ledger.loadOpenings(), 'the openings of the last 365 days read into memory');
-    const server = await startServer({ config, catalog, ledger, log });
-    // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
-    // on every later response, the grace for what is in flight, then the rest ended.
+    }
+    const limits = redis ? redisFleetLimits(redis, perKeyPerMinute, dailyQuota) : localFleetLimits(perKeyPerMinute, dailyQuota);
+    fleet = new FleetLedger(await PgLedger.open(location.url), limits, { perKeyPerMinute, dailyQuota, log });
+    const server = await startServer({ config: { ...config, workers: 0 }, catalog, fleet, log });
     serving = {
       port: server.port,
       implementation: server.implementation,
@@ -138,18 +159,7 @@ async function main(config: Config): Promise<void> {
       close: () => server.stop(STOP_GRACE_MS),
     };
   } else {
-    // The main thread keeps the catalog and its removals; the workers serve.
-    const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
-    const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
-    serving = {
-      port: pool.port,
-      implementation: pool.implementation,
-      metricsText: () => pool.metricsText(),
-      close: () => {
-        stopFollowing();
-        return pool.close(STOP_GRACE_MS);
-      },
-    };
+    ({ serving, ledger, demo } = await serveOnSqlite(config, catalog, plan.demo, log));
   }
   if (config.metricsPort > 0) metricsServer = await startMetricsServer(config.metricsHost, config.metricsPort, serving.metricsText, log);
   if (stopAsked) {
@@ -158,14 +168,15 @@ async function main(config: Config): Promise<void> {
   }
   catalogUp = catalog;
   if (rescanAsked) rescan();
-  const threads = config.workers === 0 ? 'the main thread' : `${config.workers} worker thread${config.workers === 1 ? '' : 's'}`;
+  const workers = fleet ? 0 : config.workers;
+  const threads = workers === 0 ? 'the main thread' : `${workers} worker thread${workers === 1 ? '' : 's'}`;
   const metricsAt = metricsServer ? `http://${config.metricsHost}:${metricsServer.port}/metrics` : 'off';
   log.info(
     {
       uWebSockets: serving.implementation,
       port: serving.port,
       metrics: metricsAt,
-      workers: config.workers,
+      workers,
       snapshots: catalog.report(),
       // Where the start went: the snapshots (each one's phases are in its snapshot_loaded line), then the threads and their warm-up.
       startup: {
@@ -204,6 +215,67 @@ async function main(config: Config): Promise<void> {
     lines.push('Keys: npm run admin -- --help');
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+interface Serving {
+  port: number;
+  implementation: string;
+  metricsText(): Promise<string>;
+  close(): Promise<void> | void;
+}
+
+/** The server of one process on its SQLite ledger: on this thread, or on worker threads. */
+async function serveOnSqlite(
+  config: Config,
+  catalog: Catalog,
+  withDemo: boolean,
+  log: Logger,
+): Promise<{ serving: Serving; ledger: Ledger; demo: DemoKey | null }> {
+  const ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
+  const demo = withDemo ? ledger.ensureDemo(dirname(config.ledgerPath)) : null;
+  if (!withDemo) {
+    const retired = ledger.retireDemo(dirname(config.ledgerPath));
+    if (retired)
+      log.warn(
+        { workspaceId: retired.workspaceId, keyIds: retired.keyIds },
+        "the demo workspace's keys are revoked: this server serves real snapshots",
+      );
+  }
+
+  if (config.workers === 0) {
+    // This thread charges: the openings read before the first page, not during it.
+    log.info(ledger.loadOpenings(), 'the openings of the last 365 days read into memory');
+    const server = await startServer({ config, catalog, ledger, log });
+    // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
+    // on every later response, the grace for what is in flight, then the rest ended.
+    return {
+      ledger,
+      demo,
+      serving: {
+        port: server.port,
+        implementation: server.implementation,
+        metricsText: () => server.metrics.registry.metrics(),
+        close: () => server.stop(STOP_GRACE_MS),
+      },
+    };
+  } else {
+    // The main thread keeps the catalog and its removals; the workers serve.
+    const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
+    const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
+    return {
+      ledger,
+      demo,
+      serving: {
+        port: pool.port,
+        implementation: pool.implementation,
+        metricsText: () => pool.metricsText(),
+        close: () => {
+          stopFollowing();
+          return pool.close(STOP_GRACE_MS);
+        },
+      },
+    };
+  }
 }
 
 /** Exit status of a start refused for its configuration (a bad variable); other failures exit 1. */

@@ -5,7 +5,6 @@
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
-import { renderParameterDocs } from '../src/api/docs.ts';
 import { ERROR_CODES } from '../src/api/errors.ts';
 import { internalErrorReply } from '../src/http/reply.ts';
 import { unpack } from 'msgpackr';
@@ -431,17 +430,5 @@ describe('operations without a key', () => {
       { required: ['registration_number'] },
     ]);
     expect(operationAt('/reports/payment-webhook', 'post').responses['401']).toBeDefined();
-  });
-});
-
-describe('the docs', () => {
-  it('list every parameter of every operation with its constraints', () => {
-    const md = renderParameterDocs();
-    for (const op of Object.values(OPERATIONS)) {
-      if (parametersOf(op.id).length > 0) expect(md).toContain(`## GET ${op.path}`);
-    }
-    for (const p of PARAMETERS) expect(md).toContain(`| ${p.name} | ${p.in} |`);
-    expect(md).toContain('| min_floors | query | no | integer; 0 to 500 |');
-    expect(md).toContain('| min_registered_solar_kw | query | no | number; greater than 0, at most 1,000,000,000 |');
   });
 });

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot, type BuildResult } from '../src/build/builder.ts';
 import { exportPbf } from '../src/build/osmium.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 import { nestedByGdal, osmiumIds as osmiumRead } from './osm-reference.ts';
 import type { SnapshotMetadata } from '../src/snapshot/schema.ts';
@@ -237,7 +237,7 @@ describe('Liechtenstein snapshot', () => {
     const outlines = new Map<string, number[][][]>();
     for (const text of readFileSync(exported, 'utf8').split('\n')) {
       if (text.trim() === '') continue;
-      const f = JSON.parse(text.replace(/^\x1e/, ''));
+      const f = JSON.parse(text.startsWith('\x1e') ? text.slice(1) : text);
       const p = f.properties;
       if (p.highway && p.name && f.geometry.type === 'LineString') roads.push({ name: p.name, line: f.geometry.coordinates });
       if (p.building && f.geometry.type === 'MultiPolygon') outlines.set(`osm:${p['@type']}/${p['@id']}`, f.geometry.coordinates.flat());

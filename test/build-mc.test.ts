@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot, type BuildResult } from '../src/build/builder.ts';
 import { exportPbf } from '../src/build/osmium.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 import { startTestServer, workspaceWithKey, type TestServer } from './http-helpers.ts';
 import { nestedByGdal, osmiumIds } from './osm-reference.ts';

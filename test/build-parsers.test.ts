@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CsvParser, parseCsv, readCsv, type CsvRecord } from '../src/build/csv.ts';
 import { readFeatures, GeoJsonInputError, type FeatureRow } from '../src/build/geojsonseq.ts';
-import { footprintArea, ringArea } from '../src/build/geodesy.ts';
+import { footprintArea, ringArea } from '../src/geo/area.ts';
 import { representativePoint } from '../src/build/representative-point.ts';
 import {
   classify,

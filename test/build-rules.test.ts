@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot, type BuildResult } from '../src/build/builder.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 
 /** 0.0001° of longitude or latitude. */

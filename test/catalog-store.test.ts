@@ -11,7 +11,7 @@ import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
 import { COLD_COLUMNS } from '../src/catalog/columns.ts';
 import { formatUuid, parseUuid } from '../src/catalog/ids.ts';
 import { findBuilding, listBusinesses, listUnits } from '../src/query/children.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { blankRecord, squareAround } from '../src/snapshot/record.ts';
 import {
   BASIS,

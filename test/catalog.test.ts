@@ -12,7 +12,7 @@ import { Catalog, type CatalogView, type LogEntry } from '../src/catalog/catalog
 import { queryBuildings } from '../src/query/buildings.ts';
 import { findBuilding } from '../src/query/children.ts';
 import { queryPoint } from '../src/query/point.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
 
@@ -249,7 +249,7 @@ describe('rescan', () => {
       const view = catalog.view();
       const seen = new Set<string>();
       const ids: string[] = [];
-      let total = 0;
+      let total: number;
       for (let offset = 0; ; offset += 25) {
         const page = queryBuildings(view, { bbox: BBOX, sort: 'volume', limit: 25, offset });
         total = page.total;

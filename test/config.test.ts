@@ -69,6 +69,20 @@ describe('config: the rest of the environment', () => {
     expect([webhook.paymentProvider, webhook.paymentWebhookSecret]).toEqual(['webhook', 's'.repeat(16)]);
   });
 
+  it('shares limits in Redis only beside a PostgreSQL ledger, and reads the replicas of the fleet', () => {
+    const pg = 'postgres://edifice@127.0.0.1:5432/edifice';
+    expect([loadConfig({}).redisUrl, loadConfig({}).replicas]).toEqual([null, 1]);
+    const fleet = loadConfig({ EDIFICE_LEDGER: pg, EDIFICE_REDIS: 'redis://127.0.0.1:6379/0', EDIFICE_REPLICAS: '3' });
+    expect([fleet.ledgerPath, fleet.redisUrl, fleet.replicas]).toEqual([pg, 'redis://127.0.0.1:6379/0', 3]);
+    expect(() => loadConfig({ EDIFICE_REDIS: 'redis://127.0.0.1:6379' })).toThrow(
+      /EDIFICE_REDIS needs EDIFICE_LEDGER to be a postgres:\/\/ URL/,
+    );
+    expect(() => loadConfig({ EDIFICE_LEDGER: pg, EDIFICE_REDIS: 'http://127.0.0.1:6379' })).toThrow(
+      /EDIFICE_REDIS must be a redis:\/\/ URL/,
+    );
+    expect(() => loadConfig({ EDIFICE_REPLICAS: '0' })).toThrow(/EDIFICE_REPLICAS must be an integer from 1 to 64/);
+  });
+
   it('building reports are off until a price is set, or free only when asked for', () => {
     expect(loadConfig({}).reports).toBe('off');
     expect(loadConfig({ EDIFICE_REPORT_PRICE: '0' }).reports).toBe('off');

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { newId } from '../src/ledger/ids.ts';
+import { newId } from '../src/ledger/base62.ts';
 import { SEGMENTS, SharedOpenings } from '../src/ledger/shared-openings.ts';
 import { Rng } from './reference/random.ts';
 import { openingKey, T0 } from './workers/openings-keys.ts';

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
 import { QueryError, withEveryField, type BuildingsQuery } from '../src/query/types.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import type { BuildingRecord, BusinessRecord, SolarInstallationRecord } from '../src/snapshot/schema.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';

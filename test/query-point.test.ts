@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type CatalogView } from '../src/catalog/catalog.ts';
 import { queryPoint } from '../src/query/point.ts';
 import { QueryError } from '../src/query/types.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import type { Polygon } from '../src/snapshot/schema.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';

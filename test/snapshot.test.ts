@@ -7,7 +7,7 @@ import { SnapshotWriter } from '../src/snapshot/writer.ts';
 import { readSnapshot, SnapshotError } from '../src/snapshot/reader.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import { COLUMNS, SCHEMA_VERSION, columnsOf } from '../src/snapshot/schema.ts';
-import { buildingId, uuidv5 } from '../src/snapshot/ids.ts';
+import { buildingId, uuidv5 } from '../src/snapshot/building-id.ts';
 import { hilbert } from '../src/snapshot/hilbert.ts';
 
 const dirs: string[] = [];

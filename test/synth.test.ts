@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCountry, writeSyntheticCountry } from '../src/synth/generate.ts';
 import { readSnapshot } from '../src/snapshot/reader.ts';
-import { buildingId } from '../src/snapshot/ids.ts';
+import { buildingId } from '../src/snapshot/building-id.ts';
 import type { BuildingRecord, Ring, SolarPresence } from '../src/snapshot/schema.ts';
 
 const REPO = new URL('..', import.meta.url).pathname;

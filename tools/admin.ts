@@ -59,15 +59,18 @@ type AdminLedger = Awaitable<
   >
 >;
 
-interface Command {
+interface Command<R = unknown> {
   args: string[];
   options?: Options;
   summary: string;
   /** Whether the command may create the ledger file. */
   creates?: boolean;
-  run(ledger: AdminLedger, args: string[], values: Values): unknown;
-  text(result: any): string;
+  run(ledger: AdminLedger, args: string[], values: Values): R | Promise<R>;
+  text(result: R): string;
 }
+
+/** A command whose text reads the result its run returns, typed as such. */
+const command = <R>(c: Command<R>): Command => c as Command<unknown>;
 
 const GLOBAL: Options = {
   ledger: { type: 'string' },
@@ -183,7 +186,7 @@ function table(cells: string[][]): string {
 const grantsOptions: Options = { expires: { type: 'string' }, note: { type: 'string' } };
 
 const COMMANDS: Record<string, Command> = {
-  'create-workspace': {
+  'create-workspace': command({
     args: [],
     creates: true,
     options: { name: { type: 'string' }, member: { type: 'string' }, plan: { type: 'string' } },
@@ -194,8 +197,8 @@ const COMMANDS: Record<string, Command> = {
       return ledger.createWorkspace(v.name, { createdBy: v.member, plan: (v.plan as string | undefined) ?? null });
     },
     text: (r) => `workspace ${r.workspaceId}\nmember    ${r.memberId}`,
-  },
-  'list-workspaces': {
+  }),
+  'list-workspaces': command({
     args: [],
     summary: '   every workspace',
     run: (ledger) => ledger.listWorkspaces(),
@@ -206,8 +209,8 @@ const COMMANDS: Record<string, Command> = {
             ['WORKSPACE', 'NAME', 'PLAN', 'CREATED', 'SUSPENDED'],
             ...r.map((w) => [w.id, w.name, w.plan ?? '-', iso(w.createdAt), iso(w.suspendedAt)]),
           ]),
-  },
-  show: {
+  }),
+  show: command({
     args: ['workspace'],
     summary: '<workspace>   plan, balance, members and grants',
     run: (ledger, [ws]) => ledger.workspace(ws),
@@ -235,8 +238,8 @@ const COMMANDS: Record<string, Command> = {
               ]),
             ]),
       ].join('\n'),
-  },
-  'add-member': {
+  }),
+  'add-member': command({
     args: ['workspace'],
     options: { email: { type: 'string' } },
     summary: '<workspace> --email <email>',
@@ -245,14 +248,14 @@ const COMMANDS: Record<string, Command> = {
       return ledger.addMember(ws, v.email);
     },
     text: (m) => `member ${m.id} (${m.email}) joined ${m.workspaceId}`,
-  },
-  'remove-member': {
+  }),
+  'remove-member': command({
     args: ['workspace', 'member'],
     summary: '<workspace> <member id | email>   marks them left; their keys stop working',
     run: (ledger, [ws, member]) => ledger.removeMember(ws, member),
     text: (m) => `member ${m.id} (${m.email}) left ${m.workspaceId} at ${iso(m.leftAt)}; their keys no longer work`,
-  },
-  'create-key': {
+  }),
+  'create-key': command({
     args: ['workspace'],
     options: { member: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } },
     summary: '<workspace> --member <member id | email> [--name <name>] [--expires <date>]   prints the key once',
@@ -264,8 +267,8 @@ const COMMANDS: Record<string, Command> = {
       });
     },
     text: (r) => `${r.key}\n\nKey ${r.keyId} created. Store it now: it is shown only this once and cannot be recovered.`,
-  },
-  'list-keys': {
+  }),
+  'list-keys': command({
     args: ['workspace'],
     summary: '<workspace>   key ids and status, never the secrets',
     run: (ledger, [ws]) => ledger.listKeys(ws),
@@ -276,8 +279,8 @@ const COMMANDS: Record<string, Command> = {
             ['KEY', 'NAME', 'MEMBER', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED'],
             ...keys.map((k) => [k.prefix, k.name ?? '-', k.memberEmail, k.status, iso(k.createdAt), iso(k.expiresAt), iso(k.revokedAt)]),
           ]),
-  },
-  'revoke-key': {
+  }),
+  'revoke-key': command({
     args: ['key'],
     summary: '<key id | edf_<key id>>',
     run: (ledger, [key]) => {
@@ -286,8 +289,8 @@ const COMMANDS: Record<string, Command> = {
       return ledger.revokeKey(m[1]);
     },
     text: (k: KeyInfo) => `key ${k.prefix} revoked at ${iso(k.revokedAt)}`,
-  },
-  grant: {
+  }),
+  grant: command({
     args: ['workspace', 'credits'],
     options: grantsOptions,
     summary: '<workspace> <credits> [--expires <date>] [--note <text>]   manual credits',
@@ -299,8 +302,8 @@ const COMMANDS: Record<string, Command> = {
       }),
     text: (g) =>
       `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
-  },
-  buy: {
+  }),
+  buy: command({
     args: ['workspace', 'credits'],
     options: grantsOptions,
     summary: '<workspace> <credits> [--expires <date>] [--note <text>]   bought credits (default: no expiry)',
@@ -312,8 +315,8 @@ const COMMANDS: Record<string, Command> = {
       }),
     text: (g) =>
       `grant ${g.id}: ${g.amount} ${g.kind} credits to ${g.workspaceId}, expires ${g.expiresAt === null ? 'never' : iso(g.expiresAt)}`,
-  },
-  'set-plan': {
+  }),
+  'set-plan': command({
     args: ['workspace', 'plan'],
     summary: `<workspace> <${Object.keys(PLANS).join('|')}|none>`,
     run: async (ledger, [ws, plan]) => {
@@ -321,8 +324,8 @@ const COMMANDS: Record<string, Command> = {
       return { workspaceId: ws, plan: plan === 'none' ? null : plan };
     },
     text: (r) => `workspace ${r.workspaceId}: plan ${r.plan ?? 'none'}`,
-  },
-  suspend: {
+  }),
+  suspend: command({
     args: ['workspace'],
     options: { reason: { type: 'string' } },
     summary: '<workspace> [--reason <text>]   its keys answer 403',
@@ -331,8 +334,8 @@ const COMMANDS: Record<string, Command> = {
       return { workspaceId: ws, suspended: true };
     },
     text: (r) => `workspace ${r.workspaceId} suspended`,
-  },
-  unsuspend: {
+  }),
+  unsuspend: command({
     args: ['workspace'],
     summary: '<workspace>',
     run: async (ledger, [ws]) => {
@@ -340,8 +343,8 @@ const COMMANDS: Record<string, Command> = {
       return { workspaceId: ws, suspended: false };
     },
     text: (r) => `workspace ${r.workspaceId} active`,
-  },
-  usage: {
+  }),
+  usage: command({
     args: ['workspace'],
     options: { from: { type: 'string' }, to: { type: 'string' } },
     summary: '<workspace> [--from YYYY-MM-DD] [--to YYYY-MM-DD]   requests and credits per UTC day (default: last 30 days)',
@@ -350,7 +353,8 @@ const COMMANDS: Record<string, Command> = {
         return await ledger.usage(ws, v.from as string | undefined, v.to as string | undefined);
       } catch (err) {
         // The ledger names its arguments; here they are options.
-        if (err instanceof RangeError) throw new RangeError(err.message.replace(/\bfromDay\b/g, '--from').replace(/\btoDay\b/g, '--to'));
+        if (err instanceof RangeError)
+          throw new RangeError(err.message.replace(/\bfromDay\b/g, '--from').replace(/\btoDay\b/g, '--to'), { cause: err });
         throw err;
       }
     },
@@ -362,8 +366,8 @@ const COMMANDS: Record<string, Command> = {
         ['total', String(sum('requests')), String(sum('credits')), '', ''],
       ]);
     },
-  },
-  'country-requests': {
+  }),
+  'country-requests': command({
     args: [],
     options: { list: { type: 'boolean' } },
     summary: '[--list]   countries asked for, counted by country (--list: every request, newest first)',
@@ -387,8 +391,8 @@ const COMMANDS: Record<string, Command> = {
             ]),
           ]);
     },
-  },
-  removals: {
+  }),
+  removals: command({
     args: [],
     options: { status: { type: 'string' } },
     summary: '[--status pending|approved|rejected]   removal requests, oldest first',
@@ -416,23 +420,23 @@ const COMMANDS: Record<string, Command> = {
               q.reason.replace(/\s+/g, ' ').slice(0, 60),
             ]),
           ]),
-  },
-  'approve-removal': {
+  }),
+  'approve-removal': command({
     args: ['request'],
     options: { note: { type: 'string' } },
     summary: '<request> [--note <text>]   the business disappears from every response within a second',
     run: (ledger, [id], v) => ledger.decideRemoval(id, 'approved', (v.note as string | undefined) ?? null),
     text: (q: RemovalRequest) =>
       `removal ${q.id} approved: ${printable(q.businessName)} (${printable(q.businessId ?? q.registrationNumber!)}) is hidden from every response`,
-  },
-  'reject-removal': {
+  }),
+  'reject-removal': command({
     args: ['request'],
     options: { note: { type: 'string' } },
     summary: '<request> [--note <text>]',
     run: (ledger, [id], v) => ledger.decideRemoval(id, 'rejected', (v.note as string | undefined) ?? null),
     text: (q: RemovalRequest) => `removal ${q.id} rejected`,
-  },
-  reports: {
+  }),
+  reports: command({
     args: [],
     summary: '   building report orders, newest first (never their tokens)',
     run: (ledger) => ledger.reportOrders(),
@@ -452,8 +456,8 @@ const COMMANDS: Record<string, Command> = {
               o.email,
             ]),
           ]),
-  },
-  check: {
+  }),
+  check: command({
     args: [],
     summary: "   verify the ledger's invariants (exit 1 on any breach)",
     run: async (ledger) => {
@@ -462,7 +466,7 @@ const COMMANDS: Record<string, Command> = {
       return { ok: problems.length === 0, problems };
     },
     text: (r) => (r.ok ? 'ledger sound: every invariant holds' : r.problems.join('\n')),
-  },
+  }),
 };
 
 function help(): string {

@@ -207,7 +207,7 @@ function invalid(parameter: string, message: string): ApiError {
 // Tab, line feed and carriage return are allowed: a reason or comment may have lines.
 /** With the u flag, a pair is one code point: only a surrogate alone matches. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const CONTROL = /[\p{Cc}--[\t\n\r\x80-\x9f]]/v;
 
 function parseField(f: BodyField, value: unknown): unknown {
   if (f.type === 'integer') {

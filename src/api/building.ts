@@ -2,9 +2,10 @@
  * The Building object of spec 2.1: BuildingRecord → snake_case, every field, null for unknown,
  * in the spec's field order. Two equal forms:
  * - `serializeBuilding` builds the object (MessagePack, tests, anything that wants an object);
- * - `writeBuildingJson` writes the same JSON's UTF-8 bytes straight from a snapshot's store, byte for
- *   byte what `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))` encodes to, without
- *   the record, any intermediate object or the text (a record costs ~25 µs to rebuild).
+ * - `writeBuildingJson` writes the same JSON's UTF-8 bytes straight from a snapshot's store (through
+ *   its row reader, catalog/building-row.ts), byte for byte what
+ *   `JSON.stringify(serializeBuilding(snapshot.record(row), ctx))` encodes to, without the record,
+ *   any intermediate object or the text (a record costs ~25 µs to rebuild).
  *
  * Inner shapes the spec leaves open (documented in the OpenAPI schemas):
  * - height {metres, basis}, floor_area {square_metres, basis, scope}: always objects; basis null when the value is;
@@ -35,12 +36,10 @@ import type {
   SolarRegister,
 } from '../snapshot/schema.ts';
 import { columnSpec } from '../snapshot/schema.ts';
-import { NULL_CODE_U8, NULL_I32 } from '../catalog/arrow.ts';
-import { F } from '../catalog/flags.ts';
-import { numberAt, type NumColumn } from '../catalog/numeric.ts';
-import { NULL_CURRENCY, type Snapshot } from '../catalog/snapshot.ts';
+import { buildingRows, type BuildingRows, type CodeColumn, type NumberColumn } from '../catalog/building-row.ts';
+import type { Snapshot } from '../catalog/snapshot.ts';
 import type { ByteWriter } from './byte-writer.ts';
-import { SHOWN_SIZE, shownAt, shownOfRecords, turnoverShownAt } from '../catalog/largest-business.ts';
+import { shownOfRecords } from '../catalog/largest-business.ts';
 import { employeesOf, turnoverOf, type EmployeesOut, type TurnoverOut } from './business.ts';
 
 export interface BuildingContext {
@@ -413,7 +412,8 @@ type ColdFields = { -readonly [K in (typeof COLD_FIELDS)[number]]: BuildingRecor
 
 /** Filled for one building at a time (serialisation is synchronous): one object per thread, always the same shape. */
 const cold = Object.fromEntries(COLD_FIELDS.map((f) => [f, null])) as unknown as ColdFields;
-const pickers = new WeakMap<Snapshot, (row: number, out: Record<string, unknown>) => void>();
+/** Per snapshot, its row reader and the decoder of the cold fields above. */
+const readers = new WeakMap<Snapshot, { rows: BuildingRows; pick: (row: number, out: Record<string, unknown>) => void }>();
 
 /** An enum column's values as JSON strings (quotes included), by code. */
 const valuesOf = (name: string): readonly Uint8Array[] => columnSpec(name).values!.map((v) => Buffer.from(JSON.stringify(v), 'latin1'));
@@ -426,18 +426,18 @@ const FLOOD_ZONE_VALUES = valuesOf('flood_zone');
 const SEISMIC_CLASS_VALUES = valuesOf('seismic_risk_class');
 
 /** A hot enum column's value as JSON. */
-function code(w: ByteWriter, codes: Uint8Array, row: number, values: readonly Uint8Array[]): void {
-  const c = codes[row];
-  if (c === NULL_CODE_U8) w.ascii('null');
+function code(w: ByteWriter, codes: CodeColumn, row: number, values: readonly Uint8Array[]): void {
+  const c = codes.at(row);
+  if (c < 0) w.ascii('null');
   else w.raw(values[c]);
 }
 
 /** A hot number column's value as JSON: a scaled column's from its integer (ByteWriter.decimal), not through String. */
-function hot(w: ByteWriter, col: NumColumn, row: number): void {
-  const v = numberAt(col, row);
+function hot(w: ByteWriter, col: NumberColumn, row: number): void {
+  const v = col.at(row);
   if (v !== v) w.ascii('null');
-  else if (col.kind === 'f64') n(w, v);
-  else w.decimal(col.values[row], col.scale);
+  else if (col.scale === 0) n(w, v);
+  else w.decimal(col.integerAt(row), col.scale);
 }
 
 /**
@@ -448,17 +448,18 @@ function hot(w: ByteWriter, col: NumColumn, row: number): void {
  * UTF-8 after, would be most of a worker's young garbage under load).
  */
 export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: BuildingContext): void {
-  let pick = pickers.get(s);
-  if (pick === undefined) {
-    pick = s.coldPicker(COLD_FIELDS);
-    pickers.set(s, pick);
+  let reader = readers.get(s);
+  if (reader === undefined) {
+    reader = { rows: buildingRows(s), pick: s.coldPicker(COLD_FIELDS) };
+    readers.set(s, reader);
   }
-  pick(row, cold as unknown as Record<string, unknown>);
+  reader.pick(row, cold as unknown as Record<string, unknown>);
   const r = cold;
-  const num = s.num;
-  const enums = s.enums;
+  const store = reader.rows;
+  const num = store.numbers;
+  const enums = store.codes;
   // A building id is a lowercase UUID: nothing to escape.
-  const id = s.buildingId(row);
+  const id = store.id(row);
   w.raw(K.building_id);
   w.ascii(id);
   w.byte(0x22);
@@ -477,15 +478,15 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
   w.raw(K.country);
   str(w, ctx.country);
   w.raw(K.latitude);
-  n(w, s.lat[row]);
+  n(w, store.latitude(row));
   w.raw(K.longitude);
-  n(w, s.lon[row]);
+  n(w, store.longitude(row));
   w.raw(K.category);
   code(w, enums.category, row, CATEGORY_VALUES);
   w.raw(K.category_evidence);
   e(w, r.category_evidence);
   w.raw(K.building_type);
-  str(w, s.buildingTypes[s.buildingType[row]]);
+  str(w, store.buildingType(row));
   w.raw(K.roof_shape);
   code(w, enums.roof_shape, row, ROOF_SHAPE_VALUES);
   w.raw(K.footprint_area_m2);
@@ -515,7 +516,7 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
   w.raw(K.dwellings);
   hot(w, num.dwellings, row);
   w.raw(K.existing_solar_panels);
-  if (enums.panels_status[row] === NULL_CODE_U8) w.ascii('null');
+  if (enums.panels_status.at(row) < 0) w.ascii('null');
   else {
     w.raw(K.status);
     code(w, enums.panels_status, row, PANELS_STATUS_VALUES);
@@ -567,39 +568,37 @@ export function writeBuildingJson(w: ByteWriter, s: Snapshot, row: number, ctx: 
     e(w, r.solar_potential_basis);
     w.byte(0x7d);
   }
-  const bz = s.business;
-  const size = shownAt(bz, row, SHOWN_SIZE);
+  const size = store.sizeShown(row);
   w.raw(K.registered_business_count);
-  w.integer(bz.offsets[row + 1] - bz.offsets[row]);
+  w.integer(store.businessCount(row));
   w.raw(K.registered_business_employees);
   if (size < 0) w.ascii('null');
   else {
-    const max = bz.employeesMax[size];
+    const max = store.employeesMax(size);
     w.raw(K.min);
-    w.integer(bz.employeesMin[size]);
+    w.integer(store.employeesMin(size));
     w.raw(K.max);
-    if (max === NULL_I32) w.ascii('null');
+    if (max === null) w.ascii('null');
     else w.integer(max);
     w.byte(0x7d);
   }
   w.raw(K.registered_business_turnover);
-  const shownTurnover = turnoverShownAt(bz, row, ctx.turnoverCurrency);
+  const shownTurnover = store.turnoverShown(row, ctx.turnoverCurrency);
   if (shownTurnover < 0) w.ascii('null');
   else {
-    const currency = bz.currency[shownTurnover];
-    const year = bz.year[shownTurnover];
+    const year = store.turnoverYear(shownTurnover);
     w.raw(K.amount);
-    n(w, bz.turnover[shownTurnover]);
+    n(w, store.turnover(shownTurnover));
     w.raw(K.currency);
-    str(w, currency === NULL_CURRENCY ? null : bz.currencies[currency]);
+    str(w, store.turnoverCurrency(shownTurnover));
     w.raw(K.financial_year);
-    if (year === NULL_I32) w.ascii('null');
+    if (year === null) w.ascii('null');
     else w.integer(year);
     w.byte(0x7d);
   }
   w.raw(K.flood_zone);
   code(w, enums.flood_zone, row, FLOOD_ZONE_VALUES);
-  w.raw((s.flags[row] & F.FLOOD_ZONE_MAPPED) !== 0 ? K.flood_zone_mapped_true : K.flood_zone_mapped_false);
+  w.raw(store.floodZoneMapped(row) ? K.flood_zone_mapped_true : K.flood_zone_mapped_false);
   w.raw(K.flood_zone_source);
   str(w, r.flood_zone_source);
   w.raw(K.seismic_design_acceleration_g);

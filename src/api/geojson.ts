@@ -5,6 +5,7 @@
  * closed and turned the way RFC 7946 asks (exterior counter-clockwise, holes clockwise):
  * builders keep rings as their sources drew them.
  */
+import { buildingRows } from '../catalog/building-row.ts';
 import type { Footprints } from '../catalog/geometry.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
 import type { ByteWriter } from './byte-writer.ts';
@@ -99,11 +100,12 @@ const PROPERTIES = Buffer.from(',"properties":');
 
 /** A Feature of the building at `row`; `properties` writes its Building object. */
 export function writeFeature(w: ByteWriter, s: Snapshot, row: number, geometry: GeometryChoice, properties: (w: ByteWriter) => void): void {
+  const store = buildingRows(s);
   w.raw(FEATURE_ID);
-  w.ascii(s.buildingId(row)); // a lowercase UUID: nothing to escape
+  w.ascii(store.id(row)); // a lowercase UUID: nothing to escape
   w.raw(GEOMETRY);
-  if (geometry === 'footprint') writeMultiPolygon(w, s.footprints, row);
-  else writePoint(w, s.lon[row], s.lat[row]);
+  if (geometry === 'footprint') writeMultiPolygon(w, store.footprints, row);
+  else writePoint(w, store.longitude(row), store.latitude(row));
   w.raw(PROPERTIES);
   properties(w);
   w.byte(0x7d);

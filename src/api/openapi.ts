@@ -308,16 +308,22 @@ function headerComponents(): Record<string, Json> {
   // Required: every authenticated answer that names a workspace carries them (spec 8).
   const int = (description: string): Json => ({ description, required: true, schema: { type: 'integer', minimum: 0 } });
   return {
-    'RateLimit-Limit': int('Requests the key may make in the minute window (60).'),
-    'RateLimit-Remaining': int('Requests left to the key in the current minute window.'),
-    'RateLimit-Reset': int('Seconds until the minute window resets.'),
+    'RateLimit-Limit': int('Requests the key may make in any 60 seconds (60): a sliding window, not a bucket that refills.'),
+    'RateLimit-Remaining': int('Requests the key may make now: the limit less its requests of the last 60 seconds.'),
+    'RateLimit-Reset': int(
+      'Seconds until the last of the requests the key made in the past 60 seconds leaves the window, when RateLimit-Remaining ' +
+        'is back to the whole limit (0 when none counts). Requests leave one by one before that; after a 429, Retry-After ' +
+        'says when the next one is allowed.',
+    ),
     'RateLimit-Policy': {
-      description: 'The per-key limit as the IETF RateLimit header fields draft writes a policy.',
+      description: 'The per-key limit (w=60) and the daily quota (w=86400) as the IETF RateLimit header fields draft writes policies.',
       required: true,
       schema: { type: 'string' },
     },
     RateLimit: {
-      description: 'The current state of that limit as the IETF RateLimit header fields draft writes it.',
+      description:
+        'The current state of the per-key limit (r: RateLimit-Remaining, t: RateLimit-Reset) and of the daily quota (r: requests left ' +
+        'today, t: seconds until 00:00 UTC), as the IETF RateLimit header fields draft writes it.',
       required: true,
       schema: { type: 'string' },
     },

@@ -47,7 +47,7 @@ const REPLACEMENT = '\uFFFD';
 const NOT_UTF8 = 'bytes that are not UTF-8 (or U+FFFD, which stands for them); send text as UTF-8, raw or percent-encoded';
 
 /** C0 controls and DEL: no parameter's value holds one (a NUL would reach a name search as is). */
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\p{Cc}--[\x80-\x9f]]/v;
 
 /**
  * One name or value of the query string, `+` read as a space and percent-decoded as UTF-8 (as

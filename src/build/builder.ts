@@ -23,7 +23,7 @@ import { SnapshotWriter } from '../snapshot/writer.ts';
 import { byHouseNumber, settleAddress, type AddressRecord, type SettledAddress } from './address-join.ts';
 import { RowLog, type ReasonCount, type Where } from './bad-rows.ts';
 import { readBusinessRegister, RegisterPlaces } from './business-register.ts';
-import { footprintArea } from './geodesy.ts';
+import { footprintArea } from '../geo/area.ts';
 import { readFeatures, type Feature } from './geojsonseq.ts';
 import { isSettlement, LocalitySpellings, PlaceIndex } from './locality.ts';
 import { nestedOutlines } from './nested-outlines.ts';

@@ -23,7 +23,7 @@
  * A row gives its place by the first of building, lat/lon, street with house number that it fills.
  */
 import { basename } from 'node:path';
-import { buildingId } from '../snapshot/ids.ts';
+import { buildingId } from '../snapshot/building-id.ts';
 import type { BusinessRecord } from '../snapshot/schema.ts';
 import { BadRowError, type RowLog, type Where } from './bad-rows.ts';
 import { readCsv } from './csv.ts';

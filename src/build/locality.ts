@@ -3,7 +3,7 @@
  * node (`place=city|town|village|hamlet`) within a few kilometres, else the empty string.
  */
 import Flatbush from 'flatbush';
-import { localDistance } from './geodesy.ts';
+import { localDistance } from '../geo/wgs84.ts';
 import { nearestItem } from './nearest.ts';
 
 const SETTLEMENTS = new Set(['city', 'town', 'village', 'hamlet']);

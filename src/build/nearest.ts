@@ -4,10 +4,11 @@
  * equator, so the search grows a box measured in metres instead: once the best exact distance
  * found is within the box's radius, nothing outside the box can be nearer.
  *
- * Distances are in a local plane around the query (see geodesy.ts), in metres.
+ * Distances are in a local plane around the query, scaled by the WGS84 radii of curvature there
+ * (geo/wgs84.ts), in metres.
  */
 import type Flatbush from 'flatbush';
-import { metresPerDegree } from './geodesy.ts';
+import { metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 
 export interface Box {
   minX: number;
@@ -32,8 +33,8 @@ export function nearestItem(
   // Degrees per metre grow poleward for longitude and equatorward for latitude: size the
   // box for the larger of each, with a margin for the local plane of the distance function.
   const poleward = Math.min(89.9, Math.max(Math.abs(box.minY), Math.abs(box.maxY)));
-  const kx = metresPerDegree(poleward).x / 1.01;
-  const ky = metresPerDegree(0).y / 1.01;
+  const kx = metresPerDegreeLon(poleward) / 1.01;
+  const ky = metresPerDegreeLat(0) / 1.01;
   let radius = Math.min(FIRST_RADIUS_M, maxMetres);
   for (;;) {
     const dx = radius / kx;
@@ -61,9 +62,8 @@ export class LocalPlane {
     readonly lon0: number,
     readonly lat0: number,
   ) {
-    const k = metresPerDegree(lat0);
-    this.kx = k.x;
-    this.ky = k.y;
+    this.kx = metresPerDegreeLon(lat0);
+    this.ky = metresPerDegreeLat(lat0);
   }
   x(lon: number): number {
     return (lon - this.lon0) * this.kx;

@@ -13,7 +13,7 @@
  */
 import Flatbush from 'flatbush';
 import polygonClipping, { type MultiPolygon as ClipMultiPolygon } from 'polygon-clipping';
-import { metresPerDegree } from './geodesy.ts';
+import { metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 import type { Outline } from './outline.ts';
 
 export const NESTED_SHARE = 0.95;
@@ -63,7 +63,9 @@ export function nestedOutlines(outlines: readonly Outline[], onProgress?: (done:
   for (let i = 0; i < outlines.length; i++) {
     if ((i & 4095) === 0) onProgress?.(i);
     const a = outlines[i];
-    const { x: kx, y: ky } = metresPerDegree((a.minY + a.maxY) / 2);
+    const midLat = (a.minY + a.maxY) / 2;
+    const kx = metresPerDegreeLon(midLat);
+    const ky = metresPerDegreeLat(midLat);
     const pa = planar(a, a.minX, a.minY, kx, ky);
     const areaA = area(pa);
     if (!(areaA > 0)) continue;

@@ -138,7 +138,13 @@ export interface ExtractTimestamp {
   from: 'header' | 'newest object';
 }
 
-function fileinfo(pbf: string, args: string[], signal?: AbortSignal): Promise<Record<string, any>> {
+/** The parts of `osmium fileinfo -j` read here: the header's options, and with -e the data's time range. */
+interface FileInfo {
+  header?: { option?: Record<string, unknown> };
+  data?: { timestamp?: { last?: unknown } };
+}
+
+function fileinfo(pbf: string, args: string[], signal?: AbortSignal): Promise<FileInfo> {
   return new Promise((resolve, reject) => {
     const child = spawn('osmium', ['fileinfo', ...args, '-j', '-F', 'pbf', pbf], { stdio: ['ignore', 'pipe', 'pipe'], signal });
     let stdout = '';
@@ -179,7 +185,8 @@ const ISO_SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 export async function extractTimestamp(pbf: string, signal?: AbortSignal): Promise<ExtractTimestamp | null> {
   const header = (await fileinfo(pbf, [], signal)).header?.option ?? {};
   for (const key of ['osmosis_replication_timestamp', 'timestamp']) {
-    if (typeof header[key] === 'string' && ISO_SECOND.test(header[key])) return { timestamp: header[key], from: 'header' };
+    const value = header[key];
+    if (typeof value === 'string' && ISO_SECOND.test(value)) return { timestamp: value, from: 'header' };
   }
   const last = (await fileinfo(pbf, ['-e'], signal)).data?.timestamp?.last;
   return typeof last === 'string' && ISO_SECOND.test(last) ? { timestamp: last, from: 'newest object' } : null;

@@ -3,7 +3,7 @@
  * `Col` resolves a column's buffers and validity bitmap once per batch, so that reading a value
  * costs an array access, not a chain of Arrow getters. Every accessor honours the data's offset.
  */
-import { Type, type Data } from 'apache-arrow';
+import { DataType, Type, type Data } from 'apache-arrow';
 import { NULL_I32 } from '../snapshot/columns.ts';
 
 export { NULL_I32 };
@@ -19,7 +19,8 @@ export class Col {
   readonly length: number;
   /** Validity bits, or null when the column has no null. */
   readonly bits: Uint8Array | null;
-  readonly values: any;
+  /** The value buffer: numbers, or the bytes of strings and validity bits. */
+  readonly values: Float64Array | Int32Array | Int16Array | Int8Array | Uint32Array | Uint16Array | Uint8Array;
   readonly offsets: Int32Array;
 
   constructor(readonly data: Data) {
@@ -69,9 +70,14 @@ export class Col {
     return this.offsets[this.off + i + 1];
   }
 
+  /** The UTF-8 bytes of a string column, which `start` and `end` index. */
+  get bytes(): Uint8Array {
+    return this.values as Uint8Array;
+  }
+
   utf8(i: number): string | null {
     if (!this.valid(i)) return null;
-    return decoder.decode((this.values as Uint8Array).subarray(this.start(i), this.end(i)));
+    return decoder.decode(this.bytes.subarray(this.start(i), this.end(i)));
   }
 }
 
@@ -156,21 +162,19 @@ export function typeProblem(kind: string, data: Data): string | null {
   const t = data.type;
   switch (kind) {
     case 'f64':
-      return t.typeId === Type.Float && (t as any).precision === 2 ? null : `is ${t}, expected Float64`;
+      return DataType.isFloat(t) && t.precision === 2 ? null : `is ${t}, expected Float64`;
     case 'i32':
-      return t.typeId === Type.Int && (t as any).bitWidth === 32 && (t as any).isSigned ? null : `is ${t}, expected Int32`;
+      return DataType.isInt(t) && t.bitWidth === 32 && t.isSigned ? null : `is ${t}, expected Int32`;
     case 'date':
-      return t.typeId === Type.Date && (t as any).unit === 0 ? null : `is ${t}, expected Date32`;
+      return DataType.isDate(t) && t.unit === 0 ? null : `is ${t}, expected Date32`;
     case 'bool':
       return t.typeId === Type.Bool ? null : `is ${t}, expected Bool`;
     case 'utf8':
       return t.typeId === Type.Utf8 ? null : `is ${t}, expected Utf8`;
     case 'dict':
-      return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected a dictionary of Utf8`;
+      return DataType.isDictionary(t) && t.dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected a dictionary of Utf8`;
     case 'enum':
-      return t.typeId === Type.Dictionary && (t as any).dictionary.typeId === Type.Utf8
-        ? null
-        : `is ${t}, expected an enum dictionary of Utf8`;
+      return DataType.isDictionary(t) && t.dictionary.typeId === Type.Utf8 ? null : `is ${t}, expected an enum dictionary of Utf8`;
     case 'list':
       return t.typeId === Type.List && data.children[0]?.type.typeId === Type.Struct ? null : `is ${t}, expected a list of structs`;
     case 'geometry':

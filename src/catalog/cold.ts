@@ -51,7 +51,7 @@ export function writeNumber(sink: ByteSink, v: number): void {
     return;
   }
   let bestTag = Math.fround(v) === v ? 2 : 3;
-  let bestCost = bestTag === 2 ? 4 : 8;
+  const bestCost = bestTag === 2 ? 4 : 8;
   let bestK = 0;
   for (let d = 1; d <= 4; d++) {
     const scale = 10 ** d;
@@ -60,7 +60,6 @@ export function writeNumber(sink: ByteSink, v: number): void {
     const cost = varintLength(zigzag(k));
     if (cost < bestCost) {
       bestTag = 3 + d;
-      bestCost = cost;
       bestK = k;
     }
     break;
@@ -468,7 +467,7 @@ function encoderOf(spec: ColumnSpec, c: Col, base: number, tables: Map<string, S
     case 'list': {
       const struct = c.data.children[0];
       const children = spec.children!.map((child) => {
-        const idx = (struct.type as any).children.findIndex((f: { name: string }) => f.name === child.name);
+        const idx = struct.type.children.findIndex((f) => f.name === child.name);
         if (idx < 0) throw new Error(`column ${spec.name} has no field ${child.name}`);
         // Struct children are indexed by the struct's own offset.
         return encoderOf(child, new Col(struct.children[idx]), struct.offset, tables, strings);

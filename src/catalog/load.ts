@@ -34,7 +34,7 @@ function columnGetter(table: Table, batch: number): (name: string) => Data {
 /** A field of a list column's struct, and the offset its rows are indexed from. */
 function field(list: Data, name: string): { col: Col; base: number } {
   const struct = list.children[0];
-  const idx = (struct.type as unknown as { children: { name: string }[] }).children.findIndex((f) => f.name === name);
+  const idx = struct.type.children.findIndex((f) => f.name === name);
   if (idx < 0) throw new Error(`list has no field ${name}`);
   return { col: new Col(struct.children[idx]), base: struct.offset };
 }
@@ -166,7 +166,7 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
       const c = new Col(col('building_id'));
       for (let i = 0; i < len; i++) {
         const start = c.start(i);
-        if (!c.valid(i) || !parseUuidBytes(c.values, start, c.end(i) - start, ids, row + i)) {
+        if (!c.valid(i) || !parseUuidBytes(c.bytes, start, c.end(i) - start, ids, row + i)) {
           throw new Error(`building_id at row ${row + i} is not a lowercase UUID (${JSON.stringify(c.utf8(i))})`);
         }
       }
@@ -200,9 +200,9 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
     const businesses = new Col(businessesData);
     const field2 = (name: string) => field(businessesData, name);
     const bizId = field2('business_id');
-    const bizIdText = bufferOf(bizId.col.values);
+    const bizIdText = bufferOf(bizId.col.bytes);
     const bizReg = field2('registration_number');
-    const bizRegText = bufferOf(bizReg.col.values);
+    const bizRegText = bufferOf(bizReg.col.bytes);
     const bizNameCol = field2('name');
     const bizActiveCol = field2('active');
     const bizMinCol = field2('employees_min');

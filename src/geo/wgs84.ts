@@ -33,6 +33,12 @@ export function metresPerDegreeLon(lat: number): number {
   return (WGS84_A / Math.sqrt(1 - WGS84_E2 * s * s)) * Math.cos(lat * RAD) * RAD;
 }
 
+/** Distance in metres between two points a few kilometres apart at most: a plane scaled at their mean latitude. */
+export function localDistance(lon1: number, lat1: number, lon2: number, lat2: number): number {
+  const lat = (lat1 + lat2) / 2;
+  return Math.hypot((lon2 - lon1) * metresPerDegreeLon(lat), (lat2 - lat1) * metresPerDegreeLat(lat));
+}
+
 /**
  * A local plane centred on one point. Per-query state: centre it, then `project` each vertex
  * and read `x`, `y` (nothing is allocated per vertex).

@@ -5,14 +5,14 @@
 import { pack } from 'msgpackr';
 import { BUILDING_FIELDS, ByteWriter, serializeBuilding, writeFeature, type Encoding, type Output, type PageItems } from '../api/index.ts';
 import type { RowRef } from '../query/buildings.ts';
-import type { BuildingCache } from './building-cache.ts';
+import type { FragmentCache } from './fragment-cache.ts';
 
 export class BuildingItems {
   /** Where a building's full JSON is put before its kept fields are cut from it. */
   private readonly whole = new ByteWriter(16 * 1024);
 
   constructor(
-    private readonly cache: BuildingCache,
+    private readonly cache: FragmentCache,
     private readonly appUrl: string,
   ) {}
 

@@ -7,17 +7,25 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { CatalogSource } from '../catalog/catalog.ts';
 import type { Config } from '../config.ts';
-import type { Ledger } from '../ledger/index.ts';
+import type { ReportOrder } from '../ledger/index.ts';
 import type { AddressLimiters } from './address-limits.ts';
 import { clientAddress } from './client-address.ts';
 import type { Metrics } from './metrics.ts';
 import type { WritePublic } from './public-writes.ts';
 import { send, type Reply } from './reply.ts';
 
+/** The open operations' reads of the ledger: at once on the SQLite ledger, awaited on PostgreSQL. */
+export interface PublicReads {
+  readReport(orderId: string, token: string): MaybeAsync<{ order: ReportOrder; report: string | null } | null>;
+  reportOrder(orderId: string): MaybeAsync<ReportOrder | null>;
+}
+
+export type MaybeAsync<T> = T | Promise<T>;
+
 export interface HttpContext {
   readonly config: Config;
   readonly catalog: CatalogSource;
-  readonly ledger: Ledger;
+  readonly publicReads: PublicReads;
   readonly log: Logger;
   readonly metrics: Metrics;
   /** The base URL ending in the base path, as clients reach it. */

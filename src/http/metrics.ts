@@ -82,7 +82,7 @@ export class Metrics {
   });
 
   /**
-   * The fragment cache of this thread (building-cache.ts), read when /metrics is asked: its
+   * The fragment cache of this thread (fragment-cache.ts), read when /metrics is asked: its
    * size and its hits and misses, summed over workers. A low hit share at a full cache says
    * EDIFICE_FRAGMENT_CACHE_MB is too small for the traffic.
    */
@@ -107,6 +107,32 @@ export class Metrics {
         'GET /buildings pages past the first, by result (hit: a slice of a kept ranking; miss: ranked).',
       ],
     );
+  }
+
+  /**
+   * A replica of a fleet: the limit decisions it took alone because Redis could not be reached
+   * (each at 1/EDIFICE_REPLICAS of the limit), and the pages it answered free without PostgreSQL.
+   */
+  watchFleet(read: () => { limitFallbacks: number; answeredAlone: number }): void {
+    const registers = [this.registry];
+    const fallbacks = new Counter({
+      name: 'edifice_limit_fallbacks_total',
+      help: 'Limit and quota decisions this replica took alone, at 1/EDIFICE_REPLICAS of the limit, because Redis could not be reached.',
+      registers,
+      collect: () => {
+        fallbacks.reset();
+        fallbacks.inc(read().limitFallbacks);
+      },
+    });
+    const alone = new Counter({
+      name: 'edifice_pages_answered_without_ledger_total',
+      help: 'Pages answered free while PostgreSQL could not be reached, their buildings known opened by this replica.',
+      registers,
+      collect: () => {
+        alone.reset();
+        alone.inc(read().answeredAlone);
+      },
+    });
   }
 
   private watchCache(cache: WatchedCache, bytes: [string, string], lookups: [string, string]): void {

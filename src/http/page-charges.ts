@@ -21,8 +21,11 @@ export interface PageLedger {
 }
 
 export interface PageChargesOptions {
-  /** Where the pages that cost credits go instead of this thread's ledger: the ledger thread. */
-  remote?: (pages: ChargePage[]) => Promise<ChargeOutcome[]>;
+  /**
+   * Where the pages that cost credits go instead of this thread's ledger: the ledger thread, or
+   * PostgreSQL (fleet-ledger.ts), which may refuse some pages of a batch (an Error in their place).
+   */
+  remote?: (pages: ChargePage[]) => Promise<(ChargeOutcome | Error)[]>;
   /** With `remote`: false while the thread that charges cannot be reached (restarting). */
   remoteReady?: () => boolean;
 }
@@ -82,7 +85,10 @@ export class PageCharges {
     const remote = this.options.remote;
     if (remote) {
       remote(pages).then((outcomes) => {
-        for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].result);
+        for (let i = 0; i < batch.length; i++) {
+          const o = outcomes[i];
+          batch[i].done(o instanceof Error ? (asUnavailable(o) ?? o) : o.result);
+        }
       }, fail);
       return;
     }

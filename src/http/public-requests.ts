@@ -298,10 +298,13 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
     `${base}/reports/:order_id`,
     get('/reports/{order_id}', ['order_id'], [limiters.reportReads], (r) => {
       const q = parseParameters('getReport', r.rawQuery, { order_id: decodePathSegment(r.path.order_id, 'order_id') });
-      const found = ctx.ledger.readReport(q.orderId as string, q.token as string);
-      if (!found) throw new ApiError('not_found', `No report order ${q.orderId as string} with this token.`, 'token');
-      const report = found.report === null ? null : renderReport(found.report, ctx.catalog.removals(), { appUrl: ctx.config.appUrl });
-      return { status: 200, doc: { ...orderDoc(found.order), report } };
+      const show = (found: { order: ReportOrder; report: string | null } | null): Answered => {
+        if (!found) throw new ApiError('not_found', `No report order ${q.orderId as string} with this token.`, 'token');
+        const report = found.report === null ? null : renderReport(found.report, ctx.catalog.removals(), { appUrl: ctx.config.appUrl });
+        return { status: 200, doc: { ...orderDoc(found.order), report } };
+      };
+      const found = ctx.publicReads.readReport(q.orderId as string, q.token as string);
+      return found instanceof Promise ? found.then(show) : show(found);
     }),
   );
 
@@ -316,22 +319,27 @@ export function registerPublicRequests(app: TemplatedApp, ctx: HttpContext): voi
         throw new ApiError('unauthorized', `X-Edifice-Signature: refused, ${why}.`, 'X-Edifice-Signature');
       }
       const body = parseBody('confirmReportPayment', type, r.body!);
-      const order = ctx.ledger.reportOrder(body.orderId as string);
-      if (order === null) throw new ApiError('not_found', `No report order ${body.orderId as string}.`, 'order_id');
-      if (body.amountMinor !== undefined && body.amountMinor !== order.priceMinor) {
-        throw ApiError.invalidParameter(
-          'amount_minor',
-          `amount_minor: ${body.amountMinor as number} is not the order's price ${order.priceMinor}`,
-        );
-      }
-      if (body.currency !== undefined && body.currency !== order.priceCurrency) {
-        throw ApiError.invalidParameter('currency', `currency: ${body.currency as string} is not the order's ${order.priceCurrency}`);
-      }
-      return ctx
-        .writePublic(r.abandoned, 'markReportPaid', order.id, (body.providerReference as string | undefined) ?? null)
-        .then((paid) => ({ status: 200, doc: orderDoc(paid.order) }));
+      const found = ctx.publicReads.reportOrder(body.orderId as string);
+      return found instanceof Promise ? found.then((order) => pay(order, body, r.abandoned)) : pay(found, body, r.abandoned);
     }),
   );
+
+  /** The webhook's confirmation of `order`'s payment, once the order is read. */
+  const pay = (order: ReportOrder | null, body: Record<string, unknown>, abandoned: () => boolean): Promise<Answered> => {
+    if (order === null) throw new ApiError('not_found', `No report order ${body.orderId as string}.`, 'order_id');
+    if (body.amountMinor !== undefined && body.amountMinor !== order.priceMinor) {
+      throw ApiError.invalidParameter(
+        'amount_minor',
+        `amount_minor: ${body.amountMinor as number} is not the order's price ${order.priceMinor}`,
+      );
+    }
+    if (body.currency !== undefined && body.currency !== order.priceCurrency) {
+      throw ApiError.invalidParameter('currency', `currency: ${body.currency as string} is not the order's ${order.priceCurrency}`);
+    }
+    return ctx
+      .writePublic(abandoned, 'markReportPaid', order.id, (body.providerReference as string | undefined) ?? null)
+      .then((paid) => ({ status: 200, doc: orderDoc(paid.order) }));
+  };
 
   for (const [pattern, route, allow] of [
     [`${base}/public/country-requests`, '/public/country-requests', 'POST'],

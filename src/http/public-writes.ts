@@ -6,7 +6,8 @@
  * worker that wrote itself stopped answering everyone for as long). Otherwise the Ledger of
  * the thread runs them.
  */
-import type { Ledger } from '../ledger/index.ts';
+import type { Ledger, LedgerEngine } from '../ledger/index.ts';
+import { ABANDONED } from './page-charges.ts';
 
 /** The writes, by the name of their Ledger method. */
 export const PUBLIC_WRITES = ['addCountryRequest', 'addRemovalRequest', 'createReportOrder', 'markReportPaid'] as const;
@@ -27,4 +28,13 @@ export type WritePublic = <K extends PublicWrite>(
 export function writeHere(ledger: Ledger): WritePublic {
   return (_abandoned, op, ...args) =>
     new Promise((resolve) => resolve((ledger[op] as (...a: typeof args) => ReturnType<Ledger[typeof op]>)(...args)));
+}
+
+/** WritePublic on a ledger that answers later (PostgreSQL): a request abandoned before it is sent writes nothing. */
+export function writeOn(ledger: LedgerEngine): WritePublic {
+  return (abandoned, op, ...args) => {
+    if (abandoned()) return Promise.reject(ABANDONED);
+    const run = ledger[op] as unknown as (...a: typeof args) => Promise<never>;
+    return run.apply(ledger, args);
+  };
 }

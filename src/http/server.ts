@@ -1,10 +1,12 @@
 /**
  * The HTTP edge: a uWebSockets.js app under the base path (default /v1). An authenticated
  * request runs: key → limits → parameters → query → serialise → charge (all or nothing) →
- * respond; every response after authentication carries the headers of spec section 8. All of it
- * is synchronous but the charge of a page that costs credits, which waits for the group commit
- * of its turn (page-charges.ts): only those responses are sent later, with onAborted set. One
- * log line per request, never a key's secret.
+ * respond; every response after authentication carries the headers of spec section 8. On the
+ * SQLite ledger all of it is synchronous but the charge of a page that costs credits, which waits
+ * for the group commit of its turn (page-charges.ts): only those responses are sent later, with
+ * onAborted set. A replica of a fleet (fleet-ledger.ts) awaits its admission (key, limits, quota
+ * in PostgreSQL and Redis) first, with the response paused the same way, then runs the same
+ * pipeline. One log line per request, never a key's secret.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
@@ -38,25 +40,27 @@ import {
   type Output,
 } from '../api/index.ts';
 import { streamRecords, type RecordStream } from './export-stream.ts';
-import { Catalog, type CatalogSource, type CatalogView } from '../catalog/catalog.ts';
+import { Catalog, type CatalogSource, type CatalogView, type CountryReport } from '../catalog/catalog.ts';
 import { RankingCache } from '../query/rankings.ts';
 import { queryPoint } from '../query/point.ts';
-import { findBuilding, listBusinesses, listUnits } from '../query/children.ts';
+import { listBusinesses, listUnits } from '../query/children.ts';
 import { QueryError } from '../query/types.ts';
 import type { ChargeResult, Ledger } from '../ledger/index.ts';
+import { admitHere, type Admission } from './admission.ts';
+import type { FleetLedger } from './fleet-ledger.ts';
+import { followRemovals, followRemovalsOf } from './follow-removals.ts';
 import { asUnavailable } from '../ledger/errors.ts';
 import type { Config } from '../config.ts';
 import { fallbackRefusal, listenOn, uws, uwsImplementation } from './uws.ts';
 import { listenFailure } from './port.ts';
 import { Metrics } from './metrics.ts';
-import { BuildingCache } from './building-cache.ts';
+import { FragmentCache } from './fragment-cache.ts';
 import { WriterPool } from './writer-pool.ts';
 import { errorReply, internalErrorReply, jsonReply, publicErrorReply, type Reply } from './reply.ts';
 import { finish as finishReply, type HttpContext } from './context.ts';
-import { writeHere, type WritePublic } from './public-writes.ts';
+import { writeHere, writeOn, type WritePublic } from './public-writes.ts';
 import { addressLimiters, type AddressLimiterTables } from './address-limits.ts';
 import { PageCharges } from './page-charges.ts';
-import { followRemovals } from './follow-removals.ts';
 import { refuseOtherMethods } from './methods.ts';
 import { registerPublicPages } from './public-pages.ts';
 import { registerPublicRequests } from './public-requests.ts';
@@ -71,7 +75,10 @@ export interface ServerDeps {
   config: Config;
   /** A Catalog (this thread loads the snapshots) or a replica of one (a worker thread). */
   catalog: CatalogSource;
-  ledger: Ledger;
+  /** The SQLite ledger of this process; or, for a replica of a fleet, `fleet`. */
+  ledger?: Ledger;
+  /** PostgreSQL and Redis: the server awaits each request's admission and charge. */
+  fleet?: FleetLedger;
   log: Logger;
   /** Clock of the per-address limits; default Date.now. */
   now?: () => number;
@@ -157,10 +164,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // The package's JS fallback throws from req.getQuery() on every request, which ends the
   // process at the first request: refuse to start instead.
   if (uwsImplementation !== 'native') return Promise.reject(new Error(fallbackRefusal()));
-  const { config, catalog, ledger, log } = deps;
-  const charges = deps.charges ?? new PageCharges(ledger);
+  const { config, catalog, log, fleet } = deps;
+  const ledger = deps.ledger;
+  if (!ledger && !fleet) return Promise.reject(new TypeError('startServer needs a ledger or a fleet.'));
+  const charges = deps.charges ?? fleet?.pageCharges() ?? new PageCharges(ledger!);
   const metrics = new Metrics(deps.thread ?? 'main');
-  const cache = new BuildingCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
+  const cache = new FragmentCache(config.appUrl, config.fragmentCacheMb * 1024 * 1024);
   const writers = new WriterPool();
   metrics.watchFragmentCache(cache);
   const rankings = new RankingCache(config.rankingCacheMb * 1024 * 1024);
@@ -173,11 +182,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const app: TemplatedApp = uws.App();
 
   metrics.watchSnapshots(() => catalog.report());
+  if (fleet) metrics.watchFleet(() => ({ limitFallbacks: fleet.limits.fallbacks(), answeredAlone: fleet.answeredAlone }));
 
   const ctx: HttpContext = {
     config,
     catalog,
-    ledger,
+    publicReads: ledger ?? fleet!.engine,
     log,
     metrics,
     baseUrl: () => baseUrl,
@@ -185,7 +195,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     limiters: addressLimiters(deps.limiterTables),
     closing: () => closing,
     inFlight: { count: 0 },
-    writePublic: deps.writePublic ?? writeHere(ledger),
+    writePublic: deps.writePublic ?? (ledger ? writeHere(ledger) : writeOn(fleet!.engine)),
   };
   const { inFlight } = ctx;
   // Before any route: every route answers CORS (cors.ts).
@@ -202,7 +212,11 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   // A server that owns its catalog applies approved removals before the first request and within
   // removalsPollMs of each approval; a worker's replica receives them from the main thread.
-  const stopFollowing = catalog instanceof Catalog ? followRemovals(ledger, catalog, config.removalsPollMs, log) : () => {};
+  const stopFollowing = !(catalog instanceof Catalog)
+    ? () => {}
+    : ledger
+      ? followRemovals(ledger, catalog, config.removalsPollMs, log)
+      : followRemovalsOf(fleet!.engine, catalog, config.removalsPollMs, log);
 
   /**
    * A refusal of the ledger's (503 when it cannot serve now) or of anything unexpected (500,
@@ -224,12 +238,16 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   /**
    * The section 8 headers of an answer that charges nothing (a refusal, a failed charge): the
    * balance when it can be read, so a ledger that cannot be read does not replace the refusal.
+   * On PostgreSQL the balance is awaited (null: the headers follow).
    */
-  const uncharged = (headers: Record<string, string>, workspaceId: string): Record<string, string> => {
+  const withBalance = (headers: Record<string, string>, balance: number | null): Record<string, string> =>
+    balance === null ? { ...headers, 'X-Credits-Charged': '0' } : credited(headers, 0, balance);
+  const uncharged = (headers: Record<string, string>, workspaceId: string): Record<string, string> | Promise<Record<string, string>> => {
+    if (fleet) return fleet.balance(workspaceId).then((balance) => withBalance(headers, balance));
     try {
-      return credited(headers, 0, ledger.balance(workspaceId));
+      return credited(headers, 0, ledger!.balance(workspaceId));
     } catch {
-      return { ...headers, 'X-Credits-Charged': '0' };
+      return withBalance(headers, null);
     }
   };
 
@@ -243,7 +261,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   /**
    * key → limits → parameters → query → render → charge → respond. A page that costs credits is
    * charged with the others of the same turn of the event loop (group commit) and answered once
-   * that has committed: nothing is sent that was not durably charged.
+   * that has committed: nothing is sent that was not durably charged. A replica of a fleet awaits
+   * the admission first; everything the request needs is read from it before.
    */
   const serve = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
     const t0 = performance.now();
@@ -255,30 +274,58 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const authorization = req.getHeader('authorization');
     const token = bearer(authorization);
     let keyPrefix: string | undefined;
-    const respond = (reply: Reply, charged = 0) => finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
-    try {
-      if (token === undefined && authorization !== '') {
-        return respond(
-          errorReply(new ApiError('unauthorized', NOT_BEARER), encoding, { 'WWW-Authenticate': 'Bearer error="invalid_request"' }),
+    let aborted = false;
+    // Answered later than this call: onAborted set, the connection paused, counted in flight.
+    let waiting = false;
+    const wait = (): void => {
+      if (waiting) return;
+      waiting = true;
+      inFlight.count++;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      // Nothing more is read from the connection until this answer is written: uWS closes a
+      // connection on a request read behind one not yet answered (no async pipelining), and a
+      // page charged by then would be paid for and never received. A request already read
+      // with this one (written together) makes chargeSoon drop the page instead.
+      res.pause();
+    };
+    /** Ends the wait; false when the client went meanwhile (then nothing more is written). */
+    const waited = (): boolean => {
+      if (!waiting) return true;
+      waiting = false;
+      inFlight.count--;
+      if (aborted) return false;
+      res.resume(); // before the answer: the response is not valid after end()
+      return true;
+    };
+    const respond = (reply: Reply, charged = 0) => {
+      if (!waited()) return;
+      finish(res, route, 'GET', path, t0, reply, { credits: charged, key: keyPrefix });
+    };
+    /** A reply that charges nothing, with the workspace's balance (awaited on PostgreSQL). */
+    const refuseWith = (make: (headers: Record<string, string>) => Reply, headers: Record<string, string>, workspaceId: string) => {
+      const withCredits = uncharged(headers, workspaceId);
+      if (!(withCredits instanceof Promise)) return respond(make(withCredits));
+      wait();
+      void withCredits.then((h) => respond(make(h)));
+    };
+    const refuse = (error: ApiError, headers: Record<string, string>, workspaceId: string) =>
+      refuseWith((h) => errorReply(error, encoding, h), headers, workspaceId);
+
+    const admitted = (admission: Admission): void => {
+      if (!admission.ok && admission.status === 401) {
+        return respond(errorReply(new ApiError(admission.code, admission.message), encoding, { 'WWW-Authenticate': admission.challenge }));
+      }
+      keyPrefix = admission.keyPrefix;
+      if (!admission.ok) {
+        return refuse(
+          new ApiError(admission.code, admission.message, '', admission.retryAfterS || undefined),
+          admission.headers,
+          admission.workspaceId,
         );
       }
-      const auth = ledger.authenticate(token);
-      if (!auth.ok && auth.status === 401) {
-        const challenge = token === undefined ? 'Bearer' : 'Bearer error="invalid_token"';
-        return respond(errorReply(new ApiError(auth.code, auth.message), encoding, { 'WWW-Authenticate': challenge }));
-      }
-      keyPrefix = auth.keyPrefix;
-      if (!auth.ok) {
-        // A suspended workspace: refused before its limits count the request, but with their headers.
-        return respond(errorReply(new ApiError(auth.code, auth.message), encoding, uncharged(ledger.limitHeaders(auth), auth.workspaceId)));
-      }
-      const limits = ledger.checkLimits(auth);
-      const headers = limits.headers;
-      if (!limits.ok) {
-        return respond(
-          errorReply(new ApiError(limits.code, limits.message, '', limits.retryAfterS), encoding, uncharged(headers, auth.workspaceId)),
-        );
-      }
+      const { headers, workspaceId } = admission;
       let answer: Answer;
       let body: Uint8Array;
       const out = writers.take();
@@ -291,22 +338,17 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         writers.give(out);
         const e = engineError(err);
         if (!(e instanceof ApiError)) throw e;
-        return respond(errorReply(e, encoding, uncharged(headers, auth.workspaceId)));
+        return refuse(e, headers, workspaceId);
       }
-      let aborted = false;
-      let waiting = false;
       const asked = performance.now();
+      let inCall = true;
       let called = false;
       const charged = (result: ChargeResult | Error): void => {
         called = true;
-        if (waiting) {
-          inFlight.count--;
-          metrics.chargeWait.observe((performance.now() - asked) / 1000);
-        }
+        if (!inCall) metrics.chargeWait.observe((performance.now() - asked) / 1000);
         // The body is a view of `out`, which goes back to the pool once it is sent: uWS copies what it cannot send at once.
-        if (aborted) return writers.give(out);
-        if (waiting) res.resume(); // before the answer: the response is not valid after end()
-        if (result instanceof Error) respond(failure(result, encoding, path, route, uncharged(headers, auth.workspaceId)));
+        if (!waited()) return writers.give(out);
+        if (result instanceof Error) refuseWith((h) => failure(result, encoding, path, route, h), headers, workspaceId);
         else if (!result.ok)
           respond(errorReply(new ApiError('insufficient_credits', result.message), encoding, credited(headers, 0, result.remaining)));
         else if (answer.stream) {
@@ -352,25 +394,37 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       };
       let settled: boolean;
       try {
-        settled = charges.chargeSoon(auth.workspaceId, auth.keyId, answer.charge, route, charged, () => aborted, answer.maxCredits);
+        settled = charges.chargeSoon(workspaceId, admission.keyId, answer.charge, route, charged, () => aborted, answer.maxCredits);
       } catch (err) {
         if (called) throw err; // from answering, not from the ledger
         // Its free check read the ledger, and could not: nothing charged, and the limits' headers.
         writers.give(out);
-        return respond(failure(err, encoding, path, route, uncharged(headers, auth.workspaceId)));
+        return refuseWith((h) => failure(err, encoding, path, route, h), headers, workspaceId);
+      } finally {
+        inCall = false;
       }
-      if (!settled) {
-        waiting = true;
-        inFlight.count++;
-        res.onAborted(() => {
-          aborted = true;
-        });
-        // Nothing more is read from the connection until this answer is written: uWS closes a
-        // connection on a request read behind one not yet answered (no async pipelining), and a
-        // page charged by then would be paid for and never received. A request already read
-        // with this one (written together) makes chargeSoon drop the page instead.
-        res.pause();
+      if (!settled) wait();
+    };
+
+    try {
+      if (token === undefined && authorization !== '') {
+        return respond(
+          errorReply(new ApiError('unauthorized', NOT_BEARER), encoding, { 'WWW-Authenticate': 'Bearer error="invalid_request"' }),
+        );
       }
+      if (!fleet) return admitted(admitHere(ledger!, token));
+      wait();
+      fleet.admit(token).then(
+        (admission) => {
+          if (aborted) return waited();
+          try {
+            res.cork(() => admitted(admission));
+          } catch (err) {
+            respond(failure(err, encoding, path, route));
+          }
+        },
+        (err: unknown) => respond(failure(err, encoding, path, route)),
+      );
     } catch (err) {
       respond(failure(err, encoding, path, route));
     }
@@ -478,33 +532,47 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     finish(res, '/healthz', method, req.getUrl(), performance.now(), jsonReply(200, { status: 'alive' }));
   });
 
+  /**
+   * Ready: snapshots loaded and the ledger open. A replica of a fleet stays ready while PostgreSQL
+   * is away (the body says so): its siblings could not do better, and it answers what it can
+   * (503 unavailable with Retry-After for the rest) rather than the proxy's bare 503.
+   */
+  const readiness = (snapshots: CountryReport[], ledgerOpen: boolean): Reply => {
+    const ready = snapshots.length > 0 && (ledgerOpen || fleet !== undefined);
+    return jsonReply(
+      ready ? 200 : 503,
+      {
+        status: ready ? 'ready' : 'unavailable',
+        ledger: ledgerOpen ? 'open' : 'unreachable',
+        snapshots: snapshots.map((s) => ({ country: s.country, date: s.date, buildings: s.buildings })),
+      },
+      ready ? {} : { 'Retry-After': '5' },
+    );
+  };
   getAndHead('/readyz', (res, req, method) => {
     const t0 = performance.now();
+    const path = req.getUrl();
     const snapshots = catalog.report();
-    let ledgerOpen = true;
+    if (fleet) {
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      inFlight.count++;
+      void fleet.reachable().then((open) => {
+        inFlight.count--;
+        if (!aborted) finish(res, '/readyz', method, path, t0, readiness(snapshots, open));
+      });
+      return;
+    }
+    let ledgerOpen: boolean;
     try {
-      ledger.ping();
+      ledger!.ping();
       ledgerOpen = charges.ready();
     } catch {
       ledgerOpen = false;
     }
-    const ready = snapshots.length > 0 && ledgerOpen;
-    finish(
-      res,
-      '/readyz',
-      method,
-      req.getUrl(),
-      t0,
-      jsonReply(
-        ready ? 200 : 503,
-        {
-          status: ready ? 'ready' : 'unavailable',
-          ledger: ledgerOpen ? 'open' : 'unreachable',
-          snapshots: snapshots.map((s) => ({ country: s.country, date: s.date, buildings: s.buildings })),
-        },
-        ready ? {} : { 'Retry-After': '5' },
-      ),
-    );
+    finish(res, '/readyz', method, path, t0, readiness(snapshots, ledgerOpen));
   });
 
   registerPublicPages(app, ctx);

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { TemplatedApp } from 'uWebSockets.js';
 import { finish, type HttpContext } from './context.ts';
 import { refuseOtherMethods } from './methods.ts';

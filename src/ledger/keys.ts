@@ -15,7 +15,7 @@ import { crc32 } from 'node:zlib';
 import type { Clock } from './clock.ts';
 import type { Db } from './db.ts';
 import { LedgerError } from './errors.ts';
-import { base62Fixed, randomBase62 } from './ids.ts';
+import { base62Fixed, randomBase62 } from './base62.ts';
 import type { Member } from './workspaces.ts';
 
 export const KEY_PREFIX = 'edf_';

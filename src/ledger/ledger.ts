@@ -17,19 +17,8 @@ import { type ChargeOutcome, type ChargePage, type ChargeResult, Credits, type G
 import { SharedOpenings } from './shared-openings.ts';
 import { type Db, isMemoryPath, openDatabase } from './db.ts';
 import { DEMO_CREDITS, DEMO_EMAIL, DEMO_WORKSPACE_NAME, readDemoKey, removeDemoKey, writeDemoKey } from './demo.ts';
-import { asUnavailable, LedgerError, LedgerUnavailableError } from './errors.ts';
-import {
-  type AuthResult,
-  hashKey,
-  type KeyInfo,
-  type KeyRecord,
-  keyIdOf,
-  keyPrefix,
-  Keys,
-  keyVerdict,
-  parseKey,
-  unauthorized,
-} from './keys.ts';
+import { asUnavailable, LedgerError } from './errors.ts';
+import { type AuthResult, hashKey, type KeyInfo, type KeyRecord, keyIdOf, Keys, keyVerdict, parseKey, unauthorized } from './keys.ts';
 import { WindowLimiter } from './limits.ts';
 import { DailyQuota } from './quota.ts';
 import { SharedQuota } from './shared-quota.ts';
@@ -39,6 +28,7 @@ import { type CountryDemand, type CountryRequest, CountryRequests } from './coun
 import { type ApprovedRemovals, type NewRemovalRequest, type RemovalRequest, type RemovalStatus, Removals } from './removals.ts';
 import { type NewReportOrder, type ReportOrder, Reports } from './reports.ts';
 import { type Member, type Workspace, Workspaces } from './workspaces.ts';
+import { type LimitsResult, limitsResult, rateLimitPolicy } from './limits-result.ts';
 
 export interface LedgerOptions {
   /** The clock, in ms since the epoch. Default `Date.now`. */
@@ -110,16 +100,7 @@ const META_DEMO_REVOKED = 'demo_revoked_at';
 
 export type { AuthResult } from './keys.ts';
 
-export type LimitsResult =
-  | { ok: true; headers: Record<string, string> }
-  | {
-      ok: false;
-      status: 429;
-      code: 'rate_limited' | 'quota_exceeded';
-      message: string;
-      retryAfterS: number;
-      headers: Record<string, string>;
-    };
+export type { LimitsResult };
 
 export type { UsageDay } from './usage.ts';
 
@@ -181,7 +162,7 @@ export class Ledger {
     });
     this.keyCache = new LRUCache<string, CachedKey>({ max: options.keyCacheMax });
     this.keyCacheTtlMs = options.keyCacheTtlMs;
-    this.rateLimitPolicy = `"key";q=${options.perKeyPerMinute};w=60, "workspace";q=${options.dailyQuota};w=86400`;
+    this.rateLimitPolicy = rateLimitPolicy(options.perKeyPerMinute, options.dailyQuota);
   }
 
   /**
@@ -331,39 +312,7 @@ export class Ledger {
       key.ok && count
         ? this.quota.take(auth.workspaceId, day)
         : { ok: true, used: this.quota.used(auth.workspaceId, day), limit: this.quota.limit };
-    const quotaRemaining = Math.max(0, quota.limit - quota.used);
-    const headers: Record<string, string> = {
-      'RateLimit-Limit': String(key.limit),
-      'RateLimit-Remaining': String(key.remaining),
-      'RateLimit-Reset': String(key.resetS),
-      'X-Daily-Quota-Limit': String(quota.limit),
-      'X-Daily-Quota-Remaining': String(quotaRemaining),
-      'RateLimit-Policy': this.rateLimitPolicy,
-      RateLimit: `"key";r=${key.remaining};t=${key.resetS}, "workspace";r=${quotaRemaining};t=${dayResetS}`,
-    };
-    if (!key.ok) {
-      headers['Retry-After'] = String(key.retryAfterS);
-      return {
-        ok: false,
-        status: 429,
-        code: 'rate_limited',
-        retryAfterS: key.retryAfterS,
-        headers,
-        message: `More than ${key.limit} requests a minute with this API key; retry in ${key.retryAfterS} s.`,
-      };
-    }
-    if (!quota.ok) {
-      headers['Retry-After'] = String(dayResetS);
-      return {
-        ok: false,
-        status: 429,
-        code: 'quota_exceeded',
-        retryAfterS: dayResetS,
-        headers,
-        message: `This workspace has made its ${quota.limit} requests of the day; the quota resets at 00:00 UTC, in ${dayResetS} s.`,
-      };
-    }
-    return { ok: true, headers };
+    return limitsResult(key, quota, dayResetS, this.rateLimitPolicy);
   }
 
   /**

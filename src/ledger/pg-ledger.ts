@@ -27,7 +27,7 @@ import {
   WELCOME_VALID_MS,
 } from './credits.ts';
 import { LedgerError, LedgerUnavailableError } from './errors.ts';
-import { newId } from './ids.ts';
+import { newId } from './base62.ts';
 import {
   type AuthResult,
   hashKey,

@@ -7,7 +7,7 @@
 import type { Clock } from './clock.ts';
 import type { Db } from './db.ts';
 import { LedgerError } from './errors.ts';
-import { newId } from './ids.ts';
+import { newId } from './base62.ts';
 
 export const REMOVAL_STATUSES = ['pending', 'approved', 'rejected'] as const;
 export type RemovalStatus = (typeof REMOVAL_STATUSES)[number];

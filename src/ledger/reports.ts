@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.ts';
 import type { Db } from './db.ts';
 import { LedgerError } from './errors.ts';
-import { newId, randomBase62 } from './ids.ts';
+import { newId, randomBase62 } from './base62.ts';
 
 export const REPORT_TOKEN_PREFIX = 'rpt_';
 const TOKEN_RE = /^rpt_[0-9A-Za-z]{32}$/;

@@ -5,7 +5,7 @@
 import type { Clock } from './clock.ts';
 import type { Db } from './db.ts';
 import { LedgerError } from './errors.ts';
-import { newId } from './ids.ts';
+import { newId } from './base62.ts';
 
 /** Monthly credit allowance of each plan. A workspace without a plan has none. */
 export const PLANS = { free: 0, starter: 1_000, pro: 20_000 } as const;

@@ -68,7 +68,7 @@ function hashData(hash: Hash, data: Data): void {
       break;
     default: {
       const v = values as Float64Array | Int32Array | Int8Array;
-      const per = v.BYTES_PER_ELEMENT * ((data as any).stride ?? 1);
+      const per = v.BYTES_PER_ELEMENT * (data.stride ?? 1);
       hash.update(new Uint8Array(v.buffer, v.byteOffset + offset * per, length * per));
       if (data.dictionary) for (const d of data.dictionary.data) hashData(hash, d);
     }

@@ -18,7 +18,7 @@ import {
   makeData,
   makeVector,
   type Data,
-  type DataType,
+  DataType,
 } from 'apache-arrow';
 import type { ColumnSpec } from './schema.ts';
 
@@ -115,14 +115,12 @@ function frozenFixed(
     type,
     data(start, end) {
       const { bitmap, nulls } = nullable ? validityBitmap(valid, start, end) : { bitmap: undefined, nulls: 0 };
-      return makeData({
-        type: type as any,
-        length: end - start,
-        nullCount: nulls,
-        nullBitmap: nulls > 0 ? bitmap : undefined,
-        data: values.subarray(start, end),
-        dictionary,
-      } as any);
+      const props = { length: end - start, nullCount: nulls, nullBitmap: nulls > 0 ? bitmap : undefined };
+      if (DataType.isDictionary(type)) return makeData({ ...props, type, data: values.subarray(start, end), dictionary });
+      if (DataType.isFloat(type)) return makeData({ ...props, type, data: values.subarray(start, end) });
+      if (DataType.isInt(type)) return makeData({ ...props, type, data: values.subarray(start, end) });
+      if (DataType.isDate(type)) return makeData({ ...props, type, data: values.subarray(start, end) });
+      throw new TypeError(`a fixed-width column cannot be of type ${type}`);
     },
   };
 }
@@ -363,7 +361,7 @@ function gatherOffsets(offsets: Int32Array, order: ArrayLike<number>): { offsets
   return { offsets: out, childOrder };
 }
 
-function frozenList(type: DataType, offsets: Int32Array, child: Frozen): Frozen {
+function frozenList(type: List, offsets: Int32Array, child: Frozen): Frozen {
   return {
     type,
     data(start, end) {
@@ -371,7 +369,7 @@ function frozenList(type: DataType, offsets: Int32Array, child: Frozen): Frozen 
       const rebased = new Int32Array(end - start + 1);
       for (let i = 0; i <= end - start; i++) rebased[i] = offsets[start + i] - base;
       return makeData({
-        type: type as any,
+        type,
         length: end - start,
         nullCount: 0,
         valueOffsets: rebased,

@@ -78,7 +78,7 @@ metadata and the snapshot's own), which DuckDB reads with no extension.
   order listed, in every file; **dict** columns carry the sorted set of values the file uses.
 - **Child records** are \`list<struct>\` columns of the same file, so one file is one consistent
   snapshot; a building without such records has an empty list.
-- **building_id** is the UUIDv5 of \`source_id\` (namespace in \`src/snapshot/ids.ts\`): stable
+- **building_id** is the UUIDv5 of \`source_id\` (namespace in \`src/snapshot/building-id.ts\`): stable
   across nightly snapshots as long as the source keeps its identifier.
 - **Estimates on public pages**: height, volume, floor area and solar potential say whether they
   are modelled through their basis (\`estimated\`); construction year, floors and dwellings through

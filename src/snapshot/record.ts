@@ -3,7 +3,7 @@
  * from it and set what their source states, so a new column never breaks them silently: it
  * arrives here as unknown.
  */
-import { buildingId } from './ids.ts';
+import { buildingId } from './building-id.ts';
 import type { BuildingRecord, Polygon } from './schema.ts';
 
 /** A small axis-aligned rectangle around (lon, lat), `sizeM` metres on each side. */

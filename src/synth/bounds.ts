@@ -3,7 +3,7 @@
  * postal-code prefixes and business-register numbers their regional part, as in the
  * Romanian systems the default bounds imitate.
  */
-import { metresPerDegreeLat, metresPerDegreeLon } from './geodesy.ts';
+import { metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 
 /** [minLon, minLat, maxLon, maxLat], WGS84 degrees. */
 export type Bounds = readonly [number, number, number, number];

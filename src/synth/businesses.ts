@@ -53,7 +53,7 @@ export class BusinessRegister {
     if (form < 0.45) {
       min = max = size;
     } else if (form < 0.72) {
-      const band = BANDS.find(([lo, hi]) => hi === null || size <= hi)!;
+      const band = BANDS.find(([, hi]) => hi === null || size <= hi)!;
       min = Math.max(band[0], 1);
       max = band[1];
     }

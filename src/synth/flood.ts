@@ -8,7 +8,7 @@
  */
 import type { FloodZone } from '../snapshot/schema.ts';
 import type { Country } from './bounds.ts';
-import { metresPerDegreeLat, metresPerDegreeLon } from './geodesy.ts';
+import { metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 import { fractalNoise } from './noise.ts';
 import type { Prng } from './prng.ts';
 

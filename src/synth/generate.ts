@@ -13,7 +13,7 @@
  * ```
  */
 import { join } from 'node:path';
-import { buildingId } from '../snapshot/ids.ts';
+import { buildingId } from '../snapshot/building-id.ts';
 import { unknownFields } from '../snapshot/record.ts';
 import type { BuildingRecord } from '../snapshot/schema.ts';
 import { SnapshotWriter } from '../snapshot/writer.ts';
@@ -26,7 +26,7 @@ import { energy } from './energy.ts';
 import { flatAscii } from './flat.ts';
 import { blankFacts, type Facts } from './facts.ts';
 import { FloodMaps, type FloodAt } from './flood.ts';
-import { metresPerDegreeLat, metresPerDegreeLon } from './geodesy.ts';
+import { metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 import { HOUSE } from './kinds.ts';
 import { PlotGrid } from './layout.ts';
 import { resolveOptions, type GenerateOptions, type ResolvedOptions } from './options.ts';

@@ -8,7 +8,7 @@
  * its exact area.
  */
 import type { Polygon } from '../snapshot/schema.ts';
-import { metresPerDegreeLat, metresPerDegreeLon } from './geodesy.ts';
+import { metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 import type { Prng } from './prng.ts';
 
 export const RECTANGLE = 0;
@@ -246,6 +246,8 @@ export class Outline {
    * the same way, goes to `rep`.
    */
   footprint(lon: number, lat: number, angle: number, rep: { lon: number; lat: number }): Polygon[] {
+    // The building's own latitude scales it: over a few hundred metres, the planar area of the
+    // drawing is the ellipsoidal area of the outline to far better than 0.01 %.
     const kx = 1 / metresPerDegreeLon(lat),
       ky = 1 / metresPerDegreeLat(lat);
     const cos = Math.cos(angle),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { blankRecord } from '../../src/snapshot/record.ts';
-import { buildingId } from '../../src/snapshot/ids.ts';
+import { buildingId } from '../../src/snapshot/building-id.ts';
 import type { BuildingRecord, BusinessRecord, SolarInstallationRecord } from '../../src/snapshot/schema.ts';
 import { randomCountry, randomPointCountry, writeCountry } from './fixtures.ts';
 import {

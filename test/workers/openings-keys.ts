@@ -1,5 +1,5 @@
 /** The keys of the shared-openings concurrency test (ledger-shared-openings.test.ts, openings-reader.ts). */
-import { base62Fixed } from '../../src/ledger/ids.ts';
+import { base62Fixed } from '../../src/ledger/base62.ts';
 
 /** Key i is added at second T0 + i. */
 export const T0 = 1_700_000_000;

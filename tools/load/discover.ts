@@ -116,7 +116,7 @@ class Prober {
       res = await fetch(`http://${this.target.hostHeader}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause;
-      throw new Error(`discovery: cannot reach ${this.target.url} (${cause?.code ?? (err as Error).message}).`);
+      throw new Error(`discovery: cannot reach ${this.target.url} (${cause?.code ?? (err as Error).message}).`, { cause: err });
     }
     const text = await res.text();
     this.requests++;

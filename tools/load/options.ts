@@ -100,7 +100,7 @@ function readKeys(values: { keys?: string; 'keys-file'?: string }): string[] {
       .map((k) => k.trim())
       .filter(Boolean);
   if (keys.length === 0) throw new UsageError('--keys: give at least one API key (--keys K1,K2 or --keys-file FILE).');
-  for (const k of keys) if (/[\s\0-\x1f]/.test(k)) throw new UsageError('--keys: a key holds a space or control character.');
+  for (const k of keys) if (/[\s\p{Cc}]/u.test(k)) throw new UsageError('--keys: a key holds a space or control character.');
   return keys;
 }
 

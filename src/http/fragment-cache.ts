@@ -1,11 +1,10 @@
 /**
- * Pre-serialised buildings: the JSON and the MessagePack bytes of a building, kept per snapshot
- * row, so that a page of buildings a caller has seen recently costs a copy, not a read of the
- * store and an encoding. A building's JSON (`writeBuildingJson`) or MessagePack costs
- * microseconds to write from the store; a 100-building page from the cache costs its lookups and
- * one copy. Its size
- * is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256 MiB: bench/README.md, What the
- * operating defaults rest on).
+ * The fragment cache: the JSON and the MessagePack bytes of a building (a fragment of a page),
+ * kept per snapshot row, so that a page of buildings a caller has seen recently costs a copy, not
+ * a read of the store and an encoding. A building's JSON (`writeBuildingJson`) or MessagePack
+ * costs microseconds to write from the store; a 100-building page from the cache costs its
+ * lookups and one copy. Its size is EDIFICE_FRAGMENT_CACHE_MB per serving thread (default 256
+ * MiB: bench/README.md, What the operating defaults rest on).
  *
  * The bytes sit in one ring per thread, written in turn and overwritten a lap later, and are
  * found through a table of typed arrays: no object per building, so nothing for the garbage
@@ -23,7 +22,7 @@
 import { pack } from 'msgpackr';
 import { BUILDING_FIELDS, serializeBuilding, writeBuildingJson, type ByteWriter, type Encoding } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
-import { turnoverView } from '../catalog/largest-business.ts';
+import { buildingRows } from '../catalog/building-row.ts';
 
 /** Rows per snapshot the keys leave room for (the generator's maximum is 10,000,000). */
 const ROW_SPACE = 2 ** 24;
@@ -36,7 +35,7 @@ const RENEW_AFTER = 0.75;
 /** One slot per this many bytes of ring: a building's JSON is ~1-2 KB, so ~2-4 slots per building held. */
 const BYTES_PER_SLOT = 512;
 
-export class BuildingCache {
+export class FragmentCache {
   private readonly ring: Buffer;
   private readonly capacity: number;
   /**
@@ -71,7 +70,7 @@ export class BuildingCache {
 
   /** Appends the building's bytes in `encoding` to out, its turnover in `turnoverCurrency` when one is given. */
   write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding, turnoverCurrency?: string): void {
-    const view = turnoverView(snapshot.business, row, turnoverCurrency);
+    const view = buildingRows(snapshot).turnoverView(row, turnoverCurrency);
     if (view >= VIEWS) {
       this.misses++;
       const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };

@@ -1,3 +1,4 @@
+/** building_id: the UUIDv5 of a source record id, stable across snapshots. */
 import { createHash } from 'node:crypto';
 
 /** Namespace of Edifice building ids (UUIDv5). Fixed forever: changing it changes every id. */

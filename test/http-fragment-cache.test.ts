@@ -1,10 +1,10 @@
-// The ring of encoded buildings (src/http/building-cache.ts) against each building encoded afresh.
+// The fragment cache, a ring of encoded buildings (src/http/fragment-cache.ts), against each building encoded afresh.
 import { pack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { BUILDING_FIELDS, ByteWriter, serializeBuilding } from '../src/api/index.ts';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
-import { BuildingCache } from '../src/http/building-cache.ts';
+import { FragmentCache } from '../src/http/fragment-cache.ts';
 import { removeDir, syntheticSnapshots } from './http-helpers.ts';
 
 const APP = 'https://app.example';
@@ -38,10 +38,10 @@ function random(seed: number): () => number {
   };
 }
 
-describe('BuildingCache', () => {
+describe('FragmentCache', () => {
   it('writes every building as encoded afresh, over many laps of a small ring, pages of 100 in both encodings and any turnover currency', () => {
     // 3,000 buildings are ~6 MB in the two encodings: a 256 KiB ring goes round dozens of times.
-    const cache = new BuildingCache(APP, 256 * 1024);
+    const cache = new FragmentCache(APP, 256 * 1024);
     const next = random(5);
     const out = new ByteWriter(1024);
     let lookups = 0;
@@ -68,7 +68,7 @@ describe('BuildingCache', () => {
   });
 
   it('a building asked for again is a hit until a lap of other buildings has overwritten it', () => {
-    const cache = new BuildingCache(APP, 256 * 1024);
+    const cache = new FragmentCache(APP, 256 * 1024);
     const out = new ByteWriter();
     cache.write(out, snapshot, 7, 'json');
     cache.write(out, snapshot, 7, 'json');
@@ -87,7 +87,7 @@ describe('BuildingCache', () => {
   });
 
   it('a building asked for again late in its lap is copied to the head and outlives the buildings written after it once', () => {
-    const cache = new BuildingCache(APP, 256 * 1024);
+    const cache = new FragmentCache(APP, 256 * 1024);
     const out = new ByteWriter();
     cache.write(out, snapshot, 7, 'json');
     // Others until row 7 sits in the oldest quarter of the ring, then 7 again: a hit, renewed.
@@ -114,7 +114,7 @@ describe('BuildingCache', () => {
 
   it('a building too large for its ring is encoded for the page and not kept', () => {
     // A ring of 8 KiB keeps nothing over 512 bytes: every synthetic building is larger.
-    const cache = new BuildingCache(APP, 8 * 1024);
+    const cache = new FragmentCache(APP, 8 * 1024);
     const out = new ByteWriter();
     for (const row of [3, 3, 3]) cache.write(out, snapshot, row, 'json');
     expect(out.take().equals(Buffer.concat([3, 3, 3].map((r) => expected(r, 'json'))))).toBe(true);
