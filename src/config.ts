@@ -4,6 +4,7 @@
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 
 export interface Config {
   host: string;
@@ -14,6 +15,11 @@ export interface Config {
   /** Path prefix of every API route; the spec's base address ends in it. */
   basePath: string;
   snapshotsDir: string;
+  /**
+   * EDIFICE_PREPARED_CACHE: where a snapshot's prepared file goes when its folder is not writable
+   * (default: `prepared` beside the ledger); off: no prepared file is read or written.
+   */
+  preparedCache: string | null;
   ledgerPath: string;
   /** Public base address ending in the base path; null: http://<host>:<port><basePath> as listened. */
   baseUrl: string | null;
@@ -197,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: int(env, 'EDIFICE_METRICS_PORT', 9464, 0, 65535),
     basePath,
     snapshotsDir,
+    preparedCache: env.EDIFICE_PREPARED_CACHE === 'off' ? null : env.EDIFICE_PREPARED_CACHE || join(dirname(ledgerPath(env)), 'prepared'),
     logLevel,
     snapshotsDirSet: Boolean(env.EDIFICE_SNAPSHOTS),
     demo,

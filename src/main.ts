@@ -6,6 +6,7 @@
  * EDIFICE_WORKERS threads (default: one per core).
  */
 import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
@@ -102,7 +103,12 @@ async function main(config: Config): Promise<void> {
     log.info({ path: written.path, rows: written.rows, bytes: written.bytes }, 'demo snapshot written');
   }
   // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
-  const catalog = Catalog.open(config.snapshotsDir, { log: ({ level, ...fields }) => log[level](fields, fields.event) });
+  const catalogStarted = performance.now();
+  const catalog = Catalog.open(config.snapshotsDir, {
+    log: ({ level, ...fields }) => log[level](fields, fields.event),
+    prepared: config.preparedCache === null ? undefined : { cacheDir: config.preparedCache },
+  });
+  const catalogMs = Math.round(performance.now() - catalogStarted);
   if (location.kind === 'postgres') {
     // A replica of a fleet: PostgreSQL and Redis, on the main thread (fleet-ledger.ts).
     if (config.workers > 0)
@@ -148,7 +154,19 @@ async function main(config: Config): Promise<void> {
   const threads = workers === 0 ? 'the main thread' : `${workers} worker thread${workers === 1 ? '' : 's'}`;
   const metricsAt = metricsServer ? `http://${config.metricsHost}:${metricsServer.port}/metrics` : 'off';
   log.info(
-    { uWebSockets: serving.implementation, port: serving.port, metrics: metricsAt, workers, snapshots: catalog.report() },
+    {
+      uWebSockets: serving.implementation,
+      port: serving.port,
+      metrics: metricsAt,
+      workers,
+      snapshots: catalog.report(),
+      // Where the start went: the snapshots (each one's phases are in its snapshot_loaded line), then the threads and their warm-up.
+      startup: {
+        catalogMs,
+        serveMs: Math.round(performance.now() - catalogStarted) - catalogMs,
+        sinceProcessStartMs: Math.round(performance.now()),
+      },
+    },
     `listening (uWebSockets.js ${serving.implementation}, ${threads})`,
   );
 

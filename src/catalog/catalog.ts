@@ -14,12 +14,20 @@
  * version, columns, checksum), when its metadata's country or date differ from its path, or
  * when the store cannot be built from it. The country keeps serving what it had, and the file is
  * not tried again until its modification time or size change.
+ *
+ * With `prepared` set, a store is read from the snapshot's prepared file (prepared.ts) when one
+ * matches it, and one built from the Arrow file is written as a prepared file afterwards, in the
+ * background: beside the snapshot, or under `prepared.cacheDir` when its folder is not writable.
+ * A prepared file that does not match is logged with the reason and never served.
  */
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SnapshotError, readSnapshot } from '../snapshot/reader.ts';
-import { loadSnapshot } from './load.ts';
+import { makeFolder } from '../folders.ts';
+import { SnapshotError, readSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
+import type { SnapshotMetadata } from '../snapshot/schema.ts';
+import { loadSnapshot, type LoadWatch } from './load.ts';
+import { PreparedRefusal, preparedBeside, readPrepared, writePrepared } from './prepared.ts';
 import { applyRemovals, type RemovalSet } from './removals.ts';
 import type { Snapshot } from './snapshot.ts';
 
@@ -38,7 +46,17 @@ export interface CatalogOptions {
   log?: (entry: LogEntry) => void;
   /** Businesses hidden from the first load on (see setRemovals). */
   removals?: RemovalSet;
+  /** Read and write prepared files (absent: every store is built from its Arrow file, nothing written). */
+  prepared?: PreparedOptions;
 }
+
+export interface PreparedOptions {
+  /** Where prepared files go when a snapshot's folder is not writable: `<cacheDir>/<CC>/<date>.edifice`. */
+  cacheDir?: string;
+}
+
+/** How often a long build logs its progress. */
+const PROGRESS_EVERY_MS = 5_000;
 
 /** The set of snapshots served at one moment, one per country, by country code. Immutable. */
 export interface CatalogView {
@@ -107,13 +125,21 @@ export class Catalog implements CatalogSource {
   private readonly log: (entry: LogEntry) => void;
   private removalSet: RemovalSet = { businessIds: new Set(), registrationNumbers: new Set() };
   private readonly listeners: ((view: CatalogView) => void)[] = [];
+  private readonly prepared: PreparedOptions | null;
+  private readonly writes = new Set<Promise<void>>();
 
   private constructor(
     readonly dir: string,
     options: CatalogOptions,
   ) {
     this.log = options.log ?? defaultLog;
+    this.prepared = options.prepared ?? null;
     if (options.removals) this.setRemovalSet(options.removals);
+  }
+
+  /** Settles once the prepared files being written have been written (or failed to be). */
+  async whenPrepared(): Promise<void> {
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
   }
 
   /** Loads the newest valid snapshot of each country under dir. */
@@ -228,19 +254,30 @@ export class Catalog implements CatalogSource {
     const started = performance.now();
     let base: Snapshot;
     let schemaVersion: number;
+    let from: 'prepared' | 'arrow';
+    let phases: Record<string, number | undefined>;
     try {
-      const opened = readSnapshot(file.path);
-      schemaVersion = opened.metadata.schemaVersion;
-      if (opened.metadata.country !== country) {
-        throw new SnapshotError(file.path, `metadata country ${opened.metadata.country} does not match the path's ${country}`);
-      }
-      if (opened.metadata.snapshotDate !== file.date) {
-        throw new SnapshotError(file.path, `metadata snapshot date ${opened.metadata.snapshotDate} does not match the path's ${file.date}`);
-      }
-      try {
-        base = loadSnapshot(opened);
-      } catch (err) {
-        throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
+      const metadata = readSnapshotMetadata(file.path);
+      schemaVersion = metadata.schemaVersion;
+      this.checkPath(country, file, metadata);
+      const prepared = this.prepared ? this.readPrepared(country, file, metadata) : null;
+      if (prepared) {
+        base = prepared.snapshot;
+        from = 'prepared';
+        phases = { readMs: prepared.timings.readMs, verifyMs: prepared.timings.verifyMs, mapMs: prepared.timings.mapMs };
+      } else {
+        from = 'arrow';
+        this.log({ level: 'info', event: 'snapshot_loading', country, date: file.date, path: file.path, bytes: file.size, from });
+        const opened = readSnapshot(file.path);
+        this.checkPath(country, file, opened.metadata);
+        const watch: LoadWatch = { progress: this.progressLog(country, file.date, started) };
+        try {
+          base = loadSnapshot(opened, watch);
+        } catch (err) {
+          throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
+        }
+        phases = { readMs: opened.readMs, verifyMs: opened.verifyMs, buildMs: watch.buildMs, indexMs: watch.indexMs };
+        if (this.prepared) this.writePrepared(country, file, base);
       }
     } catch (err) {
       const reason = err instanceof SnapshotError ? err.reason : (err as Error).message;
@@ -262,10 +299,97 @@ export class Catalog implements CatalogSource {
       buildings: snapshot.rows,
       bytesHeld,
       loadMs,
+      from,
+      phases,
       replaced: previous,
       schemaVersion,
     });
     return { country, date: file.date, path: file.path, status: 'loaded', previous, buildings: snapshot.rows, loadMs };
+  }
+
+  private checkPath(country: string, file: FileInfo, metadata: SnapshotMetadata): void {
+    if (metadata.country !== country) {
+      throw new SnapshotError(file.path, `metadata country ${metadata.country} does not match the path's ${country}`);
+    }
+    if (metadata.snapshotDate !== file.date) {
+      throw new SnapshotError(file.path, `metadata snapshot date ${metadata.snapshotDate} does not match the path's ${file.date}`);
+    }
+  }
+
+  /** A progress callback for a build that logs at most every PROGRESS_EVERY_MS. */
+  private progressLog(country: string, date: string, started: number): (rows: number, of: number) => void {
+    let last = started;
+    return (rows, of) => {
+      const now = performance.now();
+      if (now - last < PROGRESS_EVERY_MS || rows === of) return;
+      last = now;
+      const percent = Math.round((100 * rows) / of);
+      this.log({
+        level: 'info',
+        event: 'snapshot_progress',
+        country,
+        date,
+        phase: 'build',
+        rows,
+        of,
+        percent,
+        elapsedMs: Math.round(now - started),
+      });
+    };
+  }
+
+  /** Where a snapshot's prepared file is looked for and written, in that order. */
+  private preparedPaths(country: string, file: FileInfo): string[] {
+    const paths = [preparedBeside(file.path)];
+    if (this.prepared?.cacheDir) paths.push(join(this.prepared.cacheDir, country, `${file.date}.edifice`));
+    return paths;
+  }
+
+  /** The store from the first prepared file that matches the snapshot; each one that does not is logged. */
+  private readPrepared(country: string, file: FileInfo, metadata: SnapshotMetadata): ReturnType<typeof readPrepared> | null {
+    const expected = { checksum: metadata.checksum, country, date: file.date, rows: metadata.rowCount };
+    for (const path of this.preparedPaths(country, file)) {
+      if (!existsSync(path)) continue;
+      try {
+        return readPrepared(path, expected, file.path);
+      } catch (err) {
+        const reason = err instanceof PreparedRefusal ? err.message : `cannot read it (${(err as Error).message})`;
+        this.log({
+          level: 'warn',
+          event: 'prepared_refused',
+          country,
+          date: file.date,
+          path,
+          reason,
+          then: 'building the store from the Arrow file',
+        });
+      }
+    }
+    return null;
+  }
+
+  /** Writes the prepared file of a store built from its Arrow file, in the background; never fails the load. */
+  private writePrepared(country: string, file: FileInfo, snapshot: Snapshot): void {
+    const paths = this.preparedPaths(country, file);
+    const job = (async () => {
+      for (let k = 0; k < paths.length; k++) {
+        const path = paths[k];
+        try {
+          if (k > 0) makeFolder(dirname(path));
+          const { bytes, ms } = await writePrepared(path, snapshot);
+          this.log({ level: 'info', event: 'prepared_written', country, date: file.date, path, bytes, writeMs: ms });
+          return;
+        } catch (err) {
+          const then =
+            k + 1 < paths.length
+              ? `writing it to ${paths[k + 1]}`
+              : 'none written: the next start builds the store from the Arrow file again';
+          this.log({ level: 'warn', event: 'prepared_not_written', country, date: file.date, path, reason: (err as Error).message, then });
+        }
+      }
+    })();
+    this.writes.add(job);
+    void job.finally(() => this.writes.delete(job));
   }
 
   /** Snapshot files by country, newest first. A missing directory is an empty catalog. */

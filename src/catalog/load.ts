@@ -6,6 +6,7 @@
  * kept, nor anything that points into the file's buffer.
  */
 import Flatbush from 'flatbush';
+import { performance } from 'node:perf_hooks';
 import type { Data, Table } from 'apache-arrow';
 import type { OpenedSnapshot } from '../snapshot/reader.ts';
 import { COLUMNS, columnSpec } from '../snapshot/schema.ts';
@@ -60,8 +61,18 @@ function writeString(coder: StringCoder, sink: ByteSink, c: Col, text: Buffer, k
   else coder.encode(sink, text, c.start(k), c.end(k));
 }
 
+/** What a caller learns of a load while it runs and once done. */
+export interface LoadWatch {
+  /** Called after each record batch of the build with the rows done so far and the whole. */
+  progress?: (rows: number, of: number) => void;
+  /** Set on return: milliseconds building the columns, facts and cold blob, then the indexes (ids, row tree, summaries, point index). */
+  buildMs?: number;
+  indexMs?: number;
+}
+
 /** Builds the store of an opened file. Throws an Error whose message is the reason to refuse it. */
-export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
+export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Snapshot {
+  const started = performance.now();
   const { table, metadata } = opened;
   checkTypes(table);
   const n = table.numRows;
@@ -273,6 +284,7 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
       encodeCold(i, coldSink);
     }
     row += len;
+    watch.progress?.(row, n);
   }
   if (row !== n) throw new Error(`batches hold ${row} rows, table says ${n}`);
   for (const t of [types, names, currencies]) t.release();
@@ -350,10 +362,13 @@ export function loadSnapshot(opened: OpenedSnapshot): Snapshot {
     table.batches.map((_, b) => columnGetter(table, b)('footprint')),
     n,
   );
+  const built = performance.now();
+  watch.buildMs = Math.round(built - started);
   const { rank, byRank } = rankIds(ids, n);
   const tree = new RowTree(n, lon, lat);
   const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   const index = n > 0 ? buildPointIndex(footprints, n) : null;
+  watch.indexMs = Math.round(performance.now() - built);
 
   return new Snapshot({
     country: metadata.country,
