@@ -21,8 +21,7 @@
  * or two that close to each other at the limit, could be answered differently.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
@@ -39,30 +38,8 @@ import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/t
 import { NULL_CODE, formatId, type BenchColumns } from './columns.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
 import { checkSupported } from './scan.ts';
-
-/** The folder of PostgreSQL's programs: the newest of Debian's, else wherever pg_ctl is on PATH. */
-export function postgresBin(): string {
-  const root = '/usr/lib/postgresql';
-  if (existsSync(root)) {
-    const versions = readdirSync(root)
-      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
-      .sort((a, b) => Number(b) - Number(a));
-    if (versions.length > 0) return join(root, versions[0], 'bin');
-  }
-  for (const dir of (process.env.PATH ?? '').split(':')) if (existsSync(join(dir, 'initdb'))) return dir;
-  throw new Error('bench: PostgreSQL is not installed (no initdb): apt-get install -y postgresql-15-postgis-3');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../test/services/ports.ts';
+import { postgresBin } from '../test/services/postgres.ts';
 
 export interface BenchCluster {
   url: string;

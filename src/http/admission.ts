@@ -35,6 +35,12 @@ export function unauthenticated(auth: AuthResult & { ok: false; status: 401 }, t
   };
 }
 
+/** The 403 of a key whose workspace is suspended, with the headers of its limits. */
+export function suspended(auth: Extract<AuthResult, { ok: false; status: 403 }>, headers: Record<string, string>): Admission {
+  const { code, message, keyPrefix, workspaceId } = auth;
+  return { ok: false, status: 403, code, message, retryAfterS: 0, keyPrefix, workspaceId, headers };
+}
+
 /** The admission once the key is known and the limits decided. */
 export function admitted(auth: AuthResult & { ok: true }, limits: LimitsResult): Admission {
   if (!limits.ok) {
@@ -48,16 +54,7 @@ export function admitHere(ledger: Ledger, token: string | undefined): Admission 
   const auth = ledger.authenticate(token);
   if (!auth.ok && auth.status === 401) return unauthenticated(auth, token);
   if (!auth.ok) {
-    return {
-      ok: false,
-      status: 403,
-      code: auth.code,
-      message: auth.message,
-      retryAfterS: 0,
-      keyPrefix: auth.keyPrefix,
-      workspaceId: auth.workspaceId,
-      headers: ledger.limitHeaders(auth),
-    };
+    return suspended(auth, ledger.limitHeaders(auth));
   }
   return admitted(auth, ledger.checkLimits(auth));
 }

@@ -33,7 +33,7 @@ import { FREE_REOPEN_MS } from '../ledger/credits.ts';
 import { hashKey } from '../ledger/keys.ts';
 import { limitsResult, rateLimitPolicy } from '../ledger/limits-result.ts';
 import { redisAddressLimits, type AddressLimits } from './address-limits.ts';
-import { admitted, unauthenticated, type Admission } from './admission.ts';
+import { admitted, suspended, unauthenticated, type Admission } from './admission.ts';
 import { PageCharges } from './page-charges.ts';
 
 /** How long a key authenticated here stays accepted while PostgreSQL cannot be reached. */
@@ -128,16 +128,7 @@ export class FleetLedger {
     const result = limitsResult(key, quota ?? { ok: true, used: 0, limit: this.options.dailyQuota }, dayResetS, this.policy);
     if (!auth.ok) {
       // Suspended: refused, with the headers of the limits (its request counted in the key's minute, not in the quota).
-      return {
-        ok: false,
-        status: 403,
-        code: auth.code,
-        message: auth.message,
-        retryAfterS: 0,
-        keyPrefix: auth.keyPrefix,
-        workspaceId: auth.workspaceId,
-        headers: result.headers,
-      };
+      return suspended(auth, result.headers);
     }
     return admitted(auth, result);
   }

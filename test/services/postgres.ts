@@ -23,7 +23,7 @@ export interface TestPostgres {
 }
 
 /** The folder of PostgreSQL's programs: the newest of Debian's, else wherever pg_ctl is on PATH. */
-function binDir(): string {
+export function postgresBin(): string {
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
     const versions = readdirSync(root)
@@ -40,7 +40,7 @@ function binDir(): string {
  * (fsync=off), which changes no behaviour they check.
  */
 export async function startPostgres(how: { durable?: boolean } = {}): Promise<TestPostgres> {
-  const bin = binDir();
+  const bin = postgresBin();
   const dir = mkdtempSync(join(tmpdir(), 'edifice-pg-'));
   const data = join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
