@@ -64,6 +64,26 @@ export type ChargeResult =
   | { ok: true; charged: number; remaining: number; /** null when nothing was charged (no row is written) */ chargeId: number | null }
   | { ok: false; status: 402; code: 'insufficient_credits'; message: string; needed: number; remaining: number };
 
+/**
+ * The refusal of a page whose `needed` new buildings exceed the request's max_credits or the
+ * `available` credits (both ledgers write it); null when the page may be charged.
+ */
+export function chargeRefusal(needed: number, available: number, maxCredits: number | undefined): ChargeResult | null {
+  const holds = `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, `;
+  let why: string;
+  if (maxCredits !== undefined && needed > maxCredits) why = `more than max_credits (${maxCredits})`;
+  else if (available < needed) why = `and the workspace has ${available} credit${available === 1 ? '' : 's'} left`;
+  else return null;
+  return {
+    ok: false,
+    status: 402,
+    code: 'insufficient_credits',
+    needed,
+    remaining: available,
+    message: `${holds}${why}. Nothing was charged.`,
+  };
+}
+
 export interface CreditUsage {
   day: string;
   credits: number;
@@ -515,36 +535,8 @@ export class Credits {
     let available = 0;
     for (const g of spendable) available += g.remaining;
     if (needed === 0) return { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt };
-    if (maxCredits !== undefined && needed > maxCredits) {
-      return {
-        openedAt,
-        result: {
-          ok: false,
-          status: 402,
-          code: 'insufficient_credits',
-          needed,
-          remaining: available,
-          message:
-            `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-            `more than max_credits (${maxCredits}). Nothing was charged.`,
-        },
-      };
-    }
-    if (available < needed) {
-      return {
-        openedAt,
-        result: {
-          ok: false,
-          status: 402,
-          code: 'insufficient_credits',
-          needed,
-          remaining: available,
-          message:
-            `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-            `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
-        },
-      };
-    }
+    const refused = chargeRefusal(needed, available, maxCredits);
+    if (refused !== null) return { openedAt, result: refused };
     const chargeId = Number(this.insertCharge.run(workspaceId, keyId, route, now, utcDay(now), distinct.size, needed).lastInsertRowid);
     let left = needed;
     for (const g of spendable) {

@@ -83,7 +83,8 @@ export interface KeyRecord {
   workspaceSuspendedAt: number | null;
 }
 
-interface InfoRow {
+/** A key's row joined with its member's, as both ledgers select it. */
+export interface KeyInfoRow {
   id: string;
   name: string | null;
   workspace_id: string;
@@ -196,8 +197,8 @@ export class Keys {
          FROM api_keys k JOIN members m ON m.id = k.member_id JOIN workspaces w ON w.id = k.workspace_id
         WHERE k.id = ?`,
     );
-    this.selectInfo = db.prepare<[string], InfoRow>(`${INFO_SELECT} WHERE k.id = ?`);
-    this.selectInfos = db.prepare<[string], InfoRow>(`${INFO_SELECT} WHERE k.workspace_id = ? ORDER BY k.created_at, k.id`);
+    this.selectInfo = db.prepare<[string], KeyInfoRow>(`${INFO_SELECT} WHERE k.id = ?`);
+    this.selectInfos = db.prepare<[string], KeyInfoRow>(`${INFO_SELECT} WHERE k.workspace_id = ? ORDER BY k.created_at, k.id`);
     this.updateRevoked = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   }
 
@@ -240,18 +241,23 @@ export class Keys {
     return this.info(keyId);
   }
 
-  private toInfo(r: InfoRow): KeyInfo {
-    return {
-      keyId: r.id,
-      prefix: `${keyPrefix(r.id)}_…`,
-      name: r.name,
-      workspaceId: r.workspace_id,
-      memberId: r.member_id,
-      memberEmail: r.email,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      revokedAt: r.revoked_at,
-      status: keyStatus({ revokedAt: r.revoked_at, expiresAt: r.expires_at, memberLeftAt: r.left_at }, this.now()),
-    };
+  private toInfo(r: KeyInfoRow): KeyInfo {
+    return toKeyInfo(r, this.now());
   }
+}
+
+/** What a key's row says of it at `now` (never its secret). */
+export function toKeyInfo(r: KeyInfoRow, now: number): KeyInfo {
+  return {
+    keyId: r.id,
+    prefix: `${keyPrefix(r.id)}_…`,
+    name: r.name,
+    workspaceId: r.workspace_id,
+    memberId: r.member_id,
+    memberEmail: r.email,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    status: keyStatus({ revokedAt: r.revoked_at, expiresAt: r.expires_at, memberLeftAt: r.left_at }, now),
+  };
 }

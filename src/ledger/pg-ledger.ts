@@ -18,6 +18,7 @@ import {
   type ChargeOutcome,
   type ChargePage,
   type ChargeResult,
+  chargeRefusal,
   FREE_REOPEN_MS,
   type Grant,
   type GrantRow,
@@ -33,11 +34,12 @@ import {
   hashKey,
   keyIdOf,
   type KeyInfo,
+  type KeyInfoRow,
   type KeyRecord,
   keyPrefix,
-  keyStatus,
   keyVerdict,
   newKey,
+  toKeyInfo,
   unauthorized,
 } from './keys.ts';
 import { migratePg } from './pg-schema.ts';
@@ -312,41 +314,10 @@ export class PgLedger implements LedgerEngine {
         const openedAt = page.buildingIds.map((id) => openedNow.get(id) ?? 0);
         if (needed === 0)
           return { rollback: true, value: { result: { ok: true, charged: 0, remaining: available, chargeId: null }, openedAt } };
-        if (page.maxCredits !== undefined && needed > page.maxCredits) {
-          return {
-            rollback: true,
-            value: {
-              openedAt: page.buildingIds.map((id) => ((opened.get(id) ?? 0) > since ? opened.get(id)! : 0)),
-              result: {
-                ok: false,
-                status: 402,
-                code: 'insufficient_credits',
-                needed,
-                remaining: available,
-                message:
-                  `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-                  `more than max_credits (${page.maxCredits}). Nothing was charged.`,
-              },
-            },
-          };
-        }
-        if (available < needed) {
-          return {
-            rollback: true,
-            value: {
-              openedAt: page.buildingIds.map((id) => ((opened.get(id) ?? 0) > since ? opened.get(id)! : 0)),
-              result: {
-                ok: false,
-                status: 402,
-                code: 'insufficient_credits',
-                needed,
-                remaining: available,
-                message:
-                  `This answer holds ${needed} building${needed === 1 ? '' : 's'} not opened in the last 365 days, ` +
-                  `and the workspace has ${available} credit${available === 1 ? '' : 's'} left. Nothing was charged.`,
-              },
-            },
-          };
+        const refused = chargeRefusal(needed, available, page.maxCredits);
+        if (refused !== null) {
+          const openedBefore = page.buildingIds.map((id) => ((opened.get(id) ?? 0) > since ? opened.get(id)! : 0));
+          return { rollback: true, value: { openedAt: openedBefore, result: refused } };
         }
         await c.query(
           `INSERT INTO charges (id, workspace_id, key_id, route, at, day, buildings, credits) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -463,35 +434,14 @@ export class PgLedger implements LedgerEngine {
   async listKeys(workspaceId: string): Promise<KeyInfo[]> {
     await this.getWorkspace(this.pool, workspaceId);
     const { rows } = await this.guard(() =>
-      this.pool.query<{
-        id: string;
-        name: string | null;
-        workspace_id: string;
-        member_id: string;
-        email: string;
-        created_at: number;
-        expires_at: number | null;
-        revoked_at: number | null;
-        left_at: number | null;
-      }>(
+      this.pool.query<KeyInfoRow>(
         `SELECT k.id, k.name, k.workspace_id, k.member_id, m.email, k.created_at, k.expires_at, k.revoked_at, m.left_at
          FROM api_keys k JOIN members m ON m.id = k.member_id WHERE k.workspace_id = $1 ORDER BY k.created_at, k.id`,
         [workspaceId],
       ),
     );
     const now = this.now();
-    return rows.map((r) => ({
-      keyId: r.id,
-      prefix: `${keyPrefix(r.id)}_…`,
-      name: r.name,
-      workspaceId: r.workspace_id,
-      memberId: r.member_id,
-      memberEmail: r.email,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      revokedAt: r.revoked_at,
-      status: keyStatus({ revokedAt: r.revoked_at, expiresAt: r.expires_at, memberLeftAt: r.left_at }, now),
-    }));
+    return rows.map((r) => toKeyInfo(r, now));
   }
 
   /** Revokes the key (a second revoke changes nothing) and returns it as it now is. */
