@@ -41,6 +41,7 @@ import {
 import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
 import { formatId, type BenchColumns } from './columns.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
+import { filterConditions, sqlString } from './sql-filters.ts';
 import { LocalFrame } from '../src/geo/wgs84.ts';
 import { EARTH_RADIUS_M, checkSupported } from './scan.ts';
 
@@ -123,14 +124,12 @@ async function appendTable(
   appender.closeSync();
 }
 
-const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const sqlList = (values: readonly string[]): string => `[${values.map(sqlString).join(', ')}]`;
 /** A DOUBLE literal that parses back to exactly `v` (an exponent makes DuckDB read a DOUBLE, not a DECIMAL). */
 export const sqlDouble = (v: number): string => {
   if (!Number.isFinite(v)) throw new RangeError(`bench: not a finite number: ${v}`);
   return v.toExponential();
 };
-const inList = (col: string, values: readonly string[]): string => `${col} IN (${values.map(sqlString).join(', ')})`;
 
 /** code (UTINYINT, 255 = null) -> ENUM value, NULL for 255 (a list index out of range is NULL). */
 const enumOf = (col: string, values: readonly string[], type: string): string => `(${sqlList(values)})[${col}::INTEGER + 1]::${type}`;
@@ -297,32 +296,7 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
   /** The SQL of a GET /buildings query. */
   static buildingsSql(q: BuildingsQuery): string {
     checkSupported(q);
-    const w: string[] = [
-      `longitude >= ${sqlDouble(q.bbox.minLon)}`,
-      `longitude <= ${sqlDouble(q.bbox.maxLon)}`,
-      `latitude >= ${sqlDouble(q.bbox.minLat)}`,
-      `latitude <= ${sqlDouble(q.bbox.maxLat)}`,
-    ];
-    const num = (col: string, lo: number | undefined, hi: number | undefined): void => {
-      if (lo !== undefined) w.push(`${col} >= ${sqlDouble(lo)}`);
-      if (hi !== undefined) w.push(`${col} <= ${sqlDouble(hi)}`);
-    };
-    if (q.category) w.push(inList('category', q.category));
-    if (q.roofShape) w.push(inList('roof_shape', q.roofShape));
-    num('floors', q.minFloors, q.maxFloors);
-    num('dwellings', q.minDwellings, q.maxDwellings);
-    num('footprint_area_m2', q.minAreaM2, q.maxAreaM2);
-    num('height_m', q.minHeightM, q.maxHeightM);
-    num('volume_m3', q.minVolumeM3, q.maxVolumeM3);
-    if (q.measuredHeightOnly) w.push(`volume_basis = 'measured'`);
-    if (q.solarPresence) w.push(inList('solar_presence', q.solarPresence));
-    if (q.excludeSolarPresence) w.push(`NOT ${inList('solar_presence', q.excludeSolarPresence)}`);
-    if (q.existingSolarPanels) w.push(inList('panels_status', q.existingSolarPanels));
-    if (q.hasSolarPotential) w.push('solar_potential_basis IS NOT NULL');
-    if (q.has3dModel) w.push('has_3d_model');
-    num('recent_frost_days', q.minRecentFrostDays, undefined);
-    if (q.floodZone) w.push(inList('flood_zone', q.floodZone));
-    if (q.seismicRiskClass) w.push(inList('seismic_risk_class', q.seismicRiskClass));
+    const w = filterConditions(q, sqlDouble);
     let key: string;
     switch (q.sort) {
       case 'volume':

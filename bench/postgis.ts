@@ -37,6 +37,7 @@ import {
 import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
 import { NULL_CODE, formatId, type BenchColumns } from './columns.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
+import { filterConditions, sqlString } from './sql-filters.ts';
 import { checkSupported } from './scan.ts';
 import { freePort } from '../test/services/ports.ts';
 import { postgresBin } from '../test/services/postgres.ts';
@@ -141,13 +142,11 @@ const ENUMS: [string, readonly string[]][] = [
   ['solar_basis_t', SOLAR_BASIS],
 ];
 
-const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 /** A float8 literal that parses back to exactly `v` (PostgreSQL reads the shortest round-trip form exactly). */
 const sqlDouble = (v: number): string => {
   if (!Number.isFinite(v)) throw new RangeError(`bench: not a finite number: ${v}`);
   return `float8 '${v}'`;
 };
-const inList = (col: string, values: readonly string[]): string => `${col} IN (${values.map(sqlString).join(', ')})`;
 
 /** Streams COPY text lines into `table` through psql; `lines` yields blocks of whole lines. */
 async function copyIn(url: string, table: string, lines: Iterable<string>): Promise<void> {
@@ -389,34 +388,10 @@ export class PostgisEngine implements Engine<Raw> {
   static buildingsSql(q: BuildingsQuery): string {
     checkSupported(q);
     const { minLon, minLat, maxLon, maxLat } = q.bbox;
-    const w: string[] = [
+    const w = [
       `pt && ST_MakeEnvelope(${sqlDouble(minLon)}, ${sqlDouble(minLat)}, ${sqlDouble(maxLon)}, ${sqlDouble(maxLat)}, 4326)`,
-      `longitude >= ${sqlDouble(minLon)}`,
-      `longitude <= ${sqlDouble(maxLon)}`,
-      `latitude >= ${sqlDouble(minLat)}`,
-      `latitude <= ${sqlDouble(maxLat)}`,
+      ...filterConditions(q, sqlDouble),
     ];
-    const num = (col: string, lo: number | undefined, hi: number | undefined): void => {
-      if (lo !== undefined) w.push(`${col} >= ${sqlDouble(lo)}`);
-      if (hi !== undefined) w.push(`${col} <= ${sqlDouble(hi)}`);
-    };
-    if (q.category) w.push(inList('category', q.category));
-    if (q.roofShape) w.push(inList('roof_shape', q.roofShape));
-    num('floors', q.minFloors, q.maxFloors);
-    num('dwellings', q.minDwellings, q.maxDwellings);
-    num('footprint_area_m2', q.minAreaM2, q.maxAreaM2);
-    num('height_m', q.minHeightM, q.maxHeightM);
-    num('volume_m3', q.minVolumeM3, q.maxVolumeM3);
-    if (q.measuredHeightOnly) w.push(`volume_basis = 'measured'`);
-    if (q.solarPresence) w.push(inList('solar_presence', q.solarPresence));
-    // solar_presence is never unknown (the schema settles it at build time), so NOT IN meets no NULL.
-    if (q.excludeSolarPresence) w.push(`NOT ${inList('solar_presence', q.excludeSolarPresence)}`);
-    if (q.existingSolarPanels) w.push(inList('panels_status', q.existingSolarPanels));
-    if (q.hasSolarPotential) w.push('solar_potential_basis IS NOT NULL');
-    if (q.has3dModel) w.push('has_3d_model');
-    num('recent_frost_days', q.minRecentFrostDays, undefined);
-    if (q.floodZone) w.push(inList('flood_zone', q.floodZone));
-    if (q.seismicRiskClass) w.push(inList('seismic_risk_class', q.seismicRiskClass));
     let key: string;
     switch (q.sort) {
       case 'volume':
