@@ -229,7 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rankingCacheMb: int(env, 'EDIFICE_RANKING_CACHE_MB', 32, 0, 65_536),
     sharedOpeningsMb: int(env, 'EDIFICE_SHARED_OPENINGS_MB', 72, 1, 65_536),
     ledgerPriority: int(env, 'EDIFICE_LEDGER_PRIORITY', 10, 0, 39),
-    warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 500, 0, 100_000),
+    warmUpRequests: int(env, 'EDIFICE_WARMUP_REQUESTS', 150, 0, 100_000),
     replica: replicaName(env),
     redisUrl: redisUrl(env),
     replicas: int(env, 'EDIFICE_REPLICAS', 1, 1, 64),

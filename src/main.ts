@@ -14,7 +14,7 @@ import { Ledger, PgLedger, type DemoKey, RedisLimits, ledgerLocation, type Ledge
 import { FleetLedger, localFleetLimits, redisFleetLimits } from './http/fleet-ledger.ts';
 import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
-import { startWorkers } from './http/worker-pool.ts';
+import { spawnWorkers } from './http/worker-pool.ts';
 import { assertPortFree } from './http/port.ts';
 import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 import { lockLedger } from './ledger/server-lock.ts';
@@ -102,6 +102,9 @@ async function main(config: Config): Promise<void> {
     const written = await writeDemoCountry(config);
     log.info({ path: written.path, rows: written.rows, bytes: written.bytes }, 'demo snapshot written');
   }
+  // On SQLite, the ledger first and the threads (with workers) started: they load their modules
+  // while this thread loads the snapshots.
+  const onSqlite = location.kind === 'sqlite' ? await startOnSqlite(config, plan.demo, log) : null;
   // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
   const catalogStarted = performance.now();
   const catalog = Catalog.open(config.snapshotsDir, {
@@ -141,7 +144,8 @@ async function main(config: Config): Promise<void> {
       close: () => server.stop(STOP_GRACE_MS),
     };
   } else {
-    ({ serving, ledger, demo } = await serveOnSqlite(config, catalog, plan.demo, log));
+    ({ ledger, demo } = onSqlite!);
+    serving = await onSqlite!.serve(catalog);
   }
   if (config.metricsPort > 0) metricsServer = await startMetricsServer(config.metricsHost, config.metricsPort, serving.metricsText, log);
   if (stopAsked) {
@@ -206,13 +210,15 @@ interface Serving {
   close(): Promise<void> | void;
 }
 
-/** The server of one process on its SQLite ledger: on this thread, or on worker threads. */
-async function serveOnSqlite(
+/**
+ * The server of one process on its SQLite ledger: on this thread, or on worker threads, which
+ * start here and serve once `serve` gives them the catalog.
+ */
+async function startOnSqlite(
   config: Config,
-  catalog: Catalog,
   withDemo: boolean,
   log: Logger,
-): Promise<{ serving: Serving; ledger: Ledger; demo: DemoKey | null }> {
+): Promise<{ ledger: Ledger; demo: DemoKey | null; serve(catalog: Catalog): Promise<Serving> }> {
   const ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: config.perKeyPerMinute, dailyQuota: config.dailyQuota });
   const demo = withDemo ? ledger.ensureDemo(dirname(config.ledgerPath)) : null;
   if (!withDemo) {
@@ -227,27 +233,31 @@ async function serveOnSqlite(
   if (config.workers === 0) {
     // This thread charges: the openings read before the first page, not during it.
     log.info(ledger.loadOpenings(), 'the openings of the last 365 days read into memory');
-    const server = await startServer({ config, catalog, ledger, log });
-    // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
-    // on every later response, the grace for what is in flight, then the rest ended.
     return {
       ledger,
       demo,
-      serving: {
-        port: server.port,
-        implementation: server.implementation,
-        metricsText: () => server.metrics.registry.metrics(),
-        close: () => server.stop(STOP_GRACE_MS),
+      serve: async (catalog) => {
+        const server = await startServer({ config, catalog, ledger, log });
+        // As the pool stops its workers (worker-pool.ts close): no new connection, Connection: close
+        // on every later response, the grace for what is in flight, then the rest ended.
+        return {
+          port: server.port,
+          implementation: server.implementation,
+          metricsText: () => server.metrics.registry.metrics(),
+          close: () => server.stop(STOP_GRACE_MS),
+        };
       },
     };
-  } else {
-    // The main thread keeps the catalog and its removals; the workers serve.
-    const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
-    const pool = await startWorkers({ config, catalog, ledger, log, workers: config.workers });
-    return {
-      ledger,
-      demo,
-      serving: {
+  }
+  const threads = await spawnWorkers({ config, ledger, log, workers: config.workers });
+  return {
+    ledger,
+    demo,
+    serve: async (catalog) => {
+      // The main thread keeps the catalog and its removals; the workers serve.
+      const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
+      const pool = await threads.serve(catalog);
+      return {
         port: pool.port,
         implementation: pool.implementation,
         metricsText: () => pool.metricsText(),
@@ -255,9 +265,9 @@ async function serveOnSqlite(
           stopFollowing();
           return pool.close(STOP_GRACE_MS);
         },
-      },
-    };
-  }
+      };
+    },
+  };
 }
 
 /** Exit status of a start refused for its configuration (a bad variable); other failures exit 1. */

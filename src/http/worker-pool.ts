@@ -2,6 +2,9 @@
  * Serving with several worker threads (one per core by default). The main thread owns the
  * catalog (loading, hot swap, removals) and the demo setup; each worker runs the whole HTTP app.
  *
+ * - Started before the catalog: `spawnWorkers` starts the threads, which load their code (bundles,
+ *   thread-code.ts) while the main thread loads the snapshots; `serve` then gives them the view,
+ *   on which each warms up and listens.
  * - One port: every worker listens on the same port with SO_REUSEPORT and the kernel spreads
  *   connections over them. The pool first takes the port exclusively, which fails when another
  *   server listens there, and holds it until its workers listen (port.ts); a configured port 0
@@ -23,6 +26,7 @@
  * - Metrics: metricsText() sums the registries of every thread (prom-client's aggregation), for
  *   the operator port (metrics-server.ts).
  */
+import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
@@ -35,6 +39,7 @@ import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import { fragmentCacheMemory } from './fragment-cache.ts';
 import { holdPort } from './port.ts';
+import { threadBundles } from './thread-code.ts';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import { threadRegistry } from './metrics.ts';
@@ -43,17 +48,32 @@ import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 const LEDGER_ENTRY = new URL('./ledger-thread.ts', import.meta.url).href;
+
+/** What a thread starts from: its bundle, or the TypeScript through tsx's loader (thread-boot.mjs, which imports `entry`). */
+interface ThreadCode {
+  worker: URL;
+  ledger: URL;
+}
 /** Waits between attempts to start the ledger thread again after one failed: doubling from the first, at most the last. */
 const RESTART_FIRST_MS = 250;
 const RESTART_MAX_MS = 5_000;
 
-export interface WorkerPoolOptions {
+export interface ThreadOptions {
   config: Config;
-  catalog: Catalog;
   /** The main thread's ledger: its per-key limiter table is the one every worker shares. */
   ledger: Ledger;
   log: Logger;
   workers: number;
+}
+
+export interface WorkerPoolOptions extends ThreadOptions {
+  catalog: Catalog;
+}
+
+/** Threads started before the catalog is loaded: they load their modules while it loads. */
+export interface StartingPool {
+  /** Sends the catalog's view to every worker, which warms up on it and listens; settles once all listen. */
+  serve(catalog: Catalog): Promise<WorkerPool>;
 }
 
 export interface WorkerPool {
@@ -80,20 +100,52 @@ async function within(done: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 export async function startWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
+  return (await spawnWorkers(options)).serve(options.catalog);
+}
+
+/**
+ * Takes the port and starts the ledger thread and the workers, which load their modules and then
+ * wait for the catalog: a start loads the snapshots on this thread while they do.
+ */
+export async function spawnWorkers(options: ThreadOptions): Promise<StartingPool> {
   if (!Number.isInteger(options.workers) || options.workers < 1)
     throw new RangeError(`workers must be at least 1, got ${options.workers}.`);
   // The JS fallback cannot serve (uws.ts): said before anything binds the port with it.
   if (uwsImplementation !== 'native') throw new Error(fallbackRefusal());
   const held = await holdPort(options.config.host, options.config.port);
+  let starting: StartingPool;
   try {
-    return await startHolding(options, held.port);
-  } finally {
+    const entries = [fileURLToPath(ENTRY), fileURLToPath(LEDGER_ENTRY)];
+    const code = await threadBundles(entries).then(
+      (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])! }),
+      (err: unknown): ThreadCode => {
+        options.log.warn(
+          { err: (err as Error).message },
+          "the threads' code could not be bundled: they load the TypeScript, which starts them slower",
+        );
+        return { worker: BOOT, ledger: BOOT };
+      },
+    );
+    starting = startHolding(options, held.port, code);
+  } catch (err) {
     held.release();
+    throw err;
   }
+  return {
+    serve: async (catalog) => {
+      try {
+        return await starting.serve(catalog);
+      } finally {
+        held.release();
+      }
+    },
+  };
 }
 
-async function startHolding(options: WorkerPoolOptions, port: number): Promise<WorkerPool> {
-  const { catalog, ledger, log } = options;
+function startHolding(options: ThreadOptions, port: number, code: ThreadCode): StartingPool {
+  const { ledger, log } = options;
+  /** Known once the pool serves; a worker started before it waits for its first view. */
+  let catalog: Catalog | null = null;
   const config = { ...options.config, port };
   const limiterTables = addressLimiterTables(addressLimiters());
   // One worker has no one to share with: it keeps a store of its own in plain memory, as a server without workers does.
@@ -113,8 +165,8 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
     snapshots: view.snapshots.map((s) =>
       full || !known.has(s.serial) ? { serial: s.serial, transfer: toTransfer(s) } : { serial: s.serial },
     ),
-    report: catalog.report(),
-    removals: catalog.removals(),
+    report: catalog!.report(),
+    removals: catalog!.removals(),
   });
   const post = (w: Worker, m: ToWorker): void => w.postMessage(m);
 
@@ -155,11 +207,15 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
     }
   };
 
-  // The ledger thread, restarted if it fails; every worker gets a port to it.
+  // The ledger thread, restarted if it fails; every worker gets a port to it (one spawned
+  // before the first ledger thread is ready gets the far end once it is).
   let ledgerThread: Worker;
+  let firstLedger: Promise<void> | null = null;
   const ledgerPort = (): MessagePort => {
     const { port1, port2 } = new MessageChannel();
-    ledgerThread.postMessage({ type: 'port', port: port1 } satisfies ToLedgerThread, [port1]);
+    const give = (): void => ledgerThread.postMessage({ type: 'port', port: port1 } satisfies ToLedgerThread, [port1]);
+    if (ledgerThread !== undefined) give();
+    else void firstLedger!.then(give, () => port1.close());
     return port2;
   };
   const startLedgerThread = (): Promise<void> =>
@@ -172,7 +228,7 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
         quotaTable: ledger.quotaTable,
         openingsTable: openings.buffer,
       };
-      const t = new Worker(BOOT, { workerData: data, name: 'edifice-ledger' });
+      const t = new Worker(code.ledger, { workerData: data, name: 'edifice-ledger' });
       let started = false;
       t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
         if ('type' in m) return onMessage(m);
@@ -223,15 +279,16 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
       },
     );
   };
-  await startLedgerThread();
+  firstLedger = startLedgerThread();
 
-  const spawn = (region: number): Promise<Worker> =>
-    new Promise((resolve, reject) => {
+  const spawn = (region: number): { worker: Worker; listening: Promise<Worker> } => {
+    let worker!: Worker;
+    const listening = new Promise<Worker>((resolve, reject) => {
       const port = ledgerPort();
       const data: WorkerData = {
         entry: ENTRY,
         config,
-        published: published(catalog.view(), true),
+        published: catalog && published(catalog.view(), true),
         keyLimiterTable: ledger.keyLimiterTable,
         writeLock: ledger.writeLockBuffer,
         quotaTable: ledger.quotaTable,
@@ -241,7 +298,8 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
         sharedBuildings: buildings && { memory: buildings, region },
         logLevel: options.log.level,
       };
-      const w = new Worker(BOOT, { workerData: data, transferList: [port], name: 'edifice-http' });
+      const w = new Worker(code.worker, { workerData: data, transferList: [port], name: 'edifice-http' });
+      worker = w;
       let started = false;
       w.on('message', (m: FromWorker) => {
         if (m.type === 'listening' && !started) {
@@ -263,21 +321,47 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
         if (workers.delete(w)) forgetThread();
         if (closing || !started) return;
         log.error({ code }, 'worker thread exited; starting another');
-        spawn(region).catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
+        spawn(region).listening.catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
       });
     });
+    return { worker, listening };
+  };
 
-  await Promise.all(Array.from({ length: options.workers }, (_, region) => spawn(region)));
-  known = new Set(catalog.view().snapshots.map((s) => s.serial));
-  catalog.onPublish((view) => {
-    const message: ToWorker = { type: 'view', published: published(view, false) };
-    for (const w of workers) post(w, message);
-    known = new Set(view.snapshots.map((s) => s.serial));
-  });
+  const spawning: Worker[] = [];
+  const spawned = Promise.all(
+    Array.from({ length: options.workers }, (_, region) => {
+      const w = spawn(region);
+      spawning.push(w.worker);
+      return w.listening;
+    }),
+  );
+  // Both are awaited in serve(); a failure before it is not an unhandled rejection meanwhile.
+  const ledgerReady = firstLedger;
+  ledgerReady.catch(() => undefined);
+  spawned.catch(() => undefined);
 
-  return {
+  const serve = async (served: Catalog): Promise<WorkerPool> => {
+    catalog = served;
+    const first: ToWorker = { type: 'view', published: published(served.view(), true) };
+    for (const w of spawning) post(w, first);
+    known = new Set(served.view().snapshots.map((s) => s.serial));
+    // From here every view reaches every worker, those still warming up included.
+    served.onPublish((view) => {
+      const message: ToWorker = { type: 'view', published: published(view, false) };
+      for (const w of new Set([...spawning, ...workers])) if (w.threadId !== -1) post(w, message);
+      known = new Set(view.snapshots.map((s) => s.serial));
+    });
+    await ledgerReady;
+    await spawned;
+    spawning.length = 0;
+    return pool;
+  };
+
+  const pool: WorkerPool = {
     port: config.port,
-    implementation,
+    get implementation() {
+      return implementation;
+    },
     workers: options.workers,
     metricsText,
     async close(graceMs = 5_000) {
@@ -309,4 +393,5 @@ async function startHolding(options: WorkerPoolOptions, port: number): Promise<W
       }
     },
   };
+  return { serve };
 }

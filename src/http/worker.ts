@@ -18,7 +18,8 @@ import { startServer } from './server.ts';
 export interface WorkerData {
   entry: string;
   config: Config;
-  published: PublishedView;
+  /** Null for a worker started while the catalog loads: its first view comes as a message. */
+  published: PublishedView | null;
   keyLimiterTable: SharedArrayBuffer;
   writeLock: SharedArrayBuffer;
   quotaTable: SharedArrayBuffer;
@@ -62,7 +63,6 @@ process.on('exit', () => {
 const log = pino({ level: data.logLevel }, logDestination).child({ worker: threadId });
 
 const replica = new CatalogReplica();
-replica.apply(data.published);
 
 // Charges and the open operations' writes go to the ledger thread; each waits for its answer there.
 let ledgerPort: MessagePort;
@@ -147,7 +147,23 @@ const charges = new PageCharges(ledger, {
 });
 process.on('exit', () => ledger.close());
 
+/** The first view: given at the start, or the first one posted (a worker started while the catalog loads). */
+async function firstView(): Promise<void> {
+  if (data.published) return replica.apply(data.published);
+  await new Promise<void>((resolve) => {
+    const early = (m: ToWorker): void => {
+      if (m.type === 'ledger-port') useLedgerPort(m.port);
+      if (m.type !== 'view') return;
+      port.off('message', early);
+      replica.apply(m.published);
+      resolve();
+    };
+    port.on('message', early);
+  });
+}
+
 try {
+  await firstView();
   const server = await startServer({
     config: data.config,
     catalog: replica,

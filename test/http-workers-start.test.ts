@@ -1,0 +1,104 @@
+/**
+ * A start with worker threads as `npm start` makes it: the threads are started first and load
+ * their code (bundles, thread-code.ts) while the main thread loads the catalog; then they get its
+ * view, warm up and listen. What is published meanwhile reaches them, and a file a bundled module
+ * finds beside its own source (the map page) is found.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../src/catalog/catalog.ts';
+import { loadConfig } from '../src/config.ts';
+import { threadBundles } from '../src/http/thread-code.ts';
+import { spawnWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
+import { Ledger } from '../src/ledger/index.ts';
+import { getFresh, removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
+
+let dir: string;
+let catalog: Catalog;
+let ledger: Ledger;
+let pool: WorkerPool;
+let origin: string;
+const warnings: string[] = [];
+let gone: string;
+let buildingId: string;
+let kept: string[];
+
+beforeAll(async () => {
+  dir = await syntheticSnapshots(3000, 11, 'LI');
+  const config = { ...loadConfig({}), port: 0, snapshotsDir: join(dir, 'snapshots'), ledgerPath: join(dir, 'ledger.db') };
+  const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+  ledger = Ledger.open(config.ledgerPath);
+  const threads = await spawnWorkers({ config, ledger, log, workers: 2 });
+  // As main.ts: the catalog is loaded (synchronously, on this thread) while the threads start.
+  catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
+  const s = catalog.view().snapshots[0];
+  let row = 0;
+  while (s.businessCount(row) < 2) row++;
+  buildingId = s.buildingId(row);
+  const all = s.businesses(row).map((b) => b.business_id as string);
+  gone = all[0];
+  kept = all.slice(1);
+  const serving = threads.serve(catalog);
+  // Published after the first view went out, while the workers warm up on it: it must reach them.
+  catalog.setRemovals({ businessIds: new Set([gone]), registrationNumbers: new Set() });
+  pool = await serving;
+  origin = `http://127.0.0.1:${pool.port}`;
+});
+
+afterAll(async () => {
+  await pool?.close(2_000);
+  ledger?.close();
+  if (dir) removeDir(dir);
+});
+
+describe('threads started before the catalog', () => {
+  it('serve the catalog, with a removal published while they warmed up applied in every worker', async () => {
+    expect(pool.workers).toBe(2);
+    const { key } = workspaceWithKey(ledger, 1_000);
+    const pages = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        getFresh(origin, `/v1/buildings/${buildingId}/registered-businesses`, { Authorization: `Bearer ${key}` }),
+      ),
+    );
+    expect(pages.map((p) => p.status)).toEqual(new Array(10).fill(200));
+    for (const p of pages) expect(p.body.data.map((x: { business_id: string }) => x.business_id).sort()).toEqual([...kept].sort());
+    const readyz = await Promise.all(Array.from({ length: 6 }, () => getFresh(origin, '/readyz')));
+    for (const r of readyz) expect(r.body.snapshots).toEqual([{ country: 'LI', date: '2026-11-21', buildings: 3000 }]);
+  });
+
+  it('run their bundles, whose modules find the files beside their sources (the map page)', async () => {
+    expect(warnings.join('\n')).not.toContain('could not be bundled');
+    const page = readFileSync(fileURLToPath(new URL('../src/http/map/index.html', import.meta.url)), 'utf8');
+    const title = /<title>([^<]*)<\/title>/.exec(page)![1];
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => fetch(`${origin}/v1/map`).then(async (r) => [r.status, await r.text()])),
+    );
+    for (const [status, html] of answers) {
+      expect(status).toBe(200);
+      expect(html).toContain(`<title>${title}</title>`);
+    }
+  });
+});
+
+describe('thread bundles', () => {
+  const entries = ['worker.ts', 'ledger-thread.ts'].map((f) => fileURLToPath(new URL(`../src/http/${f}`, import.meta.url)));
+
+  it('are kept under a hash of the sources and reused while they do not change', async () => {
+    const first = await threadBundles(entries);
+    const mtimes = entries.map((e) => statSync(first.get(e)!).mtimeMs);
+    const again = await threadBundles(entries);
+    expect(entries.map((e) => again.get(e)!.href)).toEqual(entries.map((e) => first.get(e)!.href));
+    expect(entries.map((e) => statSync(again.get(e)!).mtimeMs)).toEqual(mtimes);
+    expect(first.get(entries[0])!.pathname).toMatch(/\/node_modules\/\.cache\/edifice\/[0-9a-f]{16}\/http-worker\.mjs$/);
+  });
+
+  it("give each module its own import.meta.url: its source's", async () => {
+    const bundle = readFileSync((await threadBundles(entries)).get(entries[0])!, 'utf8');
+    expect(bundle).not.toMatch(/import\.meta\.url/);
+    const mapPage = new URL('../src/http/map-page.ts', import.meta.url).href;
+    expect(bundle).toContain(JSON.stringify(mapPage));
+  });
+});
