@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
-import { toTransfer } from '../src/catalog/transfer.ts';
+import type { PublishedView } from '../src/catalog/replica.ts';
+import { fromTransfer, toTransfer } from '../src/catalog/transfer.ts';
+import { sliceView, ViewAssembly } from '../src/catalog/view-slices.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
 import { queryPoint } from '../src/query/point.ts';
 import { SORT_KEYS, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
@@ -105,5 +107,40 @@ describe('snapshots handed to worker threads', () => {
     } finally {
       await worker.terminate();
     }
+  });
+});
+
+describe('a view posted in slices', () => {
+  /** The largest array or map reachable from `value`, typed arrays aside. */
+  function largest(value: unknown, seen = new Set<unknown>()): number {
+    if (value === null || typeof value !== 'object' || seen.has(value) || ArrayBuffer.isView(value)) return 0;
+    seen.add(value);
+    const entries = value instanceof Map ? [...value.values()] : Object.values(value);
+    const own = Array.isArray(value) ? value.length : value instanceof Map ? value.size : 0;
+    return Math.max(own, ...entries.map((v) => largest(v, seen)));
+  }
+
+  it('goes as a skeleton without large arrays or maps and slices of at most the size asked, and is whole again once joined', () => {
+    const view: PublishedView = {
+      snapshots: [{ serial: 1, transfer: toTransfer(snapshot) }],
+      report: [],
+      removals: { businessIds: new Set(['synthetic:4:business/3']), registrationNumbers: new Set() },
+    };
+    expect(largest(view)).toBeGreaterThan(500);
+    const { skeleton, slices } = sliceView(view, 64);
+    expect(largest(skeleton)).toBeLessThanOrEqual(64);
+    expect(slices.length).toBeGreaterThan(20);
+    expect(Math.max(...slices.map((s) => s.items.length))).toBeLessThanOrEqual(64);
+    // As postMessage hands them over: each one cloned on its own.
+    const assembly = new ViewAssembly();
+    for (const slice of slices) assembly.add(structuredClone(slice));
+    const joined = assembly.join(structuredClone(skeleton));
+    expect(joined).toEqual(structuredClone(view));
+    const rebuilt = fromTransfer(joined.snapshots[0].transfer!);
+    const rng = new Rng(3);
+    const rows = Array.from({ length: 100 }, () => rng.int(0, snapshot.rows - 1));
+    expect(rows.map((row) => JSON.stringify(rebuilt.record(row)))).toEqual(rows.map((row) => JSON.stringify(snapshot.record(row))));
+    expect(rebuilt.places.list()).toEqual(snapshot.places.list());
+    expect(() => new ViewAssembly().join(structuredClone(skeleton))).toThrow(/without its slices/);
   });
 });

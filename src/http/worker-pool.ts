@@ -33,6 +33,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Catalog, CatalogView } from '../catalog/catalog.ts';
 import type { PublishedView } from '../catalog/replica.ts';
 import { toTransfer } from '../catalog/transfer.ts';
+import { sliceView } from '../catalog/view-slices.ts';
 import type { Config } from '../config.ts';
 import { BUSY_TIMEOUT_MS, type Ledger } from '../ledger/index.ts';
 import { SharedOpenings } from '../ledger/shared-openings.ts';
@@ -169,6 +170,27 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     removals: catalog!.removals(),
   });
   const post = (w: Worker, m: ToWorker): void => w.postMessage(m);
+  /**
+   * Per worker, the messages of views still to post, in order: a view's slices go one at a time,
+   * each once the worker has taken the one before (view-slices.ts), so that it serves between them.
+   */
+  const outbox = new Map<Worker, ToWorker[]>();
+  const sendNext = (w: Worker): void => {
+    const queue = outbox.get(w);
+    for (let m = queue?.shift(); m; m = queue!.shift()) {
+      post(w, m);
+      if (m.type === 'view-slice') return;
+    }
+    outbox.delete(w);
+  };
+  const send = (w: Worker, messages: ToWorker[]): void => {
+    const queue = outbox.get(w);
+    if (queue) queue.push(...messages);
+    else {
+      outbox.set(w, [...messages]);
+      sendNext(w);
+    }
+  };
 
   // Metrics: every thread answers with its registry (the workers', the ledger thread's, this
   // one's), and the sum is the text (prom-client's aggregation; the thread label keeps each
@@ -309,6 +331,8 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
           resolve(w);
         } else if (m.type === 'failed') {
           reject(new Error(`a worker could not start: ${m.message}`));
+        } else if (m.type === 'slice-taken') {
+          sendNext(w);
         } else {
           onMessage(m);
         }
@@ -318,6 +342,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         if (!started) reject(err);
       });
       w.on('exit', (code) => {
+        outbox.delete(w);
         if (workers.delete(w)) forgetThread();
         if (closing || !started) return;
         log.error({ code }, 'worker thread exited; starting another');
@@ -347,8 +372,12 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     known = new Set(served.view().snapshots.map((s) => s.serial));
     // From here every view reaches every worker, those still warming up included.
     served.onPublish((view) => {
-      const message: ToWorker = { type: 'view', published: published(view, false) };
-      for (const w of new Set([...spawning, ...workers])) if (w.threadId !== -1) post(w, message);
+      const { skeleton, slices } = sliceView(published(view, false));
+      const messages: ToWorker[] = [
+        ...slices.map((slice): ToWorker => ({ type: 'view-slice', slice })),
+        { type: 'view', published: skeleton },
+      ];
+      for (const w of new Set([...spawning, ...workers])) if (w.threadId !== -1) send(w, messages);
       known = new Set(view.snapshots.map((s) => s.serial));
     });
     await ledgerReady;

@@ -6,6 +6,7 @@
 import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import pino from 'pino';
 import { CatalogReplica, type PublishedView } from '../catalog/replica.ts';
+import { ViewAssembly, type ViewSlice } from '../catalog/view-slices.ts';
 import type { Config } from '../config.ts';
 import { Ledger, LedgerError, LedgerUnavailableError, type ChargeOutcome, type ChargePage } from '../ledger/index.ts';
 import { ABANDONED, PageCharges } from './page-charges.ts';
@@ -35,6 +36,8 @@ export interface WorkerData {
 /** Messages between the main thread and a worker. */
 export type ToWorker =
   | { type: 'view'; published: PublishedView }
+  /** A part of the next view, answered with slice-taken (catalog/view-slices.ts). */
+  | { type: 'view-slice'; slice: ViewSlice }
   /** Asks for this thread's metrics (the pool sums every thread's). */
   | { type: 'metrics'; id: number }
   | { type: 'ledger-port'; port: MessagePort }
@@ -43,6 +46,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'listening'; port: number; implementation: string }
+  | { type: 'slice-taken' }
   | { type: 'metrics'; id: number; json: unknown }
   | { type: 'failed'; message: string };
 
@@ -63,6 +67,12 @@ process.on('exit', () => {
 const log = pino({ level: data.logLevel }, logDestination).child({ worker: threadId });
 
 const replica = new CatalogReplica();
+/** The slices of the view to come. */
+const assembly = new ViewAssembly();
+const takeSlice = (slice: ViewSlice): void => {
+  assembly.add(slice);
+  send({ type: 'slice-taken' });
+};
 
 // Charges and the open operations' writes go to the ledger thread; each waits for its answer there.
 let ledgerPort: MessagePort;
@@ -153,9 +163,10 @@ async function firstView(): Promise<void> {
   await new Promise<void>((resolve) => {
     const early = (m: ToWorker): void => {
       if (m.type === 'ledger-port') useLedgerPort(m.port);
+      if (m.type === 'view-slice') takeSlice(m.slice);
       if (m.type !== 'view') return;
       port.off('message', early);
-      replica.apply(m.published);
+      replica.apply(assembly.join(m.published));
       resolve();
     };
     port.on('message', early);
@@ -178,8 +189,11 @@ try {
   });
   port.on('message', (m: ToWorker) => {
     switch (m.type) {
+      case 'view-slice':
+        takeSlice(m.slice);
+        break;
       case 'view':
-        replica.apply(m.published);
+        replica.apply(assembly.join(m.published));
         break;
       case 'metrics':
         void server.metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics', id: m.id, json }));
