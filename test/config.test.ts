@@ -44,7 +44,7 @@ describe('config: the rest of the environment', () => {
     expect(c.workers).toBeGreaterThanOrEqual(1);
     expect(c.fragmentCacheMb).toBe(256);
     expect(c.rankingCacheMb).toBe(32);
-    expect(c.warmUpRequests).toBe(500);
+    expect(c.warmUpRequests).toBe(150);
     expect(c.ledgerPriority).toBe(10);
   });
 
