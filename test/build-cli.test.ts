@@ -4,11 +4,13 @@
  * under --strict, 2 = wrong options or an unusable --out, 143 = interrupted by SIGTERM.
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Catalog, type LogEntry } from '../src/catalog/catalog.ts';
+import { loadSnapshot } from '../src/catalog/load.ts';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -141,6 +143,26 @@ describe.concurrent('build-snapshot CLI', () => {
       height_basis: 'estimated',
       volume_basis: 'estimated',
     });
+  });
+
+  it('writes the prepared file beside the snapshot, which a server then reads instead of building the store; --no-prepared writes none', async () => {
+    const [withIt, without] = await Promise.all([
+      cli('--country', 'LI', '--date', '2024-01-31', '--buildings', good, '--out', join(dir, 'with-prepared')),
+      cli('--country', 'LI', '--date', '2024-01-31', '--buildings', good, '--out', join(dir, 'no-prepared'), '--no-prepared'),
+    ]);
+    expect(withIt.status, withIt.stderr).toBe(0);
+    const prepared = join(dir, 'with-prepared', 'LI', '2024-01-31.edifice');
+    expect(withIt.stdout).toContain(`  prepared  ${prepared} (${statSync(prepared).size} bytes, `);
+    const loads: LogEntry[] = [];
+    const catalog = Catalog.open(join(dir, 'with-prepared'), { prepared: {}, log: (e) => void loads.push(e) });
+    expect(loads.filter((e) => e.event === 'prepared_refused')).toEqual([]);
+    expect(loads.find((e) => e.event === 'snapshot_loaded')).toMatchObject({ from: 'prepared', buildings: 2 });
+    expect(catalog.view().snapshots[0].record(0)).toEqual(
+      loadSnapshot(readSnapshot(join(dir, 'with-prepared', 'LI', '2024-01-31.arrow'))).record(0),
+    );
+    expect(without.status, without.stderr).toBe(0);
+    expect(without.stdout).not.toContain('  prepared  ');
+    expect(readdirSync(join(dir, 'no-prepared', 'LI'))).toEqual(['2024-01-31.arrow']);
   });
 
   it('counts bad rows by reason with their lines and goes on', async () => {
@@ -424,7 +446,7 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(lastLine(none.stderr)).toBe(
       'build-snapshot: no building in the input (0 features read); nothing written, so the snapshots already there stay as they are\n',
     );
-    expect(readdirSync(join(snapshots, 'LI'))).toEqual(['2013-08-03.arrow']);
+    expect(readdirSync(join(snapshots, 'LI')).sort()).toEqual(['2013-08-03.arrow', '2013-08-03.edifice']);
   });
 
   it('interrupted while osmium runs, kills it and leaves no temporary file behind', async () => {
@@ -515,7 +537,7 @@ describe.concurrent('build-snapshot CLI', () => {
     expect(readSnapshot(join(dir, 'dated', 'LI', '2013-08-03.arrow')).metadata.snapshotDate).toBe('2013-08-03');
     expect(fromObjects.status, fromObjects.stderr).toBe(0);
     expect(fromObjects.stderr).toContain(`--date ${newest.slice(0, 10)}, from the extract's newest object (timestamp ${newest})`);
-    expect(readdirSync(join(dir, 'dated-bare', 'LI'))).toEqual([`${newest.slice(0, 10)}.arrow`]);
+    expect(readdirSync(join(dir, 'dated-bare', 'LI')).sort()).toEqual([`${newest.slice(0, 10)}.arrow`, `${newest.slice(0, 10)}.edifice`]);
     expect(geojson.status).toBe(2);
     expect(geojson.stderr).toMatch(/--date is required with --buildings/);
     const help = await cli('--help');

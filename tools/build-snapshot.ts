@@ -12,7 +12,7 @@
  * Progress goes to stderr (a bar on a terminal, else a line every few seconds) with a closing
  * line, the summary to stdout.
  */
-import { existsSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -54,6 +54,8 @@ const USAGE = `Usage: npm run build:snapshot -- --country CC [--date YYYY-MM-DD]
   --progress-seconds N     when stderr is no terminal, a progress line every N seconds (default 5;
                            0: every step)
   --out PATH               directory (writes PATH/CC/DATE.arrow) or a .arrow file; default snapshots/
+  --no-prepared            write no prepared file (CC/DATE.edifice beside the snapshot, the store a
+                           server reads in seconds instead of building it from the Arrow file)
   --help                   this text
 
 The builder's rules (nested outlines, localities, the register's columns): docs/operating.md`;
@@ -73,6 +75,8 @@ interface Cli {
   pois?: string;
   businesses?: string;
   seismic: { path: string; columns: SeismicColumns | 'auto' }[];
+  /** Write the prepared file beside the snapshot (not --no-prepared). */
+  prepared: boolean;
   strict: boolean;
   progressSeconds: number;
   /** --out as given: a folder, or a .arrow file. */
@@ -98,6 +102,7 @@ function parseCli(argv: string[]): Cli | null {
         seismic: { type: 'string', multiple: true },
         'seismic-columns': { type: 'string', multiple: true },
         strict: { type: 'boolean', default: false },
+        'no-prepared': { type: 'boolean', default: false },
         out: { type: 'string', default: 'snapshots' },
         help: { type: 'boolean', default: false },
       },
@@ -140,6 +145,7 @@ function parseCli(argv: string[]): Cli | null {
     businesses: values.businesses,
     seismic: lists.map((path, i) => ({ path, columns: columns[specs.length === 1 ? 0 : i] ?? 'auto' })),
     strict: values.strict,
+    prepared: !values['no-prepared'],
     progressSeconds: Number(progressText),
     outArg: values.out,
   };
@@ -368,6 +374,23 @@ async function main(): Promise<number> {
   return status;
 }
 
+/**
+ * The store a server builds from the snapshot, written beside it as its prepared file
+ * (src/catalog/prepared.ts): servers of this code then read it instead of building the store.
+ */
+async function writePreparedFile(path: string, bar: Reporter): Promise<{ path: string; bytes: number; seconds: number }> {
+  const started = performance.now();
+  const [{ loadSnapshot }, { preparedBeside, writePrepared }, { readSnapshot }] = await Promise.all([
+    import('../src/catalog/load.ts'),
+    import('../src/catalog/prepared.ts'),
+    import('../src/snapshot/reader.ts'),
+  ]);
+  const snapshot = loadSnapshot(readSnapshot(path), { progress: (done, total) => bar.update({ phase: 'prepared file', done, total }) });
+  const at = preparedBeside(path);
+  const { bytes } = await writePrepared(at, snapshot);
+  return { path: at, bytes, seconds: (performance.now() - started) / 1000 };
+}
+
 async function build(cli: Resolved, created: readonly string[]): Promise<number> {
   const bar = progressReporter(cli.progressSeconds);
   let tmp: string | null = null;
@@ -378,6 +401,9 @@ async function build(cli: Resolved, created: readonly string[]): Promise<number>
     abort.abort();
     bar.stop();
     rmSync(join(dirname(out), `.${basename(out)}.${process.pid}.tmp`), { force: true }); // the writer's temporary file
+    const preparedTmp = `${basename(out).replace(/\.arrow$/, '.edifice')}.tmp-${process.pid}-`; // the prepared file's (prepared.ts)
+    for (const f of existsSync(dirname(out)) ? readdirSync(dirname(out)) : [])
+      if (f.startsWith(preparedTmp)) rmSync(join(dirname(out), f), { force: true });
     if (tmp) rmSync(tmp, { recursive: true, force: true });
     removeEmptyFolders(created);
     process.stderr.write(`build-snapshot: interrupted (${signal}); its temporary files are removed\n`);
@@ -406,9 +432,22 @@ async function build(cli: Resolved, created: readonly string[]): Promise<number>
       out: cli.out,
       onProgress: bar.update,
     });
+    let prepared: Awaited<ReturnType<typeof writePreparedFile>> | null = null;
+    if (cli.prepared) {
+      try {
+        prepared = await writePreparedFile(result.path, bar);
+      } catch (err) {
+        bar.stop();
+        process.stderr.write(
+          `build-snapshot: the snapshot is written (${result.path}), its prepared file is not: ${(err as Error).message}\n`,
+        );
+        return 1;
+      }
+    }
     bar.stop();
     process.stderr.write(closingLine(result));
     process.stdout.write(`${summary(cli, result)}\n`);
+    if (prepared) process.stdout.write(`  prepared  ${prepared.path} (${prepared.bytes} bytes, ${prepared.seconds.toFixed(2)} s)\n`);
     return 0;
   } catch (err) {
     bar.stop();
