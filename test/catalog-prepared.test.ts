@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type LogEntry, type Snapshot } from '../src/catalog/catalog.ts';
-import { PREPARED_FORMAT, preparedBeside } from '../src/catalog/prepared.ts';
+import { PREPARED_FORMAT, preparedBeside, readPrepared, type PreparedBinding } from '../src/catalog/prepared.ts';
 import { toTransfer } from '../src/catalog/transfer.ts';
 import { listBusinesses, listUnits } from '../src/query/children.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
@@ -303,5 +303,60 @@ describe('where the prepared file cannot be written beside the snapshot', () => 
     expect(third.log.find((e) => e.event === 'prepared_not_written')!.then).toBe(
       'none written: the next start builds the store from the Arrow file again',
     );
+  });
+});
+
+describe('the CRCs of the arrays, checked here or by a second thread while the arrays are read', () => {
+  let dir: string;
+  let prepared: string;
+  let binding: PreparedBinding;
+  let arrays: { shared: boolean; offset: number; bytes: number }[];
+
+  beforeAll(async () => {
+    dir = folderWith('crc-threads');
+    const { snapshot } = await open(dir);
+    prepared = preparedBeside(snapshot.path);
+    binding = { checksum: snapshot.checksum, country: snapshot.country, date: snapshot.date, rows: snapshot.rows };
+    // The arrays' places, from the header as the layout in prepared.ts gives them.
+    const bytes = readFileSync(prepared);
+    const headerLength = bytes.readUInt32LE(12);
+    const header = JSON.parse(bytes.toString('utf8', 24, 24 + headerLength)) as { arrays: [string, 0 | 1, number, number][] };
+    let at = Math.ceil((24 + headerLength) / 8) * 8;
+    arrays = header.arrays.map(([, shared, n]) => {
+      const entry = { shared: shared === 1, offset: at, bytes: n };
+      at += Math.ceil(n / 8) * 8;
+      return entry;
+    });
+  });
+
+  it('give the same store either way', () => {
+    const here = readPrepared(prepared, binding, arrow);
+    const beside = readPrepared(prepared, binding, arrow, { parallelCrcFrom: 0 });
+    const { serial: _a, ...a } = toTransfer(here.snapshot);
+    const { serial: _b, ...b } = toTransfer(beside.snapshot);
+    expect(leaves(b)).toEqual(leaves(a));
+  });
+
+  it('catch a flipped byte in every array, shared or not, either way, naming the array', () => {
+    expect(arrays.some((a) => a.shared)).toBe(true);
+    expect(arrays.some((a) => !a.shared)).toBe(true);
+    const original = readFileSync(prepared);
+    try {
+      arrays.forEach((a, k) => {
+        if (a.bytes === 0) return;
+        const at = a.offset + Math.floor(a.bytes / 2);
+        poke(prepared, at, Uint8Array.of(original[at] ^ 0x04));
+        for (const parallelCrcFrom of [Infinity, 0]) {
+          expect(
+            () => readPrepared(prepared, binding, arrow, { parallelCrcFrom }),
+            `array ${k}, parallelCrcFrom ${parallelCrcFrom}`,
+          ).toThrow(new RegExp(`^CRC mismatch in array ${k} \\(`));
+        }
+        poke(prepared, at, original.subarray(at, at + 1));
+      });
+    } finally {
+      poke(prepared, 0, original);
+    }
+    expect(() => readPrepared(prepared, binding, arrow, { parallelCrcFrom: 0 })).not.toThrow();
   });
 });
