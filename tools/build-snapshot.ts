@@ -7,7 +7,8 @@
  *   npm run build:snapshot -- --country RO --date 2026-11-21 --buildings ro.geojsonseq \
  *     --seismic expertiza-bucuresti.csv --seismic expertiza-iasi.csv --out snapshots/
  *
- * Exit status: 0 built; 1 input unreadable or without a building, or a bad row under --strict; 2 wrong
+ * Exit status: 0 built (with its prepared file unless --no-prepared); 1 input unreadable or without a
+ * building, a bad row under --strict, or the snapshot written but not its prepared file; 2 wrong
  * options or an unusable --out; 130 / 143 interrupted (SIGINT / SIGTERM), temporary files removed.
  * Progress goes to stderr (a bar on a terminal, else a line every few seconds) with a closing
  * line, the summary to stdout.

@@ -271,7 +271,8 @@ const CRC_THREAD = new URL('./crc-thread.mjs', import.meta.url);
 class ParallelCrc {
   private readonly control = new Int32Array(new SharedArrayBuffer(12));
   private readonly sums: Uint32Array;
-  private readonly thread: Worker;
+  /** The thread could not be started: finish() computes every CRC here. */
+  private failed = false;
   private read = 0;
 
   constructor(
@@ -279,8 +280,14 @@ class ParallelCrc {
     private readonly slices: [array: number, from: number, length: number][],
   ) {
     this.sums = new Uint32Array(new SharedArrayBuffer(4 * buffers.length));
-    this.thread = new Worker(CRC_THREAD, { workerData: { control: this.control, sums: this.sums, buffers, slices } });
-    this.thread.unref();
+    try {
+      const thread = new Worker(CRC_THREAD, { workerData: { control: this.control, sums: this.sums, buffers, slices }, execArgv: [] });
+      // Its failure is seen as a stall (finish): an error event left unheard would end the process.
+      thread.on('error', () => undefined);
+      thread.unref();
+    } catch {
+      this.failed = true;
+    }
   }
 
   /** The next slice (in `slices` order) is in its buffer. */
@@ -291,6 +298,7 @@ class ParallelCrc {
 
   /** Every shared array's CRC, once every slice was read; stops the thread. */
   finish(): Uint32Array {
+    if (this.failed) return this.computedHere();
     const total = this.slices.length;
     for (let done = Atomics.load(this.control, 1); done < total;) {
       const outcome = Atomics.wait(this.control, 1, done, CRC_THREAD_PATIENCE_MS);

@@ -34,7 +34,8 @@ function sources(): string[] {
  */
 export async function threadBundles(entries: readonly string[]): Promise<Map<string, URL>> {
   const { build, version } = await import('esbuild');
-  const hash = createHash('sha256').update(version);
+  // The sources' folder too: every module's import.meta.url names it.
+  const hash = createHash('sha256').update(version).update(`${SRC}\0`);
   for (const f of sources()) hash.update(`${f.slice(SRC.length)}\0`).update(readFileSync(f));
   const key = hash.digest('hex').slice(0, 16);
   const out = new Map<string, URL>();
@@ -44,35 +45,36 @@ export async function threadBundles(entries: readonly string[]): Promise<Map<str
     out.set(entry, pathToFileURL(path));
     if (!existsSync(path)) missing.push(entry);
   }
-  for (const entry of missing) {
-    const result = await build({
-      entryPoints: [entry],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      keepNames: true,
-      write: false,
-      logLevel: 'silent',
-      plugins: [
-        {
-          name: 'own-import-meta-url',
-          setup(b) {
-            b.onLoad({ filter: /\.ts$/ }, (args) => ({
-              contents: readFileSync(args.path, 'utf8').replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(args.path).href)),
-              loader: 'ts',
-            }));
-          },
-        },
-      ],
-    });
-    const path = fileURLToPath(out.get(entry)!);
-    mkdirSync(dirname(path), { recursive: true });
-    // Whole or not at all: another server starting from the same folder may be writing it too.
-    const tmp = `${path}.${process.pid}-${threadId}-${++writes}.tmp`;
-    writeFileSync(tmp, result.outputFiles[0].contents);
-    renameSync(tmp, path);
-  }
+  for (const entry of missing) await buildOne(build, entry, fileURLToPath(out.get(entry)!));
   return out;
+}
+
+async function buildOne(build: typeof import('esbuild').build, entry: string, path: string): Promise<void> {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    keepNames: true,
+    write: false,
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'own-import-meta-url',
+        setup(b) {
+          b.onLoad({ filter: /\.ts$/ }, (args) => ({
+            contents: readFileSync(args.path, 'utf8').replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(args.path).href)),
+            loader: 'ts',
+          }));
+        },
+      },
+    ],
+  });
+  mkdirSync(dirname(path), { recursive: true });
+  // Whole or not at all: another server starting from the same folder may be writing it too.
+  const tmp = `${path}.${process.pid}-${threadId}-${++writes}.tmp`;
+  writeFileSync(tmp, result.outputFiles[0].contents);
+  renameSync(tmp, path);
 }

@@ -54,6 +54,11 @@ const LEDGER_ENTRY = new URL('./ledger-thread.ts', import.meta.url).href;
 interface ThreadCode {
   worker: URL;
   ledger: URL;
+  /**
+   * Node's options for the threads: none for a bundle, which needs no tsx loader (some 50 ms a
+   * thread); V8's flags, such as --single-threaded-gc, are the process's whatever a thread is given.
+   */
+  execArgv?: string[];
 }
 /** Waits between attempts to start the ledger thread again after one failed: doubling from the first, at most the last. */
 const RESTART_FIRST_MS = 250;
@@ -118,7 +123,7 @@ export async function spawnWorkers(options: ThreadOptions): Promise<StartingPool
   try {
     const entries = [fileURLToPath(ENTRY), fileURLToPath(LEDGER_ENTRY)];
     const code = await threadBundles(entries).then(
-      (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])! }),
+      (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])!, execArgv: [] }),
       (err: unknown): ThreadCode => {
         options.log.warn(
           { err: (err as Error).message },
@@ -157,6 +162,8 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     'a table of the latest openings shared by the workers',
   );
   const workers = new Set<Worker>();
+  /** Every worker thread started and not ended: those listening (`workers`) and those starting. */
+  const live = new Set<Worker>();
   let closing = false;
   let implementation = '';
 
@@ -171,17 +178,17 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
   });
   const post = (w: Worker, m: ToWorker): void => w.postMessage(m);
   /**
-   * Per worker, the messages of views still to post, in order: a view's slices go one at a time,
-   * each once the worker has taken the one before (view-slices.ts), so that it serves between them.
+   * Per worker, the messages of views still to post, in order, each once the worker has taken the
+   * one before ('taken'): a view's slices go one at a time (view-slices.ts), so that it serves
+   * between them. A worker's entry is gone once it has taken everything posted to it.
    */
   const outbox = new Map<Worker, ToWorker[]>();
+  const drained: (() => void)[] = [];
   const sendNext = (w: Worker): void => {
-    const queue = outbox.get(w);
-    for (let m = queue?.shift(); m; m = queue!.shift()) {
-      post(w, m);
-      if (m.type === 'view-slice') return;
-    }
+    const m = outbox.get(w)?.shift();
+    if (m) return post(w, m);
     outbox.delete(w);
+    if (outbox.size === 0) for (const done of drained.splice(0)) done();
   };
   const send = (w: Worker, messages: ToWorker[]): void => {
     const queue = outbox.get(w);
@@ -229,15 +236,17 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     }
   };
 
-  // The ledger thread, restarted if it fails; every worker gets a port to it (one spawned
-  // before the first ledger thread is ready gets the far end once it is).
+  // The ledger thread, restarted if it fails; every worker gets a port to it. The far end of a
+  // port made while no ledger thread is ready (the first one starting, or one starting again)
+  // waits here until one is.
   let ledgerThread: Worker;
-  let firstLedger: Promise<void> | null = null;
+  let ledgerServing = false;
+  const waitingPorts: MessagePort[] = [];
+  const giveLedger = (port: MessagePort): void => ledgerThread.postMessage({ type: 'port', port } satisfies ToLedgerThread, [port]);
   const ledgerPort = (): MessagePort => {
     const { port1, port2 } = new MessageChannel();
-    const give = (): void => ledgerThread.postMessage({ type: 'port', port: port1 } satisfies ToLedgerThread, [port1]);
-    if (ledgerThread !== undefined) give();
-    else void firstLedger!.then(give, () => port1.close());
+    if (ledgerServing) giveLedger(port1);
+    else waitingPorts.push(port1);
     return port2;
   };
   const startLedgerThread = (): Promise<void> =>
@@ -250,13 +259,15 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         quotaTable: ledger.quotaTable,
         openingsTable: openings.buffer,
       };
-      const t = new Worker(code.ledger, { workerData: data, name: 'edifice-ledger' });
+      const t = new Worker(code.ledger, { workerData: data, name: 'edifice-ledger', execArgv: code.execArgv });
       let started = false;
       t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
         if ('type' in m) return onMessage(m);
         const ready = m;
         started = true;
         ledgerThread = t;
+        ledgerServing = true;
+        for (const port of waitingPorts.splice(0)) giveLedger(port);
         log.info(ready, 'ledger thread ready (the openings of the last 365 days read into memory, the latest shared with the workers)');
         if (!ready.priority.raised && config.ledgerPriority > 0) {
           log.warn(
@@ -271,7 +282,11 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         if (!started) reject(err);
       });
       t.on('exit', (code) => {
-        if (started) forgetThread();
+        if (!started) reject(new Error(`the ledger thread exited (code ${code}) before it was ready`));
+        if (started) {
+          forgetThread();
+          ledgerServing = false;
+        }
         if (closing || !started) return;
         log.error({ code }, 'ledger thread exited; starting another');
         restartLedgerThread(RESTART_FIRST_MS);
@@ -289,7 +304,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       () => {
         // A stop that began meanwhile found the old thread ended and left this one to us.
         if (closing) return ledgerThread.postMessage({ type: 'close' } satisfies ToLedgerThread);
-        for (const w of workers) {
+        for (const w of live) {
           const port = ledgerPort();
           w.postMessage({ type: 'ledger-port', port } satisfies ToWorker, [port]);
         }
@@ -301,7 +316,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       },
     );
   };
-  firstLedger = startLedgerThread();
+  const firstLedger = startLedgerThread();
 
   const spawn = (region: number): { worker: Worker; listening: Promise<Worker> } => {
     let worker!: Worker;
@@ -320,8 +335,9 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         sharedBuildings: buildings && { memory: buildings, region },
         logLevel: options.log.level,
       };
-      const w = new Worker(code.worker, { workerData: data, transferList: [port], name: 'edifice-http' });
+      const w = new Worker(code.worker, { workerData: data, transferList: [port], name: 'edifice-http', execArgv: code.execArgv });
       worker = w;
+      live.add(w);
       let started = false;
       w.on('message', (m: FromWorker) => {
         if (m.type === 'listening' && !started) {
@@ -331,7 +347,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
           resolve(w);
         } else if (m.type === 'failed') {
           reject(new Error(`a worker could not start: ${m.message}`));
-        } else if (m.type === 'slice-taken') {
+        } else if (m.type === 'taken') {
           sendNext(w);
         } else {
           onMessage(m);
@@ -342,7 +358,12 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         if (!started) reject(err);
       });
       w.on('exit', (code) => {
-        outbox.delete(w);
+        live.delete(w);
+        if (outbox.has(w)) {
+          outbox.set(w, []);
+          sendNext(w);
+        }
+        if (!started) reject(new Error(`a worker thread exited (code ${code}) before it listened`));
         if (workers.delete(w)) forgetThread();
         if (closing || !started) return;
         log.error({ code }, 'worker thread exited; starting another');
@@ -361,8 +382,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     }),
   );
   // Both are awaited in serve(); a failure before it is not an unhandled rejection meanwhile.
-  const ledgerReady = firstLedger;
-  ledgerReady.catch(() => undefined);
+  firstLedger.catch(() => undefined);
   spawned.catch(() => undefined);
 
   const serve = async (served: Catalog): Promise<WorkerPool> => {
@@ -377,11 +397,13 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         ...slices.map((slice): ToWorker => ({ type: 'view-slice', slice })),
         { type: 'view', published: skeleton },
       ];
-      for (const w of new Set([...spawning, ...workers])) if (w.threadId !== -1) send(w, messages);
+      for (const w of live) send(w, messages);
       known = new Set(view.snapshots.map((s) => s.serial));
     });
-    await ledgerReady;
+    await firstLedger;
     await spawned;
+    // Views published while they started are taken too: serving means serving the latest.
+    while (outbox.size > 0) await new Promise<void>((done) => drained.push(done));
     spawning.length = 0;
     return pool;
   };

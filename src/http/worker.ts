@@ -36,7 +36,7 @@ export interface WorkerData {
 /** Messages between the main thread and a worker. */
 export type ToWorker =
   | { type: 'view'; published: PublishedView }
-  /** A part of the next view, answered with slice-taken (catalog/view-slices.ts). */
+  /** A part of the next view (catalog/view-slices.ts); it and the view are answered with 'taken'. */
   | { type: 'view-slice'; slice: ViewSlice }
   /** Asks for this thread's metrics (the pool sums every thread's). */
   | { type: 'metrics'; id: number }
@@ -46,7 +46,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'listening'; port: number; implementation: string }
-  | { type: 'slice-taken' }
+  | { type: 'taken' }
   | { type: 'metrics'; id: number; json: unknown }
   | { type: 'failed'; message: string };
 
@@ -71,7 +71,7 @@ const replica = new CatalogReplica();
 const assembly = new ViewAssembly();
 const takeSlice = (slice: ViewSlice): void => {
   assembly.add(slice);
-  send({ type: 'slice-taken' });
+  send({ type: 'taken' });
 };
 
 // Charges and the open operations' writes go to the ledger thread; each waits for its answer there.
@@ -157,25 +157,65 @@ const charges = new PageCharges(ledger, {
 });
 process.on('exit', () => ledger.close());
 
-/** The first view: given at the start, or the first one posted (a worker started while the catalog loads). */
-async function firstView(): Promise<void> {
-  if (data.published) return replica.apply(data.published);
-  await new Promise<void>((resolve) => {
-    const early = (m: ToWorker): void => {
-      if (m.type === 'ledger-port') useLedgerPort(m.port);
-      if (m.type === 'view-slice') takeSlice(m.slice);
-      if (m.type !== 'view') return;
-      port.off('message', early);
-      replica.apply(assembly.join(m.published));
-      resolve();
-    };
-    port.on('message', early);
-  });
+type Server = Awaited<ReturnType<typeof startServer>>;
+let server: Server | null = null;
+/** Asked before the server listens: answered once it does. */
+const beforeListening: ToWorker[] = [];
+
+function act(on: Server, m: ToWorker): void {
+  switch (m.type) {
+    case 'metrics':
+      void on.metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics', id: m.id, json }));
+      break;
+    case 'close':
+      // The thread ends once its connections are gone: each closes after its next response, and
+      // those still open at the end of the grace are closed. It is never terminated from
+      // outside while it may be inside SQLite: that aborts the whole process.
+      if (m.now) {
+        on.closeConnections();
+      } else {
+        on.close();
+        port.unref();
+        stopping = true;
+        if (awaiting.size === 0) ledgerPort.unref();
+      }
+      break;
+  }
 }
 
+// One listener from the start: a message that arrives in the same batch as the first view is
+// never lost between two listeners.
+let viewArrived = (): void => {};
+let firstApplied = false;
+const firstView = data.published ? null : new Promise<void>((resolve) => (viewArrived = resolve));
+port.on('message', (m: ToWorker) => {
+  switch (m.type) {
+    case 'view-slice':
+      takeSlice(m.slice);
+      break;
+    case 'view':
+      replica.apply(assembly.join(m.published));
+      // The first view (a worker started while the catalog loads) is posted alone, not through the outbox.
+      if (firstView !== null && !firstApplied) firstApplied = true;
+      else send({ type: 'taken' });
+      viewArrived();
+      break;
+    case 'ledger-port':
+      useLedgerPort(m.port);
+      break;
+    case 'metrics':
+    case 'close':
+      if (server) act(server, m);
+      else beforeListening.push(m);
+      break;
+  }
+});
+
 try {
-  await firstView();
-  const server = await startServer({
+  // A worker started while the catalog loads waits for its first view (worker-pool.ts).
+  if (data.published) replica.apply(data.published);
+  else await firstView;
+  server = await startServer({
     config: data.config,
     catalog: replica,
     ledger,
@@ -187,35 +227,7 @@ try {
     sharedPort: true,
     thread: `http-${threadId}`,
   });
-  port.on('message', (m: ToWorker) => {
-    switch (m.type) {
-      case 'view-slice':
-        takeSlice(m.slice);
-        break;
-      case 'view':
-        replica.apply(assembly.join(m.published));
-        break;
-      case 'metrics':
-        void server.metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics', id: m.id, json }));
-        break;
-      case 'ledger-port':
-        useLedgerPort(m.port);
-        break;
-      case 'close':
-        // The thread ends once its connections are gone: each closes after its next response, and
-        // those still open at the end of the grace are closed. It is never terminated from
-        // outside while it may be inside SQLite: that aborts the whole process.
-        if (m.now) {
-          server.closeConnections();
-        } else {
-          server.close();
-          port.unref();
-          stopping = true;
-          if (awaiting.size === 0) ledgerPort.unref();
-        }
-        break;
-    }
-  });
+  for (const m of beforeListening.splice(0)) act(server, m);
   send({ type: 'listening', port: server.port, implementation: server.implementation });
 } catch (err) {
   send({ type: 'failed', message: (err as Error).message });
