@@ -41,7 +41,7 @@ import {
 import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
 import { formatId, type BenchColumns } from './columns.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
-import { filterConditions, sqlString } from './sql-filters.ts';
+import { filterConditions, sqlString, SORT_COLUMNS } from './sql-filters.ts';
 import { LocalFrame } from '../src/geo/wgs84.ts';
 import { EARTH_RADIUS_M, checkSupported } from './scan.ts';
 
@@ -300,13 +300,9 @@ export class DuckDbEngine implements Engine<{ ids: string[]; total?: number; cap
     let key: string;
     switch (q.sort) {
       case 'volume':
-        key = 'volume_m3';
-        break;
       case 'area':
-        key = 'footprint_area_m2';
-        break;
       case 'height':
-        key = 'height_m';
+        key = SORT_COLUMNS[q.sort];
         break;
       case 'registered_business_employees':
         key = 'list_max(list_transform(businesses, x -> x.employees_min))';

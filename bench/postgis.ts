@@ -20,8 +20,8 @@
  * geodesic by under 1e-6 of the distance (point.ts): only a building that close to the radius,
  * or two that close to each other at the limit, could be answered differently.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
@@ -37,10 +37,10 @@ import {
 import { MAX_WINDOW, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
 import { NULL_CODE, formatId, type BenchColumns } from './columns.ts';
 import type { Answer, Engine, MixQuery } from './engine.ts';
-import { filterConditions, sqlString } from './sql-filters.ts';
+import { filterConditions, sqlString, SORT_COLUMNS } from './sql-filters.ts';
 import { checkSupported } from './scan.ts';
 import { freePort } from '../test/services/ports.ts';
-import { postgresBin } from '../test/services/postgres.ts';
+import { postgresBin, postgresFolder } from '../test/services/postgres.ts';
 
 export interface BenchCluster {
   url: string;
@@ -55,20 +55,9 @@ export interface BenchCluster {
  * fsync off: a lost cluster is reloaded from the snapshot, and no figure depends on durability.
  */
 export async function startCluster(folder: string, sharedBuffers: string, log: (msg: string) => void): Promise<BenchCluster> {
-  const bin = postgresBin();
   const data = join(folder, 'data');
-  const asRoot = process.getuid?.() === 0;
   mkdirSync(folder, { recursive: true });
-  if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    chownSync(folder, uid, gid);
-  }
-  chmodSync(folder, 0o700);
-  const run = (program: string, args: string[]): void => {
-    const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', join(bin, program), ...args] : [join(bin, program), ...args];
-    execFileSync(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
-  };
+  const run = postgresFolder(folder, 120_000);
   if (!existsSync(join(data, 'PG_VERSION'))) {
     rmSync(data, { recursive: true, force: true });
     log(`postgis: initdb ${data}`);
@@ -148,7 +137,10 @@ const sqlDouble = (v: number): string => {
   return `float8 '${v}'`;
 };
 
-/** Streams COPY text lines into `table` through psql; `lines` yields blocks of whole lines. */
+/** Bytes of COPY text written at a time. */
+const BLOCK = 4 << 20;
+
+/** Streams COPY text lines into `table` through psql, in blocks of about BLOCK bytes. */
 async function copyIn(url: string, table: string, lines: Iterable<string>): Promise<void> {
   const child = spawn(join(postgresBin(), 'psql'), [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `COPY ${table} FROM STDIN`], {
     stdio: ['pipe', 'ignore', 'pipe'],
@@ -156,9 +148,21 @@ async function copyIn(url: string, table: string, lines: Iterable<string>): Prom
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  for (const block of lines) {
+  const write = async (block: string): Promise<void> => {
     if (!child.stdin.write(block)) await new Promise<void>((resolve) => child.stdin.once('drain', resolve));
+  };
+  let block: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    block.push(line);
+    size += line.length;
+    if (size >= BLOCK) {
+      await write(block.join(''));
+      block = [];
+      size = 0;
+    }
   }
+  if (block.length) await write(block.join(''));
   child.stdin.end();
   const code = await exited;
   if (code !== 0) throw new Error(`bench: COPY ${table} failed (psql exit ${code}): ${stderr.trim()}`);
@@ -222,51 +226,30 @@ class FootprintWriter {
   }
 }
 
-const BLOCK = 4 << 20;
-
 function* buildingLines(c: BenchColumns, log: (msg: string) => void): Generator<string> {
   const num = (v: number): string => (v === v ? String(v) : '\\N');
   const label = (values: readonly string[], code: number): string => (code === NULL_CODE ? '\\N' : values[code]);
   const fp = new FootprintWriter(c);
-  let block: string[] = [];
-  let size = 0;
   for (let i = 0; i < c.n; i++) {
-    const line =
+    if (i % 500_000 === 0) log(`postgis: copying buildings ${i.toLocaleString('en')}/${c.n.toLocaleString('en')}`);
+    yield (
       `${i}\t${formatId(c.idWords, i)}\t${num(c.lon[i])}\t${num(c.lat[i])}\t` +
       `${label(CATEGORY, c.category[i])}\t${label(ROOF_SHAPE, c.roofShape[i])}\t${label(BASIS, c.volumeBasis[i])}\t` +
       `${label(FLOOD_ZONE, c.floodZone[i])}\t${label(SEISMIC_RISK_CLASS, c.seismicRiskClass[i])}\t` +
       `${label(SOLAR_PRESENCE, c.solarPresence[i])}\t${label(PANELS_STATUS, c.panelsStatus[i])}\t` +
       `${label(SOLAR_BASIS, c.solarPotentialBasis[i])}\t${c.has3dModel[i] === 1 ? 't' : 'f'}\t` +
       `${num(c.floors[i])}\t${num(c.dwellings[i])}\t${num(c.heightM[i])}\t${num(c.volumeM3[i])}\t` +
-      `${num(c.areaM2[i])}\t${num(c.recentFrostDays[i])}\t${fp.hex(i)}\n`;
-    block.push(line);
-    size += line.length;
-    if (size >= BLOCK) {
-      yield block.join('');
-      block = [];
-      size = 0;
-    }
-    if (i % 500_000 === 0) log(`postgis: copying buildings ${i.toLocaleString('en')}/${c.n.toLocaleString('en')}`);
+      `${num(c.areaM2[i])}\t${num(c.recentFrostDays[i])}\t${fp.hex(i)}\n`
+    );
   }
-  if (block.length) yield block.join('');
 }
 
 function* businessLines(c: BenchColumns): Generator<string> {
   const num = (v: number): string => (v === v ? String(v) : '\\N');
-  let block: string[] = [];
-  let size = 0;
   for (let j = 0; j < c.bizRow.length; j++) {
     const cur = c.bizCurrency[j] === NULL_CODE ? '\\N' : c.currencies[c.bizCurrency[j]];
-    const line = `${c.bizRow[j]}\t${num(c.bizEmployeesMin[j])}\t${num(c.bizTurnover[j])}\t${cur}\n`;
-    block.push(line);
-    size += line.length;
-    if (size >= BLOCK) {
-      yield block.join('');
-      block = [];
-      size = 0;
-    }
+    yield `${c.bizRow[j]}\t${num(c.bizEmployeesMin[j])}\t${num(c.bizTurnover[j])}\t${cur}\n`;
   }
-  if (block.length) yield block.join('');
 }
 
 export interface PostgisLoad {
@@ -395,13 +378,9 @@ export class PostgisEngine implements Engine<Raw> {
     let key: string;
     switch (q.sort) {
       case 'volume':
-        key = 'volume_m3';
-        break;
       case 'area':
-        key = 'footprint_area_m2';
-        break;
       case 'height':
-        key = 'height_m';
+        key = SORT_COLUMNS[q.sort];
         break;
       case 'registered_business_employees':
         key = '(SELECT max(employees_min) FROM businesses z WHERE z.rid = buildings.rid)';

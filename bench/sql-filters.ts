@@ -1,12 +1,15 @@
 /**
- * The SQL conditions of a GET /buildings query's bbox and column filters, shared by the SQL
- * engines (DuckDB, PostGIS), whose tables name the columns alike; `double` writes a number as a
- * literal of the engine's dialect that parses back to exactly it.
+ * The SQL conditions of a GET /buildings query's bbox and column filters, and the columns of the
+ * sort keys, shared by the SQL engines (DuckDB, PostGIS), whose tables name the columns alike;
+ * `double` writes a number as a literal of the engine's dialect that parses back to exactly it.
  */
 import type { BuildingsQuery } from '../src/query/types.ts';
 
 export const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 export const inList = (col: string, values: readonly string[]): string => `${col} IN (${values.map(sqlString).join(', ')})`;
+
+/** The column of a sort key that is one (the business sorts compute theirs from the businesses). */
+export const SORT_COLUMNS = { volume: 'volume_m3', area: 'footprint_area_m2', height: 'height_m' } as const;
 
 export function filterConditions(q: BuildingsQuery, double: (v: number) => string): string[] {
   const w: string[] = [

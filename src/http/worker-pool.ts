@@ -318,9 +318,8 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
   };
   const firstLedger = startLedgerThread();
 
-  const spawn = (region: number): { worker: Worker; listening: Promise<Worker> } => {
-    let worker!: Worker;
-    const listening = new Promise<Worker>((resolve, reject) => {
+  const spawn = (region: number): Promise<Worker> =>
+    new Promise<Worker>((resolve, reject) => {
       const port = ledgerPort();
       const data: WorkerData = {
         entry: ENTRY,
@@ -336,7 +335,6 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         logLevel: options.log.level,
       };
       const w = new Worker(code.worker, { workerData: data, transferList: [port], name: 'edifice-http', execArgv: code.execArgv });
-      worker = w;
       live.add(w);
       let started = false;
       w.on('message', (m: FromWorker) => {
@@ -367,28 +365,20 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         if (workers.delete(w)) forgetThread();
         if (closing || !started) return;
         log.error({ code }, 'worker thread exited; starting another');
-        spawn(region).listening.catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
+        spawn(region).catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
       });
     });
-    return { worker, listening };
-  };
 
-  const spawning: Worker[] = [];
-  const spawned = Promise.all(
-    Array.from({ length: options.workers }, (_, region) => {
-      const w = spawn(region);
-      spawning.push(w.worker);
-      return w.listening;
-    }),
-  );
+  const spawned = Promise.all(Array.from({ length: options.workers }, (_, region) => spawn(region)));
   // Both are awaited in serve(); a failure before it is not an unhandled rejection meanwhile.
   firstLedger.catch(() => undefined);
   spawned.catch(() => undefined);
 
   const serve = async (served: Catalog): Promise<WorkerPool> => {
     catalog = served;
+    // Whole: they serve nothing yet. Through the outbox, as every later view.
     const first: ToWorker = { type: 'view', published: published(served.view(), true) };
-    for (const w of spawning) post(w, first);
+    for (const w of live) send(w, [first]);
     known = new Set(served.view().snapshots.map((s) => s.serial));
     // From here every view reaches every worker, those still warming up included.
     served.onPublish((view) => {
@@ -404,7 +394,6 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     await spawned;
     // Views published while they started are taken too: serving means serving the latest.
     while (outbox.size > 0) await new Promise<void>((done) => drained.push(done));
-    spawning.length = 0;
     return pool;
   };
 

@@ -186,7 +186,6 @@ function act(on: Server, m: ToWorker): void {
 // One listener from the start: a message that arrives in the same batch as the first view is
 // never lost between two listeners.
 let viewArrived = (): void => {};
-let firstApplied = false;
 const firstView = data.published ? null : new Promise<void>((resolve) => (viewArrived = resolve));
 port.on('message', (m: ToWorker) => {
   switch (m.type) {
@@ -195,9 +194,7 @@ port.on('message', (m: ToWorker) => {
       break;
     case 'view':
       replica.apply(assembly.join(m.published));
-      // The first view (a worker started while the catalog loads) is posted alone, not through the outbox.
-      if (firstView !== null && !firstApplied) firstApplied = true;
-      else send({ type: 'taken' });
+      send({ type: 'taken' });
       viewArrived();
       break;
     case 'ledger-port':

@@ -36,13 +36,11 @@ export function postgresBin(): string {
 }
 
 /**
- * `durable`: commits wait for their fsync, as in production (for benchmarks); tests run without
- * (fsync=off), which changes no behaviour they check.
+ * Makes `dir` a folder PostgreSQL may keep a cluster in (as root: the `postgres` user's, mode
+ * 0700), and gives the runner of its programs (as that user when root).
  */
-export async function startPostgres(how: { durable?: boolean } = {}): Promise<TestPostgres> {
+export function postgresFolder(dir: string, timeoutMs: number): (program: string, args: string[]) => void {
   const bin = postgresBin();
-  const dir = mkdtempSync(join(tmpdir(), 'edifice-pg-'));
-  const data = join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
@@ -50,12 +48,20 @@ export async function startPostgres(how: { durable?: boolean } = {}): Promise<Te
     chownSync(dir, uid, gid);
   }
   chmodSync(dir, 0o700);
-  const run = (program: string, args: string[]): void => {
-    const cmd = asRoot
-      ? (['runuser', ['-u', 'postgres', '--', join(bin, program), ...args]] as const)
-      : ([join(bin, program), args] as const);
-    execFileSync(cmd[0], [...cmd[1]], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+  return (program, args) => {
+    const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', join(bin, program), ...args] : [join(bin, program), ...args];
+    execFileSync(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs });
   };
+}
+
+/**
+ * `durable`: commits wait for their fsync, as in production (for benchmarks); tests run without
+ * (fsync=off), which changes no behaviour they check.
+ */
+export async function startPostgres(how: { durable?: boolean } = {}): Promise<TestPostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'edifice-pg-'));
+  const data = join(dir, 'data');
+  const run = postgresFolder(dir, 60_000);
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 ${how.durable ? '' : '-c fsync=off '}-c max_connections=200 -c shared_buffers=32MB`;
