@@ -42,7 +42,7 @@ ledger.close();
 
 const server = await startChild(
   'edifice',
-  ['--single-threaded-gc', '--import', 'tsx', 'src/main.ts'],
+  ['--single-threaded-gc', 'bin/start.mjs'],
   {
     EDIFICE_HOST: '127.0.0.1',
     EDIFICE_PORT: '0',

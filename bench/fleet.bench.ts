@@ -150,7 +150,7 @@ function sqliteKeys(path: string, n: number): string[] {
   return keys;
 }
 
-const SERVER = ['--single-threaded-gc', '--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/main.ts')];
+const SERVER = ['--single-threaded-gc', join(ROOT, 'bin/start.mjs')];
 const FLEET = ['--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'tools/fleet.ts')];
 const LISTENING = /listening on [^\s]+:(\d+)/;
 const FLEET_LISTENING = /behind HAProxy on [^\s]+:(\d+)/;

@@ -5,7 +5,7 @@
  * 1. The country: a seeded synthetic one (default 1,000,000 buildings), generated once into
  *    `.cache/bench/` and reused (`bench/dataset.ts`), or `--snapshots DIR --bbox W,S,E,N`.
  * 2. Servers, each in its own child process, one at a time:
- *    - edifice-all: `node <npm start's flags> --import tsx src/main.ts` with EDIFICE_WORKERS=<cores>
+ *    - edifice-all: `node <npm start's flags> bin/start.mjs` (npm start) with EDIFICE_WORKERS=<cores>
  *                   (all workers);
  *    - edifice-1:   the same with EDIFICE_WORKERS=1;
  *    - node:http:   `bench/http/node-server.ts`, the same validators and engine, objects through
@@ -159,9 +159,12 @@ function freePort(): Promise<number> {
  * Node's flags in `npm start` (package.json; each one word, `--name` or `--name=value`), so that
  * Edifice runs here as it does in production.
  */
-const START_FLAGS: string[] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
+const START_WORDS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(
+  /\s+/,
+);
+const START_FLAGS: string[] = START_WORDS.filter((word) => word.startsWith('--'));
+/** What npm start runs: bin/start.mjs. */
+const START_ENTRY = START_WORDS[START_WORDS.length - 1];
 
 async function startEdifice(name: string, workerCount: number, nodeFlags: string[] = []): Promise<Server> {
   const ledger = freshLedger(name);
@@ -169,7 +172,7 @@ async function startEdifice(name: string, workerCount: number, nodeFlags: string
   log(`${name}: starting (EDIFICE_WORKERS=${workerCount}; node ${[...START_FLAGS, ...nodeFlags].join(' ')}; loads the snapshot first)`);
   const child = await startChild(
     name,
-    [...START_FLAGS, ...nodeFlags, '--import', 'tsx', 'src/main.ts'],
+    [...START_FLAGS, ...nodeFlags, START_ENTRY],
     {
       EDIFICE_HOST: '127.0.0.1',
       EDIFICE_PORT: '0',

@@ -6,7 +6,7 @@
  * 1. The country: the bench's cached synthetic one (default 5,000,000 buildings, `bench/dataset.ts`),
  *    served from a folder of this bench (`.cache/load/`) that links to its Arrow file, so the
  *    prepared files are written there and never into the shared cache.
- * 2. Starts from the Arrow file: `--arrow-runs` times, `node <npm start's flags> --import tsx src/main.ts`
+ * 2. Starts from the Arrow file: `--arrow-runs` times, `node <npm start's flags> bin/start.mjs` (npm start)
  *    as a first start (no prepared file; it writes one in the background once it serves); the time
  *    from spawning the process to the first 200 of GET /v1/public/countries, and the store's own
  *    load time and phases from its `snapshot_loaded` line. The page cache is warm: the file is read
@@ -221,9 +221,12 @@ function makeCorrupt(newer: string): string {
 }
 
 // Node's flags of `npm start`, so that Edifice runs here as it does in production.
-const START_FLAGS: string[] = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
+const START_WORDS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(
+  /\s+/,
+);
+const START_FLAGS: string[] = START_WORDS.filter((word) => word.startsWith('--'));
+/** What npm start runs: bin/start.mjs. */
+const START_ENTRY = START_WORDS[START_WORDS.length - 1];
 
 interface Server {
   child: ChildProcess;
@@ -253,7 +256,7 @@ function freshLedger(keys: number): string[] {
 async function startServer(name: string, env: NodeJS.ProcessEnv): Promise<Server> {
   let text = '';
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...START_FLAGS, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...START_FLAGS, START_ENTRY], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -357,14 +360,14 @@ async function timedStart(name: string, env: NodeJS.ProcessEnv, keep = false): P
   const start = {
     firstOkMs: server.firstOkMs,
     loadMs: loaded.loadMs as number,
-    phases: loaded.phases,
+    phases: loaded.mapped === undefined ? loaded.phases : { mapped: loaded.mapped, ...(loaded.phases as object) },
     listeningMs: startup?.sinceProcessStartMs ?? NaN,
     beforeCatalogMs: startup ? startup.sinceProcessStartMs - startup.catalogMs - startup.serveMs : NaN,
     serveMs: startup?.serveMs ?? NaN,
   };
   log(
     `${name}: first 200 after ${fmtS(start.firstOkMs)} s (store loaded from ${String(loaded.from)} in ${fmtS(start.loadMs)} s, ` +
-      `phases ${JSON.stringify(loaded.phases)}; listening ${fmtS(start.listeningMs)} s after the process started)`,
+      `phases ${JSON.stringify(start.phases)}; listening ${fmtS(start.listeningMs)} s after the process started)`,
   );
   if (!keep) await server.stop();
   return { start, server };

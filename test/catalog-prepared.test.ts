@@ -306,7 +306,7 @@ describe('where the prepared file cannot be written beside the snapshot', () => 
   });
 });
 
-describe('the CRCs of the arrays, checked here or by a second thread while the arrays are read', () => {
+describe('the arrays, mapped or read, their CRCs checked here or with a second thread', () => {
   let dir: string;
   let prepared: string;
   let binding: PreparedBinding;
@@ -329,15 +329,34 @@ describe('the CRCs of the arrays, checked here or by a second thread while the a
     });
   });
 
-  it('give the same store either way', () => {
-    const here = readPrepared(prepared, binding, arrow);
-    const beside = readPrepared(prepared, binding, arrow, { parallelCrcFrom: 0 });
-    const { serial: _a, ...a } = toTransfer(here.snapshot);
-    const { serial: _b, ...b } = toTransfer(beside.snapshot);
-    expect(leaves(b)).toEqual(leaves(a));
+  const ways = [
+    { parallelCrcFrom: Infinity, map: false },
+    { parallelCrcFrom: 0, map: false },
+    { parallelCrcFrom: Infinity, map: true },
+    { parallelCrcFrom: 0, map: true },
+  ];
+
+  it('give the same store every way, mapped when asked (npm install builds the addon)', () => {
+    const [first, ...others] = ways.map((way) => readPrepared(prepared, binding, arrow, way));
+    expect(ways.map((w, k) => [first, ...others][k].timings.mapped === w.map)).toEqual(ways.map(() => true));
+    const { serial: _a, ...a } = toTransfer(first.snapshot);
+    for (const other of others) {
+      const { serial: _b, ...b } = toTransfer(other.snapshot);
+      expect(leaves(b)).toEqual(leaves(a));
+    }
   });
 
-  it('catch a flipped byte in every array, shared or not, either way, naming the array', () => {
+  it('leave the file as it was when a mapped array is written to', () => {
+    const before = readFileSync(prepared);
+    const { snapshot } = readPrepared(prepared, binding, arrow);
+    const index = toTransfer(snapshot).index;
+    expect(index).toBeInstanceOf(SharedArrayBuffer);
+    new Uint8Array(index!).fill(0xa5);
+    expect(new Uint8Array(index!)[0]).toBe(0xa5);
+    expect(readFileSync(prepared).equals(before)).toBe(true);
+  });
+
+  it('catch a flipped byte in every array, shared or not, naming the array', () => {
     expect(arrays.some((a) => a.shared)).toBe(true);
     expect(arrays.some((a) => !a.shared)).toBe(true);
     const original = readFileSync(prepared);
@@ -346,11 +365,11 @@ describe('the CRCs of the arrays, checked here or by a second thread while the a
         if (a.bytes === 0) return;
         const at = a.offset + Math.floor(a.bytes / 2);
         poke(prepared, at, Uint8Array.of(original[at] ^ 0x04));
-        for (const parallelCrcFrom of [Infinity, 0]) {
-          expect(
-            () => readPrepared(prepared, binding, arrow, { parallelCrcFrom }),
-            `array ${k}, parallelCrcFrom ${parallelCrcFrom}`,
-          ).toThrow(new RegExp(`^CRC mismatch in array ${k} \\(`));
+        // The serving way for every array, and one other way in turn.
+        for (const way of [ways[3], ways[k % 3]]) {
+          expect(() => readPrepared(prepared, binding, arrow, way), `array ${k}, ${JSON.stringify(way)}`).toThrow(
+            new RegExp(`^CRC mismatch in array ${k} \\(`),
+          );
         }
         poke(prepared, at, original.subarray(at, at + 1));
       });

@@ -79,7 +79,7 @@ export function trackServerProcess(child: ChildProcess): ChildProcess {
 }
 
 /**
- * Starts `src/main.ts` as `npm start` does, in a process of its own on a free port (with Node's
+ * Starts the server as `npm start` does (bin/start.mjs: src/main.ts bundled), in a process of its own on a free port (with Node's
  * `flags`; EDIFICE_LOG_LEVEL warn unless `env` says otherwise; in `cwd`, by default the project's
  * folder); resolves with its base URL once it listens.
  */
@@ -88,7 +88,7 @@ export function startServerProcess(
   flags: string[],
   cwd = ROOT,
 ): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(process.execPath, [...flags, '--import', TSX_LOADER, join(ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, [...flags, join(ROOT, 'bin/start.mjs')], {
     cwd,
     env: { ...process.env, EDIFICE_LOG_LEVEL: 'warn', EDIFICE_METRICS_PORT: '0', ...env, EDIFICE_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 /**
  * A start with worker threads as `npm start` makes it: the threads are started first and load
- * their code (bundles, thread-code.ts) while the main thread loads the catalog; then they get its
+ * their code (bundles, code-bundles.mjs) while the main thread loads the catalog; then they get its
  * view, warm up and listen. What is published meanwhile reaches them, and a file a bundled module
  * finds beside its own source (the map page) is found.
  */
@@ -11,7 +11,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { loadConfig } from '../src/config.ts';
-import { threadBundles } from '../src/http/thread-code.ts';
+import { codeBundles } from '../src/code-bundles.mjs';
 import { spawnWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
 import { Ledger } from '../src/ledger/index.ts';
 import { getFresh, removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
@@ -87,18 +87,23 @@ describe('thread bundles', () => {
   const entries = ['worker.ts', 'ledger-thread.ts'].map((f) => fileURLToPath(new URL(`../src/http/${f}`, import.meta.url)));
 
   it('are kept under a hash of the sources and reused while they do not change', async () => {
-    const first = await threadBundles(entries);
+    const first = await codeBundles(entries);
     const mtimes = entries.map((e) => statSync(first.get(e)!).mtimeMs);
-    const again = await threadBundles(entries);
+    const again = await codeBundles(entries);
     expect(entries.map((e) => again.get(e)!.href)).toEqual(entries.map((e) => first.get(e)!.href));
     expect(entries.map((e) => statSync(again.get(e)!).mtimeMs)).toEqual(mtimes);
     expect(first.get(entries[0])!.pathname).toMatch(/\/node_modules\/\.cache\/edifice\/[0-9a-f]{16}\/http-worker\.mjs$/);
   });
 
   it("give each module its own import.meta.url: its source's", async () => {
-    const bundle = readFileSync((await threadBundles(entries)).get(entries[0])!, 'utf8');
+    const bundle = readFileSync((await codeBundles(entries)).get(entries[0])!, 'utf8');
     expect(bundle).not.toMatch(/import\.meta\.url/);
     const mapPage = new URL('../src/http/map-page.ts', import.meta.url).href;
     expect(bundle).toContain(JSON.stringify(mapPage));
+    // The main thread's bundle holds code-bundles.mjs itself, plain JavaScript, whose URL finds the sources.
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const mainBundle = readFileSync((await codeBundles([main])).get(main)!, 'utf8');
+    expect(mainBundle).not.toMatch(/import\.meta\.url/);
+    expect(mainBundle).toContain(JSON.stringify(new URL('../src/code-bundles.mjs', import.meta.url).href));
   });
 });

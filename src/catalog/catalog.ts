@@ -27,6 +27,7 @@ import { makeFolder } from '../folders.ts';
 import { SnapshotError, readSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
 import type { SnapshotMetadata } from '../snapshot/schema.ts';
 import { loadSnapshot, type LoadWatch } from './load.ts';
+import { mappingUnavailable } from './mapped-file.ts';
 import { PreparedRefusal, preparedBeside, readPrepared, writePrepared } from './prepared.ts';
 import { applyRemovals, type RemovalSet } from './removals.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -122,6 +123,8 @@ export class Catalog implements CatalogSource {
   private current: CatalogView = Object.freeze({ snapshots: Object.freeze([]) });
   private readonly serving = new Map<string, Serving>();
   private readonly refused = new Map<string, { mtimeMs: number; size: number; reason: string }>();
+  /** The warning that prepared files are read, not mapped, is given once. */
+  private toldNotMapped = false;
   private readonly log: (entry: LogEntry) => void;
   private removalSet: RemovalSet = { businessIds: new Set(), registrationNumbers: new Set() };
   private readonly listeners: ((view: CatalogView) => void)[] = [];
@@ -256,6 +259,7 @@ export class Catalog implements CatalogSource {
     let schemaVersion: number;
     let from: 'prepared' | 'arrow';
     let phases: Record<string, number | undefined>;
+    let mapped: boolean | undefined;
     try {
       const metadata = readSnapshotMetadata(file.path);
       schemaVersion = metadata.schemaVersion;
@@ -265,6 +269,11 @@ export class Catalog implements CatalogSource {
         base = prepared.snapshot;
         from = 'prepared';
         phases = { readMs: prepared.timings.readMs, verifyMs: prepared.timings.verifyMs, mapMs: prepared.timings.mapMs };
+        mapped = prepared.timings.mapped;
+        if (!mapped && !this.toldNotMapped) {
+          this.toldNotMapped = true;
+          this.log({ level: 'warn', event: 'prepared_not_mapped', reason: mappingUnavailable(), then: 'reading prepared files instead' });
+        }
       } else {
         from = 'arrow';
         this.log({ level: 'info', event: 'snapshot_loading', country, date: file.date, path: file.path, bytes: file.size, from });
@@ -300,6 +309,7 @@ export class Catalog implements CatalogSource {
       bytesHeld,
       loadMs,
       from,
+      mapped,
       phases,
       replaced: previous,
       schemaVersion,

@@ -1,22 +1,31 @@
-// The CRC-32s of a prepared file's shared arrays, computed beside the thread that reads them
-// (prepared.ts, ParallelCrc): that thread counts each slice it has read in control[0]; this one
-// takes the slices in the same order, adds each to its array's CRC, and counts those done in
-// control[1]. control[2] set to 1 stops it. Plain JavaScript: it starts in a few milliseconds.
+// The second thread of slice-crc.ts: claims slices of a prepared file's shared arrays one at a time
+// (control[1], shared with the reading thread, which claims from the same counter), but only
+// slices already in memory (control[0]); writes each slice's own CRC-32, marks it finished,
+// counts it in control[2]. control[3] set to 1 stops it. Plain JavaScript: it starts in a few
+// milliseconds.
 import process from 'node:process';
 import { workerData } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 
-/** @type {{ control: Int32Array; sums: Uint32Array; buffers: (SharedArrayBuffer | null)[]; slices: [number, number, number][] }} */
-const { control, sums, buffers, slices } = workerData;
+/**
+ * @type {{ control: Int32Array; sums: Uint32Array; finished: Uint8Array; buffers: (SharedArrayBuffer | null)[];
+ *   slices: [number, number, number][] }}
+ */
+const { control, sums, finished, buffers, slices } = workerData;
 const views = buffers.map((b) => (b === null ? null : new Uint8Array(b)));
-for (let done = 0; done < slices.length; done++) {
-  while (Atomics.load(control, 0) <= done) {
-    if (Atomics.load(control, 2) === 1) process.exit(0);
-    Atomics.wait(control, 0, done, 1000);
+for (;;) {
+  if (Atomics.load(control, 3) === 1) process.exit(0);
+  const next = Atomics.load(control, 1);
+  if (next >= slices.length) process.exit(0);
+  const available = Atomics.load(control, 0);
+  if (next >= available) {
+    Atomics.wait(control, 0, available, 1000);
+    continue;
   }
-  if (Atomics.load(control, 2) === 1) process.exit(0);
-  const [array, from, length] = slices[done];
-  sums[array] = crc32(views[array].subarray(from, from + length), sums[array]);
-  Atomics.store(control, 1, done + 1);
-  Atomics.notify(control, 1);
+  if (Atomics.compareExchange(control, 1, next, next + 1) !== next) continue;
+  const [array, from, length] = slices[next];
+  sums[next] = crc32(views[array].subarray(from, from + length));
+  Atomics.store(finished, next, 1);
+  Atomics.add(control, 2, 1);
+  Atomics.notify(control, 2);
 }

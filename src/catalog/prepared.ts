@@ -1,8 +1,8 @@
 /**
  * The prepared file of a snapshot (`<CC>/<date>.edifice` beside `<CC>/<date>.arrow`): the store
  * as built from the Arrow file — columns, cold blob, id ranks, row tree, node summaries, point
- * index — written once, so that a later start reads it straight into the shared buffers instead
- * of building it again.
+ * index — written once, so that a later start maps it from the page cache (mapped-file.ts) or,
+ * without the addon, reads it straight into the shared buffers, instead of building it again.
  *
  * Layout, little-endian:
  * - 24 bytes: "EDIFPREP", the format version (u32), the header's length (u32), its CRC-32 (u32), 0 (u32);
@@ -26,9 +26,10 @@ import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import { performance } from 'node:perf_hooks';
+import { mapShared, mappingUnavailable } from './mapped-file.ts';
+import { SliceCrc, type Slice } from './slice-crc.ts';
 import type { Snapshot } from './snapshot.ts';
 import { fromTransfer, toTransfer, type SnapshotTransfer } from './transfer.ts';
 
@@ -38,7 +39,7 @@ const MAGIC = 'EDIFPREP';
 const PREFIX = 24;
 /** Bytes read, CRC'd or written at a time. */
 const CHUNK = 1 << 26;
-/** Bytes read then checked at a time when reading. */
+/** Bytes read, then checked, at a time; the CRCs' unit of work (slice-crc.ts). */
 const SLICE = 1 << 22;
 
 export class PreparedRefusal extends Error {
@@ -62,6 +63,8 @@ export interface PreparedBinding {
 }
 
 export interface PreparedTimings {
+  /** Shared arrays mapped from the page cache (mapped-file.ts), not read. */
+  mapped: boolean;
   readMs: number;
   verifyMs: number;
   mapMs: number;
@@ -257,73 +260,8 @@ export async function writePrepared(path: string, snapshot: Snapshot): Promise<{
   return { bytes: size, ms: Math.round(performance.now() - started) };
 }
 
-/** Shared bytes from which a second thread checks the CRCs while this one reads. */
+/** Shared bytes from which a second thread helps with the CRCs. */
 const PARALLEL_CRC_FROM = 1 << 26;
-/** How long the reading thread waits for the checking thread to make progress before checking itself. */
-const CRC_THREAD_PATIENCE_MS = 2_000;
-const CRC_THREAD = new URL('./crc-thread.mjs', import.meta.url);
-
-/**
- * The CRCs of the shared arrays, taken by a second thread (crc-thread.mjs) slice by slice as this
- * one reads them: on a 1.6 GB file the CRCs alone take 0.4 s of the read's 1.2 s. Should that
- * thread not start or stall, this one computes them itself: slower, never wrong.
- */
-class ParallelCrc {
-  private readonly control = new Int32Array(new SharedArrayBuffer(12));
-  private readonly sums: Uint32Array;
-  /** The thread could not be started: finish() computes every CRC here. */
-  private failed = false;
-  private read = 0;
-
-  constructor(
-    private readonly buffers: (SharedArrayBuffer | null)[],
-    private readonly slices: [array: number, from: number, length: number][],
-  ) {
-    this.sums = new Uint32Array(new SharedArrayBuffer(4 * buffers.length));
-    try {
-      const thread = new Worker(CRC_THREAD, { workerData: { control: this.control, sums: this.sums, buffers, slices }, execArgv: [] });
-      // Its failure is seen as a stall (finish): an error event left unheard would end the process.
-      thread.on('error', () => undefined);
-      thread.unref();
-    } catch {
-      this.failed = true;
-    }
-  }
-
-  /** The next slice (in `slices` order) is in its buffer. */
-  sliceRead(): void {
-    Atomics.store(this.control, 0, ++this.read);
-    Atomics.notify(this.control, 0);
-  }
-
-  /** Every shared array's CRC, once every slice was read; stops the thread. */
-  finish(): Uint32Array {
-    if (this.failed) return this.computedHere();
-    const total = this.slices.length;
-    for (let done = Atomics.load(this.control, 1); done < total;) {
-      const outcome = Atomics.wait(this.control, 1, done, CRC_THREAD_PATIENCE_MS);
-      const now = Atomics.load(this.control, 1);
-      if (outcome === 'timed-out' && now === done) {
-        this.stop();
-        return this.computedHere();
-      }
-      done = now;
-    }
-    this.stop();
-    return this.sums;
-  }
-
-  stop(): void {
-    Atomics.store(this.control, 2, 1);
-    Atomics.notify(this.control, 0);
-  }
-
-  private computedHere(): Uint32Array {
-    const sums = new Uint32Array(this.buffers.length);
-    for (const [array, from, length] of this.slices) sums[array] = crc32(new Uint8Array(this.buffers[array]!, from, length), sums[array]);
-    return sums;
-  }
-}
 
 /** Reads length bytes at `position` into `into`; false when the file ends first. */
 function readInto(fd: number, into: Uint8Array, position: number): boolean {
@@ -343,7 +281,7 @@ export function readPrepared(
   path: string,
   expected: PreparedBinding,
   arrowPath: string,
-  { parallelCrcFrom = PARALLEL_CRC_FROM }: { parallelCrcFrom?: number } = {},
+  { parallelCrcFrom = PARALLEL_CRC_FROM, map = true }: { parallelCrcFrom?: number; map?: boolean } = {},
 ): { snapshot: Snapshot; timings: PreparedTimings } {
   let readMs = 0;
   let verifyMs = 0;
@@ -380,52 +318,57 @@ export function readPrepared(
       throw new PreparedRefusal(`${size < header.size ? 'truncated' : 'too long'}: ${size} bytes, the header says ${header.size}`);
     verifyMs += lap();
 
-    const buffers = header.arrays.map(([, shared, bytes]) => (shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes)));
-    // Shared arrays are checked by a second thread as they are read (when they are large enough
-    // to be worth it); the others here, a slice at a time while still in the processor's cache.
-    const sliced: [number, number, number][] = [];
+    const offsets: number[] = [];
+    let at = align8(PREFIX + headerBytes.length);
+    for (const [, , bytes] of header.arrays) {
+      offsets.push(at);
+      at += align8(bytes);
+    }
+    // Shared arrays are mapped from the page cache when the addon is there, else read; either
+    // way their CRCs are taken by two threads (slice-crc.ts). The others, small, are read and
+    // checked here.
+    const mapped = map && mappingUnavailable() === null;
+    const buffers = header.arrays.map(([, shared, bytes], k) =>
+      shared ? (mapped ? mapShared(fd, offsets[k], bytes) : new SharedArrayBuffer(bytes)) : new ArrayBuffer(bytes),
+    );
+    const slices: Slice[] = [];
     let sharedBytes = 0;
     header.arrays.forEach(([, shared, bytes], k) => {
       if (!shared) return;
       sharedBytes += bytes;
-      for (let from = 0; from < bytes; from += SLICE) sliced.push([k, from, Math.min(SLICE, bytes - from)]);
+      for (let from = 0; from < bytes; from += SLICE) slices.push([k, from, Math.min(SLICE, bytes - from)]);
     });
-    const parallel =
-      sharedBytes >= parallelCrcFrom
-        ? new ParallelCrc(
-            buffers.map((b) => (b instanceof SharedArrayBuffer ? b : null)),
-            sliced,
-          )
-        : null;
+    readMs += lap();
+    const checks = new SliceCrc(
+      buffers.map((b) => (b instanceof SharedArrayBuffer ? b : null)),
+      slices,
+      sharedBytes >= parallelCrcFrom,
+    );
     const sums = new Uint32Array(buffers.length);
-    const offsets: number[] = [];
     try {
-      let at = align8(PREFIX + headerBytes.length);
+      let available = 0;
       header.arrays.forEach(([type, shared, bytes], k) => {
-        offsets.push(at);
+        if (shared && mapped) return;
         const view = new Uint8Array(buffers[k]);
         for (let from = 0; from < bytes; from += SLICE) {
           const slice = view.subarray(from, Math.min(bytes, from + SLICE));
-          if (!readInto(fd, slice, at + from))
-            throw new PreparedRefusal(`truncated inside array ${k} (${type}, ${bytes} bytes at offset ${at})`);
+          if (!readInto(fd, slice, offsets[k] + from))
+            throw new PreparedRefusal(`truncated inside array ${k} (${type}, ${bytes} bytes at offset ${offsets[k]})`);
           readMs += lap();
-          if (shared && parallel) parallel.sliceRead();
+          if (shared) checks.available(++available);
           else sums[k] = crc32(slice, sums[k]);
           verifyMs += lap();
         }
-        at += align8(bytes);
       });
     } catch (err) {
-      parallel?.stop();
+      checks.stop();
       throw err;
     }
-    if (parallel) {
-      const checked = parallel.finish();
-      header.arrays.forEach(([, shared], k) => {
-        if (shared) sums[k] = checked[k];
-      });
-      verifyMs += lap();
-    }
+    const checked = checks.finish(buffers.length);
+    header.arrays.forEach(([, shared], k) => {
+      if (shared) sums[k] = checked[k];
+    });
+    verifyMs += lap();
     const arrays: unknown[] = [];
     header.arrays.forEach(([type, , bytes, crc], k) => {
       if (sums[k] !== crc)
@@ -435,7 +378,10 @@ export function readPrepared(
     const transfer = decode(header.skeleton, arrays) as Omit<SnapshotTransfer, 'serial'>;
     const snapshot = fromTransfer({ ...transfer, parts: { ...transfer.parts, path: arrowPath }, serial: 0 });
     const mapMs = lap();
-    return { snapshot, timings: { readMs: Math.round(readMs), verifyMs: Math.round(verifyMs), mapMs: Math.round(mapMs), bytes: size } };
+    return {
+      snapshot,
+      timings: { mapped, readMs: Math.round(readMs), verifyMs: Math.round(verifyMs), mapMs: Math.round(mapMs), bytes: size },
+    };
   } finally {
     closeSync(fd);
   }

@@ -3,7 +3,7 @@
  * catalog (loading, hot swap, removals) and the demo setup; each worker runs the whole HTTP app.
  *
  * - Started before the catalog: `spawnWorkers` starts the threads, which load their code (bundles,
- *   thread-code.ts) while the main thread loads the snapshots; `serve` then gives them the view,
+ *   code-bundles.mjs) while the main thread loads the snapshots; `serve` then gives them the view,
  *   on which each warms up and listens.
  * - One port: every worker listens on the same port with SO_REUSEPORT and the kernel spreads
  *   connections over them. The pool first takes the port exclusively, which fails when another
@@ -40,7 +40,7 @@ import { SharedOpenings } from '../ledger/shared-openings.ts';
 import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import { fragmentCacheMemory } from './fragment-cache.ts';
 import { holdPort } from './port.ts';
-import { threadBundles } from './thread-code.ts';
+import { codeBundles } from '../code-bundles.mjs';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import { threadRegistry } from './metrics.ts';
@@ -122,7 +122,7 @@ export async function spawnWorkers(options: ThreadOptions): Promise<StartingPool
   let starting: StartingPool;
   try {
     const entries = [fileURLToPath(ENTRY), fileURLToPath(LEDGER_ENTRY)];
-    const code = await threadBundles(entries).then(
+    const code = await codeBundles(entries).then(
       (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])!, execArgv: [] }),
       (err: unknown): ThreadCode => {
         options.log.warn(

@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "mapped",
+      "sources": ["mapped.cc"],
+      "cflags_cc": ["-O2"]
+    }
+  ]
+}

@@ -1,0 +1,43 @@
+/**
+ * Arrays of a file mapped from the page cache as SharedArrayBuffers, by the addon in `native/`
+ * (built by `npm install`): a prepared file's arrays then cost no read and no fresh memory, and
+ * the workers share the mapping like any shared buffer. Private and copy-on-write: a write to an
+ * array never reaches the file.
+ *
+ * A mapping sees the file as it is on disk, so the file must never be rewritten in place: prepared
+ * files are written beside and renamed over (prepared.ts), which leaves a mapped one untouched.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+interface Addon {
+  mapShared(fd: number, offset: number, length: number): SharedArrayBuffer;
+}
+
+const ADDON_PATH = fileURLToPath(new URL('../../native/build/Release/mapped.node', import.meta.url));
+
+let addon: Addon | null | undefined;
+let missing = '';
+
+function load(): Addon | null {
+  if (addon !== undefined) return addon;
+  try {
+    addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
+  } catch (err) {
+    addon = null;
+    missing = (err as Error).message.split('\n')[0];
+  }
+  return addon;
+}
+
+/** Why arrays cannot be mapped here (the addon did not build or load), or null when they can. */
+export function mappingUnavailable(): string | null {
+  return load() === null ? `the addon ${ADDON_PATH} did not load: ${missing}` : null;
+}
+
+/** `length` bytes of the open file `fd` from `offset`, as a SharedArrayBuffer over its pages. */
+export function mapShared(fd: number, offset: number, length: number): SharedArrayBuffer {
+  const a = load();
+  if (a === null) throw new Error(mappingUnavailable()!);
+  return a.mapShared(fd, offset, length);
+}

@@ -1,0 +1,90 @@
+// The server's code as esbuild bundles: the main thread's (main.ts, loaded by bin/start.mjs) and
+// the threads' (worker.ts, ledger-thread.ts, by worker-pool.ts), each one file of plain JavaScript,
+// packages left as imports. A bundle loads in less than half the time tsx's loader takes to
+// resolve and compile the same hundred modules one at a time, and a start runs on few cores.
+//
+// Each module keeps its own `import.meta.url` (its path under src), so a file it finds beside
+// itself is found as before. Bundles are kept in node_modules/.cache/edifice (from there the
+// packages they import resolve), named by a hash of the sources: a start after a change builds
+// them again. Plain JavaScript itself, so that bin/start.mjs loads it without tsx.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import process from 'node:process';
+import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { threadId } from 'node:worker_threads';
+
+const SRC = fileURLToPath(new URL('.', import.meta.url));
+const NODE_MODULES = join(SRC, '..', 'node_modules');
+const CACHE = join(NODE_MODULES, '.cache', 'edifice');
+/** Numbers this thread's temporary files. */
+let writes = 0;
+
+/** The sources every bundle may hold, in a stable order. */
+function sources() {
+  return /** @type {string[]} */ (readdirSync(SRC, { recursive: true }))
+    .filter((f) => f.endsWith('.ts') || f.endsWith('.mjs'))
+    .sort()
+    .map((f) => join(SRC, f));
+}
+
+/**
+ * One bundle per entry (absolute paths of .ts files under src), by entry; built now unless the
+ * cache holds them for these sources. Throws what stops it (esbuild missing, a folder not writable).
+ * @param {readonly string[]} entries
+ * @returns {Promise<Map<string, URL>>}
+ */
+export async function codeBundles(entries) {
+  const esbuildVersion = JSON.parse(readFileSync(join(NODE_MODULES, 'esbuild', 'package.json'), 'utf8')).version;
+  // The sources' folder too: every module's import.meta.url names it.
+  const hash = createHash('sha256').update(String(esbuildVersion)).update(`${SRC}\0`);
+  for (const f of sources()) hash.update(`${f.slice(SRC.length)}\0`).update(readFileSync(f));
+  const key = hash.digest('hex').slice(0, 16);
+  const out = new Map();
+  const missing = [];
+  for (const entry of entries) {
+    const path = join(CACHE, key, `${entry.slice(SRC.length).replace(/[\\/]/g, '-').replace(/\.ts$/, '')}.mjs`);
+    out.set(entry, pathToFileURL(path));
+    if (!existsSync(path)) missing.push(entry);
+  }
+  if (missing.length > 0) {
+    const { build } = await import('esbuild');
+    for (const entry of missing) await buildOne(build, entry, fileURLToPath(out.get(entry)));
+  }
+  return out;
+}
+
+/**
+ * @param {typeof import('esbuild').build} build
+ * @param {string} entry
+ * @param {string} path
+ */
+async function buildOne(build, entry, path) {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    keepNames: true,
+    write: false,
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'own-import-meta-url',
+        setup(b) {
+          b.onLoad({ filter: /\.(ts|mjs)$/ }, (args) => ({
+            contents: readFileSync(args.path, 'utf8').replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(args.path).href)),
+            loader: args.path.endsWith('.mjs') ? 'js' : 'ts',
+          }));
+        },
+      },
+    ],
+  });
+  mkdirSync(dirname(path), { recursive: true });
+  // Whole or not at all: another server starting from the same folder may be writing it too.
+  const tmp = `${path}.${process.pid}-${threadId}-${++writes}.tmp`;
+  writeFileSync(tmp, result.outputFiles[0].contents);
+  renameSync(tmp, path);
+}
