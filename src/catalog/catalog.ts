@@ -27,7 +27,7 @@ import { makeFolder } from '../folders.ts';
 import { SnapshotError, readSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
 import type { SnapshotMetadata } from '../snapshot/schema.ts';
 import { loadSnapshot, type LoadWatch } from './load.ts';
-import { mappingUnavailable } from './mapped-file.ts';
+import { mappingUnavailable } from '../snapshot/mapped-file.ts';
 import { PreparedRefusal, preparedBeside, readPrepared, writePrepared } from './prepared.ts';
 import { applyRemovals, type RemovalSet } from './removals.ts';
 import type { Snapshot } from './snapshot.ts';

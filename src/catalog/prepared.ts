@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { performance } from 'node:perf_hooks';
-import { mapShared, mappingUnavailable } from './mapped-file.ts';
+import { mapShared, mappingUnavailable } from '../snapshot/mapped-file.ts';
 import { SliceCrc, type Slice } from './slice-crc.ts';
 import type { Snapshot } from './snapshot.ts';
 import { fromTransfer, toTransfer, type SnapshotTransfer } from './transfer.ts';

@@ -5,6 +5,7 @@
  * and keep serving the previous one. A v1 file is handed on as the current format (upgrade.ts).
  */
 import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
+import { mapShared, mappingUnavailable } from './mapped-file.ts';
 import { performance } from 'node:perf_hooks';
 import { Table, tableFromIPC } from 'apache-arrow';
 import { Footer } from 'apache-arrow/ipc/metadata/file';
@@ -33,10 +34,15 @@ export interface OpenedSnapshot {
 }
 
 /** Reads a whole file into one ArrayBuffer (no 2 GiB cap as with fs.readFile). */
+/**
+ * The whole file: mapped from the page cache where the addon is built (mapped-file.ts), which
+ * costs no fresh memory and leaves nothing to free but the mapping; else read.
+ */
 function readAll(path: string): Uint8Array {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
+    if (mappingUnavailable() === null) return new Uint8Array(mapShared(fd, 0, size));
     const buf = new Uint8Array(size);
     let at = 0;
     while (at < size) {

@@ -1,11 +1,13 @@
 /**
- * Arrays of a file mapped from the page cache as SharedArrayBuffers, by the addon in `native/`
- * (built by `npm install`): a prepared file's arrays then cost no read and no fresh memory, and
- * the workers share the mapping like any shared buffer. Private and copy-on-write: a write to an
- * array never reaches the file.
+ * Byte ranges of a file mapped from the page cache as SharedArrayBuffers, by the addon in `native/`
+ * (built by `npm install`): a snapshot's Arrow file while its store is built (reader.ts), a
+ * prepared file's arrays while they are served (prepared.ts). They cost no read and no fresh
+ * memory, and the workers share a mapping like any shared buffer. Private and copy-on-write: a
+ * write to an array never reaches the file.
  *
- * A mapping sees the file as it is on disk, so the file must never be rewritten in place: prepared
- * files are written beside and renamed over (prepared.ts), which leaves a mapped one untouched.
+ * A mapping sees the file as it is on disk, so the file must never be rewritten in place: snapshots
+ * (writer.ts) and prepared files are written beside and renamed over, which leaves a mapped one
+ * untouched.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
