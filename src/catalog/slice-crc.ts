@@ -81,8 +81,12 @@ export class SliceCrc {
     }
     this.stop();
     const out = new Uint32Array(arrays);
+    // Slices all have one length but an array's last: one operator per length, not per slice.
+    const operators = new Map<number, Uint32Array>();
     this.slices.forEach(([array, , length], k) => {
-      out[array] = crc32Combine(out[array], this.sums[k], length);
+      let operator = operators.get(length);
+      if (operator === undefined) operators.set(length, (operator = zeroBytesOperator(length)));
+      out[array] = (gf2Times(operator, out[array]) ^ this.sums[k]) >>> 0;
     });
     return out;
   }
@@ -99,8 +103,8 @@ export class SliceCrc {
   }
 }
 
-// crc32Combine: zlib's crc32_combine, which appends `length` zero bits to the first CRC by
-// squaring the CRC's shift operator over GF(2), then adds the second.
+// crc32Combine: zlib's crc32_combine. Appending n zero bytes to a message is a linear map of its
+// CRC over GF(2): a 32x32 bit matrix, built by squaring the one-zero-bit operator.
 
 function gf2Times(matrix: Uint32Array, vector: number): number {
   let sum = 0;
@@ -108,30 +112,30 @@ function gf2Times(matrix: Uint32Array, vector: number): number {
   return sum >>> 0;
 }
 
-function gf2Square(square: Uint32Array, matrix: Uint32Array): void {
-  for (let n = 0; n < 32; n++) square[n] = gf2Times(matrix, matrix[n]);
+/** a after b, as matrices: (a ∘ b)[n] = a · b[n]. */
+function gf2Compose(a: Uint32Array, b: Uint32Array): Uint32Array<ArrayBuffer> {
+  const out = new Uint32Array(32);
+  for (let n = 0; n < 32; n++) out[n] = gf2Times(a, b[n]);
+  return out;
+}
+
+/** The operator that turns the CRC-32 of A into that of A followed by `length` zero bytes. */
+function zeroBytesOperator(length: number): Uint32Array {
+  let power = new Uint32Array(32);
+  power[0] = 0xedb88320; // the CRC-32 polynomial, reflected: the operator for one zero bit
+  for (let n = 1, row = 1; n < 32; n++, row <<= 1) power[n] = row;
+  for (let bits = 0; bits < 3; bits++) power = gf2Compose(power, power); // one zero byte
+  let operator = new Uint32Array(32);
+  for (let n = 0; n < 32; n++) operator[n] = (1 << n) >>> 0; // the identity
+  for (let rest = length; rest > 0; rest = Math.floor(rest / 2)) {
+    if (rest % 2 === 1) operator = gf2Compose(power, operator);
+    power = gf2Compose(power, power);
+  }
+  return operator;
 }
 
 /** The CRC-32 of A followed by B, from the CRC-32s of A and of B and B's length in bytes. */
 export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
   if (lengthB <= 0) return crcA >>> 0;
-  const even = new Uint32Array(32);
-  const odd = new Uint32Array(32);
-  odd[0] = 0xedb88320; // the CRC-32 polynomial, reflected: the operator for one zero bit
-  for (let n = 1, row = 1; n < 32; n++, row <<= 1) odd[n] = row;
-  gf2Square(even, odd); // two zero bits
-  gf2Square(odd, even); // four
-  let crc = crcA >>> 0;
-  let length = lengthB;
-  for (;;) {
-    gf2Square(even, odd); // the first round: one zero byte
-    if (length % 2 === 1) crc = gf2Times(even, crc);
-    length = Math.floor(length / 2);
-    if (length === 0) break;
-    gf2Square(odd, even);
-    if (length % 2 === 1) crc = gf2Times(odd, crc);
-    length = Math.floor(length / 2);
-    if (length === 0) break;
-  }
-  return (crc ^ crcB) >>> 0;
+  return (gf2Times(zeroBytesOperator(lengthB), crcA >>> 0) ^ crcB) >>> 0;
 }
