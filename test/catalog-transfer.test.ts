@@ -126,11 +126,11 @@ describe('a view posted in slices', () => {
       report: [],
       removals: { businessIds: new Set(['synthetic:4:business/3']), registrationNumbers: new Set() },
     };
-    expect(largest(view)).toBeGreaterThan(500);
-    const { skeleton, slices } = sliceView(view, 64);
-    expect(largest(skeleton)).toBeLessThanOrEqual(64);
-    expect(slices.length).toBeGreaterThan(20);
-    expect(Math.max(...slices.map((s) => s.items.length))).toBeLessThanOrEqual(64);
+    expect(largest(view)).toBeGreaterThan(256);
+    const { skeleton, slices } = sliceView(view, 32);
+    expect(largest(skeleton)).toBeLessThanOrEqual(32);
+    expect(slices.length).toBeGreaterThan(8);
+    expect(Math.max(...slices.map((s) => s.items.length))).toBeLessThanOrEqual(32);
     // As postMessage hands them over: each one cloned on its own.
     const assembly = new ViewAssembly();
     for (const slice of slices) assembly.add(structuredClone(slice));

@@ -17,6 +17,7 @@ import type { Data } from 'apache-arrow';
 import type { ColumnSpec } from '../snapshot/schema.ts';
 import { daysToDate } from '../snapshot/columns.ts';
 import { Col, NULL_I32, StringTable, enumRemap } from './arrow.ts';
+import { PackedStrings, type PackedStringsParts } from './packed-strings.ts';
 import { ByteSink } from './shared.ts';
 
 type Encode = (i: number, sink: ByteSink) => void;
@@ -141,9 +142,14 @@ class SharedTable {
 /** The tables a `ByteReader` needs to rebuild strings. */
 export interface StringTables {
   /** Template code -> prefix and suffix around the number. */
-  prefixes: readonly string[];
-  suffixes: readonly string[];
-  wholes: readonly string[];
+  prefixes: PackedStrings;
+  suffixes: PackedStrings;
+  wholes: PackedStrings;
+}
+
+/** Tables of a received or prepared store (their shared arrays, from a structured clone or a file). */
+export function stringTablesFrom(parts: Record<keyof StringTables, PackedStringsParts>): StringTables {
+  return { prefixes: new PackedStrings(parts.prefixes), suffixes: new PackedStrings(parts.suffixes), wholes: new PackedStrings(parts.wholes) };
 }
 
 /**
@@ -167,8 +173,9 @@ export class StringCoder {
   private histCount = 0;
   private row = 0;
 
-  get tables(): StringTables {
-    return { prefixes: this.prefixes, suffixes: this.suffixes, wholes: this.wholes };
+  /** The tables as they stand, packed for every thread to read. */
+  pack(): StringTables {
+    return { prefixes: PackedStrings.pack(this.prefixes), suffixes: PackedStrings.pack(this.suffixes), wholes: PackedStrings.pack(this.wholes) };
   }
 
   /** Starts a new row (or a business): earlier strings are no longer referenced. */
@@ -271,20 +278,22 @@ export class StringCoder {
     this.histCount++;
   }
 
-  /** Drops the references to the file's buffers once loading is done. */
+  /** Drops the references to the file's buffers and the tables once loading is done (`pack` first). */
   release(): void {
+    this.prefixes.length = 0;
+    this.suffixes.length = 0;
+    this.wholes.length = 0;
     this.histBuf.fill(null);
     this.histCount = 0;
     this.templates.release();
     this.wholeTable.release();
   }
 
-  /** Bytes the tables hold (estimate). */
-  get byteLength(): number {
-    let n = 0;
-    for (const list of [this.prefixes, this.suffixes, this.wholes]) for (const s of list) n += 16 + 2 * s.length;
-    return n;
-  }
+}
+
+/** Bytes the tables hold. */
+export function stringTablesBytes(t: StringTables): number {
+  return t.prefixes.byteLength + t.suffixes.byteLength + t.wholes.byteLength;
 }
 
 /** Sequential reader over a blob. */
@@ -373,11 +382,11 @@ export class ByteReader {
       }
       case 3: {
         const code = this.varint();
-        s = this.tables.prefixes[code] + String(this.varint()) + this.tables.suffixes[code];
+        s = this.tables.prefixes.at(code) + String(this.varint()) + this.tables.suffixes.at(code);
         break;
       }
       case 4:
-        s = this.tables.wholes[this.varint()];
+        s = this.tables.wholes.at(this.varint());
         break;
       default:
         s = this.text.toString('utf8', this.pos, this.pos + mode - LITERAL);
@@ -570,11 +579,19 @@ function skipperOf(spec: ColumnSpec): (r: ByteReader) => void {
 /** The cold columns of a store: encodes rows while loading, decodes one row on demand. */
 export class ColdCodec {
   readonly tables = new Map<string, StringTable>();
-  readonly strings = new StringCoder();
+  /** Encodes strings while loading; its tables are packed into `strings` by `release`. */
+  private readonly coder = new StringCoder();
+  /** The shared string tables rows are decoded with. */
+  strings: StringTables;
   private readonly decoders: Decode[];
   private readonly names: string[];
 
-  constructor(readonly specs: readonly ColumnSpec[]) {
+  /** `strings`: the tables of a store built elsewhere (transfer.ts); a codec that encodes starts empty. */
+  constructor(
+    readonly specs: readonly ColumnSpec[],
+    strings?: StringTables,
+  ) {
+    this.strings = strings ?? new StringCoder().pack();
     for (const s of specs) if (s.kind === 'dict') this.tables.set(s.name, new StringTable());
     this.names = specs.map((s) => s.name);
     this.decoders = specs.map((s) => decoderOf(s, this.tables));
@@ -582,8 +599,8 @@ export class ColdCodec {
 
   /** One function encoding every cold column of row i of a batch (`columns` by name). */
   batchEncoder(columns: (name: string) => Data): Encode {
-    const encoders = this.specs.map((s) => encoderOf(s, new Col(columns(s.name)), 0, this.tables, this.strings));
-    const strings = this.strings;
+    const strings = this.coder;
+    const encoders = this.specs.map((s) => encoderOf(s, new Col(columns(s.name)), 0, this.tables, strings));
     return (i, sink) => {
       strings.reset();
       for (let c = 0; c < encoders.length; c++) encoders[c](i, sink);
@@ -591,7 +608,7 @@ export class ColdCodec {
   }
 
   /** A reader over a blob this codec wrote. */
-  reader(blob: Uint8Array, tables: StringTables = this.strings.tables): ByteReader {
+  reader(blob: Uint8Array, tables: StringTables = this.strings): ByteReader {
     return new ByteReader(blob, tables);
   }
 
@@ -648,8 +665,10 @@ export class ColdCodec {
     throw new RangeError(`No cold column "${name}".`);
   }
 
+  /** Ends the encoding: the string tables are packed, the encoders' state dropped. */
   release(): void {
-    this.strings.release();
+    this.strings = this.coder.pack();
+    this.coder.release();
     for (const t of this.tables.values()) t.release();
   }
 }

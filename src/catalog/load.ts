@@ -18,6 +18,7 @@ import { Footprints } from './geometry.ts';
 import { parseUuidBytes, rankIds } from './ids.ts';
 import { shownFlags } from './largest-business.ts';
 import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
+import { PackedStrings } from './packed-strings.ts';
 import { buildPlaces } from './places.ts';
 import { RowTree } from './rowtree.ts';
 import { NodeSummaries } from './summaries.ts';
@@ -289,6 +290,7 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
   if (row !== n) throw new Error(`batches hold ${row} rows, table says ${n}`);
   for (const t of [types, names, currencies]) t.release();
   cold.release();
+  const bizTables = bizCoder.pack();
   bizCoder.release();
   bizOffsets[n] = biz;
   bizStringOffsets[biz] = bizStrings.pos;
@@ -342,13 +344,13 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
     row: bizRow,
     active: bizActive,
     name: bizName,
-    names: names.values,
+    names: PackedStrings.pack(names.values),
     namesLower: namesLower.join('\0'),
     nameStarts,
     shown: shownFlags(figures, n),
     strings: bizStrings.toShared(),
     stringOffsets: bizStringOffsets,
-    stringTables: bizCoder.tables,
+    stringTables: bizTables,
   };
 
   const registeredKw = { rows: sharedU32(kwRows.length), values: sharedF64(kwValues.length) };

@@ -9,6 +9,8 @@
 import { CATEGORY, FLOOD_ZONE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE } from '../snapshot/schema.ts';
 import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
 import { F } from './flags.ts';
+import { PackedStrings, type PackedStringsParts } from './packed-strings.ts';
+import { sharedF64 } from './shared.ts';
 
 /** A known count of values, how many of them are modelled, and their median (NaN when none). */
 export interface MedianFact {
@@ -70,26 +72,126 @@ export interface PlaceInputs {
   solarCapacityKwp: Float64Array;
 }
 
-export class Places {
-  private readonly byName = new Map<string, PlaceFacts>();
+/** Numbers a place's facts take in `Places.values`, in the order `writeFacts` puts them. */
+const PER_PLACE =
+  1 + CATEGORY.length + 5 + 3 + 3 + SOLAR_PRESENCE.length + 3 + FLOOD_ZONE.length + SEISMIC_RISK_CLASS.length + 7;
 
-  constructor(facts: readonly PlaceFacts[]) {
-    for (const f of facts) this.byName.set(f.locality, f);
+function writeFacts(f: PlaceFacts, v: Float64Array, at: number): void {
+  const put = (x: number): void => {
+    v[at++] = x;
+  };
+  const putMedian = (m: MedianFact): void => [m.known, m.estimated, m.median].forEach(put);
+  put(f.buildings);
+  f.byCategory.forEach(put);
+  putMedian(f.constructionYear);
+  put(f.constructionYear.earliest);
+  put(f.constructionYear.latest);
+  putMedian(f.heightM);
+  putMedian(f.floors);
+  f.bySolarPresence.forEach(put);
+  [f.withSolarPotential, f.solarCapacityKwp, f.floodMapped].forEach(put);
+  f.byFloodZone.forEach(put);
+  f.bySeismicRiskClass.forEach(put);
+  [
+    f.onSeismicList,
+    f.withHeatingEstimate,
+    f.withThermalAssessment,
+    f.districtHeatingAvailable,
+    f.gasNetworkAvailable,
+    f.districtHeatingKnown,
+    f.gasNetworkKnown,
+  ].forEach(put);
+}
+
+function readFacts(locality: string, v: Float64Array, at: number): PlaceFacts {
+  const next = (): number => v[at++];
+  const list = (n: number): number[] => Array.from({ length: n }, next);
+  const median = (): MedianFact => ({ known: next(), estimated: next(), median: next() });
+  const buildings = next();
+  const byCategory = list(CATEGORY.length);
+  const constructionYear = { ...median(), earliest: next(), latest: next() };
+  const heightM = median();
+  const floors = median();
+  const bySolarPresence = list(SOLAR_PRESENCE.length);
+  const [withSolarPotential, solarCapacityKwp, floodMapped] = list(3);
+  const byFloodZone = list(FLOOD_ZONE.length);
+  const bySeismicRiskClass = list(SEISMIC_RISK_CLASS.length);
+  const [onSeismicList, withHeatingEstimate, withThermalAssessment, districtHeatingAvailable, gasNetworkAvailable, districtHeatingKnown, gasNetworkKnown] =
+    list(7);
+  return {
+    locality,
+    buildings,
+    byCategory,
+    constructionYear,
+    heightM,
+    floors,
+    bySolarPresence,
+    withSolarPotential,
+    solarCapacityKwp,
+    floodMapped,
+    byFloodZone,
+    bySeismicRiskClass,
+    onSeismicList,
+    withHeatingEstimate,
+    withThermalAssessment,
+    districtHeatingAvailable,
+    gasNetworkAvailable,
+    districtHeatingKnown,
+    gasNetworkKnown,
+  };
+}
+
+/** The fields a structured clone or a prepared file carries. */
+export interface PlacesParts {
+  names: PackedStringsParts;
+  /** PER_PLACE numbers a place, in the order of `names`. */
+  values: Float64Array;
+}
+
+/**
+ * The places of a snapshot in two shared arrays, which every thread reads as they are (a view
+ * of a large country holds thousands of places); a thread looks a name up in a map it builds
+ * the first time it is asked, and a page's facts are read out when asked.
+ */
+export class Places implements PlacesParts {
+  readonly names: PackedStrings;
+  readonly values: Float64Array;
+  #byName: Map<string, number> | null = null;
+
+  constructor({ names, values }: PlacesParts) {
+    this.names = names instanceof PackedStrings ? names : new PackedStrings(names);
+    this.values = values;
+  }
+
+  static of(facts: readonly PlaceFacts[]): Places {
+    const values = sharedF64(facts.length * PER_PLACE);
+    facts.forEach((f, k) => writeFacts(f, values, k * PER_PLACE));
+    return new Places({ names: PackedStrings.pack(facts.map((f) => f.locality)), values });
   }
 
   get(locality: string): PlaceFacts | undefined {
-    return this.byName.get(locality);
+    if (this.#byName === null) {
+      this.#byName = new Map();
+      for (let k = 0; k < this.names.length; k++) this.#byName.set(this.names.at(k), k);
+    }
+    const k = this.#byName.get(locality);
+    return k === undefined ? undefined : readFacts(locality, this.values, k * PER_PLACE);
   }
 
   /** Every place with its building count, by name. */
   list(): { locality: string; buildings: number }[] {
-    return [...this.byName.values()]
-      .map((f) => ({ locality: f.locality, buildings: f.buildings }))
+    return this.names
+      .toArray()
+      .map((locality, k) => ({ locality, buildings: this.values[k * PER_PLACE] }))
       .sort((a, b) => (a.locality < b.locality ? -1 : a.locality > b.locality ? 1 : 0));
   }
 
   get size(): number {
-    return this.byName.size;
+    return this.names.length;
+  }
+
+  get byteLength(): number {
+    return this.names.byteLength + this.values.byteLength;
   }
 }
 
@@ -210,5 +312,5 @@ export function buildPlaces(p: PlaceInputs): Places {
       gasNetworkKnown,
     });
   }
-  return new Places(out);
+  return Places.of(out);
 }

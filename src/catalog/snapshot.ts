@@ -19,7 +19,8 @@ import {
 } from '../snapshot/schema.ts';
 import type { BBox } from '../geo/bbox.ts';
 import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
-import type { ByteReader, ColdCodec, StringTables } from './cold.ts';
+import { stringTablesBytes, type ByteReader, type ColdCodec, type StringTables } from './cold.ts';
+import type { PackedStrings } from './packed-strings.ts';
 import { COLD_COLUMNS, FLAG_BOOLS, FLAG_NULLABLE_BOOLS, type HotEnum, type HotNum } from './columns.ts';
 import type { Footprints } from './geometry.ts';
 import { compareIds, formatUuid, parseUuid } from './ids.ts';
@@ -52,7 +53,7 @@ export interface BusinessColumns {
   year: Int32Array;
   /** Code into `names`. */
   name: Uint32Array;
-  names: string[];
+  names: PackedStrings;
   /** Every name lowercased (String.prototype.toLowerCase), joined by '\0': substring filters search it once. */
   namesLower: string;
   /** Where each name starts in namesLower (one more entry at the end). */
@@ -328,7 +329,7 @@ export class Snapshot {
     return {
       business_id,
       registration_number,
-      name: b.names[b.name[j]],
+      name: b.names.at(b.name[j]),
       active: b.active[j] === 1,
       employees_min: min === NULL_I32 ? null : min,
       employees_max: max === NULL_I32 ? null : max,
@@ -406,19 +407,18 @@ export class Snapshot {
           b.strings,
           b.stringOffsets,
         ) +
-        stringBytes(b.names) +
+        b.names.byteLength +
         stringBytes(b.currencies) +
         2 * b.namesLower.length +
-        stringBytes(b.stringTables.prefixes) +
-        stringBytes(b.stringTables.suffixes) +
-        stringBytes(b.stringTables.wholes),
+        stringTablesBytes(b.stringTables),
       footprints: this.footprints.byteLength,
       tree: this.tree.byteLength,
       summaries: this.summaries.byteLength,
       pointIndex: this.index ? this.index.data.byteLength : 0,
+      places: this.places.byteLength,
       cold:
         bytesOf(this.coldBlob, this.coldOffsets) +
-        this.cold.strings.byteLength +
+        stringTablesBytes(this.cold.strings) +
         [...this.cold.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0),
     };
   }

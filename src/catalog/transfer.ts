@@ -1,18 +1,21 @@
 /**
  * A snapshot handed to another thread without copying its store: every column lives in a
- * SharedArrayBuffer, which `postMessage` shares rather than copies, so a worker thread serving
- * the same snapshot adds only what cannot be shared — the small JS tables of strings (building
- * types, business names, dictionaries, places) and its own objects around the shared arrays.
+ * SharedArrayBuffer, which `postMessage` shares rather than copies, and so do the large string
+ * tables (cold templates, business names, places: packed-strings.ts), so a worker thread serving
+ * the same snapshot adds only the small JS tables of strings (building types, dictionaries) and
+ * its own objects around the shared arrays.
  *
  * `toTransfer` gives a structured-cloneable object; `fromTransfer`, in the receiving thread,
  * rebuilds the Snapshot. Class instances lose their prototype in a structured clone; the data-only
- * ones (row tree, node summaries, footprints, places) are rebuilt around their cloned fields, the Flatbush from its
- * shared buffer, and the cold codec's decoders from its string tables.
+ * ones (row tree, node summaries, footprints) are rebuilt around their cloned fields, the packed
+ * tables and places around their shared arrays, the Flatbush from its shared buffer, and the cold
+ * codec's decoders from its tables.
  */
 import Flatbush from 'flatbush';
-import { ColdCodec, type StringTables } from './cold.ts';
+import { ColdCodec, stringTablesFrom, type StringTables } from './cold.ts';
 import { COLD_COLUMNS } from './columns.ts';
 import { Footprints } from './geometry.ts';
+import { PackedStrings, type PackedStringsParts } from './packed-strings.ts';
 import { Places } from './places.ts';
 import { RowTree } from './rowtree.ts';
 import { NodeSummaries } from './summaries.ts';
@@ -22,7 +25,7 @@ export interface SnapshotTransfer {
   parts: Omit<SnapshotParts, 'index' | 'cold'>;
   /** The Flatbush's data buffer (shared). */
   index: ArrayBuffer | SharedArrayBuffer | null;
-  cold: { dictionaries: [string, string[]][]; strings: StringTables };
+  cold: { dictionaries: [string, string[]][]; strings: Record<keyof StringTables, PackedStringsParts> };
   /** The sender's serial of this snapshot: the same transfer twice is the same snapshot. */
   serial: number;
 }
@@ -42,24 +45,27 @@ export function toTransfer(s: Snapshot): SnapshotTransfer {
   return {
     parts,
     index: index ? index.data : null,
-    cold: { dictionaries: [...cold.tables].map(([name, table]) => [name, table.values]), strings: cold.strings.tables },
+    cold: { dictionaries: [...cold.tables].map(([name, table]) => [name, table.values]), strings: cold.strings },
     serial: s.serial,
   };
 }
 
 export function fromTransfer(t: SnapshotTransfer): Snapshot {
-  const cold = new ColdCodec(COLD_COLUMNS);
+  const cold = new ColdCodec(COLD_COLUMNS, stringTablesFrom(t.cold.strings));
   for (const [name, values] of t.cold.dictionaries) append(cold.tables.get(name)!.values, values);
-  append(cold.strings.prefixes, t.cold.strings.prefixes);
-  append(cold.strings.suffixes, t.cold.strings.suffixes);
-  append(cold.strings.wholes, t.cold.strings.wholes);
   const p = t.parts;
+  // Packed tables arrive as their shared arrays alone (packed-strings.ts).
+  const business = p.business as unknown as Omit<typeof p.business, 'names' | 'stringTables'> & {
+    names: PackedStringsParts;
+    stringTables: Record<keyof StringTables, PackedStringsParts>;
+  };
   return new Snapshot({
     ...p,
+    business: { ...business, names: new PackedStrings(business.names), stringTables: stringTablesFrom(business.stringTables) },
     tree: revive(RowTree, p.tree),
     summaries: revive(NodeSummaries, p.summaries),
     footprints: revive(Footprints, p.footprints),
-    places: revive(Places, p.places),
+    places: new Places(p.places),
     index: t.index ? Flatbush.from(t.index as ArrayBuffer) : null,
     cold,
   });

@@ -1,10 +1,11 @@
 /**
  * A published view cut for posting to a thread that is serving: its large plain arrays and maps
- * (the cold string tables, business names, places: some 400,000 strings and objects for 5,000,000
- * buildings) go apart in slices, and the view itself, without them, last.
+ * (the cold dictionaries, some 23,000 strings for 5,000,000 buildings, and the removals' sets,
+ * which grow with every approved removal) go apart in slices, and the view itself, without them,
+ * last. The largest tables are shared and go by reference (packed-strings.ts).
  *
- * Why: a message is decoded whole on the receiving thread before its handler runs, and the whole
- * view of such a country takes some 200 ms to decode, during which a worker answers nothing. Posted
+ * Why: a message is decoded whole on the receiving thread before its handler runs, and a view
+ * with hundreds of thousands of strings takes hundreds of ms to decode, during which a worker answers nothing. Posted
  * one slice at a time, each answered before the next goes (worker-pool.ts), it decodes in steps of
  * under a millisecond between which the worker serves. Typed arrays and shared buffers stay in the
  * view: they are shared or copied whole, not decoded item by item.

@@ -110,7 +110,7 @@ function nameTable(b: BusinessColumns, text: string): Uint8Array | null {
   if (needle.includes('\0')) {
     // The separator itself: test the names one by one.
     for (let k = 0; k < n; k++) {
-      if (b.names[k].toLowerCase().includes(needle)) {
+      if (b.names.at(k).toLowerCase().includes(needle)) {
         table[k] = 1;
         any = true;
       }
