@@ -149,7 +149,11 @@ export interface StringTables {
 
 /** Tables of a received or prepared store (their shared arrays, from a structured clone or a file). */
 export function stringTablesFrom(parts: Record<keyof StringTables, PackedStringsParts>): StringTables {
-  return { prefixes: new PackedStrings(parts.prefixes), suffixes: new PackedStrings(parts.suffixes), wholes: new PackedStrings(parts.wholes) };
+  return {
+    prefixes: new PackedStrings(parts.prefixes),
+    suffixes: new PackedStrings(parts.suffixes),
+    wholes: new PackedStrings(parts.wholes),
+  };
 }
 
 /**
@@ -175,7 +179,11 @@ export class StringCoder {
 
   /** The tables as they stand, packed for every thread to read. */
   pack(): StringTables {
-    return { prefixes: PackedStrings.pack(this.prefixes), suffixes: PackedStrings.pack(this.suffixes), wholes: PackedStrings.pack(this.wholes) };
+    return {
+      prefixes: PackedStrings.pack(this.prefixes),
+      suffixes: PackedStrings.pack(this.suffixes),
+      wholes: PackedStrings.pack(this.wholes),
+    };
   }
 
   /** Starts a new row (or a business): earlier strings are no longer referenced. */
@@ -288,7 +296,6 @@ export class StringCoder {
     this.templates.release();
     this.wholeTable.release();
   }
-
 }
 
 /** Bytes the tables hold. */

@@ -72,73 +72,57 @@ export interface PlaceInputs {
   solarCapacityKwp: Float64Array;
 }
 
-/** Numbers a place's facts take in `Places.values`, in the order `writeFacts` puts them. */
-const PER_PLACE =
-  1 + CATEGORY.length + 5 + 3 + 3 + SOLAR_PRESENCE.length + 3 + FLOOD_ZONE.length + SEISMIC_RISK_CLASS.length + 7;
+/**
+ * How a place's facts lie in `Places.values`, field by field: a number, a list of counts of that
+ * length, a median fact, or the construction year's (a median fact, then earliest and latest).
+ */
+const LAYOUT: readonly [name: Exclude<keyof PlaceFacts, 'locality'>, shape: number | 'median' | 'year'][] = [
+  ['buildings', 1],
+  ['byCategory', CATEGORY.length],
+  ['constructionYear', 'year'],
+  ['heightM', 'median'],
+  ['floors', 'median'],
+  ['bySolarPresence', SOLAR_PRESENCE.length],
+  ['withSolarPotential', 1],
+  ['solarCapacityKwp', 1],
+  ['floodMapped', 1],
+  ['byFloodZone', FLOOD_ZONE.length],
+  ['bySeismicRiskClass', SEISMIC_RISK_CLASS.length],
+  ['onSeismicList', 1],
+  ['withHeatingEstimate', 1],
+  ['withThermalAssessment', 1],
+  ['districtHeatingAvailable', 1],
+  ['gasNetworkAvailable', 1],
+  ['districtHeatingKnown', 1],
+  ['gasNetworkKnown', 1],
+];
+const MEDIAN = ['known', 'estimated', 'median'] as const;
+const YEAR = [...MEDIAN, 'earliest', 'latest'] as const;
+
+/** Numbers a place takes. */
+const PER_PLACE = LAYOUT.reduce((n, [, shape]) => n + (shape === 'median' ? MEDIAN.length : shape === 'year' ? YEAR.length : shape), 0);
 
 function writeFacts(f: PlaceFacts, v: Float64Array, at: number): void {
-  const put = (x: number): void => {
-    v[at++] = x;
-  };
-  const putMedian = (m: MedianFact): void => [m.known, m.estimated, m.median].forEach(put);
-  put(f.buildings);
-  f.byCategory.forEach(put);
-  putMedian(f.constructionYear);
-  put(f.constructionYear.earliest);
-  put(f.constructionYear.latest);
-  putMedian(f.heightM);
-  putMedian(f.floors);
-  f.bySolarPresence.forEach(put);
-  [f.withSolarPotential, f.solarCapacityKwp, f.floodMapped].forEach(put);
-  f.byFloodZone.forEach(put);
-  f.bySeismicRiskClass.forEach(put);
-  [
-    f.onSeismicList,
-    f.withHeatingEstimate,
-    f.withThermalAssessment,
-    f.districtHeatingAvailable,
-    f.gasNetworkAvailable,
-    f.districtHeatingKnown,
-    f.gasNetworkKnown,
-  ].forEach(put);
+  for (const [name, shape] of LAYOUT) {
+    const x = f[name] as number | number[] | Record<string, number>;
+    if (shape === 1) v[at++] = x as number;
+    else if (typeof shape === 'number') for (const n of x as number[]) v[at++] = n;
+    else for (const k of shape === 'median' ? MEDIAN : YEAR) v[at++] = (x as Record<string, number>)[k];
+  }
 }
 
 function readFacts(locality: string, v: Float64Array, at: number): PlaceFacts {
-  const next = (): number => v[at++];
-  const list = (n: number): number[] => Array.from({ length: n }, next);
-  const median = (): MedianFact => ({ known: next(), estimated: next(), median: next() });
-  const buildings = next();
-  const byCategory = list(CATEGORY.length);
-  const constructionYear = { ...median(), earliest: next(), latest: next() };
-  const heightM = median();
-  const floors = median();
-  const bySolarPresence = list(SOLAR_PRESENCE.length);
-  const [withSolarPotential, solarCapacityKwp, floodMapped] = list(3);
-  const byFloodZone = list(FLOOD_ZONE.length);
-  const bySeismicRiskClass = list(SEISMIC_RISK_CLASS.length);
-  const [onSeismicList, withHeatingEstimate, withThermalAssessment, districtHeatingAvailable, gasNetworkAvailable, districtHeatingKnown, gasNetworkKnown] =
-    list(7);
-  return {
-    locality,
-    buildings,
-    byCategory,
-    constructionYear,
-    heightM,
-    floors,
-    bySolarPresence,
-    withSolarPotential,
-    solarCapacityKwp,
-    floodMapped,
-    byFloodZone,
-    bySeismicRiskClass,
-    onSeismicList,
-    withHeatingEstimate,
-    withThermalAssessment,
-    districtHeatingAvailable,
-    gasNetworkAvailable,
-    districtHeatingKnown,
-    gasNetworkKnown,
-  };
+  const f: Record<string, unknown> = { locality };
+  for (const [name, shape] of LAYOUT) {
+    if (shape === 1) f[name] = v[at++];
+    else if (typeof shape === 'number') f[name] = Array.from({ length: shape }, () => v[at++]);
+    else {
+      const fact: Record<string, number> = {};
+      for (const k of shape === 'median' ? MEDIAN : YEAR) fact[k] = v[at++];
+      f[name] = fact;
+    }
+  }
+  return f as unknown as PlaceFacts;
 }
 
 /** The fields a structured clone or a prepared file carries. */
