@@ -7,18 +7,19 @@
  * last cut is appended, and selecting among them is a large share of such a page's time. So
  * the walk first reads every SAMPLE_STRIDE-th block of 512 rows
  * (blocks in row order follow the space: the sample spreads over the whole bbox), counting and
- * keeping its matches as usual. The key at rank GUESS_MARGIN * k / SAMPLE_STRIDE among them has
- * about GUESS_MARGIN * k matches of the bbox at or above it; the walk over the other blocks
- * keeps out the rows below it (after the count, it tests their key before their filters).
+ * keeping its matches as usual. The row at place GUESS_MARGIN * k / SAMPLE_STRIDE among them (by
+ * key, then by rank within its snapshot) has about GUESS_MARGIN * k matches of the bbox before
+ * it; the walk over the other blocks keeps out the rows after it (after the count, it tests their
+ * key and rank before their filters). Ranking by key alone would keep every row of a tie, and
+ * keys tie over most of a bbox where few of its buildings have one (a business sort).
  *
- * The page is exact when at least k rows kept are at or above the guess: the top k are then
- * all among them, and every row kept out ranks after each of them. When fewer are (the sample
+ * The page is exact when at least k rows kept rank before the guess: the top k are then all
+ * among them, and every row kept out ranks after each of them. When fewer do (the sample
  * misled, or fewer than k rows match), the query runs again without the guess.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidatesReach } from './estimate.ts';
 import { walkBuildings } from './bestfirst.ts';
-import { kthLargest } from './floor.ts';
 import type { SearchPlan } from './plan.ts';
 import { SAMPLE_STRIDE } from './run.ts';
 import type { SearchState } from './search-state.ts';
@@ -53,16 +54,31 @@ export function walkGuessing(
   floor: number,
   margin = GUESS_MARGIN,
 ): GuessOutcome {
-  const { heap, keys } = st;
+  const { heap } = st;
   heap.raiseFloor(floor);
+  // The guess is a place in the order (key, then rank), not only a key: where keys tie over
+  // many rows (unknown keys, employee bands) a key alone keeps every row of the tie. The sample's
+  // rows after it would be kept out with the rows after the guess: the sample keeps only its best.
+  const place = Math.ceil((margin * k) / SAMPLE_STRIDE) - 1;
+  heap.resize(place + 1);
   walkBuildings(st, snapshots, plans, bbox, 'sampled');
-  const rank = Math.ceil((margin * k) / SAMPLE_STRIDE);
-  const n = heap.keysInto(keys);
-  const guess = n < rank ? -Infinity : kthLargest(keys, n, rank);
-  if (guess > floor) heap.raiseFloor(guess);
+  heap.resize(k);
+  if (place >= heap.size) {
+    walkBuildings(st, snapshots, plans, bbox, 'others');
+    return 'none';
+  }
+  heap.selectPlace(place);
+  const key = heap.keyAt(place);
+  const snap = heap.snapAt(place);
+  const row = heap.rowAt(place);
+  const rank = heap.rankAt(place);
+  if (key < floor) {
+    walkBuildings(st, snapshots, plans, bbox, 'others');
+    return 'none';
+  }
+  heap.raiseFloor(key, snap, rank);
   walkBuildings(st, snapshots, plans, bbox, 'others');
-  if (guess <= floor) return 'none';
-  if (heap.countAtLeast(guess) >= k) return 'held';
+  if (heap.countBefore(key, snap, row, rank) >= k) return 'held';
   st.start(
     k,
     snapshots.map((s) => s.ids),

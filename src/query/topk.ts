@@ -20,6 +20,9 @@ import { MAX_WINDOW } from './types.ts';
  */
 export const BUFFER_MIN_CAPACITY = 1000;
 
+/** A rank bound that bounds nothing: ranks are below 2^32. */
+const NO_RANK_BOUND = 0x100000000;
+
 export class TopK {
   private readonly key = new Float64Array(2 * MAX_WINDOW);
   private readonly row = new Uint32Array(2 * MAX_WINDOW);
@@ -37,6 +40,9 @@ export class TopK {
   private capacity = 0;
   /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
+  /** Nor a row of snapshot floorSnap whose key equals the floor and whose rank is floorRank or more (buffer mode). */
+  private floorSnap = -1;
+  private floorRank = NO_RANK_BOUND;
   size = 0;
 
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
@@ -46,17 +52,24 @@ export class TopK {
     this.ids = ids;
     this.size = 0;
     this.floor = -Infinity;
+    this.floorSnap = -1;
+    this.floorRank = NO_RANK_BOUND;
     this.buffered = capacity > BUFFER_MIN_CAPACITY;
     this.cut = false;
   }
 
   /**
-   * Keeps out every row whose key is below `floor`: a floor proven (floor.ts) or checked after
-   * (guess.ts) to leave `capacity` rows. In heap mode, before the first offer; in buffer mode at
-   * any time (rows kept before stay).
+   * Keeps out every row whose key is below `floor`, and in buffer mode the rows of snapshot `snap`
+   * whose key equals it and whose rank is `rank` or more (the floor is then a place in the
+   * order, not only a key): a floor proven (floor.ts) or checked after (guess.ts) to leave
+   * `capacity` rows. In heap mode, before the first offer; in buffer mode at any time (rows kept
+   * before stay).
    */
-  raiseFloor(floor: number): void {
+  raiseFloor(floor: number, snap = -1, rank = NO_RANK_BOUND): void {
+    if (rank !== NO_RANK_BOUND && !this.buffered) throw new Error('a floor with a rank is for buffer mode');
     this.floor = floor;
+    this.floorSnap = snap;
+    this.floorRank = rank;
   }
 
   /** Is the entry in slot j ranked after the row (k, s, r, rk)? */
@@ -133,8 +146,12 @@ export class TopK {
    * kept row's rank when it is of snapshot s and the heap is full; else no bound (2^32).
    */
   rankBound(s: number): number {
-    if (this.buffered) return this.cut && this.cutKey >= this.floor && this.cutSnap === s ? this.cutRank : 0x100000000;
-    return this.size === this.capacity && this.capacity > 0 && this.snap[0] === s ? this.rank[0] : 0x100000000;
+    if (this.buffered) {
+      const byCut = this.cut && this.cutKey >= this.floor && this.cutSnap === s ? this.cutRank : NO_RANK_BOUND;
+      if (this.cut && this.cutKey > this.floor) return byCut;
+      return this.floorSnap === s ? Math.min(byCut, this.floorRank) : byCut;
+    }
+    return this.size === this.capacity && this.capacity > 0 && this.snap[0] === s ? this.rank[0] : NO_RANK_BOUND;
   }
 
   /** Rows kept whose key is above x. */
@@ -155,11 +172,46 @@ export class TopK {
     return this.size;
   }
 
-  /** Rows kept whose key is at least x. */
-  countAtLeast(x: number): number {
+  /** Rows kept that rank before the row (key, snapshot s, row r, rank rk), which is kept or not. */
+  countBefore(k: number, s: number, r: number, rk: number): number {
     let n = 0;
-    for (let j = 0; j < this.size; j++) if (this.key[j] >= x) n++;
+    for (let j = 0; j < this.size; j++) if (!(this.snap[j] === s && this.row[j] === r) && !this.slotAfter(j, k, s, r, rk)) n++;
     return n;
+  }
+
+  /**
+   * Buffer mode: keeps `capacity` rows from now on (at most the capacity it was reset to). The
+   * rows kept stay; the cut, which a smaller capacity may have set too high, is dropped.
+   */
+  resize(capacity: number): void {
+    if (!this.buffered) throw new Error('resize is for buffer mode');
+    if (capacity < 1 || capacity > MAX_WINDOW) throw new RangeError(`TopK keeps 1 to ${MAX_WINDOW} rows, asked for ${capacity}.`);
+    this.capacity = capacity;
+    this.cut = false;
+    if (this.size >= 2 * capacity) this.keepBest();
+  }
+
+  /** Buffer mode: puts the row of place j (0 = best) among those kept at slot j, for keyAt, snapAt, rowAt and rankAt. */
+  selectPlace(j: number): void {
+    if (!this.buffered) throw new Error('selectPlace is for buffer mode');
+    if (j < 0 || j >= this.size) throw new RangeError(`no place ${j} among ${this.size} rows kept`);
+    this.select(0, this.size - 1, j);
+  }
+
+  keyAt(j: number): number {
+    return this.key[j];
+  }
+
+  snapAt(j: number): number {
+    return this.snap[j];
+  }
+
+  rowAt(j: number): number {
+    return this.row[j];
+  }
+
+  rankAt(j: number): number {
+    return this.rank[j];
   }
 
   /** Offers one row (key, snapshot s, row, its id rank); true when the heap changed. */
@@ -184,6 +236,7 @@ export class TopK {
   /** Buffer mode: keeps the row if it ranks before the cut; selects when the buffer is full. */
   private append(k: number, s: number, r: number, rk: number): boolean {
     if (this.capacity === 0 || k < this.floor) return false;
+    if (k === this.floor && s === this.floorSnap && rk >= this.floorRank) return false;
     if (this.cut) {
       if (k < this.cutKey) return false;
       if (k === this.cutKey) {
