@@ -306,6 +306,46 @@ describe('where the prepared file cannot be written beside the snapshot', () => 
   });
 });
 
+describe('prepared files no start will read', () => {
+  it('are removed once a snapshot is served: beside it those whose Arrow file is gone, in the cache those and older ones', async () => {
+    const dir = folderWith('stale');
+    const cache = join(root, 'stale-cache');
+    const xa = join(dir, 'XA');
+    const cached = join(cache, 'XA');
+    mkdirSync(cached, { recursive: true });
+    // An older snapshot still in the folder (never loaded: the newest is), and files standing for prepared ones.
+    copyFileSync(arrow, join(xa, '2026-11-20.arrow'));
+    const put = (path: string) => copyFileSync(arrow, path);
+    const gone = [join(xa, '2026-11-19.edifice'), join(cached, '2026-11-18.edifice'), join(cached, '2026-11-20.edifice')];
+    const kept = [join(xa, '2026-11-20.edifice'), join(xa, 'notes.edifice'), join(cached, `${DATE}.edifice.tmp-1-1`)];
+    // A newer date whose Arrow file has not arrived: its cache file is not one of an older snapshot, but its snapshot is gone.
+    const newerOrphan = join(cached, '2026-11-23.edifice');
+    for (const path of [...gone, ...kept, newerOrphan]) put(path);
+
+    const { log, snapshot } = await open(dir, cache);
+    expect(snapshot.date).toBe(DATE);
+    for (const path of [...gone, newerOrphan]) expect(existsSync(path), path).toBe(false);
+    for (const path of kept) expect(existsSync(path), path).toBe(true);
+    // The served snapshot's own prepared file, written beside it, stays.
+    expect(existsSync(preparedBeside(join(xa, `${DATE}.arrow`)))).toBe(true);
+    const removed = log.filter((e) => e.event === 'prepared_removed').map((e) => [e.path, e.reason]);
+    expect(removed.sort()).toEqual(
+      [
+        [gone[0], 'its snapshot is gone'],
+        [gone[1], 'its snapshot is gone'],
+        [gone[2], `older than the snapshot served (${DATE})`],
+        [newerOrphan, 'its snapshot is gone'],
+      ].sort(),
+    );
+
+    // Without prepared files the catalog touches none.
+    put(gone[0]);
+    const plain = Catalog.open(dir, { log: () => undefined });
+    expect(plain.view().snapshots[0].date).toBe(DATE);
+    expect(existsSync(gone[0])).toBe(true);
+  });
+});
+
 describe('the arrays, mapped or read, their CRCs checked here or with a second thread', () => {
   let dir: string;
   let prepared: string;

@@ -18,9 +18,11 @@
  * With `prepared` set, a store is read from the snapshot's prepared file (prepared.ts) when one
  * matches it, and one built from the Arrow file is written as a prepared file afterwards, in the
  * background: beside the snapshot, or under `prepared.cacheDir` when its folder is not writable.
- * A prepared file that does not match is logged with the reason and never served.
+ * A prepared file that does not match is logged with the reason and never served. Once a
+ * snapshot is served, prepared files no start will read are removed: beside the snapshots those
+ * whose Arrow file is gone, in the cache folder those too and those of older snapshots.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { makeFolder } from '../folders.ts';
@@ -114,6 +116,7 @@ interface Serving extends FileInfo {
 
 const COUNTRY_DIR = /^[A-Z]{2}$/;
 const SNAPSHOT_FILE = /^(\d{4}-\d{2}-\d{2})\.arrow$/;
+const PREPARED_FILE = /^(\d{4}-\d{2}-\d{2})\.edifice$/;
 
 function defaultLog(entry: LogEntry): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
@@ -299,6 +302,7 @@ export class Catalog implements CatalogSource {
     const bytesHeld = snapshot.bytesHeld;
     this.serving.set(country, { ...file, base, snapshot, loadMs, bytesHeld });
     this.refused.delete(file.path);
+    if (this.prepared) this.removeStalePrepared(country, file);
     this.log({
       level: 'info',
       event: 'snapshot_loaded',
@@ -376,6 +380,41 @@ export class Catalog implements CatalogSource {
       }
     }
     return null;
+  }
+
+  /**
+   * Removes the prepared files of `country` that no start will read, each the size of its store:
+   * beside the snapshots, those whose Arrow file is gone; in the cache folder, those too and those
+   * older than the snapshot now served (`served`). Mapped ones stay readable until unmapped.
+   */
+  private removeStalePrepared(country: string, served: FileInfo): void {
+    const folder = dirname(served.path);
+    const stale = (dir: string, olderToo: boolean): [path: string, reason: string][] => {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return [];
+      }
+      const out: [string, string][] = [];
+      for (const name of names) {
+        const date = PREPARED_FILE.exec(name)?.[1];
+        if (date === undefined || date === served.date) continue;
+        if (!existsSync(join(folder, `${date}.arrow`))) out.push([join(dir, name), 'its snapshot is gone']);
+        else if (olderToo && date < served.date) out.push([join(dir, name), `older than the snapshot served (${served.date})`]);
+      }
+      return out;
+    };
+    const cacheDir = this.prepared?.cacheDir;
+    const paths = [...stale(folder, false), ...(cacheDir ? stale(join(cacheDir, country), true) : [])];
+    for (const [path, reason] of paths) {
+      try {
+        unlinkSync(path);
+        this.log({ level: 'info', event: 'prepared_removed', country, path, reason });
+      } catch (err) {
+        this.log({ level: 'warn', event: 'prepared_not_removed', country, path, reason: (err as Error).message });
+      }
+    }
   }
 
   /** Writes the prepared file of a store built from its Arrow file, in the background; never fails the load. */
