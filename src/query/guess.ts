@@ -76,7 +76,8 @@ export function walkGuessing(
     walkBuildings(st, snapshots, plans, bbox, 'others');
     return 'none';
   }
-  heap.raiseFloor(key, snap, rank);
+  // The buffer's cut is a place in the order already: the guess becomes it.
+  heap.cutAt(place);
   walkBuildings(st, snapshots, plans, bbox, 'others');
   if (heap.countBefore(key, snap, row, rank) >= k) return 'held';
   st.start(

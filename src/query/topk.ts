@@ -40,9 +40,6 @@ export class TopK {
   private capacity = 0;
   /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
-  /** Nor a row of snapshot floorSnap whose key equals the floor and whose rank is floorRank or more (buffer mode). */
-  private floorSnap = -1;
-  private floorRank = NO_RANK_BOUND;
   size = 0;
 
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
@@ -52,24 +49,17 @@ export class TopK {
     this.ids = ids;
     this.size = 0;
     this.floor = -Infinity;
-    this.floorSnap = -1;
-    this.floorRank = NO_RANK_BOUND;
     this.buffered = capacity > BUFFER_MIN_CAPACITY;
     this.cut = false;
   }
 
   /**
-   * Keeps out every row whose key is below `floor`, and in buffer mode the rows of snapshot `snap`
-   * whose key equals it and whose rank is `rank` or more (the floor is then a place in the
-   * order, not only a key): a floor proven (floor.ts) or checked after (guess.ts) to leave
-   * `capacity` rows. In heap mode, before the first offer; in buffer mode at any time (rows kept
-   * before stay).
+   * Keeps out every row whose key is below `floor`: a floor proven (floor.ts) or checked after
+   * (guess.ts) to leave `capacity` rows. In heap mode, before the first offer; in buffer mode at
+   * any time (rows kept before stay).
    */
-  raiseFloor(floor: number, snap = -1, rank = NO_RANK_BOUND): void {
-    if (rank !== NO_RANK_BOUND && !this.buffered) throw new Error('a floor with a rank is for buffer mode');
+  raiseFloor(floor: number): void {
     this.floor = floor;
-    this.floorSnap = snap;
-    this.floorRank = rank;
   }
 
   /** Is the entry in slot j ranked after the row (k, s, r, rk)? */
@@ -146,11 +136,7 @@ export class TopK {
    * kept row's rank when it is of snapshot s and the heap is full; else no bound (2^32).
    */
   rankBound(s: number): number {
-    if (this.buffered) {
-      const byCut = this.cut && this.cutKey >= this.floor && this.cutSnap === s ? this.cutRank : NO_RANK_BOUND;
-      if (this.cut && this.cutKey > this.floor) return byCut;
-      return this.floorSnap === s ? Math.min(byCut, this.floorRank) : byCut;
-    }
+    if (this.buffered) return this.cut && this.cutKey >= this.floor && this.cutSnap === s ? this.cutRank : NO_RANK_BOUND;
     return this.size === this.capacity && this.capacity > 0 && this.snap[0] === s ? this.rank[0] : NO_RANK_BOUND;
   }
 
@@ -198,6 +184,22 @@ export class TopK {
     this.select(0, this.size - 1, j);
   }
 
+  /**
+   * Buffer mode: the row at slot j (selectPlace) becomes the cut, as if a selection had kept
+   * slots [0, j]: the rows after it are dropped and none ranked after it enters from now on. A
+   * guess (guess.ts), checked by the caller.
+   */
+  cutAt(j: number): void {
+    if (!this.buffered) throw new Error('cutAt is for buffer mode');
+    if (j < 0 || j >= this.size) throw new RangeError(`no place ${j} among ${this.size} rows kept`);
+    this.size = j + 1;
+    this.cut = true;
+    this.cutKey = this.key[j];
+    this.cutSnap = this.snap[j];
+    this.cutRow = this.row[j];
+    this.cutRank = this.rank[j];
+  }
+
   keyAt(j: number): number {
     return this.key[j];
   }
@@ -236,7 +238,6 @@ export class TopK {
   /** Buffer mode: keeps the row if it ranks before the cut; selects when the buffer is full. */
   private append(k: number, s: number, r: number, rk: number): boolean {
     if (this.capacity === 0 || k < this.floor) return false;
-    if (k === this.floor && s === this.floorSnap && rk >= this.floorRank) return false;
     if (this.cut) {
       if (k < this.cutKey) return false;
       if (k === this.cutKey) {
