@@ -12,7 +12,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import pg from 'pg';
+import type pg from 'pg';
 import { type Clock, startOfNextUtcMonth, utcDay, utcMonth } from './clock.ts';
 import {
   type ChargeOutcome,
@@ -76,12 +76,10 @@ export interface PgLedgerOptions {
 }
 
 /** int8 as a JavaScript number: every int8 of the ledger is a count or ms since the epoch, far below 2^53. */
-const TYPES = {
+const typesOf = (types: typeof pg.types): { getTypeParser: typeof pg.types.getTypeParser } => ({
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8
-      ? (v: string) => Number(v)
-      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-};
+    oid === types.builtins.INT8 ? (v: string) => Number(v) : types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+});
 
 /**
  * SQLSTATEs that mean "not now" rather than a bug: connection (08), resources (53), shutdown or
@@ -172,12 +170,14 @@ export class PgLedger implements LedgerEngine {
 
   /** Connects to `url` (postgres://…) and brings its schema up to date. */
   static async open(url: string, options: PgLedgerOptions = {}): Promise<PgLedger> {
-    const pool = new pg.Pool({
+    // Loaded here, not with the module: a server on SQLite, and each of its threads, never needs it.
+    const { default: client } = await import('pg');
+    const pool = new client.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
       idleTimeoutMillis: 30_000,
-      types: TYPES,
+      types: typesOf(client.types),
       application_name: 'edifice',
       lock_timeout: options.lockTimeoutMs ?? 5_000,
       statement_timeout: 30_000,

@@ -12,7 +12,7 @@
  * day of its own clock. `onFallback` hears the first failure of each outage (to log it) and
  * `fallbacks` counts the decisions taken alone (for /metrics). Never an error to the caller.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { type Clock, startOfNextUtcDay, utcDay } from './clock.ts';
 import { type LimitDecision, RING_MAX, WindowLimiter } from './limits.ts';
 
@@ -123,6 +123,8 @@ export class RedisLimits {
     if (!Number.isSafeInteger(options.replicas) || options.replicas < 1)
       throw new RangeError(`replicas must be a whole number of at least 1, got ${options.replicas}.`);
     const timeout = options.commandTimeoutMs ?? 250;
+    // Loaded here, not with the module: a server on SQLite, and each of its threads, never needs it.
+    const { Redis } = await import('ioredis');
     const redis = new Redis(url, {
       // Never queue a decision behind a connection that is not there: answer alone at once.
       enableOfflineQueue: false,
