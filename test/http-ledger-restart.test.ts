@@ -81,6 +81,7 @@ beforeAll(async () => {
   const catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
   ledger = Ledger.open(ledgerPath, { perKeyPerMinute: 1000 });
   pool = await startWorkers({ config, catalog, ledger, log, workers: 2 });
+  await pool.allListening();
   origin = `http://127.0.0.1:${pool.port}`;
   inspector = new Session();
   inspector.connect();

@@ -150,6 +150,7 @@ describe('requests pipelined behind a charged page', () => {
     const catalog = Catalog.open(config.snapshotsDir, { log: () => {} });
     const ledger = Ledger.open(config.ledgerPath);
     const pool = await startWorkers({ config, catalog, ledger, log: pino({ level: 'silent' }), workers: 2 });
+    await pool.allListening();
     try {
       await payOnlyForAnswers(pool.port, ledger, 0);
       await payOnlyForAnswers(pool.port, ledger, 2);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { loadConfig } from '../src/config.ts';
 import { codeBundles } from '../src/code-bundles.mjs';
+import { portRefusal } from '../src/http/port.ts';
 import { spawnWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
 import { Ledger } from '../src/ledger/index.ts';
 import { getFresh, removeDir, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
@@ -45,6 +46,7 @@ beforeAll(async () => {
   // Published after the first view went out, while the workers warm up on it: it must reach them.
   catalog.setRemovals({ businessIds: new Set([gone]), registrationNumbers: new Set() });
   pool = await serving;
+  await pool.allListening();
   origin = `http://127.0.0.1:${pool.port}`;
 });
 
@@ -79,6 +81,62 @@ describe('threads started before the catalog', () => {
     for (const [status, html] of answers) {
       expect(status).toBe(200);
       expect(html).toContain(`<title>${title}</title>`);
+    }
+  });
+});
+
+describe('workers of a start', () => {
+  /** A pool of three workers over a small country, whose warm-up is long enough to be caught in the middle. */
+  async function threeWorkers(): Promise<{ serving: Promise<WorkerPool>; done: () => void }> {
+    const d = await syntheticSnapshots(2000, 12, 'LI');
+    const config = {
+      ...loadConfig({ EDIFICE_WARMUP_REQUESTS: '1000' }),
+      port: 0,
+      snapshotsDir: join(d, 'snapshots'),
+      ledgerPath: join(d, 'ledger.db'),
+    };
+    const own = Ledger.open(config.ledgerPath);
+    const threads = await spawnWorkers({ config, ledger: own, log: pino({ level: 'silent' }), workers: 3 });
+    const serving = threads.serve(Catalog.open(config.snapshotsDir, { log: () => {} }));
+    return {
+      serving,
+      done: () => {
+        own.close();
+        removeDir(d);
+      },
+    };
+  }
+
+  it('serve from the first to listen, while the others warm up one after the other', async () => {
+    const { serving, done } = await threeWorkers();
+    const p = await serving;
+    try {
+      // The second gets the view only once the first listens, and warms up 1,000 requests on it.
+      expect(p.listening).toBe(1);
+      const first = await getFresh(`http://127.0.0.1:${p.port}`, '/v1/public/countries');
+      expect(first.status).toBe(200);
+      expect(first.body.data.map((c: { country: string }) => c.country)).toEqual(['LI']);
+      await p.allListening();
+      expect(p.listening).toBe(3);
+      // Every thread's metrics, the late ones' included.
+      const text = await p.metricsText();
+      expect(new Set([...text.matchAll(/thread="(http-\d+)"/g)].map((m) => m[1])).size).toBe(3);
+    } finally {
+      await p.close(2_000);
+      done();
+    }
+  });
+
+  it('a stop while some still start ends them all, and lets the port go', async () => {
+    const { serving, done } = await threeWorkers();
+    const p = await serving;
+    try {
+      expect(p.listening).toBeLessThan(3);
+      await p.close(2_000);
+      expect(p.listening).toBe(0);
+      expect(await portRefusal('127.0.0.1', p.port)).toBeNull();
+    } finally {
+      done();
     }
   });
 });

@@ -48,6 +48,7 @@ beforeAll(async () => {
   ledger = Ledger.open(config.ledgerPath, { perKeyPerMinute: 10 });
   stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
   pool = await startWorkers({ config, catalog, ledger, log, workers: 2 });
+  await pool.allListening();
   origin = `http://127.0.0.1:${pool.port}`;
 });
 

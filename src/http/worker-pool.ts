@@ -4,7 +4,9 @@
  *
  * - Started before the catalog: `spawnWorkers` starts the threads, which load their code (bundles,
  *   code-bundles.mjs) while the main thread loads the snapshots; `serve` then gives them the view,
- *   on which each warms up and listens.
+ *   on which each warms up and listens. One at a time: the first warms up with the cores to itself
+ *   and serves as soon as it listens, and each next one gets the view once the one before listens
+ *   (`allListening`). Warmed up together, they would all listen later than the first does alone.
  * - One port: every worker listens on the same port with SO_REUSEPORT and the kernel spreads
  *   connections over them. The pool first takes the port exclusively, which fails when another
  *   server listens there, and holds it until its workers listen (port.ts); a configured port 0
@@ -78,7 +80,7 @@ export interface WorkerPoolOptions extends ThreadOptions {
 
 /** Threads started before the catalog is loaded: they load their modules while it loads. */
 export interface StartingPool {
-  /** Sends the catalog's view to every worker, which warms up on it and listens; settles once all listen. */
+  /** Sends the catalog's view to the workers, which warm up on it and listen in turn; settles once the first listens. */
   serve(catalog: Catalog): Promise<WorkerPool>;
 }
 
@@ -86,6 +88,10 @@ export interface WorkerPool {
   port: number;
   implementation: string;
   workers: number;
+  /** Settles once every worker of the start listens (or failed to start, which is logged); the pool serves from the first. */
+  allListening(): Promise<void>;
+  /** Workers listening now. */
+  readonly listening: number;
   /** The Prometheus text of every thread's metrics, summed. */
   metricsText(): Promise<string>;
   /** Stops accepting, waits up to `graceMs` for open connections to finish, then ends the threads. */
@@ -161,9 +167,9 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     { mib: Math.round(openings.buffer.byteLength / 2 ** 20), openings: openings.capacity },
     'a table of the latest openings shared by the workers',
   );
-  const workers = new Set<Worker>();
-  /** Every worker thread started and not ended: those listening (`workers`) and those starting. */
+  /** Every worker thread started and not ended: those listening and those starting. */
   const live = new Set<Worker>();
+  const listening = new Set<Worker>();
   let closing = false;
   let implementation = '';
 
@@ -183,12 +189,24 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
    * between them. A worker's entry is gone once it has taken everything posted to it.
    */
   const outbox = new Map<Worker, ToWorker[]>();
-  const drained: (() => void)[] = [];
+  const drained = new Map<Worker, (() => void)[]>();
   const sendNext = (w: Worker): void => {
     const m = outbox.get(w)?.shift();
     if (m) return post(w, m);
     outbox.delete(w);
-    if (outbox.size === 0) for (const done of drained.splice(0)) done();
+    for (const done of drained.get(w)?.splice(0) ?? []) done();
+  };
+  /** Settles once `w` has taken every view posted to it. */
+  const drainedOf = (w: Worker): Promise<void> =>
+    new Promise((done) => {
+      if (!outbox.has(w)) return done();
+      drained.set(w, [...(drained.get(w) ?? []), done]);
+    });
+  /** Workers whose first view waits in their outbox until the one before them listens. */
+  const parked: Worker[] = [];
+  const unparkNext = (): void => {
+    const w = parked.shift();
+    if (w && !closing) sendNext(w);
   };
   const send = (w: Worker, messages: ToWorker[]): void => {
     const queue = outbox.get(w);
@@ -201,13 +219,13 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
 
   // Metrics: every thread answers with its registry (the workers', the ledger thread's, this
   // one's), and the sum is the text (prom-client's aggregation; the thread label keeps each
-  // thread's process and runtime metrics apart).
+  // thread's process and runtime metrics apart). A worker still starting answers once it listens.
   const own = threadRegistry('main');
   let polls = 0;
-  const polling = new Map<number, { parts: unknown[]; expected: number; done: (text: Promise<string>) => void }>();
+  const polling = new Map<number, { parts: unknown[]; waiting: Set<Worker>; done: (text: Promise<string>) => void }>();
   const settle = (id: number): void => {
     const poll = polling.get(id)!;
-    if (poll.parts.length < poll.expected) return;
+    if (poll.waiting.size > 0) return;
     polling.delete(id);
     poll.done(AggregatorRegistry.aggregate(poll.parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics());
   };
@@ -216,24 +234,24 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     return new Promise<string>((done) => {
       const id = ++polls;
       const ledgerUp = ledgerThread !== undefined && ledgerThread.threadId !== -1;
-      polling.set(id, { parts: [mine], expected: 1 + workers.size + (ledgerUp ? 1 : 0), done });
-      for (const x of workers) post(x, { type: 'metrics', id });
+      const waiting = new Set([...live, ...(ledgerUp ? [ledgerThread] : [])]);
+      polling.set(id, { parts: [mine], waiting, done });
+      for (const x of live) post(x, { type: 'metrics', id });
       if (ledgerUp) ledgerThread.postMessage({ type: 'metrics', id } satisfies ToLedgerThread);
       settle(id);
     });
   };
-  const onMessage = (m: FromWorker | LedgerThreadMetrics): void => {
-    if (m.type === 'metrics' && polling.has(m.id)) {
-      polling.get(m.id)!.parts.push(m.json);
+  const onMessage = (m: FromWorker | LedgerThreadMetrics, from: Worker): void => {
+    if (m.type !== 'metrics') return;
+    const poll = polling.get(m.id);
+    if (poll?.waiting.delete(from)) {
+      poll.parts.push(m.json);
       settle(m.id);
     }
   };
   /** A thread that ended will not answer the polls under way: they finish without it. */
-  const forgetThread = (): void => {
-    for (const [id, poll] of polling) {
-      poll.expected--;
-      settle(id);
-    }
+  const forgetThread = (thread: Worker): void => {
+    for (const [id, poll] of polling) if (poll.waiting.delete(thread)) settle(id);
   };
 
   // The ledger thread, restarted if it fails; every worker gets a port to it. The far end of a
@@ -262,7 +280,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       const t = new Worker(code.ledger, { workerData: data, name: 'edifice-ledger', execArgv: code.execArgv });
       let started = false;
       t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
-        if ('type' in m) return onMessage(m);
+        if ('type' in m) return onMessage(m, t);
         const ready = m;
         started = true;
         ledgerThread = t;
@@ -284,7 +302,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       t.on('exit', (code) => {
         if (!started) reject(new Error(`the ledger thread exited (code ${code}) before it was ready`));
         if (started) {
-          forgetThread();
+          forgetThread(t);
           ledgerServing = false;
         }
         if (closing || !started) return;
@@ -341,14 +359,15 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         if (m.type === 'listening' && !started) {
           started = true;
           implementation = m.implementation;
-          workers.add(w);
+          listening.add(w);
           resolve(w);
+          unparkNext();
         } else if (m.type === 'failed') {
           reject(new Error(`a worker could not start: ${m.message}`));
         } else if (m.type === 'taken') {
           sendNext(w);
         } else {
-          onMessage(m);
+          onMessage(m, w);
         }
       });
       w.on('error', (err) => {
@@ -357,28 +376,50 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       });
       w.on('exit', (code) => {
         live.delete(w);
+        listening.delete(w);
+        const place = parked.indexOf(w);
+        if (place >= 0) parked.splice(place, 1);
         if (outbox.has(w)) {
           outbox.set(w, []);
           sendNext(w);
         }
-        if (!started) reject(new Error(`a worker thread exited (code ${code}) before it listened`));
-        if (workers.delete(w)) forgetThread();
+        if (!started) {
+          reject(new Error(`a worker thread exited (code ${code}) before it listened`));
+          // The next one's turn, unless this one was still waiting for its own.
+          if (place < 0) unparkNext();
+        }
+        forgetThread(w);
         if (closing || !started) return;
         log.error({ code }, 'worker thread exited; starting another');
         spawn(region).catch((err: unknown) => log.error({ err }, 'cannot restart a worker thread'));
       });
     });
 
-  const spawned = Promise.all(Array.from({ length: options.workers }, (_, region) => spawn(region)));
-  // Both are awaited in serve(); a failure before it is not an unhandled rejection meanwhile.
+  const spawned = Array.from({ length: options.workers }, (_, region) => spawn(region));
+  // The first worker and the ledger thread are awaited in serve(), the others logged should they fail:
+  // none is an unhandled rejection meanwhile.
   firstLedger.catch(() => undefined);
-  spawned.catch(() => undefined);
+  spawned[0].catch(() => undefined);
+  const everyListening = Promise.all(
+    spawned.slice(1).map((started) => started.catch((err: unknown) => log.error({ err }, 'a worker thread did not start'))),
+  ).then(() =>
+    spawned[0].then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
 
   const serve = async (served: Catalog): Promise<WorkerPool> => {
     catalog = served;
-    // Whole: they serve nothing yet. Through the outbox, as every later view.
+    // Whole: they serve nothing yet. Through the outbox, as every later view: posted to the first
+    // worker now, to each next one once the one before listens.
     const first: ToWorker = { type: 'view', published: published(served.view(), true) };
-    for (const w of live) send(w, [first]);
+    const [lead, ...rest] = live;
+    for (const w of rest) {
+      outbox.set(w, [first]);
+      parked.push(w);
+    }
+    if (lead) send(lead, [first]);
     known = new Set(served.view().snapshots.map((s) => s.serial));
     // From here every view reaches every worker, those still warming up included.
     served.onPublish((view) => {
@@ -391,9 +432,9 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       known = new Set(view.snapshots.map((s) => s.serial));
     });
     await firstLedger;
-    await spawned;
-    // Views published while they started are taken too: serving means serving the latest.
-    while (outbox.size > 0) await new Promise<void>((done) => drained.push(done));
+    const serving = await spawned[0];
+    // Views published while it started are taken too: serving means serving the latest.
+    await drainedOf(serving);
     return pool;
   };
 
@@ -403,6 +444,10 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       return implementation;
     },
     workers: options.workers,
+    allListening: () => everyListening,
+    get listening() {
+      return listening.size;
+    },
     metricsText,
     async close(graceMs = 5_000) {
       closing = true;
@@ -413,14 +458,20 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       // statement can take (the busy timeout, after waiting for the write lock as long); only a
       // thread stuck beyond that is terminated.
       const stuckMs = 2 * BUSY_TIMEOUT_MS + 1_000;
-      const stopping = [...workers];
+      // Those still waiting for their first view have nothing to finish; those warming up listen, then stop.
+      const waiting = new Set(parked.splice(0));
+      for (const w of waiting) {
+        outbox.delete(w);
+        void w.terminate();
+      }
+      const stopping = [...live].filter((w) => !waiting.has(w));
       const exits = stopping.map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
       for (const w of stopping) post(w, { type: 'close', now: false });
       if (!(await within(Promise.all(exits), graceMs))) {
-        for (const w of workers) post(w, { type: 'close', now: true });
+        for (const w of stopping) post(w, { type: 'close', now: true });
         if (!(await within(Promise.all(exits), stuckMs))) {
-          log.error({ workers: workers.size, ms: graceMs + stuckMs }, 'worker threads did not stop; terminating them');
-          await Promise.all([...workers].map((w) => w.terminate()));
+          log.error({ workers: stopping.length, ms: graceMs + stuckMs }, 'worker threads did not stop; terminating them');
+          await Promise.all(stopping.map((w) => w.terminate()));
         }
       }
       // The workers are gone: nothing more to charge. (A thread id of -1: it has ended already.)
