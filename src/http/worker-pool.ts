@@ -2,11 +2,11 @@
  * Serving with several worker threads (one per core by default). The main thread owns the
  * catalog (loading, hot swap, removals) and the demo setup; each worker runs the whole HTTP app.
  *
- * - Started before the catalog: `spawnWorkers` starts the threads, which load their code (bundles,
- *   code-bundles.mjs) while the main thread loads the snapshots; `serve` then gives them the view,
- *   on which each warms up and listens. One at a time: the first warms up with the cores to itself
- *   and serves as soon as it listens, and each next one gets the view once the one before listens
- *   (`allListening`). Warmed up together, they would all listen later than the first does alone.
+ * - Started before the catalog: `spawnWorkers` starts the ledger thread and the first worker, which
+ *   load their code (bundles, code-bundles.mjs) while the main thread loads the snapshots; `serve`
+ *   then gives the worker the view, on which it warms up with the cores to itself, and the pool
+ *   serves as soon as it listens. The others start one at a time, each once the one before listens
+ *   (`allListening`): started together, they would all listen later than the first does alone.
  * - One port: every worker listens on the same port with SO_REUSEPORT and the kernel spreads
  *   connections over them. The pool first takes the port exclusively, which fails when another
  *   server listens there, and holds it until its workers listen (port.ts); a configured port 0
@@ -202,12 +202,6 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       if (!outbox.has(w)) return done();
       drained.set(w, [...(drained.get(w) ?? []), done]);
     });
-  /** Workers whose first view waits in their outbox until the one before them listens. */
-  const parked: Worker[] = [];
-  const unparkNext = (): void => {
-    const w = parked.shift();
-    if (w && !closing) sendNext(w);
-  };
   const send = (w: Worker, messages: ToWorker[]): void => {
     const queue = outbox.get(w);
     if (queue) queue.push(...messages);
@@ -361,7 +355,6 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
           implementation = m.implementation;
           listening.add(w);
           resolve(w);
-          unparkNext();
         } else if (m.type === 'failed') {
           reject(new Error(`a worker could not start: ${m.message}`));
         } else if (m.type === 'taken') {
@@ -377,17 +370,11 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       w.on('exit', (code) => {
         live.delete(w);
         listening.delete(w);
-        const place = parked.indexOf(w);
-        if (place >= 0) parked.splice(place, 1);
         if (outbox.has(w)) {
           outbox.set(w, []);
           sendNext(w);
         }
-        if (!started) {
-          reject(new Error(`a worker thread exited (code ${code}) before it listened`));
-          // The next one's turn, unless this one was still waiting for its own.
-          if (place < 0) unparkNext();
-        }
+        if (!started) reject(new Error(`a worker thread exited (code ${code}) before it listened`));
         forgetThread(w);
         if (closing || !started) return;
         log.error({ code }, 'worker thread exited; starting another');
@@ -395,31 +382,29 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       });
     });
 
-  const spawned = Array.from({ length: options.workers }, (_, region) => spawn(region));
-  // The first worker and the ledger thread are awaited in serve(), the others logged should they fail:
-  // none is an unhandled rejection meanwhile.
+  // The first worker loads its code while the catalog loads; each next one is started once the
+  // one before listens (or failed, which is logged), with the view of that moment.
+  const first = spawn(0);
+  let nextRegion = 1;
+  let allStarted!: () => void;
+  const everyListening = new Promise<void>((done) => (allStarted = done));
+  const startNext = (): void => {
+    if (closing || nextRegion >= options.workers) return allStarted();
+    spawn(nextRegion++).then(startNext, (err: unknown) => {
+      log.error({ err }, 'a worker thread did not start');
+      startNext();
+    });
+  };
+  first.then(startNext, () => allStarted());
+  // Both are awaited in serve(); a failure before it is not an unhandled rejection meanwhile.
   firstLedger.catch(() => undefined);
-  spawned[0].catch(() => undefined);
-  const everyListening = Promise.all(
-    spawned.slice(1).map((started) => started.catch((err: unknown) => log.error({ err }, 'a worker thread did not start'))),
-  ).then(() =>
-    spawned[0].then(
-      () => undefined,
-      () => undefined,
-    ),
-  );
+  first.catch(() => undefined);
 
   const serve = async (served: Catalog): Promise<WorkerPool> => {
     catalog = served;
-    // Whole: they serve nothing yet. Through the outbox, as every later view: posted to the first
-    // worker now, to each next one once the one before listens.
-    const first: ToWorker = { type: 'view', published: published(served.view(), true) };
-    const [lead, ...rest] = live;
-    for (const w of rest) {
-      outbox.set(w, [first]);
-      parked.push(w);
-    }
-    if (lead) send(lead, [first]);
+    // Whole: it serves nothing yet. Through the outbox, as every later view.
+    const whole: ToWorker = { type: 'view', published: published(served.view(), true) };
+    for (const w of live) send(w, [whole]);
     known = new Set(served.view().snapshots.map((s) => s.serial));
     // From here every view reaches every worker, those still warming up included.
     served.onPublish((view) => {
@@ -432,7 +417,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       known = new Set(view.snapshots.map((s) => s.serial));
     });
     await firstLedger;
-    const serving = await spawned[0];
+    const serving = await first;
     // Views published while it started are taken too: serving means serving the latest.
     await drainedOf(serving);
     return pool;
@@ -458,13 +443,8 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       // statement can take (the busy timeout, after waiting for the write lock as long); only a
       // thread stuck beyond that is terminated.
       const stuckMs = 2 * BUSY_TIMEOUT_MS + 1_000;
-      // Those still waiting for their first view have nothing to finish; those warming up listen, then stop.
-      const waiting = new Set(parked.splice(0));
-      for (const w of waiting) {
-        outbox.delete(w);
-        void w.terminate();
-      }
-      const stopping = [...live].filter((w) => !waiting.has(w));
+      // Those still starting listen, then stop.
+      const stopping = [...live];
       const exits = stopping.map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
       for (const w of stopping) post(w, { type: 'close', now: false });
       if (!(await within(Promise.all(exits), graceMs))) {
