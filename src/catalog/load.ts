@@ -345,7 +345,7 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
     active: bizActive,
     name: bizName,
     names: PackedStrings.pack(names.values),
-    namesLower: namesLower.join('\0'),
+    namesLower: PackedStrings.pack([namesLower.join('\0')]),
     nameStarts,
     shown: shownFlags(figures, n),
     strings: bizStrings.toShared(),

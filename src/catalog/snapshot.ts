@@ -54,8 +54,12 @@ export interface BusinessColumns {
   /** Code into `names`. */
   name: Uint32Array;
   names: PackedStrings;
-  /** Every name lowercased (String.prototype.toLowerCase), joined by '\0': substring filters search it once. */
-  namesLower: string;
+  /**
+   * One string: every name lowercased (String.prototype.toLowerCase), joined by '\0', which
+   * substring filters search at once. Packed, it is no part of a prepared file's header nor of a
+   * message to a worker; a thread decodes it the first time it filters by name.
+   */
+  namesLower: PackedStrings;
   /** Where each name starts in namesLower (one more entry at the end). */
   nameStarts: Uint32Array;
   /** Per business: SHOWN_SIZE, SHOWN_TURNOVER on the one whose figure its row shows (largest-business.ts). */
@@ -409,7 +413,7 @@ export class Snapshot {
         ) +
         b.names.byteLength +
         stringBytes(b.currencies) +
-        2 * b.namesLower.length +
+        b.namesLower.byteLength +
         stringTablesBytes(b.stringTables),
       footprints: this.footprints.byteLength,
       tree: this.tree.byteLength,

@@ -55,13 +55,19 @@ export function fromTransfer(t: SnapshotTransfer): Snapshot {
   for (const [name, values] of t.cold.dictionaries) append(cold.tables.get(name)!.values, values);
   const p = t.parts;
   // Packed tables arrive as their shared arrays alone (packed-strings.ts).
-  const business = p.business as unknown as Omit<typeof p.business, 'names' | 'stringTables'> & {
+  const business = p.business as unknown as Omit<typeof p.business, 'names' | 'namesLower' | 'stringTables'> & {
     names: PackedStringsParts;
+    namesLower: PackedStringsParts;
     stringTables: Record<keyof StringTables, PackedStringsParts>;
   };
   return new Snapshot({
     ...p,
-    business: { ...business, names: new PackedStrings(business.names), stringTables: stringTablesFrom(business.stringTables) },
+    business: {
+      ...business,
+      names: new PackedStrings(business.names),
+      namesLower: new PackedStrings(business.namesLower),
+      stringTables: stringTablesFrom(business.stringTables),
+    },
     tree: revive(RowTree, p.tree),
     summaries: revive(NodeSummaries, p.summaries),
     footprints: revive(Footprints, p.footprints),

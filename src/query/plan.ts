@@ -117,7 +117,7 @@ function nameTable(b: BusinessColumns, text: string): Uint8Array | null {
     }
     return any ? table : null;
   }
-  const hay = b.namesLower;
+  const hay = b.namesLower.at(0);
   const starts = b.nameStarts;
   let from = 0;
   while (from <= hay.length) {
