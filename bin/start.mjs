@@ -1,14 +1,22 @@
 // `npm start` and bin/edifice: the server's main thread (src/main.ts) from its esbuild bundle
 // (src/code-bundles.mjs), built on the first start after a change and kept; where it cannot be
-// built or kept, from the TypeScript through tsx's loader, with a warning.
+// built or kept, from the TypeScript through tsx's loader, with a warning. A server with workers on
+// a SQLite ledger gets its ledger thread and first worker started here, before the main thread
+// loads its own code (src/http/early-threads.mjs).
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 import { codeBundles } from '../src/code-bundles.mjs';
+import { startEarlyThreads } from '../src/http/early-threads.mjs';
 
-const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const source = (path) => fileURLToPath(new URL(path, import.meta.url));
+const main = source('../src/main.ts');
+const worker = source('../src/http/worker.ts');
+const ledger = source('../src/http/ledger-thread.ts');
 let entry;
 try {
-  entry = (await codeBundles([main])).get(main).href;
+  const bundles = await codeBundles([main, worker, ledger]);
+  entry = bundles.get(main).href;
+  startEarlyThreads({ worker: bundles.get(worker), ledger: bundles.get(ledger) });
 } catch (err) {
   process.stderr.write(`edifice: the server's code could not be bundled (${err.message}): loading the TypeScript, which starts slower\n`);
   const { register } = await import('tsx/esm/api');

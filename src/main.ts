@@ -15,6 +15,7 @@ import { FleetLedger, localFleetLimits, redisFleetLimits } from './http/fleet-le
 import { followRemovals } from './http/follow-removals.ts';
 import { startServer } from './http/server.ts';
 import { spawnWorkers } from './http/worker-pool.ts';
+import { dropEarlyThreads } from './http/early-threads.mjs';
 import { assertPortFree } from './http/port.ts';
 import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 import { lockLedger } from './ledger/server-lock.ts';
@@ -91,6 +92,8 @@ async function main(config: Config): Promise<void> {
   } catch (err) {
     throw new ConfigError(`EDIFICE_LEDGER: ${(err as Error).message}`);
   }
+  // Started by bin/start.mjs for a server with workers on SQLite: no other needs them.
+  if (location.kind === 'postgres' || config.workers === 0) dropEarlyThreads();
   // One server per ledger file and per port (every limit would double): refused before any long work.
   // A PostgreSQL ledger is shared by the replicas of a fleet, whose limits are in Redis.
   const lock = location.kind === 'sqlite' ? lockLedger(location.path) : null;

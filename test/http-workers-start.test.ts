@@ -7,11 +7,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { loadConfig } from '../src/config.ts';
 import { codeBundles } from '../src/code-bundles.mjs';
+import { dropEarlyThreads, startEarlyThreads, takeEarlyThread } from '../src/http/early-threads.mjs';
 import { portRefusal } from '../src/http/port.ts';
 import { spawnWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
 import { Ledger } from '../src/ledger/index.ts';
@@ -138,6 +140,65 @@ describe('workers of a start', () => {
     } finally {
       done();
     }
+  });
+});
+
+describe('threads bin/start.mjs starts early', () => {
+  const entries = ['worker.ts', 'ledger-thread.ts'].map((f) => fileURLToPath(new URL(`../src/http/${f}`, import.meta.url)));
+  const early = () =>
+    (globalThis as Record<symbol, Record<string, { thread: Worker } | undefined> | undefined>)[Symbol.for('edifice.earlyThreads')];
+  const code = async () => {
+    const bundles = await codeBundles(entries);
+    return { worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])! };
+  };
+
+  it('are none for a server on its main thread or on PostgreSQL', async () => {
+    for (const env of [{ EDIFICE_WORKERS: '0' }, { EDIFICE_LEDGER: 'postgres://edifice@127.0.0.1/ledger' }]) {
+      startEarlyThreads(await code(), env);
+      expect(takeEarlyThread('worker')).toBeUndefined();
+      expect(takeEarlyThread('ledger')).toBeUndefined();
+    }
+  });
+
+  it('are the ledger thread and the first worker the pool runs', async () => {
+    const d = await syntheticSnapshots(1000, 13, 'LI');
+    const config = { ...loadConfig({}), port: 0, snapshotsDir: join(d, 'snapshots'), ledgerPath: join(d, 'ledger.db') };
+    const own = Ledger.open(config.ledgerPath);
+    startEarlyThreads(await code(), { EDIFICE_WORKERS: '2' });
+    const started = { worker: early()!.worker!.thread.threadId, ledger: early()!.ledger!.thread.threadId };
+    const threads = await spawnWorkers({ config, ledger: own, log: pino({ level: 'silent' }), workers: 2 });
+    // Taken by the pool: none left to take.
+    expect([early()!.worker, early()!.ledger]).toEqual([undefined, undefined]);
+    const served = Catalog.open(config.snapshotsDir, { log: () => {} });
+    const s = served.view().snapshots[0];
+    const box = [s.lon[0] - 0.001, s.lat[0] - 0.001, s.lon[0] + 0.001, s.lat[0] + 0.001].map((v) => v.toFixed(6)).join(',');
+    const p = await threads.serve(served);
+    try {
+      await p.allListening();
+      const text = await p.metricsText();
+      const ids = [...text.matchAll(/thread="http-(\d+)"/g)].map((m) => Number(m[1]));
+      expect(ids).toContain(started.worker);
+      const { key, workspaceId } = workspaceWithKey(own, 100);
+      const before = own.balance(workspaceId);
+      const page = await getFresh(`http://127.0.0.1:${p.port}`, `/v1/buildings?bbox=${box}&limit=1`, { Authorization: `Bearer ${key}` });
+      // A charged page: the early ledger thread, given its data later, commits it.
+      expect(page.status).toBe(200);
+      expect(page.body.data).toHaveLength(1);
+      expect(own.balance(workspaceId)).toBe(before - 1);
+    } finally {
+      await p.close(2_000);
+      own.close();
+      removeDir(d);
+    }
+  });
+
+  it('that nobody takes end when dropped', async () => {
+    startEarlyThreads(await code(), { EDIFICE_WORKERS: '1' });
+    const threads = [early()!.worker!.thread, early()!.ledger!.thread];
+    const ended = threads.map((t) => new Promise((done) => t.once('exit', done)));
+    dropEarlyThreads();
+    await Promise.all(ended);
+    expect(takeEarlyThread('worker')).toBeUndefined();
   });
 });
 

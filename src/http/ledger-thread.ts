@@ -10,12 +10,13 @@
  * those buildings themselves; a page they could not, whose buildings this thread knows to be
  * opened, is answered at once, without a commit.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import { Ledger, LedgerError, type ChargeOutcome, type ChargePage, type LedgerErrorCode } from '../ledger/index.ts';
 import { PUBLIC_WRITES, type PublicWrite } from './public-writes.ts';
 import { raiseThreadPriority, type ThreadPriority } from './thread-priority.ts';
 import { threadRegistry } from './metrics.ts';
+import { threadData } from './thread-data.ts';
 
 export interface LedgerThreadData {
   entry: string;
@@ -44,7 +45,7 @@ export type ToLedgerThread = { type: 'port'; port: MessagePort } | { type: 'metr
 /** This thread's metrics (process and runtime, labelled thread="ledger"), for the pool's sum. */
 export type LedgerThreadMetrics = { type: 'metrics'; id: number; json: unknown };
 
-const data = workerData as LedgerThreadData;
+const data = await threadData<LedgerThreadData>();
 const priority = raiseThreadPriority(data.config.ledgerPriority);
 const ledger = Ledger.open(data.config.ledgerPath, {
   perKeyPerMinute: data.config.perKeyPerMinute,

@@ -43,6 +43,7 @@ import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import { fragmentCacheMemory } from './fragment-cache.ts';
 import { holdPort } from './port.ts';
 import { codeBundles } from '../code-bundles.mjs';
+import { takeEarlyThread, type EarlyKind } from './early-threads.mjs';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import { threadRegistry } from './metrics.ts';
@@ -248,6 +249,14 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
     for (const [id, poll] of polling) if (poll.waiting.delete(thread)) settle(id);
   };
 
+  /** The thread bin/start.mjs started early for this (early-threads.mjs), given its data; else a new one. */
+  const thread = (kind: EarlyKind, url: URL, data: object, transferList: MessagePort[], name: string): Worker => {
+    const early = url === BOOT ? undefined : takeEarlyThread(kind);
+    if (!early) return new Worker(url, { workerData: data, transferList, name, execArgv: code.execArgv });
+    early.port.postMessage(data, transferList);
+    return early.thread;
+  };
+
   // The ledger thread, restarted if it fails; every worker gets a port to it. The far end of a
   // port made while no ledger thread is ready (the first one starting, or one starting again)
   // waits here until one is.
@@ -271,7 +280,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         quotaTable: ledger.quotaTable,
         openingsTable: openings.buffer,
       };
-      const t = new Worker(code.ledger, { workerData: data, name: 'edifice-ledger', execArgv: code.execArgv });
+      const t = thread('ledger', code.ledger, data, [], 'edifice-ledger');
       let started = false;
       t.on('message', (m: LedgerThreadReady | LedgerThreadMetrics) => {
         if ('type' in m) return onMessage(m, t);
@@ -346,7 +355,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
         sharedBuildings: buildings && { memory: buildings, region },
         logLevel: options.log.level,
       };
-      const w = new Worker(code.worker, { workerData: data, transferList: [port], name: 'edifice-http', execArgv: code.execArgv });
+      const w = thread('worker', code.worker, data, [port], 'edifice-http');
       live.add(w);
       let started = false;
       w.on('message', (m: FromWorker) => {

@@ -3,7 +3,7 @@
  * HTTP app on the shared port (SO_REUSEPORT, on the port the pool holds), a replica of the main thread's catalog over the same
  * shared memory, its own connection to the ledger file, and the limiter tables every thread shares.
  */
-import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, threadId, type MessagePort } from 'node:worker_threads';
 import pino from 'pino';
 import { CatalogReplica, type PublishedView } from '../catalog/replica.ts';
 import { ViewAssembly, type ViewSlice } from '../catalog/view-slices.ts';
@@ -15,6 +15,7 @@ import type { WritePublic } from './public-writes.ts';
 import type { AddressLimiterTables } from './address-limits.ts';
 import type { FragmentCacheMemory } from './fragment-cache.ts';
 import { startServer } from './server.ts';
+import { threadData } from './thread-data.ts';
 
 export interface WorkerData {
   entry: string;
@@ -50,7 +51,7 @@ export type FromWorker =
   | { type: 'metrics'; id: number; json: unknown }
   | { type: 'failed'; message: string };
 
-const data = workerData as WorkerData;
+const data = await threadData<WorkerData>();
 const port = parentPort!;
 const send = (m: FromWorker): void => port.postMessage(m);
 // A request's line goes out with others, in writes of 4 KiB or every 250 ms: written one at a
