@@ -17,6 +17,7 @@ import { threadId } from 'node:worker_threads';
 const SRC = fileURLToPath(new URL('.', import.meta.url));
 const NODE_MODULES = join(SRC, '..', 'node_modules');
 const CACHE = join(NODE_MODULES, '.cache', 'edifice');
+const KEYS = Symbol.for('edifice.sourcesKeys');
 /** Numbers this thread's temporary files. */
 let writes = 0;
 
@@ -29,17 +30,33 @@ function sources() {
 }
 
 /**
+ * The hash of the sources, once per process: bin/start.mjs and the main thread's bundle (which holds
+ * a copy of this file) share it through globalThis, rather than read and hash every source twice.
+ * A running server keeps the bundles it started from.
+ * @returns {string}
+ */
+function sourcesKey() {
+  const keys = /** @type {Record<symbol, Map<string, string>>} */ (globalThis);
+  const known = (keys[KEYS] ??= new Map());
+  const cached = known.get(SRC);
+  if (cached !== undefined) return cached;
+  const esbuildVersion = JSON.parse(readFileSync(join(NODE_MODULES, 'esbuild', 'package.json'), 'utf8')).version;
+  // The sources' folder too: every module's import.meta.url names it.
+  const hash = createHash('sha256').update(String(esbuildVersion)).update(`${SRC}\0`);
+  for (const f of sources()) hash.update(`${f.slice(SRC.length)}\0`).update(readFileSync(f));
+  const key = hash.digest('hex').slice(0, 16);
+  known.set(SRC, key);
+  return key;
+}
+
+/**
  * One bundle per entry (absolute paths of .ts files under src), by entry; built now unless the
  * cache holds them for these sources. Throws what stops it (esbuild missing, a folder not writable).
  * @param {readonly string[]} entries
  * @returns {Promise<Map<string, URL>>}
  */
 export async function codeBundles(entries) {
-  const esbuildVersion = JSON.parse(readFileSync(join(NODE_MODULES, 'esbuild', 'package.json'), 'utf8')).version;
-  // The sources' folder too: every module's import.meta.url names it.
-  const hash = createHash('sha256').update(String(esbuildVersion)).update(`${SRC}\0`);
-  for (const f of sources()) hash.update(`${f.slice(SRC.length)}\0`).update(readFileSync(f));
-  const key = hash.digest('hex').slice(0, 16);
+  const key = sourcesKey();
   const out = new Map();
   const missing = [];
   for (const entry of entries) {

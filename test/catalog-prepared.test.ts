@@ -15,6 +15,7 @@ import {
   rmSync,
   truncateSync,
   writeSync,
+  utimesSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -320,11 +321,16 @@ describe('prepared files no start will read', () => {
     const kept = [join(xa, '2026-11-20.edifice'), join(xa, 'notes.edifice'), join(cached, `${DATE}.edifice.tmp-1-1`)];
     // A newer date whose Arrow file has not arrived: its cache file is not one of an older snapshot, but its snapshot is gone.
     const newerOrphan = join(cached, '2026-11-23.edifice');
-    for (const path of [...gone, ...kept, newerOrphan]) put(path);
+    // Writes abandoned over an hour ago (their writer died), one in each place; the one above is recent.
+    const abandoned = [join(xa, `${DATE}.edifice.tmp-4242-1`), join(cached, '2026-11-20.edifice.tmp-4242-2')];
+    for (const path of [...gone, ...kept, newerOrphan, ...abandoned]) put(path);
+    const twoHoursAgo = (Date.now() - 2 * 3600_000) / 1000;
+    for (const path of abandoned) utimesSync(path, twoHoursAgo, twoHoursAgo);
+    utimesSync(kept[2], (Date.now() - 50 * 60_000) / 1000, (Date.now() - 50 * 60_000) / 1000);
 
     const { log, snapshot } = await open(dir, cache);
     expect(snapshot.date).toBe(DATE);
-    for (const path of [...gone, newerOrphan]) expect(existsSync(path), path).toBe(false);
+    for (const path of [...gone, newerOrphan, ...abandoned]) expect(existsSync(path), path).toBe(false);
     for (const path of kept) expect(existsSync(path), path).toBe(true);
     // The served snapshot's own prepared file, written beside it, stays.
     expect(existsSync(preparedBeside(join(xa, `${DATE}.arrow`)))).toBe(true);
@@ -335,6 +341,8 @@ describe('prepared files no start will read', () => {
         [gone[1], 'its snapshot is gone'],
         [gone[2], `older than the snapshot served (${DATE})`],
         [newerOrphan, 'its snapshot is gone'],
+        [abandoned[0], 'a write abandoned over an hour ago'],
+        [abandoned[1], 'a write abandoned over an hour ago'],
       ].sort(),
     );
 

@@ -117,6 +117,13 @@ interface Serving extends FileInfo {
 const COUNTRY_DIR = /^[A-Z]{2}$/;
 const SNAPSHOT_FILE = /^(\d{4}-\d{2}-\d{2})\.arrow$/;
 const PREPARED_FILE = /^(\d{4}-\d{2}-\d{2})\.edifice$/;
+/** A prepared file being written (prepared.ts): `<date>.edifice.tmp-<pid>-<n>`, renamed once whole. */
+const PREPARED_TEMPORARY = /^\d{4}-\d{2}-\d{2}\.edifice\.tmp-\d+-\d+$/;
+/**
+ * A temporary prepared file untouched this long was left by a writer that died: a write takes
+ * seconds, and another server on the same folder may be writing one now.
+ */
+const ABANDONED_AFTER_MS = 60 * 60 * 1000;
 
 function defaultLog(entry: LogEntry): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
@@ -385,10 +392,18 @@ export class Catalog implements CatalogSource {
   /**
    * Removes the prepared files of `country` that no start will read, each the size of its store:
    * beside the snapshots, those whose Arrow file is gone; in the cache folder, those too and those
-   * older than the snapshot now served (`served`). Mapped ones stay readable until unmapped.
+   * older than the snapshot now served (`served`); in both, temporary ones abandoned by a writer
+   * that died. Mapped ones stay readable until unmapped.
    */
   private removeStalePrepared(country: string, served: FileInfo): void {
     const folder = dirname(served.path);
+    const abandoned = (path: string): boolean => {
+      try {
+        return Date.now() - statSync(path).mtimeMs > ABANDONED_AFTER_MS;
+      } catch {
+        return false;
+      }
+    };
     const stale = (dir: string, olderToo: boolean): [path: string, reason: string][] => {
       let names: string[];
       try {
@@ -398,6 +413,10 @@ export class Catalog implements CatalogSource {
       }
       const out: [string, string][] = [];
       for (const name of names) {
+        if (PREPARED_TEMPORARY.test(name)) {
+          if (abandoned(join(dir, name))) out.push([join(dir, name), 'a write abandoned over an hour ago']);
+          continue;
+        }
         const date = PREPARED_FILE.exec(name)?.[1];
         if (date === undefined || date === served.date) continue;
         if (!existsSync(join(folder, `${date}.arrow`))) out.push([join(dir, name), 'its snapshot is gone']);
