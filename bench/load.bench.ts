@@ -9,9 +9,8 @@
  * 2. Starts from the Arrow file: `--arrow-runs` times, `node <npm start's flags> bin/start.mjs` (npm start)
  *    as a first start (no prepared file; it writes one in the background once it serves); the time
  *    from spawning the process to the first 200 of GET /v1/public/countries, and the store's own
- *    load time and phases from its `snapshot_loaded` line; then when every worker listens (the first
- *    serves alone while the others warm up after it, one at a time). The page cache is warm: the
- *    file is read once before.
+ *    load time and phases from its `snapshot_loaded` line; then when every worker listens (the server
+ *    answers from the first that does). The page cache is warm: the file is read once before.
  * 3. `--runs` starts from the prepared file the last one wrote, timed the same way.
  * 4. Memory: the store's resident bytes per building, read from the prepared file in this process
  *    (RSS after minus before, after full collections, as bench:query measures it), its `bytesHeld`
@@ -344,7 +343,7 @@ interface Start {
   beforeCatalogMs: number;
   /** From the catalog loaded to listening: the ledger, the first worker thread and its warm-up. */
   serveMs: number;
-  /** From the process's start to every worker listening: the others warm up after the first, one at a time. */
+  /** From the process's start to every worker listening (the server answers from the first). */
   allListeningMs: number;
 }
 

@@ -260,7 +260,7 @@ async function startOnSqlite(
       // The main thread keeps the catalog and its removals; the workers serve.
       const stopFollowing = followRemovals(ledger, catalog, config.removalsPollMs, log);
       const pool = await threads.serve(catalog);
-      // It serves from the first worker on; the others warm up in turn after it (worker-pool.ts).
+      // It serves from the first worker that listens; the others follow (worker-pool.ts).
       void pool
         .allListening()
         .then(() => log.info({ workers: pool.workers, sinceProcessStartMs: Math.round(performance.now()) }, 'every worker listening'));

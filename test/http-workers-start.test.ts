@@ -109,12 +109,11 @@ describe('workers of a start', () => {
     };
   }
 
-  it('serve from the first to listen, while the others warm up one after the other', async () => {
+  it('serve from the first to listen; allListening settles once every one does', async () => {
     const { serving, done } = await threeWorkers();
     const p = await serving;
     try {
-      // The second gets the view only once the first listens, and warms up 1,000 requests on it.
-      expect(p.listening).toBe(1);
+      expect(p.listening).toBeGreaterThanOrEqual(1);
       const first = await getFresh(`http://127.0.0.1:${p.port}`, '/v1/public/countries');
       expect(first.status).toBe(200);
       expect(first.body.data.map((c: { country: string }) => c.country)).toEqual(['LI']);
@@ -133,7 +132,6 @@ describe('workers of a start', () => {
     const { serving, done } = await threeWorkers();
     const p = await serving;
     try {
-      expect(p.listening).toBeLessThan(3);
       await p.close(2_000);
       expect(p.listening).toBe(0);
       expect(await portRefusal('127.0.0.1', p.port)).toBeNull();
@@ -145,8 +143,7 @@ describe('workers of a start', () => {
 
 describe('threads bin/start.mjs starts early', () => {
   const entries = ['worker.ts', 'ledger-thread.ts'].map((f) => fileURLToPath(new URL(`../src/http/${f}`, import.meta.url)));
-  const early = () =>
-    (globalThis as Record<symbol, Record<string, { thread: Worker } | undefined> | undefined>)[Symbol.for('edifice.earlyThreads')];
+  const early = () => (globalThis as Record<symbol, Record<string, { thread: Worker }[]> | undefined>)[Symbol.for('edifice.earlyThreads')];
   const code = async () => {
     const bundles = await codeBundles(entries);
     return { worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])! };
@@ -160,15 +157,16 @@ describe('threads bin/start.mjs starts early', () => {
     }
   });
 
-  it('are the ledger thread and the first worker the pool runs', async () => {
+  it('are the ledger thread and the workers the pool runs', async () => {
     const d = await syntheticSnapshots(1000, 13, 'LI');
     const config = { ...loadConfig({}), port: 0, snapshotsDir: join(d, 'snapshots'), ledgerPath: join(d, 'ledger.db') };
     const own = Ledger.open(config.ledgerPath);
     startEarlyThreads(await code(), { EDIFICE_WORKERS: '2' });
-    const started = { worker: early()!.worker!.thread.threadId, ledger: early()!.ledger!.thread.threadId };
+    const started = early()!.worker.map((w) => w.thread.threadId);
+    expect(started).toHaveLength(2);
     const threads = await spawnWorkers({ config, ledger: own, log: pino({ level: 'silent' }), workers: 2 });
     // Taken by the pool: none left to take.
-    expect([early()!.worker, early()!.ledger]).toEqual([undefined, undefined]);
+    expect([early()!.worker, early()!.ledger]).toEqual([[], []]);
     const served = Catalog.open(config.snapshotsDir, { log: () => {} });
     const s = served.view().snapshots[0];
     const box = [s.lon[0] - 0.001, s.lat[0] - 0.001, s.lon[0] + 0.001, s.lat[0] + 0.001].map((v) => v.toFixed(6)).join(',');
@@ -177,7 +175,7 @@ describe('threads bin/start.mjs starts early', () => {
       await p.allListening();
       const text = await p.metricsText();
       const ids = [...text.matchAll(/thread="http-(\d+)"/g)].map((m) => Number(m[1]));
-      expect(ids).toContain(started.worker);
+      expect([...new Set(ids)].sort((a, b) => a - b)).toEqual(started.sort((a, b) => a - b));
       const { key, workspaceId } = workspaceWithKey(own, 100);
       const before = own.balance(workspaceId);
       const page = await getFresh(`http://127.0.0.1:${p.port}`, `/v1/buildings?bbox=${box}&limit=1`, { Authorization: `Bearer ${key}` });
@@ -194,7 +192,8 @@ describe('threads bin/start.mjs starts early', () => {
 
   it('that nobody takes end when dropped', async () => {
     startEarlyThreads(await code(), { EDIFICE_WORKERS: '1' });
-    const threads = [early()!.worker!.thread, early()!.ledger!.thread];
+    const threads = [...early()!.worker, ...early()!.ledger].map((t) => t.thread);
+    expect(threads).toHaveLength(2);
     const ended = threads.map((t) => new Promise((done) => t.once('exit', done)));
     dropEarlyThreads();
     await Promise.all(ended);

@@ -8,5 +8,6 @@ export interface EarlyThread {
 export type EarlyKind = 'ledger' | 'worker';
 
 export function startEarlyThreads(code: { worker: URL; ledger: URL }, env?: NodeJS.ProcessEnv): void;
+/** An early thread of that kind, each once; undefined when none is left. */
 export function takeEarlyThread(kind: EarlyKind): EarlyThread | undefined;
 export function dropEarlyThreads(): void;

@@ -1,5 +1,5 @@
-// The ledger thread and the first worker, started by bin/start.mjs before the main thread loads
-// its own code: each loads its bundle on the other core meanwhile, rather than later beside the
+// The ledger thread and the workers, started by bin/start.mjs before the main thread loads its
+// own code: they load their bundles on the other core meanwhile, rather than later beside the
 // snapshot's checks. They wait for their data (worker-pool.ts) on a port of their own
 // (thread-data.ts). Plain JavaScript, shared through globalThis: bin/start.mjs imports this file,
 // the main thread's bundle holds its own copy.
@@ -12,6 +12,7 @@ const KEY = Symbol.for('edifice.earlyThreads');
 /**
  * @typedef {{ thread: Worker; port: import('node:worker_threads').MessagePort }} EarlyThread
  * @typedef {'ledger' | 'worker'} EarlyKind
+ * @typedef {Record<EarlyKind, EarlyThread[]>} EarlyThreads
  */
 
 /**
@@ -22,7 +23,8 @@ const KEY = Symbol.for('edifice.earlyThreads');
  */
 export function startEarlyThreads(code, env = process.env) {
   const workers = env.EDIFICE_WORKERS === undefined || env.EDIFICE_WORKERS === '' ? availableParallelism() : Number(env.EDIFICE_WORKERS);
-  if (!(workers > 0) || /^postgres(ql)?:\/\//i.test(env.EDIFICE_LEDGER ?? '')) return;
+  // As config.ts allows: a value it refuses ends the process before the threads are wanted.
+  if (!(Number.isInteger(workers) && workers >= 1 && workers <= 256) || /^postgres(ql)?:\/\//i.test(env.EDIFICE_LEDGER ?? '')) return;
   /** @type {(url: URL, name: string) => EarlyThread} */
   const start = (url, name) => {
     const { port1, port2 } = new MessageChannel();
@@ -31,34 +33,33 @@ export function startEarlyThreads(code, env = process.env) {
     thread.on('error', () => undefined);
     return { thread, port: port1 };
   };
-  /** @type {Record<string, EarlyThread | undefined>} */ (globalThis)[KEY] = {
-    ledger: start(code.ledger, 'edifice-ledger'),
-    worker: start(code.worker, 'edifice-http'),
+  /** @type {Record<symbol, EarlyThreads>} */ (globalThis)[KEY] = {
+    ledger: [start(code.ledger, 'edifice-ledger')],
+    worker: Array.from({ length: workers }, () => start(code.worker, 'edifice-http')),
   };
 }
 
 /**
- * The early thread of that kind, once (undefined if none was started or it has ended): the caller
- * posts its data on `port`.
+ * An early thread of that kind, each once (undefined when none is left): the caller posts its
+ * data on `port`. One that has ended is passed over.
  * @param {EarlyKind} kind
  * @returns {EarlyThread | undefined}
  */
 export function takeEarlyThread(kind) {
-  const threads = /** @type {Record<string, EarlyThread | undefined> | undefined} */ (globalThis)[KEY];
-  const early = threads?.[kind];
-  if (!threads || !early) return undefined;
-  threads[kind] = undefined;
-  if (early.thread.threadId !== -1) return early;
-  early.port.close();
+  const threads = /** @type {Record<symbol, EarlyThreads | undefined>} */ (globalThis)[KEY];
+  for (let early = threads?.[kind].shift(); early; early = threads?.[kind].shift()) {
+    if (early.thread.threadId !== -1) return early;
+    early.port.close();
+  }
   return undefined;
 }
 
 /** Stops the early threads nobody took (a server that serves on its main thread, or on PostgreSQL). */
 export function dropEarlyThreads() {
   for (const kind of /** @type {EarlyKind[]} */ (['ledger', 'worker'])) {
-    const early = takeEarlyThread(kind);
-    if (!early) continue;
-    early.port.close();
-    void early.thread.terminate();
+    for (let early = takeEarlyThread(kind); early; early = takeEarlyThread(kind)) {
+      early.port.close();
+      void early.thread.terminate();
+    }
   }
 }

@@ -115,11 +115,6 @@ export class FragmentCache {
   /** Lookups answered from the cache, and those that encoded the building (for /metrics: sizing the cache). */
   hits = 0;
   misses = 0;
-  /**
-   * Set: buildings are encoded and kept nowhere (the warm-up's requests). Kept, they would first
-   * touch the store's pages at random places, some 150 ms of a 5M start, for entries cleared after.
-   */
-  passThrough = false;
 
   /** A store of its own of `memory` bytes (plain memory), or region `region` of a shared one. */
   constructor(
@@ -149,7 +144,7 @@ export class FragmentCache {
   /** Appends the building's bytes in `encoding` to out, its turnover in `turnoverCurrency` when one is given. */
   write(out: ByteWriter, snapshot: Snapshot, row: number, encoding: Encoding, turnoverCurrency?: string): void {
     const view = buildingRows(snapshot).turnoverView(row, turnoverCurrency);
-    if (view >= VIEWS || this.passThrough) {
+    if (view >= VIEWS) {
       this.misses++;
       const context = { country: snapshot.country, appUrl: this.appUrl, turnoverCurrency };
       if (encoding === 'json') writeBuildingJson(out, snapshot, row, context);

@@ -632,7 +632,6 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   // Before the port opens: the first callers after a start would otherwise wait for V8 to compile the hot paths (warm-up.ts).
   const view = catalog.view();
-  cache.passThrough = true;
   const warmed = warmUp(view, config.warmUpRequests, (route, rawQuery, pathParameter, encoding) => {
     const out = writers.take();
     try {
@@ -643,7 +642,6 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   });
   // What callers ask for starts from empty caches, and /metrics counts only their lookups.
   rankings.clear();
-  cache.passThrough = false;
   cache.clear();
   if (warmed.requests > 0) (warmed.failed > 0 ? log.warn : log.info).call(log, warmed, 'warmed up before listening');
 

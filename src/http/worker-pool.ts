@@ -2,11 +2,13 @@
  * Serving with several worker threads (one per core by default). The main thread owns the
  * catalog (loading, hot swap, removals) and the demo setup; each worker runs the whole HTTP app.
  *
- * - Started before the catalog: `spawnWorkers` starts the ledger thread and the first worker, which
- *   load their code (bundles, code-bundles.mjs) while the main thread loads the snapshots; `serve`
- *   then gives the worker the view, on which it warms up with the cores to itself, and the pool
- *   serves as soon as it listens. The others start one at a time, each once the one before listens
- *   (`allListening`): started together, they would all listen later than the first does alone.
+ * - Started before the catalog: `spawnWorkers` starts the ledger thread and the workers (or takes
+ *   those bin/start.mjs started earlier, early-threads.mjs), which load their code (bundles,
+ *   code-bundles.mjs) while the main thread loads the snapshots; `serve` then gives them the view,
+ *   on which each warms up and listens, and the pool serves from the first that listens
+ *   (`allListening` once all do). Warmed up one after the other, the first would listen sooner,
+ *   but the next one's warm-up would then stall the first's answers, hundreds of ms at p99 in the
+ *   first second on two cores.
  * - One port: every worker listens on the same port with SO_REUSEPORT and the kernel spreads
  *   connections over them. The pool first takes the port exclusively, which fails when another
  *   server listens there, and holds it until its workers listen (port.ts); a configured port 0
@@ -393,25 +395,20 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
 
   // The first worker loads its code while the catalog loads; each next one is started once the
   // one before listens (or failed, which is logged), with the view of that moment.
-  const first = spawn(0);
-  let nextRegion = 1;
-  let allStarted!: () => void;
-  const everyListening = new Promise<void>((done) => (allStarted = done));
-  const startNext = (): void => {
-    if (closing || nextRegion >= options.workers) return allStarted();
-    spawn(nextRegion++).then(startNext, (err: unknown) => {
-      log.error({ err }, 'a worker thread did not start');
-      startNext();
-    });
-  };
-  first.then(startNext, () => allStarted());
+  const spawned = Array.from({ length: options.workers }, (_, region) => spawn(region));
+  // The first to listen serves; should every one fail, the first failure says why.
+  const first = Promise.any(spawned).catch((err: AggregateError) => Promise.reject(err.errors[0] as Error));
+  const everyListening = Promise.allSettled(spawned).then((outcomes) => {
+    for (const outcome of outcomes)
+      if (outcome.status === 'rejected') log.error({ err: outcome.reason as Error }, 'a worker thread did not start');
+  });
   // Both are awaited in serve(); a failure before it is not an unhandled rejection meanwhile.
   firstLedger.catch(() => undefined);
   first.catch(() => undefined);
 
   const serve = async (served: Catalog): Promise<WorkerPool> => {
     catalog = served;
-    // Whole: it serves nothing yet. Through the outbox, as every later view.
+    // Whole: they serve nothing yet. Through the outbox, as every later view.
     const whole: ToWorker = { type: 'view', published: published(served.view(), true) };
     for (const w of live) send(w, [whole]);
     known = new Set(served.view().snapshots.map((s) => s.serial));
