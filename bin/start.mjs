@@ -1,8 +1,8 @@
 // `npm start` and bin/edifice: the server's main thread (src/main.ts) from its esbuild bundle
 // (src/code-bundles.mjs), built on the first start after a change and kept; where it cannot be
 // built or kept, from the TypeScript through tsx's loader, with a warning. A server with workers on
-// a SQLite ledger gets its ledger thread and first worker started here, before the main thread
-// loads its own code (src/http/early-threads.mjs).
+// a SQLite ledger gets its ledger thread and workers started here, before the main thread loads
+// its own code (src/http/early-threads.mjs).
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 import { codeBundles } from '../src/code-bundles.mjs';

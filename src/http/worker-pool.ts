@@ -83,7 +83,7 @@ export interface WorkerPoolOptions extends ThreadOptions {
 
 /** Threads started before the catalog is loaded: they load their modules while it loads. */
 export interface StartingPool {
-  /** Sends the catalog's view to the workers, which warm up on it and listen in turn; settles once the first listens. */
+  /** Sends the catalog's view to the workers, which warm up on it and listen; settles once the first listens. */
   serve(catalog: Catalog): Promise<WorkerPool>;
 }
 
@@ -203,7 +203,9 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
   const drainedOf = (w: Worker): Promise<void> =>
     new Promise((done) => {
       if (!outbox.has(w)) return done();
-      drained.set(w, [...(drained.get(w) ?? []), done]);
+      const waiting = drained.get(w);
+      if (waiting) waiting.push(done);
+      else drained.set(w, [done]);
     });
   const send = (w: Worker, messages: ToWorker[]): void => {
     const queue = outbox.get(w);
@@ -393,8 +395,7 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
       });
     });
 
-  // The first worker loads its code while the catalog loads; each next one is started once the
-  // one before listens (or failed, which is logged), with the view of that moment.
+  // They load their code while the catalog loads, and warm up together once they have its view.
   const spawned = Array.from({ length: options.workers }, (_, region) => spawn(region));
   // The first to listen serves; should every one fail, the first failure says why.
   const first = Promise.any(spawned).catch((err: AggregateError) => Promise.reject(err.errors[0] as Error));
