@@ -36,6 +36,8 @@ function varintLength(v: number): number {
 
 const zigzag = (k: number): number => (k >= 0 ? 2 * k : -2 * k - 1);
 
+const SCALES = [1, 10, 100, 1000, 10000];
+
 export function writeNumber(sink: ByteSink, v: number): void {
   if (v !== v) {
     sink.u8(0);
@@ -55,7 +57,7 @@ export function writeNumber(sink: ByteSink, v: number): void {
   const bestCost = bestTag === 2 ? 4 : 8;
   let bestK = 0;
   for (let d = 1; d <= 4; d++) {
-    const scale = 10 ** d;
+    const scale = SCALES[d];
     const k = Math.round(v * scale);
     if (Math.abs(k) > TWO_50 || k / scale !== v) continue;
     const cost = varintLength(zigzag(k));
@@ -88,7 +90,8 @@ function hashBytes(bytes: Uint8Array, a1: number, b1: number, a2: number, b2: nu
   for (let k = a1; k < b1; k++) h = Math.imul(h ^ bytes[k], 0x01000193);
   h = Math.imul(h ^ 0xff, 0x01000193);
   for (let k = a2; k < b2; k++) h = Math.imul(h ^ bytes[k], 0x01000193);
-  return h >>> 0;
+  // Signed: a small integer key, where the unsigned value above 2^30 would be a heap number.
+  return h | 0;
 }
 
 /**
@@ -195,6 +198,10 @@ export class StringCoder {
   /** Encodes bytes [a, b) of text (a Buffer over the column's bytes). */
   encode(sink: ByteSink, text: Buffer, a: number, b: number): void {
     const len = b - a;
+    // A shared prefix is cut at the first non-ASCII byte (a tail never starts inside a character):
+    // bytes below `checked` are known, and `ascii` is the first non-ASCII one found (len: none yet).
+    let ascii = len;
+    let checked = 0;
     // Earlier strings of the row: an equal one, else the longest shared ASCII prefix.
     let bestDist = 0;
     let bestShared = 0;
@@ -205,6 +212,11 @@ export class StringCoder {
       const hs = this.histStart[slot];
       const hl = this.histEnd[slot] - hs;
       const max = Math.min(len, hl);
+      // Skip, without comparing, a string that can neither be equal nor share more than the best so far.
+      if (bestShared < max) {
+        if (hb[hs + bestShared] !== text[a + bestShared]) continue;
+        if (hl !== len && bestShared >= ascii) continue;
+      } else if (hl !== len) continue;
       let p = 0;
       while (p < max && hb[hs + p] === text[a + p]) p++;
       if (p === len && hl === len) {
@@ -213,12 +225,11 @@ export class StringCoder {
         this.remember(text, a, b);
         return;
       }
-      for (let k = 0; k < p; k++) {
-        if (text[a + k] >= 0x80) {
-          p = k;
-          break;
-        }
+      while (checked < p && checked < ascii) {
+        if (text[a + checked] >= 0x80) ascii = checked;
+        else checked++;
       }
+      if (p > ascii) p = ascii;
       if (p > bestShared) {
         bestShared = p;
         bestDist = d;

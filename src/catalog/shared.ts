@@ -44,9 +44,17 @@ export class ByteSink {
     this.reserve(8);
     const buf = this.buf;
     let pos = this.pos;
-    while (v >= 0x80) {
-      buf[pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
+    if (v < 0x80000000) {
+      // Integer arithmetic; the division below is floating point, for values up to 2^53.
+      while (v >= 0x80) {
+        buf[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+    } else {
+      while (v >= 0x80) {
+        buf[pos++] = (v % 0x80) | 0x80;
+        v = Math.floor(v / 0x80);
+      }
     }
     buf[pos++] = v;
     this.pos = pos;
