@@ -12,9 +12,11 @@ const source = (path) => fileURLToPath(new URL(path, import.meta.url));
 const main = source('../src/main.ts');
 const worker = source('../src/http/worker.ts');
 const ledger = source('../src/http/ledger-thread.ts');
+// Built with the others, for the main thread to find when a snapshot is built from its Arrow file.
+const coldThread = source('../src/catalog/cold-thread.ts');
 let entry;
 try {
-  const bundles = await codeBundles([main, worker, ledger]);
+  const bundles = await codeBundles([main, worker, ledger, coldThread]);
   entry = bundles.get(main).href;
   startEarlyThreads({ worker: bundles.get(worker), ledger: bundles.get(ledger) });
 } catch (err) {

@@ -7,9 +7,12 @@
  */
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { COLD_THREAD_ENTRY, type ColdThreadCode } from './catalog/cold-blob.ts';
+import { codeBundles } from './code-bundles.mjs';
 import { Ledger, PgLedger, type DemoKey, RedisLimits, ledgerLocation, type LedgerLocation } from './ledger/index.ts';
 import { FleetLedger, localFleetLimits, redisFleetLimits } from './http/fleet-ledger.ts';
 import { followRemovals } from './http/follow-removals.ts';
@@ -109,10 +112,17 @@ async function main(config: Config): Promise<void> {
   // while this thread loads the snapshots.
   const onSqlite = location.kind === 'sqlite' ? await startOnSqlite(config, plan.demo, log) : null;
   // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
+  // A snapshot built from its Arrow file has its cold blob encoded by a thread of its own (cold-blob.ts).
+  const coldEntry = fileURLToPath(COLD_THREAD_ENTRY);
+  const coldThread: ColdThreadCode = await codeBundles([coldEntry]).then(
+    (bundles) => bundles.get(coldEntry)!,
+    () => 'typescript',
+  );
   const catalogStarted = performance.now();
   const catalog = Catalog.open(config.snapshotsDir, {
     log: ({ level, ...fields }) => log[level](fields, fields.event),
     prepared: config.preparedCache === null ? undefined : { cacheDir: config.preparedCache },
+    build: { coldThread },
   });
   const catalogMs = Math.round(performance.now() - catalogStarted);
   if (location.kind === 'postgres') {

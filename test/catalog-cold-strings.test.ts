@@ -52,9 +52,7 @@ describe('cold strings', () => {
   });
 
   it('take the forms the format names, chosen by the bytes', () => {
-    const { sink, starts } = roundTrip([
-      ['Zürich Nord', 'Zürich Süd', 'Calea Victoriei 12', 'Calea Victoriei 12', 'Calea Victoriei 12A'],
-    ]);
+    const { sink, starts } = roundTrip([['Zürich Nord', 'Zürich Süd', 'Calea Victoriei 12', 'Calea Victoriei 12', 'Calea Victoriei 12A']]);
     const b = sink.buf;
     let at = starts[0];
     // A literal: varint(len + 5), then the bytes.
@@ -100,6 +98,6 @@ describe('cold numbers', () => {
     // 12.34 is 1234 / 10^2: tag 5, then zigzag(1234) = 2468 in two bytes.
     const one = new ByteSink();
     writeNumber(one, 12.34);
-    expect([...one.buf.subarray(0, one.pos)]).toEqual([5, 2468 & 0x7f | 0x80, 2468 >> 7]);
+    expect([...one.buf.subarray(0, one.pos)]).toEqual([5, (2468 & 0x7f) | 0x80, 2468 >> 7]);
   });
 });

@@ -386,7 +386,11 @@ async function writePreparedFile(path: string, bar: Reporter): Promise<{ path: s
     import('../src/catalog/prepared.ts'),
     import('../src/snapshot/reader.ts'),
   ]);
-  const snapshot = loadSnapshot(readSnapshot(path), { progress: (done, total) => bar.update({ phase: 'prepared file', done, total }) });
+  const snapshot = loadSnapshot(
+    readSnapshot(path),
+    { progress: (done, total, phase) => bar.update({ phase: `prepared file, ${phase}`, done, total }) },
+    { coldThread: 'typescript' },
+  );
   const at = preparedBeside(path);
   const { bytes } = await writePrepared(at, snapshot);
   return { path: at, bytes, seconds: (performance.now() - started) / 1000 };

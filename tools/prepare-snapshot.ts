@@ -14,9 +14,14 @@ if (args.length !== 1 || help) {
 } else {
   try {
     const started = performance.now();
-    const snapshot = loadSnapshot(readSnapshot(args[0]), {
-      progress: (rows, of) => process.stderr.write(`build:prepared: ${rows.toLocaleString('en')}/${of.toLocaleString('en')} buildings\n`),
-    });
+    const snapshot = loadSnapshot(
+      readSnapshot(args[0]),
+      {
+        progress: (rows, of, phase) =>
+          process.stderr.write(`build:prepared: ${phase} ${rows.toLocaleString('en')}/${of.toLocaleString('en')} buildings\n`),
+      },
+      { coldThread: 'typescript' },
+    );
     const path = preparedBeside(args[0]);
     const { bytes } = await writePrepared(path, snapshot);
     process.stdout.write(`${path}: ${bytes} bytes, ${((performance.now() - started) / 1000).toFixed(1)} s\n`);

@@ -3,7 +3,7 @@
  * `Col` resolves a column's buffers and validity bitmap once per batch, so that reading a value
  * costs an array access, not a chain of Arrow getters. Every accessor honours the data's offset.
  */
-import { DataType, Type, type Data } from 'apache-arrow';
+import { DataType, Type, type Data, type Table } from 'apache-arrow';
 import { NULL_I32 } from '../snapshot/columns.ts';
 
 export { NULL_I32 };
@@ -12,6 +12,13 @@ export { NULL_I32 };
 export const NULL_CODE_U8 = 0xff;
 
 const decoder = new TextDecoder();
+
+/** The columns of one record batch, by name. */
+export function batchColumns(table: Table, batch: number): (name: string) => Data {
+  const data = table.batches[batch].data;
+  const index = new Map(table.schema.fields.map((f, i) => [f.name, i]));
+  return (name) => data.children[index.get(name)!];
+}
 
 /** One column of one batch. */
 export class Col {

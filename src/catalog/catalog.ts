@@ -28,7 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { makeFolder } from '../folders.ts';
 import { SnapshotError, readSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
 import type { SnapshotMetadata } from '../snapshot/schema.ts';
-import { loadSnapshot, type LoadWatch } from './load.ts';
+import { loadSnapshot, type LoadOptions, type LoadWatch } from './load.ts';
 import { mappingUnavailable } from '../snapshot/mapped-file.ts';
 import { PreparedRefusal, preparedBeside, readPrepared, writePrepared } from './prepared.ts';
 import { applyRemovals, type RemovalSet } from './removals.ts';
@@ -51,6 +51,12 @@ export interface CatalogOptions {
   removals?: RemovalSet;
   /** Read and write prepared files (absent: every store is built from its Arrow file, nothing written). */
   prepared?: PreparedOptions;
+  /**
+   * How a large snapshot's cold blob is encoded beside the rest of its build (load.ts): a thread
+   * from this code (its bundle, or 'typescript' through tsx's loader, the default), or on the
+   * loading thread itself (null).
+   */
+  build?: LoadOptions;
 }
 
 export interface PreparedOptions {
@@ -139,6 +145,7 @@ export class Catalog implements CatalogSource {
   private removalSet: RemovalSet = { businessIds: new Set(), registrationNumbers: new Set() };
   private readonly listeners: ((view: CatalogView) => void)[] = [];
   private readonly prepared: PreparedOptions | null;
+  private readonly build: LoadOptions;
   private readonly writes = new Set<Promise<void>>();
 
   private constructor(
@@ -147,6 +154,7 @@ export class Catalog implements CatalogSource {
   ) {
     this.log = options.log ?? defaultLog;
     this.prepared = options.prepared ?? null;
+    this.build = options.build ?? { coldThread: 'typescript' };
     if (options.removals) this.setRemovalSet(options.removals);
   }
 
@@ -268,7 +276,7 @@ export class Catalog implements CatalogSource {
     let base: Snapshot;
     let schemaVersion: number;
     let from: 'prepared' | 'arrow';
-    let phases: Record<string, number | undefined>;
+    let phases: Record<string, number | string | undefined>;
     let mapped: boolean | undefined;
     try {
       const metadata = readSnapshotMetadata(file.path);
@@ -291,11 +299,18 @@ export class Catalog implements CatalogSource {
         this.checkPath(country, file, opened.metadata);
         const watch: LoadWatch = { progress: this.progressLog(country, file.date, started) };
         try {
-          base = loadSnapshot(opened, watch);
+          base = loadSnapshot(opened, watch, this.build);
         } catch (err) {
           throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
         }
-        phases = { readMs: opened.readMs, verifyMs: opened.verifyMs, buildMs: watch.buildMs, indexMs: watch.indexMs };
+        phases = {
+          readMs: opened.readMs,
+          verifyMs: opened.verifyMs,
+          buildMs: watch.buildMs,
+          indexMs: watch.indexMs,
+          coldMs: watch.coldMs,
+          coldBy: watch.coldBy,
+        };
         if (this.prepared) this.writePrepared(country, file, base);
       }
     } catch (err) {
@@ -338,9 +353,9 @@ export class Catalog implements CatalogSource {
   }
 
   /** A progress callback for a build that logs at most every PROGRESS_EVERY_MS. */
-  private progressLog(country: string, date: string, started: number): (rows: number, of: number) => void {
+  private progressLog(country: string, date: string, started: number): NonNullable<LoadWatch['progress']> {
     let last = started;
-    return (rows, of) => {
+    return (rows, of, phase) => {
       const now = performance.now();
       if (now - last < PROGRESS_EVERY_MS || rows === of) return;
       last = now;
@@ -350,7 +365,7 @@ export class Catalog implements CatalogSource {
         event: 'snapshot_progress',
         country,
         date,
-        phase: 'build',
+        phase,
         rows,
         of,
         percent,

@@ -10,9 +10,10 @@ import { performance } from 'node:perf_hooks';
 import type { Data, Table } from 'apache-arrow';
 import type { OpenedSnapshot } from '../snapshot/reader.ts';
 import { COLUMNS, columnSpec } from '../snapshot/schema.ts';
-import { Col, NULL_CODE_U8, StringTable, enumRemap, fillF64, fillI32, typeProblem } from './arrow.ts';
-import { ColdCodec, StringCoder, bufferOf } from './cold.ts';
-import { COLD_COLUMNS, FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
+import { Col, NULL_CODE_U8, StringTable, batchColumns, enumRemap, fillF64, fillI32, typeProblem } from './arrow.ts';
+import { StringCoder, bufferOf } from './cold.ts';
+import { ColdBlobThread, encodeColdBlob, type ColdThreadCode } from './cold-blob.ts';
+import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
 import { F } from './flags.ts';
 import { Footprints } from './geometry.ts';
 import { parseUuidBytes, rankIds } from './ids.ts';
@@ -25,13 +26,6 @@ import { NodeSummaries } from './summaries.ts';
 import { ByteSink, sharedCodes, sharedF64, sharedI32, sharedU16, sharedU32, sharedU8 } from './shared.ts';
 import { ENTRANCES_OVERFLOW, NULL_CURRENCY, Snapshot, type BusinessColumns } from './snapshot.ts';
 
-/** A column of one batch, by name. */
-function columnGetter(table: Table, batch: number): (name: string) => Data {
-  const data = table.batches[batch].data;
-  const index = new Map(table.schema.fields.map((f, i) => [f.name, i]));
-  return (name) => data.children[index.get(name)!];
-}
-
 /** A field of a list column's struct, and the offset its rows are indexed from. */
 function field(list: Data, name: string): { col: Col; base: number } {
   const struct = list.children[0];
@@ -42,7 +36,7 @@ function field(list: Data, name: string): { col: Col; base: number } {
 
 function checkTypes(table: Table): void {
   if (table.batches.length === 0) return;
-  const col = columnGetter(table, 0);
+  const col = batchColumns(table, 0);
   for (const spec of COLUMNS) {
     const data = col(spec.name);
     const problem = typeProblem(spec.kind, data);
@@ -64,18 +58,50 @@ function writeString(coder: StringCoder, sink: ByteSink, c: Col, text: Buffer, k
 
 /** What a caller learns of a load while it runs and once done. */
 export interface LoadWatch {
-  /** Called after each record batch of the build with the rows done so far and the whole. */
-  progress?: (rows: number, of: number) => void;
-  /** Set on return: milliseconds building the columns, facts and cold blob, then the indexes (ids, row tree, summaries, point index). */
+  /** Called after each record batch with the rows done so far and the whole: of the build, then of the cold blob's encoding. */
+  progress?: (rows: number, of: number, phase: 'build' | 'cold blob') => void;
+  /**
+   * Set on return: milliseconds building the columns and facts, then the indexes (ids, row tree,
+   * summaries, point index), then waiting for the cold blob (or encoding it here).
+   */
   buildMs?: number;
   indexMs?: number;
+  coldMs?: number;
+  /** Set on return: where the cold blob was encoded. */
+  coldBy?: 'thread' | 'here';
 }
 
+export interface LoadOptions {
+  /** The code of a thread that encodes the cold blob meanwhile (cold-blob.ts); absent: this thread encodes it. */
+  coldThread?: ColdThreadCode;
+  /** The fewest rows worth starting that thread for (default COLD_THREAD_MIN_ROWS). */
+  coldThreadMinRows?: number;
+  /** How long that thread may go without encoding a batch before this one encodes the blob instead. */
+  coldThreadPatienceMs?: number;
+}
+
+/** Below this, starting a thread costs about as much as the encoding it would take over. */
+export const COLD_THREAD_MIN_ROWS = 100_000;
+
 /** Builds the store of an opened file. Throws an Error whose message is the reason to refuse it. */
-export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Snapshot {
+export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}, options: LoadOptions = {}): Snapshot {
+  const { table } = opened;
+  checkTypes(table);
+  const n = table.numRows;
+  const thread =
+    options.coldThread !== undefined && opened.mapped !== null && n >= (options.coldThreadMinRows ?? COLD_THREAD_MIN_ROWS)
+      ? ColdBlobThread.start(opened.mapped, opened.metadata.schemaVersion, options.coldThread, options.coldThreadPatienceMs)
+      : null;
+  try {
+    return build(opened, watch, thread);
+  } finally {
+    thread?.stop();
+  }
+}
+
+function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread | null): Snapshot {
   const started = performance.now();
   const { table, metadata } = opened;
-  checkTypes(table);
   const n = table.numRows;
   const batches = table.batches.length;
 
@@ -103,7 +129,7 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
   // Businesses: count first, then one typed array per field.
   let businessTotal = 0;
   for (let b = 0; b < batches; b++) {
-    const list = new Col(columnGetter(table, b)('businesses'));
+    const list = new Col(batchColumns(table, b)('businesses'));
     if (list.length > 0) businessTotal += list.end(list.length - 1) - list.start(0);
   }
   const bizOffsets = sharedU32(n + 1);
@@ -121,15 +147,11 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
   const names = new StringTable();
   const currencies = new StringTable();
 
-  const cold = new ColdCodec(COLD_COLUMNS);
-  const coldSink = new ByteSink();
-  const coldStarts = new Float64Array(n + 1);
-
   const volumeBasisMeasured = columnSpec('volume_basis').values!.indexOf('measured');
   let row = 0;
   let biz = 0;
   for (let b = 0; b < batches; b++) {
-    const col = columnGetter(table, b);
+    const col = batchColumns(table, b);
     const len = table.batches[b].numRows;
     fillF64(new Col(col('longitude')), lon, row);
     fillF64(new Col(col('latitude')), lat, row);
@@ -211,7 +233,6 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
     const bizTurnoverCol = field2('turnover');
     const bizCurrencyCol = field2('turnover_currency');
     const bizYearCol = field2('turnover_financial_year');
-    const encodeCold = cold.batchEncoder(col);
 
     for (let i = 0; i < len; i++) {
       const r = row + i;
@@ -280,21 +301,16 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
         writeString(bizCoder, bizStrings, bizReg.col, bizRegText, bizReg.base + j);
       }
       flags[r] = f;
-
-      coldStarts[r] = coldSink.pos;
-      encodeCold(i, coldSink);
     }
     row += len;
-    watch.progress?.(row, n);
+    watch.progress?.(row, n, 'build');
   }
   if (row !== n) throw new Error(`batches hold ${row} rows, table says ${n}`);
   for (const t of [types, names, currencies]) t.release();
-  cold.release();
   const bizTables = bizCoder.pack();
   bizCoder.release();
   bizOffsets[n] = biz;
   bizStringOffsets[biz] = bizStrings.pos;
-  coldStarts[n] = coldSink.pos;
 
   const places = buildPlaces({
     rows: n,
@@ -357,11 +373,8 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
   registeredKw.rows.set(kwRows);
   registeredKw.values.set(kwValues);
 
-  const coldOffsets = coldSink.pos < 2 ** 32 ? sharedU32(n + 1) : sharedF64(n + 1);
-  coldOffsets.set(coldStarts);
-
   const footprints = Footprints.build(
-    table.batches.map((_, b) => columnGetter(table, b)('footprint')),
+    table.batches.map((_, b) => batchColumns(table, b)('footprint')),
     n,
   );
   const built = performance.now();
@@ -370,7 +383,12 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
   const tree = new RowTree(n, lon, lat);
   const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   const index = n > 0 ? buildPointIndex(footprints, n) : null;
-  watch.indexMs = Math.round(performance.now() - built);
+  const indexed = performance.now();
+  watch.indexMs = Math.round(indexed - built);
+  const coldProgress = (rows: number): void => watch.progress?.(rows, n, 'cold blob');
+  const cold = thread?.finish(coldProgress) ?? encodeColdBlob(table, coldProgress)!;
+  watch.coldMs = Math.round(performance.now() - indexed);
+  watch.coldBy = cold.by;
 
   return new Snapshot({
     country: metadata.country,
@@ -397,9 +415,9 @@ export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}): Sna
     tree,
     summaries,
     index,
-    cold,
-    coldBlob: coldSink.toShared(),
-    coldOffsets,
+    cold: cold.codec,
+    coldBlob: cold.blob,
+    coldOffsets: cold.offsets,
     places,
   });
 }

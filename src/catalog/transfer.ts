@@ -40,19 +40,26 @@ function revive<T extends object>(cls: { prototype: T }, fields: object): T {
   return Object.assign(Object.create(cls.prototype) as T, fields);
 }
 
+/** A cold codec's tables, structured-cloneable: its dictionaries' strings and its packed string tables. */
+export type ColdCodecTransfer = SnapshotTransfer['cold'];
+
+export function coldCodecToTransfer(cold: ColdCodec): ColdCodecTransfer {
+  return { dictionaries: [...cold.tables].map(([name, table]) => [name, table.values]), strings: cold.strings };
+}
+
+export function coldCodecFromTransfer(t: ColdCodecTransfer): ColdCodec {
+  const cold = new ColdCodec(COLD_COLUMNS, stringTablesFrom(t.strings));
+  for (const [name, values] of t.dictionaries) append(cold.tables.get(name)!.values, values);
+  return cold;
+}
+
 export function toTransfer(s: Snapshot): SnapshotTransfer {
   const { index, cold, ...parts } = s.parts;
-  return {
-    parts,
-    index: index ? index.data : null,
-    cold: { dictionaries: [...cold.tables].map(([name, table]) => [name, table.values]), strings: cold.strings },
-    serial: s.serial,
-  };
+  return { parts, index: index ? index.data : null, cold: coldCodecToTransfer(cold), serial: s.serial };
 }
 
 export function fromTransfer(t: SnapshotTransfer): Snapshot {
-  const cold = new ColdCodec(COLD_COLUMNS, stringTablesFrom(t.cold.strings));
-  for (const [name, values] of t.cold.dictionaries) append(cold.tables.get(name)!.values, values);
+  const cold = coldCodecFromTransfer(t.cold);
   const p = t.parts;
   // Packed tables arrive as their shared arrays alone (packed-strings.ts).
   const business = p.business as unknown as Omit<typeof p.business, 'names' | 'namesLower' | 'stringTables'> & {

@@ -28,6 +28,8 @@ export interface OpenedSnapshot {
   metadata: SnapshotMetadata;
   table: Table;
   bytes: number;
+  /** The file's bytes when mapped (shared, so that another thread reads the same pages), else null. */
+  mapped: SharedArrayBuffer | null;
   /** Milliseconds reading the file, then decoding and checking it (schema, columns, checksum). */
   readMs: number;
   verifyMs: number;
@@ -160,5 +162,6 @@ export function readSnapshot(path: string): OpenedSnapshot {
   }
   if (metadata.schemaVersion === 1) table = upgradeV1(table);
   const readMs = Math.round(read - started);
-  return { path, metadata, table, bytes: bytes.byteLength, readMs, verifyMs: Math.round(performance.now() - read) };
+  const mapped = bytes.buffer instanceof SharedArrayBuffer ? bytes.buffer : null;
+  return { path, metadata, table, bytes: bytes.byteLength, mapped, readMs, verifyMs: Math.round(performance.now() - read) };
 }

@@ -1,0 +1,94 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ColdBlobThread } from '../src/catalog/cold-blob.ts';
+import { loadSnapshot, type LoadOptions, type LoadWatch } from '../src/catalog/load.ts';
+import type { Snapshot } from '../src/catalog/snapshot.ts';
+import { readSnapshot } from '../src/snapshot/reader.ts';
+import { writeSyntheticCountry } from '../src/synth/generate.ts';
+
+let dir: string;
+let synthetic: string;
+const v1 = new URL('./fixtures/snapshot-v1/XA/2026-01-01.arrow', import.meta.url).pathname;
+/** A thread that loads and then never encodes a batch. */
+let stalling: URL;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'edifice-cold-thread-'));
+  await writeSyntheticCountry({ seed: 5, buildings: 12_000, outDir: dir });
+  const country = readdirSync(dir).find((d) => /^[A-Z]{2}$/.test(d))!;
+  synthetic = join(
+    dir,
+    country,
+    readdirSync(join(dir, country)).find((f) => f.endsWith('.arrow'))!,
+  );
+  const stall = join(dir, 'stall.mjs');
+  writeFileSync(stall, 'setInterval(() => {}, 1000);\n');
+  stalling = pathToFileURL(stall);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function load(path: string, options: LoadOptions): { snapshot: Snapshot; watch: LoadWatch } {
+  const watch: LoadWatch = {};
+  return { snapshot: loadSnapshot(readSnapshot(path), watch, options), watch };
+}
+
+/** The cold part of a store, and every record it rebuilds. */
+function coldOf(s: Snapshot): unknown {
+  const p = s.parts;
+  const records = [];
+  for (let r = 0; r < s.rows; r++) records.push(s.record(r));
+  return {
+    blob: Buffer.from(p.coldBlob).toString('base64'),
+    offsets: [...p.coldOffsets],
+    dictionaries: [...p.cold.tables].map(([name, t]) => [name, t.values]),
+    strings: Object.entries(p.cold.strings).map(([name, t]) => [name, t.toArray()]),
+    records,
+  };
+}
+
+describe('the cold blob encoded on a second thread', () => {
+  it('is the blob this thread encodes, for a current file and for a v1 file read as the current format', () => {
+    expect(readSnapshot(v1).metadata.schemaVersion).toBe(1);
+    for (const path of [synthetic, v1]) {
+      // The thread reads the file's mapped bytes (the addon builds with npm install).
+      expect(readSnapshot(path).mapped).toBeInstanceOf(SharedArrayBuffer);
+      const here = load(path, {});
+      const there = load(path, { coldThread: 'typescript', coldThreadMinRows: 0 });
+      expect(here.snapshot.rows).toBeGreaterThan(0);
+      expect(coldOf(there.snapshot)).toEqual(coldOf(here.snapshot));
+      expect(there.snapshot.parts.coldBlob.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect([here.watch.coldBy, there.watch.coldBy]).toEqual(['here', 'thread']);
+    }
+  });
+
+  it('is encoded here when the thread stalls or does not load, and the store is the same', () => {
+    const here = coldOf(load(synthetic, {}).snapshot);
+    const stalled = load(synthetic, { coldThread: stalling, coldThreadMinRows: 0, coldThreadPatienceMs: 300 });
+    expect(coldOf(stalled.snapshot)).toEqual(here);
+    // Waited out its patience, then encoded.
+    expect(stalled.watch.coldMs).toBeGreaterThanOrEqual(300);
+    expect(stalled.watch.coldBy).toBe('here');
+    const missing = pathToFileURL(join(dir, 'no-such-thread.mjs'));
+    expect(coldOf(load(synthetic, { coldThread: missing, coldThreadMinRows: 0, coldThreadPatienceMs: 300 }).snapshot)).toEqual(here);
+  });
+
+  it('hands back the reason a file cannot be encoded', () => {
+    const garbage = new SharedArrayBuffer(4096);
+    new Uint8Array(garbage).fill(7);
+    const thread = ColdBlobThread.start(garbage, 2, 'typescript', 30_000)!;
+    expect(thread).not.toBeNull();
+    // apache-arrow's own reason, from the thread.
+    expect(() => thread.finish()).toThrow(/metadata bytes/);
+  });
+
+  it('is started only for a store of at least the threshold', () => {
+    // Too few rows: this thread encodes, and the stalling code is never started (no wait).
+    const small = load(synthetic, { coldThread: stalling, coldThreadMinRows: 12_001, coldThreadPatienceMs: 60_000 });
+    expect(small.snapshot.rows).toBe(12_000);
+    expect(small.watch.coldMs).toBeLessThan(30_000);
+    expect(small.watch.coldBy).toBe('here');
+  });
+});
