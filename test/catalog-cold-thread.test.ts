@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ColdBlobThread } from '../src/catalog/cold-blob.ts';
 import { loadSnapshot, type LoadOptions, type LoadWatch } from '../src/catalog/load.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
-import { readSnapshot } from '../src/snapshot/reader.ts';
+import { SnapshotError, openSnapshot, readSnapshot } from '../src/snapshot/reader.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
 
 let dir: string;
@@ -73,6 +73,37 @@ describe('the cold blob encoded on a second thread', () => {
     expect(stalled.watch.coldBy).toBe('here');
     const missing = pathToFileURL(join(dir, 'no-such-thread.mjs'));
     expect(coldOf(load(synthetic, { coldThread: missing, coldThreadMinRows: 0, coldThreadPatienceMs: 300 }).snapshot)).toEqual(here);
+  });
+
+  it('starts before the checksum is checked, and a file that fails it is refused for that, whatever the thread read', () => {
+    const bytes = readFileSync(synthetic);
+    for (const [what, at] of [
+      ['metadata', bytes.indexOf('CC0-1.0') + 6],
+      ['content', Math.floor(bytes.length / 2)],
+    ] as const) {
+      const bad = join(dir, `bad-${what}.arrow`);
+      copyFileSync(synthetic, bad);
+      const flipped = Buffer.from(bytes);
+      flipped[at] ^= 0x01;
+      writeFileSync(bad, flipped);
+      const watch: LoadWatch = {};
+      let thrown: unknown;
+      try {
+        loadSnapshot(openSnapshot(bad), watch, { coldThread: 'typescript', coldThreadMinRows: 0 });
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown, what).toBeInstanceOf(SnapshotError);
+      expect((thrown as SnapshotError).reason, what).toMatch(
+        /^checksum mismatch: the file says sha256:[0-9a-f]{64}, its content and metadata give/,
+      );
+      expect(watch.coldBy, what).toBeUndefined();
+    }
+    // The same file unflipped, opened the same way, loads and is verified on the way.
+    const watch: LoadWatch = {};
+    expect(loadSnapshot(openSnapshot(synthetic), watch, { coldThread: 'typescript', coldThreadMinRows: 0 }).rows).toBe(12_000);
+    expect(watch.verifyMs).toBeGreaterThanOrEqual(0);
+    expect(watch.coldBy).toBe('thread');
   });
 
   it('hands back the reason a file cannot be encoded', () => {

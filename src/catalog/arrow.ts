@@ -91,13 +91,30 @@ export class Col {
 /** Copies a Float64 column into out[base..], NaN where null. */
 export function fillF64(c: Col, out: Float64Array, base: number): void {
   out.set((c.values as Float64Array).subarray(c.off, c.off + c.length), base);
-  if (c.bits) for (let i = 0; i < c.length; i++) if (!c.valid(i)) out[base + i] = NaN;
+  forEachNull(c, (i) => (out[base + i] = NaN));
 }
 
 /** Copies an Int32 (or Date32) column into out[base..], NULL_I32 where null. */
 export function fillI32(c: Col, out: Int32Array, base: number): void {
   out.set((c.values as Int32Array).subarray(c.off, c.off + c.length), base);
-  if (c.bits) for (let i = 0; i < c.length; i++) if (!c.valid(i)) out[base + i] = NULL_I32;
+  forEachNull(c, (i) => (out[base + i] = NULL_I32));
+}
+
+/** Calls `null_` with each null row of the column, passing over validity bytes with all eight set. */
+function forEachNull(c: Col, null_: (i: number) => void): void {
+  const bits = c.bits;
+  if (bits === null) return;
+  const n = c.length;
+  let i = 0;
+  while (i < n) {
+    const j = c.off + i;
+    if ((j & 7) === 0 && i + 8 <= n && bits[j >> 3] === 0xff) {
+      i += 8;
+      continue;
+    }
+    if (((bits[j >> 3] >> (j & 7)) & 1) === 0) null_(i);
+    i++;
+  }
 }
 
 /** The strings of a batch's dictionary. */

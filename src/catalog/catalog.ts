@@ -26,7 +26,7 @@ import { existsSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { makeFolder } from '../folders.ts';
-import { SnapshotError, readSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
+import { SnapshotError, openSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
 import type { SnapshotMetadata } from '../snapshot/schema.ts';
 import { loadSnapshot, type LoadOptions, type LoadWatch } from './load.ts';
 import { mappingUnavailable } from '../snapshot/mapped-file.ts';
@@ -295,17 +295,18 @@ export class Catalog implements CatalogSource {
       } else {
         from = 'arrow';
         this.log({ level: 'info', event: 'snapshot_loading', country, date: file.date, path: file.path, bytes: file.size, from });
-        const opened = readSnapshot(file.path);
+        const opened = openSnapshot(file.path);
         this.checkPath(country, file, opened.metadata);
         const watch: LoadWatch = { progress: this.progressLog(country, file.date, started) };
         try {
           base = loadSnapshot(opened, watch, this.build);
         } catch (err) {
+          if (err instanceof SnapshotError) throw err;
           throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
         }
         phases = {
           readMs: opened.readMs,
-          verifyMs: opened.verifyMs,
+          verifyMs: watch.verifyMs,
           buildMs: watch.buildMs,
           indexMs: watch.indexMs,
           coldMs: watch.coldMs,

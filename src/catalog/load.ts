@@ -8,7 +8,7 @@
 import Flatbush from 'flatbush';
 import { performance } from 'node:perf_hooks';
 import type { Data, Table } from 'apache-arrow';
-import type { OpenedSnapshot } from '../snapshot/reader.ts';
+import type { OpenedSnapshot, UnverifiedSnapshot } from '../snapshot/reader.ts';
 import { COLUMNS, columnSpec } from '../snapshot/schema.ts';
 import { Col, NULL_CODE_U8, StringTable, batchColumns, enumRemap, fillF64, fillI32, typeProblem } from './arrow.ts';
 import { StringCoder, bufferOf } from './cold.ts';
@@ -60,6 +60,8 @@ function writeString(coder: StringCoder, sink: ByteSink, c: Col, text: Buffer, k
 export interface LoadWatch {
   /** Called after each record batch with the rows done so far and the whole: of the build, then of the cold blob's encoding. */
   progress?: (rows: number, of: number, phase: 'build' | 'cold blob') => void;
+  /** Set on return: milliseconds checking the file's checksum (by `verify`, here or before). */
+  verifyMs?: number;
   /**
    * Set on return: milliseconds building the columns and facts, then the indexes (ids, row tree,
    * summaries, point index), then waiting for the cold blob (or encoding it here).
@@ -83,17 +85,22 @@ export interface LoadOptions {
 /** Below this, starting a thread costs about as much as the encoding it would take over. */
 export const COLD_THREAD_MIN_ROWS = 100_000;
 
-/** Builds the store of an opened file. Throws an Error whose message is the reason to refuse it. */
-export function loadSnapshot(opened: OpenedSnapshot, watch: LoadWatch = {}, options: LoadOptions = {}): Snapshot {
-  const { table } = opened;
-  checkTypes(table);
-  const n = table.numRows;
+/**
+ * Builds the store of an opened file. Throws an Error whose message is the reason to refuse it (a
+ * SnapshotError when the checksum is wrong). A file not yet verified is verified here, while the
+ * cold blob's thread, if any, already encodes: the thread's work is dropped if it is refused.
+ */
+export function loadSnapshot(opened: OpenedSnapshot | UnverifiedSnapshot, watch: LoadWatch = {}, options: LoadOptions = {}): Snapshot {
+  const n = opened.table.numRows;
   const thread =
     options.coldThread !== undefined && opened.mapped !== null && n >= (options.coldThreadMinRows ?? COLD_THREAD_MIN_ROWS)
       ? ColdBlobThread.start(opened.mapped, opened.metadata.schemaVersion, options.coldThread, options.coldThreadPatienceMs)
       : null;
   try {
-    return build(opened, watch, thread);
+    const file = 'verify' in opened ? opened.verify() : opened;
+    watch.verifyMs = file.verifyMs;
+    checkTypes(file.table);
+    return build(file, watch, thread);
   } finally {
     thread?.stop();
   }

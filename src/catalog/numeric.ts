@@ -31,40 +31,48 @@ function decimalsOf(v: number): number {
 export function packNumbers(values: Float64Array): NumColumn {
   const n = values.length;
   let d = 0;
+  let scale = 1;
   for (let i = 0; i < n && d >= 0; i++) {
     const v = values[i];
     if (v !== v) continue;
+    // Exact with the decimals found so far (the common case): one multiplication and division.
+    // A negative zero is never (a code cannot keep its sign): decimalsOf refuses it.
+    if (v !== 0 ? Math.round(v * scale) / scale === v : 1 / v > 0) continue;
     const need = decimalsOf(v);
     if (need < 0) d = -1;
-    else if (need > d) d = need;
+    else if (need > d) {
+      d = need;
+      scale = 10 ** d;
+    }
   }
   if (d >= 0) {
-    const scale = 10 ** d;
+    // The codes, checked exact and within Int32 while they are made, then narrowed if they fit Int16.
+    const codes = new Int32Array(new SharedArrayBuffer(4 * n));
     let min = 0;
     let max = 0;
     let fits = true;
     for (let i = 0; i < n; i++) {
       const v = values[i];
-      if (v !== v) continue;
+      if (v !== v) {
+        codes[i] = NULL_I32;
+        continue;
+      }
       const k = Math.round(v * scale);
       // A value exact with fewer decimals is exact with more, unless k leaves the Int32 range.
       if (k / scale !== v || k <= NULL_I32 || k > 2147483647) {
         fits = false;
         break;
       }
+      codes[i] = k;
       if (k < min) min = k;
       if (k > max) max = k;
     }
     if (fits && min > NULL_I16 && max <= 32767) {
       const out = new Int16Array(new SharedArrayBuffer(2 * n));
-      for (let i = 0; i < n; i++) out[i] = values[i] !== values[i] ? NULL_I16 : Math.round(values[i] * scale);
+      for (let i = 0; i < n; i++) out[i] = codes[i] === NULL_I32 ? NULL_I16 : codes[i];
       return { kind: 'i16', values: out, scale };
     }
-    if (fits) {
-      const out = new Int32Array(new SharedArrayBuffer(4 * n));
-      for (let i = 0; i < n; i++) out[i] = values[i] !== values[i] ? NULL_I32 : Math.round(values[i] * scale);
-      return { kind: 'i32', values: out, scale };
-    }
+    if (fits) return { kind: 'i32', values: codes, scale };
   }
   const out = sharedF64(n);
   out.set(values);

@@ -118,7 +118,23 @@ export function readSnapshotMetadata(path: string): SnapshotMetadata {
   return parseMetadata(path, schema);
 }
 
+/** A file opened and its structure checked (schema version, metadata, columns, rows), its checksum not yet. */
+export interface UnverifiedSnapshot extends Omit<OpenedSnapshot, 'verifyMs'> {
+  /** Checks the checksum (throws a SnapshotError naming the mismatch) and gives the file as the current format. */
+  verify(): OpenedSnapshot;
+}
+
+/** Opens and checks a file: what `openSnapshot` checks, then the checksum. */
 export function readSnapshot(path: string): OpenedSnapshot {
+  return openSnapshot(path).verify();
+}
+
+/**
+ * Opens a file and checks its structure. Work that reads the file may start before `verify`
+ * (a thread encoding it meanwhile: catalog/cold-blob.ts), but nothing may be served from it until
+ * `verify` has returned.
+ */
+export function openSnapshot(path: string): UnverifiedSnapshot {
   let bytes: Uint8Array;
   const started = performance.now();
   try {
@@ -145,23 +161,31 @@ export function readSnapshot(path: string): OpenedSnapshot {
   if (table.numRows !== metadata.rowCount) {
     throw new SnapshotError(path, `holds ${table.numRows} rows, metadata says ${metadata.rowCount}`);
   }
-  const covered = metadata.schemaVersion >= 2 ? metadataText(table.schema.metadata, table.schema.fields) : null;
-  let checksum: string;
-  try {
-    checksum = snapshotChecksum(
-      columns.map((c) => c.name),
-      table.batches.map((b) => b.data),
-      covered,
-    );
-  } catch (err) {
-    throw new SnapshotError(path, `cannot checksum content (${(err as Error).message})`);
-  }
-  if (checksum !== metadata.checksum) {
-    const what = covered === null ? 'content' : 'content and metadata';
-    throw new SnapshotError(path, `checksum mismatch: the file says ${metadata.checksum}, its ${what} give ${checksum}`);
-  }
-  if (metadata.schemaVersion === 1) table = upgradeV1(table);
   const readMs = Math.round(read - started);
+  const checkedMs = performance.now() - read;
   const mapped = bytes.buffer instanceof SharedArrayBuffer ? bytes.buffer : null;
-  return { path, metadata, table, bytes: bytes.byteLength, mapped, readMs, verifyMs: Math.round(performance.now() - read) };
+  const file = { path, metadata, table, bytes: bytes.byteLength, mapped, readMs };
+  return {
+    ...file,
+    verify: () => {
+      const verifying = performance.now();
+      const covered = metadata.schemaVersion >= 2 ? metadataText(table.schema.metadata, table.schema.fields) : null;
+      let checksum: string;
+      try {
+        checksum = snapshotChecksum(
+          columns.map((c) => c.name),
+          table.batches.map((b) => b.data),
+          covered,
+        );
+      } catch (err) {
+        throw new SnapshotError(path, `cannot checksum content (${(err as Error).message})`);
+      }
+      if (checksum !== metadata.checksum) {
+        const what = covered === null ? 'content' : 'content and metadata';
+        throw new SnapshotError(path, `checksum mismatch: the file says ${metadata.checksum}, its ${what} give ${checksum}`);
+      }
+      const current = metadata.schemaVersion === 1 ? upgradeV1(table) : table;
+      return { ...file, table: current, verifyMs: Math.round(checkedMs + performance.now() - verifying) };
+    },
+  };
 }
