@@ -441,8 +441,64 @@ function buildPointIndex(footprints: Footprints, n: number): Flatbush {
     footprints.bbox(r, box);
     index.add(box[0], box[1], box[2], box[3]);
   }
-  index.finish();
+  packInRowOrder(index);
   return index;
+}
+
+/** The fields of a Flatbush that `finish` fills (flatbush 4). */
+interface FlatbushFill {
+  numItems: number;
+  nodeSize: number;
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
+  _boxes: Float32Array;
+  _indices: Uint32Array | Uint16Array;
+  _levelBounds: number[];
+  _pos: number;
+}
+
+/**
+ * Flatbush's `finish` without its sort: rows are already in Hilbert order of their representative
+ * points (rowtree.ts), so nodes of consecutive rows are as compact as its own sort by box centres
+ * would make them, and a search finds the same items. The sort was 2.4 s of a 5M-row load.
+ */
+function packInRowOrder(flatbush: Flatbush): void {
+  const index = flatbush as unknown as FlatbushFill;
+  if (index._pos >> 2 !== index.numItems) throw new Error(`Added ${index._pos >> 2} items when expected ${index.numItems}.`);
+  const { _boxes: boxes, _indices: indices, _levelBounds: levelBounds, nodeSize } = index;
+  if (index.numItems <= nodeSize) {
+    boxes[index._pos++] = index.minX;
+    boxes[index._pos++] = index.minY;
+    boxes[index._pos++] = index.maxX;
+    boxes[index._pos++] = index.maxY;
+    return;
+  }
+  // Each level's nodes: one per run of nodeSize nodes of the level below, bottom-up.
+  let pos = index.numItems * 4;
+  for (let i = 0, read = 0; i < levelBounds.length - 1; i++) {
+    const end = levelBounds[i];
+    while (read < end) {
+      const node = read;
+      let minX = boxes[read++];
+      let minY = boxes[read++];
+      let maxX = boxes[read++];
+      let maxY = boxes[read++];
+      for (let j = 1; j < nodeSize && read < end; j++) {
+        minX = Math.min(minX, boxes[read++]);
+        minY = Math.min(minY, boxes[read++]);
+        maxX = Math.max(maxX, boxes[read++]);
+        maxY = Math.max(maxY, boxes[read++]);
+      }
+      indices[pos >> 2] = node;
+      boxes[pos++] = minX;
+      boxes[pos++] = minY;
+      boxes[pos++] = maxX;
+      boxes[pos++] = maxY;
+    }
+  }
+  index._pos = pos;
 }
 
 /** Search-box padding that covers Float32 rounding of any coordinate within ±180 degrees. */
