@@ -101,3 +101,21 @@ describe('cold numbers', () => {
     expect([...one.buf.subarray(0, one.pos)]).toEqual([5, (2468 & 0x7f) | 0x80, 2468 >> 7]);
   });
 });
+
+describe('byte sinks', () => {
+  it('write into shared memory of the expected size, double it when it falls short, and hand it out uncopied', () => {
+    const bytes = Array.from({ length: 5000 }, (_, i) => (i * 31) & 0xff);
+    for (const expected of [0, 16, 100_000]) {
+      const sink = new ByteSink(expected);
+      for (const b of bytes) sink.u8(b);
+      sink.varint(2 ** 40);
+      const out = sink.toShared();
+      expect(out.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(out.byteLength).toBe(bytes.length + 6);
+      expect([...out.subarray(0, bytes.length)]).toEqual(bytes);
+      // A sink in shared memory from the start is handed out as it is; one that grew in plain memory is copied.
+      if (expected > 0) expect(out.buffer).toBe(sink.buf.buffer);
+      else expect(out.buffer).not.toBe(sink.buf.buffer);
+    }
+  });
+});

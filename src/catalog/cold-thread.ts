@@ -22,6 +22,7 @@ try {
   if (schemaVersion === 1) table = upgradeV1(table);
   const blob = encodeColdBlob(
     table,
+    buffer.byteLength,
     (rows) => Atomics.store(control, ROWS, rows),
     () => Atomics.load(control, STOP) === 1,
   );

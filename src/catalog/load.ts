@@ -393,7 +393,7 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
   const indexed = performance.now();
   watch.indexMs = Math.round(indexed - built);
   const coldProgress = (rows: number): void => watch.progress?.(rows, n, 'cold blob');
-  const cold = thread?.finish(coldProgress) ?? encodeColdBlob(table, coldProgress)!;
+  const cold = thread?.finish(coldProgress) ?? encodeColdBlob(table, opened.bytes, coldProgress)!;
   watch.coldMs = Math.round(performance.now() - indexed);
   watch.coldBy = cold.by;
 

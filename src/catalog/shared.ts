@@ -16,10 +16,18 @@ export function sharedCodes(n: number, maxCode: number): CodeArray {
   return maxCode <= 0xff ? sharedU8(n) : maxCode <= 0xffff ? sharedU16(n) : sharedU32(n);
 }
 
-/** A growable byte buffer for the variable-length parts built at load, copied into one shared buffer at the end. */
+/** A growable byte buffer for the variable-length parts built at load, in one shared buffer at the end. */
 export class ByteSink {
-  buf = new Uint8Array(1 << 16);
+  buf: Uint8Array;
   pos = 0;
+  /**
+   * `expected`: the bytes to write, for a sink written straight into shared memory of that size
+   * (doubled, with a copy, if it falls short), which `toShared` hands out without another copy.
+   * Pages past the end are never touched, so they cost address space, not memory.
+   */
+  constructor(expected = 0) {
+    this.buf = expected > 0 ? sharedU8(expected) : new Uint8Array(1 << 16);
+  }
   private readonly f64 = new Float64Array(1);
   private readonly f64Bytes = new Uint8Array(this.f64.buffer);
   private readonly f32 = new Float32Array(1);
@@ -29,7 +37,7 @@ export class ByteSink {
     if (this.pos + extra <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < this.pos + extra) size *= 2;
-    const next = new Uint8Array(size);
+    const next = this.buf.buffer instanceof SharedArrayBuffer ? sharedU8(size) : new Uint8Array(size);
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
   }
@@ -87,8 +95,9 @@ export class ByteSink {
     this.pos = pos;
   }
 
-  /** The bytes written, in a shared buffer of exactly that size. */
+  /** The bytes written, in shared memory: the sink's own (`expected`), or a copy of exactly that size. */
   toShared(): Uint8Array {
+    if (this.buf.buffer instanceof SharedArrayBuffer) return this.buf.subarray(0, this.pos);
     const out = sharedU8(this.pos);
     out.set(this.buf.subarray(0, this.pos));
     return out;
