@@ -12,7 +12,7 @@ import { publicPlace } from '../src/api/place.ts';
 import { NULL_CODE_U8, NULL_I32 } from '../src/catalog/arrow.ts';
 import { F } from '../src/catalog/flags.ts';
 import { loadSnapshot } from '../src/catalog/load.ts';
-import { buildPlaces, type PlaceInputs } from '../src/catalog/places.ts';
+import { buildPlaces, median, type PlaceInputs } from '../src/catalog/places.ts';
 import { readSnapshot } from '../src/snapshot/reader.ts';
 import { blankRecord } from '../src/snapshot/record.ts';
 import { FLOOD_ZONE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE, type BuildingRecord } from '../src/snapshot/schema.ts';
@@ -160,5 +160,26 @@ describe('place facts of real files', () => {
     expect(placeFacts(path, 'Lunca').buildingsOnSeismicList).toEqual({ value: 1, estimate: false });
     // detected, none_seen, two unknown: 1 of 2 known.
     expect(placeFacts(path, 'Vadu').shareWithSolar).toEqual({ value: 0.5, estimate: false });
+  });
+});
+
+describe('the median of a place', () => {
+  it('is the middle value, or the mean of the two middle ones, as a full sort gives it', () => {
+    let x = 17;
+    const next = (m: number): number => {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      return x % m;
+    };
+    for (let t = 0; t < 400; t++) {
+      const n = 1 + next(60);
+      // Few distinct values (ties, as floors and years have) or many.
+      const distinct = next(2) === 0 ? 1 + next(4) : 1000;
+      const values = new Float64Array(n + 5);
+      for (let i = 0; i < n; i++) values[i] = next(distinct) * 0.5 - 3;
+      const sorted = [...values.subarray(0, n)].sort((a, b) => a - b);
+      const want = n % 2 === 1 ? sorted[n >> 1] : (sorted[(n >> 1) - 1] + sorted[n >> 1]) / 2;
+      expect(median(values, n)).toBe(want);
+    }
+    expect(median(new Float64Array(3), 0)).toBeNaN();
   });
 });

@@ -94,15 +94,14 @@ export class Footprints {
             ringStart[ring] = vert;
             const va = b.vertOffsets[b.vertOff + r];
             const vb = b.vertOffsets[b.vertOff + r + 1];
+            const src = b.coords;
             const first = b.coordBase + 2 * va;
             const last = b.coordBase + 2 * (vb - 1);
-            if (vb - va < 4 || b.coords[first] !== b.coords[last] || b.coords[first + 1] !== b.coords[last + 1]) {
+            if (vb - va < 4 || src[first] !== src[last] || src[first + 1] !== src[last + 1]) {
               throw new Error(`footprint of row ${row} has a ring that is not closed with at least 4 points`);
             }
-            for (let v = va; v < vb - 1; v++, vert++) {
-              coords[2 * vert] = b.coords[b.coordBase + 2 * v];
-              coords[2 * vert + 1] = b.coords[b.coordBase + 2 * v + 1];
-            }
+            for (let k = first, at = 2 * vert; k < last; k++, at++) coords[at] = src[k];
+            vert += vb - 1 - va;
           }
         }
       }

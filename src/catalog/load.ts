@@ -203,8 +203,12 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
     }
 
     // Flags: booleans, then facts derived from nulls and child lists.
-    const boolCols = Object.entries(FLAG_BOOLS).map(([name, bit]) => [new Col(col(name)), bit] as const);
-    const nullableBoolCols = Object.entries(FLAG_NULLABLE_BOOLS).map(([name, bits]) => [new Col(col(name)), bits] as const);
+    // Parallel arrays, read by index in the row loop (a for-of over pairs was a tenth of the build).
+    const boolCols = Object.keys(FLAG_BOOLS).map((name) => new Col(col(name)));
+    const boolBits = Object.values(FLAG_BOOLS);
+    const nullableCols = Object.keys(FLAG_NULLABLE_BOOLS).map((name) => new Col(col(name)));
+    const nullableKnown = Object.values(FLAG_NULLABLE_BOOLS).map(([known]) => known);
+    const nullableValue = Object.values(FLAG_NULLABLE_BOOLS).map(([, value]) => value);
     const volumeBasis = new Col(col('volume_basis'));
     const volumeBasisRemap = enumRemap(volumeBasis.data, columnSpec('volume_basis').values!, 'volume_basis');
     const present = (name: string): Col => new Col(col(name));
@@ -244,10 +248,10 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
     for (let i = 0; i < len; i++) {
       const r = row + i;
       let f = 0;
-      for (const [c, bit] of boolCols) if (c.bool(i) === 1) f |= bit;
-      for (const [c, [known, value]] of nullableBoolCols) {
-        const v = c.bool(i);
-        if (v !== 2) f |= known | (v === 1 ? value : 0);
+      for (let k = 0; k < boolCols.length; k++) if (boolCols[k].bool(i) === 1) f |= boolBits[k];
+      for (let k = 0; k < nullableCols.length; k++) {
+        const v = nullableCols[k].bool(i);
+        if (v !== 2) f |= nullableKnown[k] | (v === 1 ? nullableValue[k] : 0);
       }
       if (volumeBasis.valid(i) && volumeBasisRemap[volumeBasis.code(i)] === volumeBasisMeasured) f |= F.VOLUME_MEASURED;
       if (solarBasis.valid(i)) f |= F.SOLAR_POTENTIAL;
