@@ -1,6 +1,7 @@
 // The server's code as esbuild bundles: the main thread's (main.ts, loaded by bin/start.mjs) and
-// the threads' (worker.ts, ledger-thread.ts, by worker-pool.ts), each one file of plain JavaScript,
-// packages left as imports. A bundle loads in less than half the time tsx's loader takes to
+// the threads' (worker.ts, ledger-thread.ts, by worker-pool.ts; cold-thread.ts, by the catalog),
+// each one file of plain JavaScript, packages left as imports but for apache-arrow, whose two
+// hundred modules are bundled too. A bundle loads in less than half the time tsx's loader takes to
 // resolve and compile the same hundred modules one at a time, and a start runs on few cores.
 //
 // Each module keeps its own `import.meta.url` (its path under src), so a file it finds beside
@@ -20,6 +21,15 @@ const CACHE = join(NODE_MODULES, '.cache', 'edifice');
 const KEYS = Symbol.for('edifice.sourcesKeys');
 /** Numbers this thread's temporary files. */
 let writes = 0;
+
+/** Packages bundled with the code (apache-arrow and what it imports); their versions are part of the key. */
+const BUNDLED_PACKAGES = ['apache-arrow', 'flatbuffers', 'tslib', 'json-with-bigint'];
+
+/** The package a bare import names: `@scope/name` or `name`. */
+function packageOf(specifier) {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+}
 
 /** The sources every bundle may hold, in a stable order. */
 function sources() {
@@ -43,6 +53,8 @@ function sourcesKey() {
   const esbuildVersion = JSON.parse(readFileSync(join(NODE_MODULES, 'esbuild', 'package.json'), 'utf8')).version;
   // The sources' folder too: every module's import.meta.url names it.
   const hash = createHash('sha256').update(String(esbuildVersion)).update(`${SRC}\0`);
+  for (const name of BUNDLED_PACKAGES)
+    hash.update(`${name}@${JSON.parse(readFileSync(join(NODE_MODULES, name, 'package.json'), 'utf8')).version}\0`);
   for (const f of sources()) hash.update(`${f.slice(SRC.length)}\0`).update(readFileSync(f));
   const key = hash.digest('hex').slice(0, 16);
   known.set(SRC, key);
@@ -83,11 +95,23 @@ async function buildOne(build, entry, path) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
     keepNames: true,
+    // apache-arrow says its modules have no side effects, but its Node entry registers the Node
+    // stream adapters (toNodeStream) by one: kept, rather than dropped from the bundle.
+    ignoreAnnotations: true,
     write: false,
     logLevel: 'silent',
     plugins: [
+      {
+        // Packages stay imports, but for those whose hundreds of small modules took a thread longer
+        // to resolve and load than one bundled copy takes to compile.
+        name: 'packages-imported',
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, (args) =>
+            BUNDLED_PACKAGES.includes(packageOf(args.path)) ? undefined : { path: args.path, external: true },
+          );
+        },
+      },
       {
         name: 'own-import-meta-url',
         setup(b) {
