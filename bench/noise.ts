@@ -10,7 +10,7 @@
  * through a run (compiled code, where memory landed) moves a ratio too, beyond the interval
  * (the A/A run in bench/README.md, bench:query).
  */
-import { kthLargest } from '../src/query/floor.ts';
+import { kthLargest } from '../src/catalog/selection.ts';
 import { Prng } from '../src/synth/prng.ts';
 
 export interface RatioInterval {

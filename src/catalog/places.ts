@@ -9,6 +9,7 @@
 import { CATEGORY, FLOOD_ZONE, SEISMIC_RISK_CLASS, SOLAR_PRESENCE } from '../snapshot/schema.ts';
 import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
 import { F } from './flags.ts';
+import { kthLargest } from './selection.ts';
 import { PackedStrings, type PackedStringsParts } from './packed-strings.ts';
 import { sharedF64 } from './shared.ts';
 
@@ -182,38 +183,14 @@ export class Places implements PlacesParts {
 /** Median of values[0..n) (reorders them); NaN when n = 0. */
 export function median(values: Float64Array, n: number): number {
   if (n === 0) return NaN;
-  const upper = select(values, n, n >> 1);
+  // The upper middle is the (n - n/2)-th greatest; after its selection the values past it are at
+  // most it, and the lower middle (n even) is their greatest.
+  const k = n - (n >> 1);
+  const upper = kthLargest(values, n, k);
   if (n % 2 === 1) return upper;
-  // Selection leaves the values before the middle at most it: the lower middle is their largest.
-  let lower = values[0];
-  for (let i = 1; i < n >> 1; i++) if (values[i] > lower) lower = values[i];
+  let lower = values[k];
+  for (let i = k + 1; i < n; i++) if (values[i] > lower) lower = values[i];
   return (lower + upper) / 2;
-}
-
-/** The k-th smallest (from 0) of values[0..n), by Hoare's selection, in linear time where a sort took n log n. */
-function select(a: Float64Array, n: number, k: number): number {
-  let lo = 0;
-  let hi = n - 1;
-  while (lo < hi) {
-    const pivot = a[(lo + hi) >> 1];
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i] < pivot) i++;
-      while (a[j] > pivot) j--;
-      if (i <= j) {
-        const t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return a[k];
-  }
-  return a[k];
 }
 
 /** The facts of every named locality (the empty name, "no record names one", is no place). */

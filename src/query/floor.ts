@@ -16,6 +16,7 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { LEAF_ROWS, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
+import { kthLargest } from '../catalog/selection.ts';
 import { candidatesReach } from './estimate.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
@@ -95,31 +96,4 @@ function grow(st: SearchState, need: number): Float64Array {
   const next = new Float64Array(size);
   next.set(st.maxima);
   return (st.maxima = next);
-}
-
-/** The k-th greatest of a[0..n) (1 <= k <= n), reordering a (Hoare's selection). */
-export function kthLargest(a: Float64Array, n: number, k: number): number {
-  let lo = 0;
-  let hi = n - 1;
-  const target = k - 1;
-  while (lo < hi) {
-    const pivot = a[(lo + hi) >>> 1];
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i] > pivot) i++;
-      while (a[j] < pivot) j--;
-      if (i <= j) {
-        const t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (target <= j) hi = j;
-    else if (target >= i) lo = i;
-    else return a[target];
-  }
-  return a[target];
 }
