@@ -2,7 +2,13 @@
  * The thread that encodes a snapshot's cold blob (cold-blob.ts) while the main thread builds the
  * rest of its store: it reads the same mapped file, encodes, and hands back the blob (shared
  * memory) and the codec's tables on its port, then sets its status.
+ *
+ * It runs ten nice steps below the process, so that while a server swaps in a snapshot built from
+ * its Arrow file, the workers answering meanwhile come first and this thread takes what they
+ * leave; at a start it has a core to itself all the same. Linux keeps a nice value per thread
+ * (elsewhere it would lower the whole process, so it is left alone).
  */
+import { getPriority, setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import { workerData } from 'node:worker_threads';
 import { tableFromIPC } from 'apache-arrow';
@@ -15,6 +21,14 @@ const { buffer, schemaVersion, control, port } = workerData as {
   control: Int32Array;
   port: MessagePort;
 };
+
+if (process.platform === 'linux') {
+  try {
+    setPriority(0, Math.min(19, getPriority(0) + 10));
+  } catch {
+    // Lowering a priority is always allowed; should it fail, the thread runs at the process's.
+  }
+}
 
 let message: ColdBlobMessage | null;
 try {
