@@ -1,9 +1,10 @@
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ColdBlobThread } from '../src/catalog/cold-blob.ts';
+import { Catalog, type LogEntry } from '../src/catalog/catalog.ts';
 import { loadSnapshot, type LoadOptions, type LoadWatch } from '../src/catalog/load.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
 import { SnapshotError, openSnapshot, readSnapshot } from '../src/snapshot/reader.ts';
@@ -104,6 +105,38 @@ describe('the cold blob encoded on a second thread', () => {
     expect(loadSnapshot(openSnapshot(synthetic), watch, { coldThread: 'typescript', coldThreadMinRows: 0 }).rows).toBe(12_000);
     expect(watch.verifyMs).toBeGreaterThanOrEqual(0);
     expect(watch.coldBy).toBe('thread');
+  });
+
+  it.runIf(process.platform === 'linux')("runs as many nice steps below the process as asked, a swap's ten", () => {
+    const process0 = getPriority(0);
+    const asked = load(synthetic, { coldThread: 'typescript', coldThreadMinRows: 0, coldThreadNice: 10 }).watch;
+    expect([asked.coldBy, asked.coldNice]).toEqual(['thread', Math.min(19, process0 + 10)]);
+    const plain = load(synthetic, { coldThread: 'typescript', coldThreadMinRows: 0 }).watch;
+    expect([plain.coldBy, plain.coldNice]).toEqual(['thread', process0]);
+    // This thread is left as it was.
+    expect(getPriority(0)).toBe(process0);
+  });
+
+  it.runIf(process.platform === 'linux')("runs a swap's below the threads that serve, a start's at the process's priority", async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'edifice-cold-swap-'));
+    try {
+      const first = await writeSyntheticCountry({ seed: 6, buildings: 3_000, outDir: folder, date: '2026-01-01' });
+      const entries: LogEntry[] = [];
+      const catalog = Catalog.open(folder, { log: (e) => entries.push(e), build: { coldThread: 'typescript', coldThreadMinRows: 0 } });
+      await writeSyntheticCountry({ seed: 6, buildings: 3_000, outDir: folder, date: '2026-02-01' });
+      expect(catalog.rescan()).toMatchObject([{ status: 'loaded', previous: '2026-01-01' }]);
+      const loaded = entries
+        .filter((e) => e.event === 'snapshot_loaded')
+        .map((e) => [e.date, (e.phases as Record<string, unknown>).coldBy, (e.phases as Record<string, unknown>).coldNice]);
+      const nice = getPriority(0);
+      expect(loaded).toEqual([
+        ['2026-01-01', 'thread', nice],
+        ['2026-02-01', 'thread', Math.min(19, nice + 10)],
+      ]);
+      expect(first.rows).toBe(3_000);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('hands back the reason a file cannot be encoded', () => {

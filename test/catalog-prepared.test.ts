@@ -121,6 +121,7 @@ describe('a prepared file', () => {
       'indexMs',
       'coldMs',
       'coldBy',
+      'coldNice',
     ]);
     expect((firstLog.find((e) => e.event === 'snapshot_loaded')!.phases as { coldBy: string }).coldBy).toBe('here');
     expect(Object.keys(secondLog[0].phases as object)).toEqual(['readMs', 'verifyMs', 'mapMs']);

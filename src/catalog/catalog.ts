@@ -64,6 +64,9 @@ export interface PreparedOptions {
   cacheDir?: string;
 }
 
+/** How far below the process a swap's cold-blob thread runs (nice steps), beside the serving workers. */
+const SWAP_BUILD_NICE = 10;
+
 /** How often a long build logs its progress. */
 const PROGRESS_EVERY_MS = 5_000;
 
@@ -299,7 +302,8 @@ export class Catalog implements CatalogSource {
         this.checkPath(country, file, opened.metadata);
         const watch: LoadWatch = { progress: this.progressLog(country, file.date, started) };
         try {
-          base = loadSnapshot(opened, watch, this.build);
+          // A swap builds beside the workers serving the current snapshot: its cold blob's thread yields to them.
+          base = loadSnapshot(opened, watch, serving ? { coldThreadNice: SWAP_BUILD_NICE, ...this.build } : this.build);
         } catch (err) {
           if (err instanceof SnapshotError) throw err;
           throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
@@ -311,6 +315,7 @@ export class Catalog implements CatalogSource {
           indexMs: watch.indexMs,
           coldMs: watch.coldMs,
           coldBy: watch.coldBy,
+          coldNice: watch.coldNice,
         };
         if (this.prepared) this.writePrepared(country, file, base);
       }

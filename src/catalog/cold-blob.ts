@@ -6,6 +6,7 @@
  * blob itself: slower, never different.
  */
 import { createRequire } from 'node:module';
+import { getPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Table } from 'apache-arrow';
@@ -18,6 +19,8 @@ import { coldCodecFromTransfer, coldCodecToTransfer, type ColdCodecTransfer } fr
 export interface ColdBlob {
   /** Where it was encoded: by the second thread, or here (small store, no thread, or one that stalled). */
   by: 'thread' | 'here';
+  /** The nice value of the thread that encoded it (Linux). */
+  nice: number;
   codec: ColdCodec;
   blob: Uint8Array;
   /** Row r's bytes are blob[offsets[r], offsets[r + 1]). */
@@ -57,11 +60,12 @@ export function encodeColdBlob(
   codec.release();
   const offsets = sink.pos < 2 ** 32 ? sharedU32(n + 1) : sharedF64(n + 1);
   offsets.set(starts);
-  return { by: 'here', codec, blob: sink.toShared(), offsets };
+  return { by: 'here', nice: getPriority(0), codec, blob: sink.toShared(), offsets };
 }
 
 /** What the thread sends back: the blob and offsets (shared) and the codec's tables, or why it failed. */
-export type ColdBlobMessage = { blob: Uint8Array; offsets: Uint32Array | Float64Array; codec: ColdCodecTransfer } | { error: string };
+export type ColdBlobMessage =
+  { blob: Uint8Array; offsets: Uint32Array | Float64Array; codec: ColdCodecTransfer; nice: number } | { error: string };
 
 // control[STATUS]: RUNNING, then DONE or FAILED once the thread's message is on the port;
 // control[ROWS]: rows encoded so far; control[STOP]: 1 asks the thread to end.
@@ -73,7 +77,7 @@ export const DONE = 1;
 export const FAILED = 2;
 
 export function coldBlobMessage(blob: ColdBlob): ColdBlobMessage {
-  return { blob: blob.blob, offsets: blob.offsets, codec: coldCodecToTransfer(blob.codec) };
+  return { blob: blob.blob, offsets: blob.offsets, codec: coldCodecToTransfer(blob.codec), nice: blob.nice };
 }
 
 /** How a cold thread starts: its bundle, or its TypeScript through tsx's loader (thread-boot.mjs). */
@@ -96,10 +100,11 @@ export class ColdBlobThread {
     schemaVersion: number,
     code: ColdThreadCode,
     private readonly patienceMs: number,
+    nice: number,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    const workerData = { buffer, schemaVersion, control: this.control, port: port2, entry: COLD_THREAD_ENTRY.href };
+    const workerData = { buffer, schemaVersion, control: this.control, port: port2, nice, entry: COLD_THREAD_ENTRY.href };
     this.thread =
       code === 'typescript'
         ? new Worker(BOOT, { workerData, transferList: [port2] })
@@ -112,12 +117,19 @@ export class ColdBlobThread {
   /**
    * Starts the thread over the file's mapped bytes; null if it cannot start (tsx, which the
    * TypeScript needs, is a development dependency). `patienceMs`: how long it may go without
-   * encoding a batch before this thread takes the work back.
+   * encoding a batch before this thread takes the work back; `nice`: steps below the process it
+   * runs at (Linux).
    */
-  static start(buffer: SharedArrayBuffer, schemaVersion: number, code: ColdThreadCode, patienceMs = PATIENCE_MS): ColdBlobThread | null {
+  static start(
+    buffer: SharedArrayBuffer,
+    schemaVersion: number,
+    code: ColdThreadCode,
+    patienceMs = PATIENCE_MS,
+    nice = 0,
+  ): ColdBlobThread | null {
     try {
       if (code === 'typescript') createRequire(import.meta.url).resolve('tsx/esm/api');
-      return new ColdBlobThread(buffer, schemaVersion, code, patienceMs);
+      return new ColdBlobThread(buffer, schemaVersion, code, patienceMs, nice);
     } catch {
       return null;
     }
@@ -148,7 +160,8 @@ export class ColdBlobThread {
     this.stop();
     if (received === undefined) return null;
     if ('error' in received) throw new Error(received.error);
-    return { by: 'thread', codec: coldCodecFromTransfer(received.codec), blob: received.blob, offsets: received.offsets };
+    const { blob, offsets, nice } = received;
+    return { by: 'thread', nice, codec: coldCodecFromTransfer(received.codec), blob, offsets };
   }
 
   /** Ends the thread (its work, if any, is dropped). */

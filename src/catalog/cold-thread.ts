@@ -3,10 +3,10 @@
  * rest of its store: it reads the same mapped file, encodes, and hands back the blob (shared
  * memory) and the codec's tables on its port, then sets its status.
  *
- * It runs ten nice steps below the process, so that while a server swaps in a snapshot built from
- * its Arrow file, the workers answering meanwhile come first and this thread takes what they
- * leave; at a start it has a core to itself all the same. Linux keeps a nice value per thread
- * (elsewhere it would lower the whole process, so it is left alone).
+ * Asked to (`nice` steps), it runs below the process: while a server swaps in a snapshot built
+ * from its Arrow file, the workers answering meanwhile come first and this thread takes what they
+ * leave. Linux keeps a nice value per thread (elsewhere it would lower the whole process, so it is
+ * left alone).
  */
 import { getPriority, setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
@@ -15,16 +15,17 @@ import { tableFromIPC } from 'apache-arrow';
 import { upgradeV1 } from '../snapshot/upgrade.ts';
 import { DONE, FAILED, ROWS, STATUS, STOP, coldBlobMessage, encodeColdBlob, type ColdBlobMessage } from './cold-blob.ts';
 
-const { buffer, schemaVersion, control, port } = workerData as {
+const { buffer, schemaVersion, control, port, nice } = workerData as {
   buffer: SharedArrayBuffer;
   schemaVersion: number;
   control: Int32Array;
   port: MessagePort;
+  nice: number;
 };
 
-if (process.platform === 'linux') {
+if (nice > 0 && process.platform === 'linux') {
   try {
-    setPriority(0, Math.min(19, getPriority(0) + 10));
+    setPriority(0, Math.min(19, getPriority(0) + nice));
   } catch {
     // Lowering a priority is always allowed; should it fail, the thread runs at the process's.
   }

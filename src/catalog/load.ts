@@ -69,8 +69,9 @@ export interface LoadWatch {
   buildMs?: number;
   indexMs?: number;
   coldMs?: number;
-  /** Set on return: where the cold blob was encoded. */
+  /** Set on return: where the cold blob was encoded, and that thread's nice value (Linux). */
   coldBy?: 'thread' | 'here';
+  coldNice?: number;
 }
 
 export interface LoadOptions {
@@ -80,6 +81,8 @@ export interface LoadOptions {
   coldThreadMinRows?: number;
   /** How long that thread may go without encoding a batch before this one encodes the blob instead. */
   coldThreadPatienceMs?: number;
+  /** Nice steps below the process that thread runs at (Linux): for a build beside threads that serve. */
+  coldThreadNice?: number;
 }
 
 /** Below this, starting a thread costs about as much as the encoding it would take over. */
@@ -94,7 +97,13 @@ export function loadSnapshot(opened: OpenedSnapshot | UnverifiedSnapshot, watch:
   const n = opened.table.numRows;
   const thread =
     options.coldThread !== undefined && opened.mapped !== null && n >= (options.coldThreadMinRows ?? COLD_THREAD_MIN_ROWS)
-      ? ColdBlobThread.start(opened.mapped, opened.metadata.schemaVersion, options.coldThread, options.coldThreadPatienceMs)
+      ? ColdBlobThread.start(
+          opened.mapped,
+          opened.metadata.schemaVersion,
+          options.coldThread,
+          options.coldThreadPatienceMs,
+          options.coldThreadNice,
+        )
       : null;
   try {
     const file = 'verify' in opened ? opened.verify() : opened;
@@ -400,6 +409,7 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
   const cold = thread?.finish(coldProgress) ?? encodeColdBlob(table, opened.bytes, coldProgress)!;
   watch.coldMs = Math.round(performance.now() - indexed);
   watch.coldBy = cold.by;
+  watch.coldNice = cold.nice;
 
   return new Snapshot({
     country: metadata.country,
