@@ -3,8 +3,21 @@
  * registry per thread, each with prom-client's process and runtime metrics (resident memory,
  * event-loop lag, heap, GC) labelled by the thread; worker-pool.ts sums the threads' registries.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Registry } from 'prom-client';
 import type { CountryReport } from '../catalog/catalog.ts';
+
+type PromClient = typeof import('prom-client');
+let loaded: PromClient | undefined;
+
+/**
+ * prom-client, loaded on first use rather than with the module: the main thread of a server with
+ * workers needs it only once it serves, and its load (some 40 ms) would otherwise come before the
+ * first answer.
+ */
+export function promClient(): PromClient {
+  return (loaded ??= createRequire(import.meta.url)('prom-client') as PromClient);
+}
 
 /**
  * A registry with prom-client's default metrics of this thread, labelled `thread` (main, ledger,
@@ -12,6 +25,7 @@ import type { CountryReport } from '../catalog/catalog.ts';
  * thread; event-loop lag, heap and GC are the thread's own.
  */
 export function threadRegistry(thread: string): Registry {
+  const { Registry, collectDefaultMetrics } = promClient();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, labels: { thread } });
   return registry;
@@ -25,16 +39,17 @@ interface WatchedCache {
 }
 
 export class Metrics {
-  readonly registry = new Registry();
+  private readonly prom = promClient();
+  readonly registry = new this.prom.Registry();
   /** What the snapshot gauges read (watchSnapshots). */
   private snapshotReport: () => CountryReport[] = () => [];
-  readonly requests = new Counter({
+  readonly requests = new this.prom.Counter({
     name: 'edifice_http_requests_total',
     help: 'HTTP requests by route and status.',
     labelNames: ['route', 'status'] as const,
     registers: [this.registry],
   });
-  readonly latency = new Histogram({
+  readonly latency = new this.prom.Histogram({
     name: 'edifice_http_request_duration_seconds',
     help: 'Time from request to response by route.',
     labelNames: ['route'] as const,
@@ -45,19 +60,19 @@ export class Metrics {
    * The wait behind the slowest answers under load: a page that may cost credits waits for the
    * ledger (the tail of that wait follows its slow commits: bench/README.md, What the operating defaults rest on).
    */
-  readonly chargeWait = new Histogram({
+  readonly chargeWait = new this.prom.Histogram({
     name: 'edifice_charge_wait_seconds',
     help: "Time a page waits for its charge: the ledger's group commit, its fsync included (with workers, the ledger thread's answer, which for a page it knows to be free comes without a commit). Pages answered free at once do not wait.",
     registers: [this.registry],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   });
-  readonly credits = new Counter({
+  readonly credits = new this.prom.Counter({
     name: 'edifice_credits_charged_total',
     help: 'Credits charged to workspaces.',
     registers: [this.registry],
   });
   // Every worker thread reports the same snapshots: summed over workers they take the first.
-  readonly snapshotBuildings = new Gauge({
+  readonly snapshotBuildings = new this.prom.Gauge({
     name: 'edifice_snapshot_buildings',
     help: 'Buildings in the serving snapshot of each country.',
     labelNames: ['country', 'date'] as const,
@@ -66,14 +81,14 @@ export class Metrics {
     // Read first of the three (registered first): sets all of them from one report.
     collect: () => this.publishSnapshots(),
   });
-  readonly snapshotBytes = new Gauge({
+  readonly snapshotBytes = new this.prom.Gauge({
     name: 'edifice_snapshot_bytes',
     help: 'Bytes held by the serving snapshot of each country (once, however many workers share it).',
     labelNames: ['country', 'date'] as const,
     registers: [this.registry],
     aggregator: 'first',
   });
-  readonly snapshotDate = new Gauge({
+  readonly snapshotDate = new this.prom.Gauge({
     name: 'edifice_snapshot_date_seconds',
     help: 'Snapshot date of each country, as a Unix time.',
     labelNames: ['country'] as const,
@@ -115,7 +130,7 @@ export class Metrics {
    */
   watchFleet(read: () => { limitFallbacks: number; answeredAlone: number }): void {
     const registers = [this.registry];
-    const fallbacks = new Counter({
+    const fallbacks = new this.prom.Counter({
       name: 'edifice_limit_fallbacks_total',
       help: 'Limit and quota decisions this replica took alone, at 1/EDIFICE_REPLICAS of the limit, because Redis could not be reached.',
       registers,
@@ -124,7 +139,7 @@ export class Metrics {
         fallbacks.inc(read().limitFallbacks);
       },
     });
-    const alone = new Counter({
+    const alone = new this.prom.Counter({
       name: 'edifice_pages_answered_without_ledger_total',
       help: 'Pages answered free while PostgreSQL could not be reached, their buildings known opened by this replica.',
       registers,
@@ -136,7 +151,7 @@ export class Metrics {
   }
 
   private watchCache(cache: WatchedCache, bytes: [string, string], lookups: [string, string]): void {
-    new Gauge({
+    new this.prom.Gauge({
       name: bytes[0],
       help: bytes[1],
       registers: [this.registry],
@@ -145,7 +160,7 @@ export class Metrics {
       },
     });
     let counted = { hits: 0, misses: 0 };
-    new Counter({
+    new this.prom.Counter({
       name: lookups[0],
       help: lookups[1],
       labelNames: ['result'] as const,
@@ -160,7 +175,7 @@ export class Metrics {
 
   /** `thread`: the label of this thread's process and runtime metrics (threadRegistry). */
   constructor(thread: string) {
-    collectDefaultMetrics({ register: this.registry, labels: { thread } });
+    this.prom.collectDefaultMetrics({ register: this.registry, labels: { thread } });
   }
 
   /** The serving snapshots of `report()` as gauges, read whenever the metrics are. */

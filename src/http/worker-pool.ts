@@ -33,7 +33,6 @@
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { AggregatorRegistry } from 'prom-client';
 import type { Catalog, CatalogView } from '../catalog/catalog.ts';
 import type { PublishedView } from '../catalog/replica.ts';
 import { toTransfer } from '../catalog/transfer.ts';
@@ -48,7 +47,8 @@ import { codeBundles } from '../code-bundles.mjs';
 import { takeEarlyThread, type EarlyKind } from './early-threads.mjs';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
-import { threadRegistry } from './metrics.ts';
+import type { Registry } from 'prom-client';
+import { promClient, threadRegistry } from './metrics.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker.ts';
 
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
@@ -219,16 +219,19 @@ function startHolding(options: ThreadOptions, port: number, code: ThreadCode): S
   // Metrics: every thread answers with its registry (the workers', the ledger thread's, this
   // one's), and the sum is the text (prom-client's aggregation; the thread label keeps each
   // thread's process and runtime metrics apart). A worker still starting answers once it listens.
-  const own = threadRegistry('main');
+  // This thread's registry is made at the first poll, so that loading prom-client waits until then.
+  let own: Registry | undefined;
   let polls = 0;
   const polling = new Map<number, { parts: unknown[]; waiting: Set<Worker>; done: (text: Promise<string>) => void }>();
   const settle = (id: number): void => {
     const poll = polling.get(id)!;
     if (poll.waiting.size > 0) return;
     polling.delete(id);
+    const { AggregatorRegistry } = promClient();
     poll.done(AggregatorRegistry.aggregate(poll.parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics());
   };
   const metricsText = async (): Promise<string> => {
+    own ??= threadRegistry('main');
     const mine = await own.getMetricsAsJSON();
     return new Promise<string>((done) => {
       const id = ++polls;
