@@ -111,7 +111,6 @@ async function main(config: Config): Promise<void> {
   // On SQLite, the ledger first and the threads (with workers) started: they load their modules
   // while this thread loads the snapshots.
   const onSqlite = location.kind === 'sqlite' ? await startOnSqlite(config, plan.demo, log) : null;
-  // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
   // A snapshot built from its Arrow file has its cold blob encoded by a thread of its own (cold-blob.ts).
   const coldEntry = fileURLToPath(COLD_THREAD_ENTRY);
   const coldThread: ColdThreadCode = await codeBundles([coldEntry]).then(
@@ -119,6 +118,7 @@ async function main(config: Config): Promise<void> {
     () => 'typescript',
   );
   const catalogStarted = performance.now();
+  // Each event at its own level, as the logger's level field: a refused snapshot is a warning.
   const catalog = Catalog.open(config.snapshotsDir, {
     log: ({ level, ...fields }) => log[level](fields, fields.event),
     prepared: config.preparedCache === null ? undefined : { cacheDir: config.preparedCache },

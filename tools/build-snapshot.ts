@@ -381,13 +381,14 @@ async function main(): Promise<number> {
  */
 async function writePreparedFile(path: string, bar: Reporter): Promise<{ path: string; bytes: number; seconds: number }> {
   const started = performance.now();
-  const [{ loadSnapshot }, { preparedBeside, writePrepared }, { readSnapshot }] = await Promise.all([
+  const [{ loadSnapshot }, { preparedBeside, writePrepared }, { openSnapshot }] = await Promise.all([
     import('../src/catalog/load.ts'),
     import('../src/catalog/prepared.ts'),
     import('../src/snapshot/reader.ts'),
   ]);
+  // Opened, not yet verified: the cold blob's thread starts while the checksum is checked.
   const snapshot = loadSnapshot(
-    readSnapshot(path),
+    openSnapshot(path),
     { progress: (done, total, phase) => bar.update({ phase: `prepared file, ${phase}`, done, total }) },
     { coldThread: 'typescript' },
   );

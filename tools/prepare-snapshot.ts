@@ -3,7 +3,7 @@
 // and the swap to the new snapshot read the prepared file (docs/operating.md, Prepared files).
 import { loadSnapshot } from '../src/catalog/load.ts';
 import { preparedBeside, writePrepared } from '../src/catalog/prepared.ts';
-import { readSnapshot } from '../src/snapshot/reader.ts';
+import { openSnapshot } from '../src/snapshot/reader.ts';
 
 const USAGE = 'usage: npm run build:prepared -- CC/YYYY-MM-DD.arrow   (writes CC/YYYY-MM-DD.edifice beside it)';
 const args = process.argv.slice(2);
@@ -14,8 +14,9 @@ if (args.length !== 1 || help) {
 } else {
   try {
     const started = performance.now();
+    // Opened, not yet verified: the cold blob's thread starts while the checksum is checked.
     const snapshot = loadSnapshot(
-      readSnapshot(args[0]),
+      openSnapshot(args[0]),
       {
         progress: (rows, of, phase) =>
           process.stderr.write(`build:prepared: ${phase} ${rows.toLocaleString('en')}/${of.toLocaleString('en')} buildings\n`),

@@ -52,9 +52,9 @@ export interface CatalogOptions {
   /** Read and write prepared files (absent: every store is built from its Arrow file, nothing written). */
   prepared?: PreparedOptions;
   /**
-   * How a large snapshot's cold blob is encoded beside the rest of its build (load.ts): a thread
-   * from this code (its bundle, or 'typescript' through tsx's loader, the default), or on the
-   * loading thread itself (null).
+   * How a large snapshot's cold blob is encoded beside the rest of its build (load.ts): by a
+   * thread from `coldThread` (its bundle, or 'typescript' through tsx's loader, the default), or,
+   * with no `coldThread`, on the loading thread itself.
    */
   build?: LoadOptions;
 }

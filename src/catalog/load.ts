@@ -86,7 +86,7 @@ export interface LoadOptions {
 }
 
 /** Below this, starting a thread costs about as much as the encoding it would take over. */
-export const COLD_THREAD_MIN_ROWS = 100_000;
+const COLD_THREAD_MIN_ROWS = 100_000;
 
 /**
  * Builds the store of an opened file. Throws an Error whose message is the reason to refuse it (a

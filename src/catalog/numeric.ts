@@ -36,7 +36,7 @@ export function packNumbers(values: Float64Array): NumColumn {
     const v = values[i];
     if (v !== v) continue;
     // Exact with the decimals found so far (the common case): one multiplication and division.
-    // A negative zero is never (a code cannot keep its sign): decimalsOf refuses it.
+    // A negative zero goes on to decimalsOf, which refuses it: a code cannot keep its sign.
     if (v !== 0 ? Math.round(v * scale) / scale === v : 1 / v > 0) continue;
     const need = decimalsOf(v);
     if (need < 0) d = -1;
