@@ -112,13 +112,15 @@ describe('a prepared file', () => {
     expect(existsSync(written.path as string)).toBe(true);
     expect(loadedFrom(secondLog)).toBe('prepared');
     expect(events(secondLog)).toEqual(['snapshot_loaded']);
-    // Its phases are in the log: read, verify, build, index and cold blob (with where it was encoded:
+    // Its phases are in the log: read, verify (and where), build, index and cold blob (with where it was encoded:
     // here, for a store under the thread's threshold) from the Arrow file; read, verify and map from the prepared one.
     expect(Object.keys(firstLog.find((e) => e.event === 'snapshot_loaded')!.phases as object)).toEqual([
       'readMs',
       'verifyMs',
+      'verifiedBy',
       'buildMs',
       'indexMs',
+      'partsBy',
       'coldMs',
       'coldBy',
       'coldNice',

@@ -9,11 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type Snapshot } from '../src/catalog/catalog.ts';
 import type { PublishedView } from '../src/catalog/replica.ts';
+import { loadSnapshot, loadSnapshotEarly } from '../src/catalog/load.ts';
 import { fromTransfer, toTransfer } from '../src/catalog/transfer.ts';
 import { sliceView, ViewAssembly } from '../src/catalog/view-slices.ts';
 import { queryBuildings } from '../src/query/buildings.ts';
 import { queryPoint } from '../src/query/point.ts';
 import { SORT_KEYS, type BuildingsQuery, type PointQuery } from '../src/query/types.ts';
+import { openSnapshot, readSnapshot } from '../src/snapshot/reader.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
 import { Rng } from './reference/random.ts';
 
@@ -60,6 +62,24 @@ describe('snapshots handed to worker threads', () => {
   });
 
   it('rebuilt in a worker, answer every query as the loading thread does', async () => {
+    await answersInAWorker(snapshot);
+  });
+
+  it('rebuilt in a worker while reading their cold columns from the file, answer as the store with its blob', async () => {
+    const early = loadSnapshotEarly(openSnapshot(snapshot.path), {}, { coldThread: 'typescript', coldThreadMinRows: 0 });
+    expect(early.snapshot.coldEncoded).toBe(false);
+    await answersInAWorker(early.snapshot, loadSnapshot(readSnapshot(snapshot.path)));
+    expect((await early.encoded!).coldEncoded).toBe(true);
+  });
+});
+
+/**
+ * Sends `sent` to a worker thread that rebuilds it from its transfer, and checks its answers
+ * against the loading thread's on `reference` (the same store).
+ */
+async function answersInAWorker(sent: Snapshot, reference = sent): Promise<void> {
+  {
+    const snapshot = reference;
     const rng = new Rng(9);
     const e = snapshot.extent!;
     const buildings: BuildingsQuery[] = Array.from({ length: 60 }, (_, i) => {
@@ -87,7 +107,7 @@ describe('snapshots handed to worker threads', () => {
       const answer = await new Promise<any>((resolve, reject) => {
         worker.once('message', resolve);
         worker.once('error', reject);
-        worker.postMessage({ transfers: [toTransfer(snapshot)], buildings, points, rows });
+        worker.postMessage({ transfers: [toTransfer(sent)], buildings, points, rows });
       });
       const view = { snapshots: [snapshot] };
       expect(answer.buildings).toEqual(
@@ -107,8 +127,8 @@ describe('snapshots handed to worker threads', () => {
     } finally {
       await worker.terminate();
     }
-  });
-});
+  }
+}
 
 describe('a view posted in slices', () => {
   /** The largest array or map reachable from `value`, typed arrays aside. */
@@ -142,5 +162,23 @@ describe('a view posted in slices', () => {
     expect(rows.map((row) => JSON.stringify(rebuilt.record(row)))).toEqual(rows.map((row) => JSON.stringify(snapshot.record(row))));
     expect(rebuilt.places.list()).toEqual(snapshot.places.list());
     expect(() => new ViewAssembly().join(structuredClone(skeleton))).toThrow(/without its slices/);
+  });
+
+  it('carries a store that reads its cold columns from the file, the file shared', () => {
+    const early = loadSnapshotEarly(openSnapshot(snapshot.path), {}, { coldThread: 'typescript', coldThreadMinRows: 0 }).snapshot;
+    const view: PublishedView = {
+      snapshots: [{ serial: 1, transfer: toTransfer(early) }],
+      report: [],
+      removals: { businessIds: new Set(), registrationNumbers: new Set() },
+    };
+    const { skeleton, slices } = sliceView(view, 32);
+    const assembly = new ViewAssembly();
+    for (const slice of slices) assembly.add(structuredClone(slice));
+    const transfer = assembly.join(structuredClone(skeleton)).snapshots[0].transfer!;
+    expect((transfer.cold as { file: SharedArrayBuffer }).file).toBeInstanceOf(SharedArrayBuffer);
+    const rebuilt = fromTransfer(transfer);
+    expect(rebuilt.coldEncoded).toBe(false);
+    const rows = Array.from({ length: 100 }, (_, k) => k * 97);
+    expect(rows.map((row) => JSON.stringify(rebuilt.record(row)))).toEqual(rows.map((row) => JSON.stringify(early.record(row))));
   });
 });

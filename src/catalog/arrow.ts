@@ -117,6 +117,33 @@ function forEachNull(c: Col, null_: (i: number) => void): void {
   }
 }
 
+/**
+ * Throws when offsets of a column (or of its children, or of its dictionary) could send a reader
+ * past the values they index: a start below zero, an end before its start, a last end past the
+ * values. Offsets that hold sizes every loop and allocation of a load in bounds of the file's own
+ * buffers, so a file may be built from before its checksum is known: a corrupt one is then
+ * refused by the checksum, never by an allocation or a loop that its damage made huge.
+ */
+export function checkOffsets(data: Data, column: string): void {
+  const offsets = data.valueOffsets as Int32Array | undefined;
+  if (offsets !== undefined && data.length > 0) {
+    const limit = data.children.length > 0 ? data.children[0].length : (data.values as Uint8Array).length;
+    const first = data.offset;
+    const last = first + data.length;
+    if (offsets.length <= last) throw new Error(`column ${column} has ${offsets.length} offsets for ${data.length} values`);
+    let prev = offsets[first];
+    if (prev < 0) throw new Error(`column ${column} has an offset below zero`);
+    for (let i = first + 1; i <= last; i++) {
+      const v = offsets[i];
+      if (v < prev) throw new Error(`column ${column} has decreasing offsets`);
+      prev = v;
+    }
+    if (prev > limit) throw new Error(`column ${column} has offsets past its ${limit} values`);
+  }
+  for (const child of data.children) checkOffsets(child, column);
+  if (data.dictionary) for (const chunk of data.dictionary.data) checkOffsets(chunk, column);
+}
+
 /** The strings of a batch's dictionary. */
 export function dictionaryStrings(data: Data): string[] {
   const dict = data.dictionary;

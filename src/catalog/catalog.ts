@@ -10,6 +10,11 @@
  * Approved business removals (`setRemovals`) are applied to every snapshot served and to every
  * snapshot loaded later, and published the same way: at once, without a reload.
  *
+ * A store built from an Arrow file is published as soon as all but its cold blob is built and the
+ * file's checksum matched (load.ts `loadSnapshotEarly`), reading its cold fields from the file;
+ * the same store with its blob is published in its place once encoded, unless a newer snapshot
+ * replaced it meanwhile.
+ *
  * A file is refused, with a log entry naming the reason, when the reader refuses it (schema
  * version, columns, checksum), when its metadata's country or date differ from its path, or
  * when the store cannot be built from it. The country keeps serving what it had, and the file is
@@ -28,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { makeFolder } from '../folders.ts';
 import { SnapshotError, openSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
 import type { SnapshotMetadata } from '../snapshot/schema.ts';
-import { loadSnapshot, type LoadOptions, type LoadWatch } from './load.ts';
+import { loadSnapshotEarly, type LoadOptions, type LoadWatch } from './load.ts';
 import { mappingUnavailable } from '../snapshot/mapped-file.ts';
 import { PreparedRefusal, preparedBeside, readPrepared, writePrepared } from './prepared.ts';
 import { applyRemovals, type RemovalSet } from './removals.ts';
@@ -64,8 +69,11 @@ export interface PreparedOptions {
   cacheDir?: string;
 }
 
-/** How far below the process a swap's cold-blob thread runs (nice steps), beside the serving workers. */
-const SWAP_BUILD_NICE = 10;
+/**
+ * How far below the process a cold blob's thread runs (nice steps) once the checksum is checked:
+ * the store serves meanwhile, so the workers answering come first.
+ */
+const COLD_THREAD_NICE = 10;
 
 /** How often a long build logs its progress. */
 const PROGRESS_EVERY_MS = 5_000;
@@ -150,6 +158,7 @@ export class Catalog implements CatalogSource {
   private readonly prepared: PreparedOptions | null;
   private readonly build: LoadOptions;
   private readonly writes = new Set<Promise<void>>();
+  private readonly encodings = new Set<Promise<void>>();
 
   private constructor(
     readonly dir: string,
@@ -161,8 +170,14 @@ export class Catalog implements CatalogSource {
     if (options.removals) this.setRemovalSet(options.removals);
   }
 
-  /** Settles once the prepared files being written have been written (or failed to be). */
+  /** Settles once every store served has its cold blob (or failed to encode it), and is published. */
+  async whenEncoded(): Promise<void> {
+    while (this.encodings.size > 0) await Promise.allSettled([...this.encodings]);
+  }
+
+  /** Settles once the prepared files being written, and those of blobs being encoded, have been written (or failed to be). */
   async whenPrepared(): Promise<void> {
+    await this.whenEncoded();
     while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
   }
 
@@ -301,9 +316,9 @@ export class Catalog implements CatalogSource {
         const opened = openSnapshot(file.path);
         this.checkPath(country, file, opened.metadata);
         const watch: LoadWatch = { progress: this.progressLog(country, file.date, started) };
+        let encoded: Promise<Snapshot> | null;
         try {
-          // A swap builds beside the workers serving the current snapshot: its cold blob's thread yields to them.
-          base = loadSnapshot(opened, watch, serving ? { coldThreadNice: SWAP_BUILD_NICE, ...this.build } : this.build);
+          ({ snapshot: base, encoded } = loadSnapshotEarly(opened, watch, { coldThreadNice: COLD_THREAD_NICE, ...this.build }));
         } catch (err) {
           if (err instanceof SnapshotError) throw err;
           throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
@@ -311,13 +326,16 @@ export class Catalog implements CatalogSource {
         phases = {
           readMs: opened.readMs,
           verifyMs: watch.verifyMs,
+          verifiedBy: watch.verifiedBy,
           buildMs: watch.buildMs,
           indexMs: watch.indexMs,
-          coldMs: watch.coldMs,
+          partsBy: watch.partsBy,
+          coldMs: watch.coldMs ?? 'encoding: read from the file meanwhile',
           coldBy: watch.coldBy,
           coldNice: watch.coldNice,
         };
-        if (this.prepared) this.writePrepared(country, file, base);
+        if (encoded) this.encodeLater(country, file, base, encoded, watch);
+        else if (this.prepared) this.writePrepared(country, file, base);
       }
     } catch (err) {
       const reason = err instanceof SnapshotError ? err.reason : (err as Error).message;
@@ -455,6 +473,47 @@ export class Catalog implements CatalogSource {
         this.log({ level: 'warn', event: 'prepared_not_removed', country, path, reason: (err as Error).message });
       }
     }
+  }
+
+  /**
+   * Serves the store with its cold blob once encoded, in place of `served` (the same store reading
+   * its cold columns from the file) unless a newer one replaced it meanwhile; then writes its
+   * prepared file. Should the blob fail, `served` serves on.
+   */
+  private encodeLater(country: string, file: FileInfo, served: Snapshot, encoded: Promise<Snapshot>, watch: LoadWatch): void {
+    const job = encoded.then(
+      (base) => {
+        const s = this.serving.get(country);
+        if (s?.base !== served) return;
+        s.base = base;
+        s.snapshot = applyRemovals(base, this.removalSet);
+        s.bytesHeld = s.snapshot.bytesHeld;
+        this.publish();
+        this.log({
+          level: 'info',
+          event: 'snapshot_cold_encoded',
+          country,
+          date: file.date,
+          coldMs: watch.coldMs,
+          coldBy: watch.coldBy,
+          coldNice: watch.coldNice,
+          bytesHeld: s.bytesHeld,
+        });
+        if (this.prepared) this.writePrepared(country, file, base);
+      },
+      (err: Error) => {
+        this.log({
+          level: 'error',
+          event: 'snapshot_cold_failed',
+          country,
+          date: file.date,
+          reason: err.message,
+          then: 'its cold columns are read from the Arrow file; no prepared file is written',
+        });
+      },
+    );
+    this.encodings.add(job);
+    void job.finally(() => this.encodings.delete(job));
   }
 
   /** Writes the prepared file of a store built from its Arrow file, in the background; never fails the load. */

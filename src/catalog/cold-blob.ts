@@ -10,8 +10,10 @@ import { getPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Table } from 'apache-arrow';
+import { SnapshotError } from '../snapshot/reader.ts';
 import { batchColumns } from './arrow.ts';
 import { ColdCodec } from './cold.ts';
+import { filePartsFromTransfer, type FileParts, type FilePartsTransfer } from './file-parts.ts';
 import { COLD_COLUMNS } from './columns.ts';
 import { ByteSink, sharedF64, sharedU32 } from './shared.ts';
 import { coldCodecFromTransfer, coldCodecToTransfer, type ColdCodecTransfer } from './transfer.ts';
@@ -65,16 +67,27 @@ export function encodeColdBlob(
 
 /** What the thread sends back: the blob and offsets (shared) and the codec's tables, or why it failed. */
 export type ColdBlobMessage =
-  { blob: Uint8Array; offsets: Uint32Array | Float64Array; codec: ColdCodecTransfer; nice: number } | { error: string };
+  { blob: Uint8Array; offsets: Uint32Array | Float64Array; codec: ColdCodecTransfer; nice: number } | { error: string; mismatch?: true };
 
 // control[STATUS]: RUNNING, then DONE or FAILED once the thread's message is on the port;
-// control[ROWS]: rows encoded so far; control[STOP]: 1 asks the thread to end.
+// control[ROWS]: rows encoded so far; control[STOP]: 1 asks the thread to end;
+// control[CHECK]: when asked to check the checksum first, MATCHED, or MISMATCHED once its
+// message is on the port; control[CHECK_MS]: how long that took; control[PARTS]: when asked to
+// build the file parts next, DONE or FAILED once its message is on the parts' port.
 export const STATUS = 0;
 export const ROWS = 1;
 export const STOP = 2;
+export const CHECK = 3;
+export const CHECK_MS = 4;
+export const PARTS = 5;
 export const RUNNING = 0;
 export const DONE = 1;
 export const FAILED = 2;
+export const MATCHED = 1;
+export const MISMATCHED = 2;
+
+/** What the thread sends on the parts' port. */
+export type FilePartsMessage = { parts: FilePartsTransfer } | { error: string };
 
 export function coldBlobMessage(blob: ColdBlob): ColdBlobMessage {
   return { blob: blob.blob, offsets: blob.offsets, codec: coldCodecToTransfer(blob.codec), nice: blob.nice };
@@ -89,9 +102,20 @@ export const COLD_THREAD_ENTRY = new URL('./cold-thread.ts', import.meta.url);
 /** How long the thread may go without encoding a batch before this one takes the work back. */
 const PATIENCE_MS = 15_000;
 
-/** The thread encoding a file's cold blob while this one builds the rest of the store. */
+/** How often `encoded` looks at the thread's progress. */
+const POLL_MS = 100;
+
+/**
+ * The thread encoding a file's cold blob while this one builds the rest of the store; asked to,
+ * it first checks the file's checksum, then builds the file parts (file-parts.ts), each of which
+ * this thread waits for where it needs it.
+ */
 export class ColdBlobThread {
-  private readonly control = new Int32Array(new SharedArrayBuffer(12));
+  private readonly control = new Int32Array(new SharedArrayBuffer(24));
+  private readonly partsPort: MessagePort;
+  private readonly partsAsked: boolean;
+  private poller: NodeJS.Timeout | null = null;
+  private stopped = false;
   private readonly port: MessagePort;
   private readonly thread: Worker;
 
@@ -101,14 +125,28 @@ export class ColdBlobThread {
     code: ColdThreadCode,
     private readonly patienceMs: number,
     nice: number,
+    private readonly checkPath: string | null,
+    parts: boolean,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    const workerData = { buffer, schemaVersion, control: this.control, port: port2, nice, entry: COLD_THREAD_ENTRY.href };
+    const partsChannel = new MessageChannel();
+    this.partsPort = partsChannel.port1;
+    this.partsAsked = parts;
+    const partsPort = parts ? partsChannel.port2 : null;
+    const workerData = {
+      buffer,
+      schemaVersion,
+      control: this.control,
+      port: port2,
+      nice,
+      checkPath,
+      partsPort,
+      entry: COLD_THREAD_ENTRY.href,
+    };
+    const transferList = partsPort ? [port2, partsPort] : [port2];
     this.thread =
-      code === 'typescript'
-        ? new Worker(BOOT, { workerData, transferList: [port2] })
-        : new Worker(code, { workerData, transferList: [port2], execArgv: [] });
+      code === 'typescript' ? new Worker(BOOT, { workerData, transferList }) : new Worker(code, { workerData, transferList, execArgv: [] });
     // A thread that fails to load is seen as a stall (finish): an error event left unheard would end the process.
     this.thread.on('error', () => undefined);
     this.thread.unref();
@@ -118,7 +156,9 @@ export class ColdBlobThread {
    * Starts the thread over the file's mapped bytes; null if it cannot start (tsx, which the
    * TypeScript needs, is a development dependency). `patienceMs`: how long it may go without
    * encoding a batch before this thread takes the work back; `nice`: steps below the process it
-   * runs at (Linux).
+   * runs at (Linux) once the checksum is checked and the parts built; `checkPath`: the file's
+   * path, to check its checksum first (`checked`), or null; `parts`: to build the file parts
+   * (file-parts.ts) next, for `fileParts`.
    */
   static start(
     buffer: SharedArrayBuffer,
@@ -126,13 +166,65 @@ export class ColdBlobThread {
     code: ColdThreadCode,
     patienceMs = PATIENCE_MS,
     nice = 0,
+    checkPath: string | null = null,
+    parts = false,
   ): ColdBlobThread | null {
     try {
       if (code === 'typescript') createRequire(import.meta.url).resolve('tsx/esm/api');
-      return new ColdBlobThread(buffer, schemaVersion, code, patienceMs, nice);
+      return new ColdBlobThread(buffer, schemaVersion, code, patienceMs, nice, checkPath, parts);
     } catch {
       return null;
     }
+  }
+
+  /**
+   * Waits for the thread's check of the checksum (started with `checkPath`): its milliseconds when
+   * the file matched; throws a SnapshotError naming the mismatch; null when the thread could not
+   * tell (it failed or stalled: the caller checks the file itself).
+   */
+  checked(): number | null {
+    const control = this.control;
+    if (!this.waitFor(CHECK)) return null;
+    const check = Atomics.load(control, CHECK);
+    if (check === MATCHED) return Atomics.load(control, CHECK_MS);
+    if (check === MISMATCHED) {
+      const received = receiveMessageOnPort(this.port)?.message as ColdBlobMessage | undefined;
+      this.stop();
+      if (received !== undefined && 'error' in received) throw new SnapshotError(this.checkPath!, received.error);
+    }
+    return null;
+  }
+
+  /**
+   * Waits for the file parts (started with `parts`). Throws the thread's error when the file's
+   * data is at fault; null when the thread was not asked, failed otherwise or stalled (the caller
+   * builds them).
+   */
+  fileParts(): FileParts | null {
+    if (!this.partsAsked || !this.waitFor(PARTS)) return null;
+    if (Atomics.load(this.control, PARTS) === RUNNING) return null;
+    const received = receiveMessageOnPort(this.partsPort)?.message as FilePartsMessage | undefined;
+    if (received === undefined) return null;
+    if ('error' in received) throw new Error(received.error);
+    return filePartsFromTransfer(received.parts);
+  }
+
+  /**
+   * Waits until the thread sets control[slot] or ends; false when it stalls that long (it is then
+   * stopped, and every later wait gives up at once).
+   */
+  private waitFor(slot: number): boolean {
+    const control = this.control;
+    const since = performance.now();
+    while (Atomics.load(control, slot) === 0 && Atomics.load(control, STATUS) === RUNNING) {
+      if (this.stopped) return false;
+      if (performance.now() - since > this.patienceMs) {
+        this.stop();
+        return false;
+      }
+      Atomics.wait(control, slot, 0, Math.min(1_000, this.patienceMs));
+    }
+    return true;
   }
 
   /**
@@ -141,6 +233,7 @@ export class ColdBlobThread {
    * `rowsDone` hears the thread's progress while this one waits.
    */
   finish(rowsDone?: (rows: number) => void): ColdBlob | null {
+    if (this.stopped) return null;
     const control = this.control;
     let rows = Atomics.load(control, ROWS);
     let progressed = performance.now();
@@ -156,6 +249,47 @@ export class ColdBlobThread {
         return null;
       }
     }
+    return this.received();
+  }
+
+  /**
+   * `finish` without blocking this thread: settles with the blob (null when the thread stalled,
+   * having stopped it), or rejects with the thread's error.
+   */
+  encoded(rowsDone?: (rows: number) => void): Promise<ColdBlob | null> {
+    const control = this.control;
+    let rows = Atomics.load(control, ROWS);
+    let progressed = performance.now();
+    if (this.stopped) return Promise.resolve(null);
+    return new Promise((resolve, reject) => {
+      const poll = (): void => {
+        if (Atomics.load(control, STATUS) !== RUNNING) {
+          this.poller = null;
+          try {
+            resolve(this.received());
+          } catch (err) {
+            reject(err as Error);
+          }
+          return;
+        }
+        const now = Atomics.load(control, ROWS);
+        if (now !== rows) {
+          rows = now;
+          progressed = performance.now();
+          rowsDone?.(rows);
+        } else if (performance.now() - progressed > this.patienceMs) {
+          this.stop();
+          resolve(null);
+          return;
+        }
+        this.poller = setTimeout(poll, POLL_MS);
+      };
+      poll();
+    });
+  }
+
+  /** The thread's message, once its status is set; the thread is stopped. */
+  private received(): ColdBlob | null {
     const received = receiveMessageOnPort(this.port)?.message as ColdBlobMessage | undefined;
     this.stop();
     if (received === undefined) return null;
@@ -166,8 +300,12 @@ export class ColdBlobThread {
 
   /** Ends the thread (its work, if any, is dropped). */
   stop(): void {
+    this.stopped = true;
+    if (this.poller !== null) clearTimeout(this.poller);
+    this.poller = null;
     Atomics.store(this.control, STOP, 1);
     this.port.close();
+    this.partsPort.close();
     void this.thread.terminate();
   }
 }

@@ -1,22 +1,24 @@
 /**
  * Turns an opened snapshot file (an apache-arrow Table) into a `Snapshot`: hot columns copied
  * from the Arrow buffers into shared typed arrays (numbers in their narrowest exact form),
- * facts derived from child lists (flags, registered power, entrances), ids ranked, the row tree,
- * its node summaries and the point index built, every other column encoded into the cold blob. The Table is not
- * kept, nor anything that points into the file's buffer.
+ * facts derived from child lists (flags, registered power, entrances), the row tree and its node
+ * summaries built, with the file parts (ids ranked, footprints, point index: file-parts.ts) and
+ * every other column encoded into the cold blob (cold-blob.ts), on a second thread for a large
+ * file. The Table is not kept, nor anything that points into the file's buffer, but by a store
+ * loaded early (`loadSnapshotEarly`), which reads its cold columns from the file until its blob is
+ * encoded.
  */
-import Flatbush from 'flatbush';
 import { performance } from 'node:perf_hooks';
 import type { Data, Table } from 'apache-arrow';
 import type { OpenedSnapshot, UnverifiedSnapshot } from '../snapshot/reader.ts';
 import { COLUMNS, columnSpec } from '../snapshot/schema.ts';
-import { Col, NULL_CODE_U8, StringTable, batchColumns, enumRemap, fillF64, fillI32, typeProblem } from './arrow.ts';
+import { Col, NULL_CODE_U8, StringTable, batchColumns, checkOffsets, enumRemap, fillF64, fillI32, typeProblem } from './arrow.ts';
 import { StringCoder, bufferOf } from './cold.ts';
-import { ColdBlobThread, encodeColdBlob, type ColdThreadCode } from './cold-blob.ts';
+import { ColdBlobThread, encodeColdBlob, type ColdBlob, type ColdThreadCode } from './cold-blob.ts';
+import { FileRows } from './cold-rows.ts';
 import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
 import { F } from './flags.ts';
-import { Footprints } from './geometry.ts';
-import { parseUuidBytes, rankIds } from './ids.ts';
+import { buildFileParts } from './file-parts.ts';
 import { shownFlags } from './largest-business.ts';
 import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
 import { PackedStrings } from './packed-strings.ts';
@@ -24,7 +26,7 @@ import { buildPlaces } from './places.ts';
 import { RowTree } from './rowtree.ts';
 import { NodeSummaries } from './summaries.ts';
 import { ByteSink, sharedCodes, sharedF64, sharedI32, sharedU16, sharedU32, sharedU8 } from './shared.ts';
-import { ENTRANCES_OVERFLOW, NULL_CURRENCY, Snapshot, type BusinessColumns } from './snapshot.ts';
+import { ENTRANCES_OVERFLOW, NULL_CURRENCY, Snapshot, type BusinessColumns, type ColdParts, type SnapshotParts } from './snapshot.ts';
 
 /** A field of a list column's struct, and the offset its rows are indexed from. */
 function field(list: Data, name: string): { col: Col; base: number } {
@@ -60,17 +62,22 @@ function writeString(coder: StringCoder, sink: ByteSink, c: Col, text: Buffer, k
 export interface LoadWatch {
   /** Called after each record batch with the rows done so far and the whole: of the build, then of the cold blob's encoding. */
   progress?: (rows: number, of: number, phase: 'build' | 'cold blob') => void;
-  /** Set on return: milliseconds checking the file's checksum (by `verify`, here or before). */
+  /** Set on return: milliseconds checking the file's checksum (by `verify`, here or before, or by the cold blob's thread). */
   verifyMs?: number;
+  verifiedBy?: 'thread' | 'here';
   /**
-   * Set on return: milliseconds building the columns and facts, then the indexes (ids, row tree,
-   * summaries, point index), then waiting for the cold blob (or encoding it here).
+   * Set on return: milliseconds building the columns and facts, then the indexes (row tree,
+   * summaries, then the file parts: ids ranked, footprints, point index); then waiting for the
+   * cold blob (or encoding it here), set once it is encoded (with `loadSnapshotEarly`, when
+   * `encoded` settles).
    */
   buildMs?: number;
   indexMs?: number;
   coldMs?: number;
   /** Set on return: where the cold blob was encoded, and that thread's nice value (Linux). */
   coldBy?: 'thread' | 'here';
+  /** Set on return: where the file parts (file-parts.ts) were built. */
+  partsBy?: 'thread' | 'here';
   coldNice?: number;
 }
 
@@ -85,8 +92,26 @@ export interface LoadOptions {
   coldThreadNice?: number;
 }
 
+/**
+ * The columns whose offsets size what the build allocates or loops over (the cold columns are read
+ * only once the checksum matched; buildFileParts checks its own): a damaged file is refused for its
+ * checksum, never by its damage.
+ */
+const SIZED_BY_OFFSETS = ['solar_installations', 'entrances', 'businesses'];
+
 /** Below this, starting a thread costs about as much as the encoding it would take over. */
 const COLD_THREAD_MIN_ROWS = 100_000;
+
+/** A store that serves before its cold blob is encoded, and the same store once it is. */
+export interface EarlyLoad {
+  /** Ready to serve; its cold columns are read from the file until `encoded` settles. */
+  snapshot: Snapshot;
+  /**
+   * The same store with its cold blob; null when `snapshot` holds it already. Rejects when the
+   * blob cannot be encoded (the store from the file serves on).
+   */
+  encoded: Promise<Snapshot> | null;
+}
 
 /**
  * Builds the store of an opened file. Throws an Error whose message is the reason to refuse it (a
@@ -94,7 +119,25 @@ const COLD_THREAD_MIN_ROWS = 100_000;
  * cold blob's thread, if any, already encodes: the thread's work is dropped if it is refused.
  */
 export function loadSnapshot(opened: OpenedSnapshot | UnverifiedSnapshot, watch: LoadWatch = {}, options: LoadOptions = {}): Snapshot {
+  return load(opened, watch, options, false).snapshot;
+}
+
+/**
+ * `loadSnapshot` that returns as soon as everything but the cold blob is built and the checksum
+ * checked: with a cold thread, the store reads its cold columns from the file (cold-rows.ts),
+ * which it keeps meanwhile, and the thread checks the checksum first while this one builds.
+ */
+export function loadSnapshotEarly(
+  opened: OpenedSnapshot | UnverifiedSnapshot,
+  watch: LoadWatch = {},
+  options: LoadOptions = {},
+): EarlyLoad {
+  return load(opened, watch, options, true);
+}
+
+function load(opened: OpenedSnapshot | UnverifiedSnapshot, watch: LoadWatch, options: LoadOptions, early: boolean): EarlyLoad {
   const n = opened.table.numRows;
+  const unverified = 'verify' in opened ? opened : null;
   const thread =
     options.coldThread !== undefined && opened.mapped !== null && n >= (options.coldThreadMinRows ?? COLD_THREAD_MIN_ROWS)
       ? ColdBlobThread.start(
@@ -103,19 +146,69 @@ export function loadSnapshot(opened: OpenedSnapshot | UnverifiedSnapshot, watch:
           options.coldThread,
           options.coldThreadPatienceMs,
           options.coldThreadNice,
+          early && unverified ? opened.path : null,
+          early && opened.metadata.schemaVersion >= 2,
         )
       : null;
+  // The thread checks the checksum while this one builds: any store built is dropped unless it matched.
+  const checking = early && unverified !== null && thread !== null;
+  const verified = (): void => {
+    if (!checking) return;
+    watch.verifiedBy = 'thread';
+    const ms = thread.checked();
+    if (ms === null) watch.verifiedBy = 'here';
+    watch.verifyMs = ms ?? unverified.verify().verifyMs;
+  };
+  let handedOver = false;
   try {
-    const file = 'verify' in opened ? opened.verify() : opened;
-    watch.verifyMs = file.verifyMs;
-    checkTypes(file.table);
-    return build(file, watch, thread);
+    let file: OpenedSnapshot;
+    if (checking) file = unverified.unchecked();
+    else {
+      file = unverified ? unverified.verify() : (opened as OpenedSnapshot);
+      watch.verifyMs = file.verifyMs;
+      watch.verifiedBy = 'here';
+    }
+    let parts: StoreParts;
+    try {
+      checkTypes(file.table);
+      if (checking)
+        for (let b = 0; b < file.table.batches.length; b++)
+          for (const name of SIZED_BY_OFFSETS) checkOffsets(batchColumns(file.table, b)(name), name);
+      parts = build(file, watch, thread);
+    } catch (err) {
+      verified();
+      throw err;
+    }
+    verified();
+    const indexed = performance.now();
+    const coldProgress = (rows: number): void => watch.progress?.(rows, n, 'cold blob');
+    const encodedBy = (cold: ColdBlob): ColdParts => {
+      watch.coldMs = Math.round(performance.now() - indexed);
+      watch.coldBy = cold.by;
+      watch.coldNice = cold.nice;
+      return { codec: cold.codec, blob: cold.blob, offsets: cold.offsets };
+    };
+    if (early && thread !== null) {
+      const fromFile = { file: opened.mapped!, schemaVersion: opened.metadata.schemaVersion };
+      FileRows.of(fromFile.file, fromFile.schemaVersion, file.table).check();
+      const snapshot = new Snapshot({ ...parts, cold: fromFile });
+      const encoded = thread
+        .encoded(coldProgress)
+        .then((cold) => snapshot.withCold(encodedBy(cold ?? encodeColdBlob(file.table, file.bytes, coldProgress)!)));
+      handedOver = true;
+      return { snapshot, encoded };
+    }
+    const cold = thread?.finish(coldProgress) ?? encodeColdBlob(file.table, file.bytes, coldProgress)!;
+    return { snapshot: new Snapshot({ ...parts, cold: encodedBy(cold) }), encoded: null };
   } finally {
-    thread?.stop();
+    if (!handedOver) thread?.stop();
   }
 }
 
-function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread | null): Snapshot {
+/** Everything of a store but its cold columns. */
+type StoreParts = Omit<SnapshotParts, 'cold'>;
+
+function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread | null): StoreParts {
   const started = performance.now();
   const { table, metadata } = opened;
   const n = table.numRows;
@@ -131,7 +224,6 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
   const kwValues: number[] = [];
   const entrances = sharedU8(n);
   const entrancesOverflow = new Map<number, number>();
-  const ids = sharedU32(4 * n);
   const typeCodes = new Int32Array(n);
   const types = new StringTable();
   // Only for the place facts, then dropped.
@@ -200,15 +292,6 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
       const basis = new Col(col('height_basis'));
       const basisRemap = enumRemap(basis.data, columnSpec('height_basis').values!, 'height_basis');
       for (let i = 0; i < len; i++) heightEstimated[row + i] = basis.valid(i) && basisRemap[basis.code(i)] === heightBasisEstimated ? 1 : 0;
-    }
-    {
-      const c = new Col(col('building_id'));
-      for (let i = 0; i < len; i++) {
-        const start = c.start(i);
-        if (!c.valid(i) || !parseUuidBytes(c.bytes, start, c.end(i) - start, ids, row + i)) {
-          throw new Error(`building_id at row ${row + i} is not a lowercase UUID (${JSON.stringify(c.utf8(i))})`);
-        }
-      }
     }
 
     // Flags: booleans, then facts derived from nulls and child lists.
@@ -393,25 +476,16 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
   registeredKw.rows.set(kwRows);
   registeredKw.values.set(kwValues);
 
-  const footprints = Footprints.build(
-    table.batches.map((_, b) => batchColumns(table, b)('footprint')),
-    n,
-  );
   const built = performance.now();
   watch.buildMs = Math.round(built - started);
-  const { rank, byRank } = rankIds(ids, n);
   const tree = new RowTree(n, lon, lat);
   const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
-  const index = n > 0 ? buildPointIndex(footprints, n) : null;
-  const indexed = performance.now();
-  watch.indexMs = Math.round(indexed - built);
-  const coldProgress = (rows: number): void => watch.progress?.(rows, n, 'cold blob');
-  const cold = thread?.finish(coldProgress) ?? encodeColdBlob(table, opened.bytes, coldProgress)!;
-  watch.coldMs = Math.round(performance.now() - indexed);
-  watch.coldBy = cold.by;
-  watch.coldNice = cold.nice;
+  const fromThread = thread?.fileParts() ?? null;
+  const { ids, rank, byRank, footprints, index } = fromThread ?? buildFileParts(table);
+  watch.partsBy = fromThread ? 'thread' : 'here';
+  watch.indexMs = Math.round(performance.now() - built);
 
-  return new Snapshot({
+  return {
     country: metadata.country,
     date: metadata.snapshotDate,
     path: opened.path,
@@ -436,84 +510,6 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
     tree,
     summaries,
     index,
-    cold: cold.codec,
-    coldBlob: cold.blob,
-    coldOffsets: cold.offsets,
     places,
-  });
+  };
 }
-
-/**
- * Flatbush over outline boxes, ids = rows. Boxes are stored as Float32 (half the memory); a
- * Float32 is within 2^-24 relative of the double, so point lookups pad their search box by
- * POINT_INDEX_PAD_DEG and measure every candidate exactly.
- */
-function buildPointIndex(footprints: Footprints, n: number): Flatbush {
-  const index = new Flatbush(n, 16, Float32Array, SharedArrayBuffer);
-  const box = new Float64Array(4);
-  for (let r = 0; r < n; r++) {
-    footprints.bbox(r, box);
-    index.add(box[0], box[1], box[2], box[3]);
-  }
-  packInRowOrder(index);
-  return index;
-}
-
-/** The fields of a Flatbush that `finish` fills (flatbush 4). */
-interface FlatbushFill {
-  numItems: number;
-  nodeSize: number;
-  minX: number;
-  minY: number;
-  maxX: number;
-  maxY: number;
-  _boxes: Float32Array;
-  _indices: Uint32Array | Uint16Array;
-  _levelBounds: number[];
-  _pos: number;
-}
-
-/**
- * Flatbush's `finish` without its sort: rows are already in Hilbert order of their representative
- * points (rowtree.ts), so nodes of consecutive rows are as compact as its own sort by box centres
- * would make them, and a search finds the same items, without a sort of 2.4 s on 5M rows.
- */
-function packInRowOrder(flatbush: Flatbush): void {
-  const index = flatbush as unknown as FlatbushFill;
-  if (index._pos >> 2 !== index.numItems) throw new Error(`Added ${index._pos >> 2} items when expected ${index.numItems}.`);
-  const { _boxes: boxes, _indices: indices, _levelBounds: levelBounds, nodeSize } = index;
-  if (index.numItems <= nodeSize) {
-    boxes[index._pos++] = index.minX;
-    boxes[index._pos++] = index.minY;
-    boxes[index._pos++] = index.maxX;
-    boxes[index._pos++] = index.maxY;
-    return;
-  }
-  // Each level's nodes: one per run of nodeSize nodes of the level below, bottom-up.
-  let pos = index.numItems * 4;
-  for (let i = 0, read = 0; i < levelBounds.length - 1; i++) {
-    const end = levelBounds[i];
-    while (read < end) {
-      const node = read;
-      let minX = boxes[read++];
-      let minY = boxes[read++];
-      let maxX = boxes[read++];
-      let maxY = boxes[read++];
-      for (let j = 1; j < nodeSize && read < end; j++) {
-        minX = Math.min(minX, boxes[read++]);
-        minY = Math.min(minY, boxes[read++]);
-        maxX = Math.max(maxX, boxes[read++]);
-        maxY = Math.max(maxY, boxes[read++]);
-      }
-      indices[pos >> 2] = node;
-      boxes[pos++] = minX;
-      boxes[pos++] = minY;
-      boxes[pos++] = maxX;
-      boxes[pos++] = maxY;
-    }
-  }
-  index._pos = pos;
-}
-
-/** Search-box padding that covers Float32 rounding of any coordinate within ±180 degrees. */
-export const POINT_INDEX_PAD_DEG = 1e-4;

@@ -190,6 +190,8 @@ const align8 = (n: number): number => Math.ceil(n / 8) * 8;
  */
 export async function writePrepared(path: string, snapshot: Snapshot): Promise<{ bytes: number; ms: number }> {
   const started = performance.now();
+  // A prepared file holds the encoded blob, never the file it stands in for.
+  if (!snapshot.coldEncoded) throw new Error('its cold blob is not encoded yet');
   const { serial, ...transfer } = toTransfer(snapshot);
   void serial;
   const arrays: (ArrayBufferView | ArrayBufferLike)[] = [];

@@ -3,7 +3,8 @@
  * shared memory, one per filtered or sorted column, in the file's row order (Hilbert order of
  * the representative point); a row-range tree for bbox scans, with per-node summaries; a Flatbush over outline boxes for
  * point lookups; building ids as words with a rank for integer tie-breaks; businesses as child
- * columns; everything else in a compact per-row blob that `record(row)` decodes.
+ * columns; everything else in a compact per-row blob that `record(row)` decodes (or, until that
+ * blob is encoded, read from the snapshot's Arrow file: cold-rows.ts).
  *
  * Build one with `loadSnapshot` (load.ts). A Snapshot never changes once built.
  */
@@ -19,7 +20,8 @@ import {
 } from '../snapshot/schema.ts';
 import type { BBox } from '../geo/bbox.ts';
 import { NULL_CODE_U8, NULL_I32 } from './arrow.ts';
-import { stringTablesBytes, type ByteReader, type ColdCodec, type StringTables } from './cold.ts';
+import { ByteReader, stringTablesBytes, type ColdCodec, type StringTables } from './cold.ts';
+import { BlobRows, FileRows, type ColdRows } from './cold-rows.ts';
 import type { PackedStrings } from './packed-strings.ts';
 import { COLD_COLUMNS, FLAG_BOOLS, FLAG_NULLABLE_BOOLS, type HotEnum, type HotNum } from './columns.ts';
 import type { Footprints } from './geometry.ts';
@@ -97,9 +99,7 @@ export interface SnapshotParts {
   tree: RowTree;
   summaries: NodeSummaries;
   index: Flatbush | null;
-  cold: ColdCodec;
-  coldBlob: Uint8Array;
-  coldOffsets: Uint32Array | Float64Array;
+  cold: ColdParts;
   places: Places;
   /**
    * Names the businesses removed from `business` and `flags` (removals.ts): the same removed
@@ -107,6 +107,13 @@ export interface SnapshotParts {
    */
   removalTag?: string;
 }
+
+/**
+ * The cold columns: encoded, row r's bytes at blob[offsets[r]...] (cold-blob.ts); or, until they
+ * are, the snapshot's Arrow file (its schema version as written), which rows are read from.
+ */
+export type ColdParts =
+  { codec: ColdCodec; blob: Uint8Array; offsets: Uint32Array | Float64Array } | { file: SharedArrayBuffer; schemaVersion: number };
 
 const idScratch = new Uint32Array(4);
 let serials = 0;
@@ -158,10 +165,7 @@ export class Snapshot {
   /** What the snapshot was built from (transfer.ts hands it to other threads). */
   readonly parts: SnapshotParts;
   private readonly byRank: Uint32Array;
-  private readonly cold: ColdCodec;
-  private readonly coldBlob: Uint8Array;
-  private readonly coldReader: ByteReader;
-  private readonly coldOffsets: Uint32Array | Float64Array;
+  private readonly coldRows: ColdRows;
   private readonly businessReader: ByteReader;
   private readonly buildingTypeIndex = new Map<string, number>();
 
@@ -194,11 +198,9 @@ export class Snapshot {
     this.index = p.index;
     this.extent = p.tree.extent;
     this.leastNodeArea = p.tree.leastArea(2);
-    this.cold = p.cold;
-    this.coldBlob = p.coldBlob;
-    this.coldReader = p.cold.reader(p.coldBlob);
-    this.coldOffsets = p.coldOffsets;
-    this.businessReader = p.cold.reader(p.business.strings, p.business.stringTables);
+    this.coldRows =
+      'file' in p.cold ? FileRows.of(p.cold.file, p.cold.schemaVersion) : new BlobRows(p.cold.codec, p.cold.blob, p.cold.offsets);
+    this.businessReader = new ByteReader(p.business.strings, p.business.stringTables);
     this.places = p.places;
     this.revision = p.removalTag ? `${p.checksum.slice(-16)}.${p.removalTag}` : p.checksum.slice(-16);
   }
@@ -210,6 +212,16 @@ export class Snapshot {
   withBusinesses(business: BusinessColumns, flags: Uint32Array, removalTag: string): Snapshot {
     const summaries = new NodeSummaries(this.tree, { rows: this.rows, num: this.num, enums: this.enums, flags, business }, this.summaries);
     return new Snapshot({ ...this.parts, business, flags, summaries, removalTag });
+  }
+
+  /** Whether the cold columns are encoded, or still read from the snapshot's file (`withCold` encodes them). */
+  get coldEncoded(): boolean {
+    return !('file' in this.parts.cold);
+  }
+
+  /** The same snapshot with other cold parts: its blob, once encoded (cold-blob.ts). */
+  withCold(cold: ColdParts): Snapshot {
+    return new Snapshot({ ...this.parts, cold });
   }
 
   /** business_id and registration_number of business j (an index into the business columns). */
@@ -247,7 +259,7 @@ export class Snapshot {
   record(row: number): BuildingRecord {
     this.checkRow(row);
     const cold: Record<string, unknown> = {};
-    this.cold.decodeInto(this.coldReader, this.coldOffsets[row], cold);
+    this.coldRows.decodeInto(row, cold);
     const out: Record<string, unknown> = {};
     for (const spec of COLUMNS) out[spec.name] = spec.name in cold ? cold[spec.name] : this.hotValue(spec, row);
     return out as unknown as BuildingRecord;
@@ -286,19 +298,17 @@ export class Snapshot {
    * (ColdCodec.picker: the other columns are passed over, not decoded).
    */
   coldPicker(names: readonly string[]): (row: number, out: Record<string, unknown>) => void {
-    const pick = this.cold.picker(names);
-    const reader = this.coldReader;
-    const offsets = this.coldOffsets;
+    const pick = this.coldRows.picker(names);
     return (row, out) => {
       this.checkRow(row);
-      pick(reader, offsets[row], out);
+      pick(row, out);
     };
   }
 
   /** The units of row, in file order. */
   units(row: number): UnitRecord[] {
     this.checkRow(row);
-    return this.cold.decodeOne(this.coldReader, this.coldOffsets[row], 'units') as UnitRecord[];
+    return this.coldRows.decodeOne(row, 'units') as UnitRecord[];
   }
 
   /** Number of `entrances` records of row. */
@@ -420,14 +430,21 @@ export class Snapshot {
       summaries: this.summaries.byteLength,
       pointIndex: this.index ? this.index.data.byteLength : 0,
       places: this.places.byteLength,
-      cold:
-        bytesOf(this.coldBlob, this.coldOffsets) +
-        stringTablesBytes(this.cold.strings) +
-        [...this.cold.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0),
+      cold: coldBytes(this.parts.cold),
     };
   }
 
   get bytesHeld(): number {
     return Object.values(this.memory()).reduce((a, b) => a + b, 0);
   }
+}
+
+/** The bytes a store's cold columns hold: its blob and tables, or the whole file they are read from. */
+function coldBytes(cold: ColdParts): number {
+  if ('file' in cold) return cold.file.byteLength;
+  return (
+    bytesOf(cold.blob, cold.offsets) +
+    stringTablesBytes(cold.codec.strings) +
+    [...cold.codec.tables.values()].reduce((n, t) => n + stringBytes(t.values), 0)
+  );
 }

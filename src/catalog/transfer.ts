@@ -25,7 +25,10 @@ export interface SnapshotTransfer {
   parts: Omit<SnapshotParts, 'index' | 'cold'>;
   /** The Flatbush's data buffer (shared). */
   index: ArrayBuffer | SharedArrayBuffer | null;
-  cold: { dictionaries: [string, string[]][]; strings: Record<keyof StringTables, PackedStringsParts> };
+  /** The cold blob (shared) and its codec's tables, or the file its rows are read from until it is encoded. */
+  cold:
+    | { codec: ColdCodecTransfer; blob: Uint8Array; offsets: Uint32Array | Float64Array }
+    | { file: SharedArrayBuffer; schemaVersion: number };
   /** The sender's serial of this snapshot: the same transfer twice is the same snapshot. */
   serial: number;
 }
@@ -41,7 +44,10 @@ function revive<T extends object>(cls: { prototype: T }, fields: object): T {
 }
 
 /** A cold codec's tables, structured-cloneable: its dictionaries' strings and its packed string tables. */
-export type ColdCodecTransfer = SnapshotTransfer['cold'];
+export interface ColdCodecTransfer {
+  dictionaries: [string, string[]][];
+  strings: Record<keyof StringTables, PackedStringsParts>;
+}
 
 export function coldCodecToTransfer(cold: ColdCodec): ColdCodecTransfer {
   return { dictionaries: [...cold.tables].map(([name, table]) => [name, table.values]), strings: cold.strings };
@@ -55,11 +61,16 @@ export function coldCodecFromTransfer(t: ColdCodecTransfer): ColdCodec {
 
 export function toTransfer(s: Snapshot): SnapshotTransfer {
   const { index, cold, ...parts } = s.parts;
-  return { parts, index: index ? index.data : null, cold: coldCodecToTransfer(cold), serial: s.serial };
+  return {
+    parts,
+    index: index ? index.data : null,
+    cold: 'file' in cold ? cold : { codec: coldCodecToTransfer(cold.codec), blob: cold.blob, offsets: cold.offsets },
+    serial: s.serial,
+  };
 }
 
 export function fromTransfer(t: SnapshotTransfer): Snapshot {
-  const cold = coldCodecFromTransfer(t.cold);
+  const cold = 'file' in t.cold ? t.cold : { codec: coldCodecFromTransfer(t.cold.codec), blob: t.cold.blob, offsets: t.cold.offsets };
   const p = t.parts;
   // Packed tables arrive as their shared arrays alone (packed-strings.ts).
   const business = p.business as unknown as Omit<typeof p.business, 'names' | 'namesLower' | 'stringTables'> & {

@@ -16,7 +16,7 @@
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import { compareIds } from '../catalog/ids.ts';
-import { POINT_INDEX_PAD_DEG } from '../catalog/load.ts';
+import { POINT_INDEX_PAD_DEG } from '../catalog/file-parts.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { LocalFrame, WGS84_A, WGS84_E2, metresPerDegreeLat, metresPerDegreeLon } from '../geo/wgs84.ts';
 import type { RowRef } from './buildings.ts';

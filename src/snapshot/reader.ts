@@ -122,6 +122,36 @@ export function readSnapshotMetadata(path: string): SnapshotMetadata {
 export interface UnverifiedSnapshot extends Omit<OpenedSnapshot, 'verifyMs'> {
   /** Checks the checksum (throws a SnapshotError naming the mismatch) and gives the file as the current format. */
   verify(): OpenedSnapshot;
+  /**
+   * The file as `verify` gives it, without the checksum, for a build that starts while another
+   * thread checks it (`checkChecksum` over the same bytes): nothing built may be served until that check has passed.
+   */
+  unchecked(): OpenedSnapshot;
+}
+
+/** Throws a SnapshotError naming the mismatch when a file's table (as read, any version) does not give its checksum. */
+export function checkChecksum(path: string, table: Table, metadata: SnapshotMetadata): void {
+  const covered = metadata.schemaVersion >= 2 ? metadataText(table.schema.metadata, table.schema.fields) : null;
+  let checksum: string;
+  try {
+    checksum = snapshotChecksum(
+      columnsOf(metadata.schemaVersion).map((c) => c.name),
+      table.batches.map((b) => b.data),
+      covered,
+    );
+  } catch (err) {
+    throw new SnapshotError(path, `cannot checksum content (${(err as Error).message})`);
+  }
+  if (checksum !== metadata.checksum) {
+    const what = covered === null ? 'content' : 'content and metadata';
+    throw new SnapshotError(path, `checksum mismatch: the file says ${metadata.checksum}, its ${what} give ${checksum}`);
+  }
+}
+
+/** The table of a file's bytes in the current format (a v1 file's upgraded), unchecked: for a file already verified. */
+export function fileTable(bytes: Uint8Array, schemaVersion: number): Table {
+  const table = tableFromIPC(bytes);
+  return schemaVersion === 1 ? upgradeV1(table) : table;
 }
 
 /** Opens and checks a file: what `openSnapshot` checks, then the checksum. */
@@ -169,23 +199,10 @@ export function openSnapshot(path: string): UnverifiedSnapshot {
     ...file,
     verify: () => {
       const verifying = performance.now();
-      const covered = metadata.schemaVersion >= 2 ? metadataText(table.schema.metadata, table.schema.fields) : null;
-      let checksum: string;
-      try {
-        checksum = snapshotChecksum(
-          columns.map((c) => c.name),
-          table.batches.map((b) => b.data),
-          covered,
-        );
-      } catch (err) {
-        throw new SnapshotError(path, `cannot checksum content (${(err as Error).message})`);
-      }
-      if (checksum !== metadata.checksum) {
-        const what = covered === null ? 'content' : 'content and metadata';
-        throw new SnapshotError(path, `checksum mismatch: the file says ${metadata.checksum}, its ${what} give ${checksum}`);
-      }
+      checkChecksum(path, table, metadata);
       const current = metadata.schemaVersion === 1 ? upgradeV1(table) : table;
       return { ...file, table: current, verifyMs: Math.round(checkedMs + performance.now() - verifying) };
     },
+    unchecked: () => ({ ...file, table: metadata.schemaVersion === 1 ? upgradeV1(table) : table, verifyMs: 0 }),
   };
 }
