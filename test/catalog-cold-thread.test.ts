@@ -135,6 +135,10 @@ describe('the cold blob encoded on a second thread', () => {
         ['2026-01-01', 'thread', nice],
         ['2026-02-01', 'thread', nice],
       ]);
+      // A start checks the checksum on that thread while it builds; a swap, where a store serves
+      // meanwhile, here before it builds: a damaged file is refused before a second store is built.
+      const verified = entries.filter((e) => e.event === 'snapshot_loaded').map((e) => (e.phases as { verifiedBy: string }).verifiedBy);
+      expect(verified).toEqual(['thread', 'here']);
       expect(first.rows).toBe(3_000);
     } finally {
       rmSync(folder, { recursive: true, force: true });

@@ -318,7 +318,8 @@ export class Catalog implements CatalogSource {
         const watch: LoadWatch = { progress: this.progressLog(country, file.date, started) };
         let encoded: Promise<Snapshot> | null;
         try {
-          ({ snapshot: base, encoded } = loadSnapshotEarly(opened, watch, { coldThreadNice: COLD_THREAD_NICE, ...this.build }));
+          const options = { coldThreadNice: COLD_THREAD_NICE, checkFirst: serving !== undefined, ...this.build };
+          ({ snapshot: base, encoded } = loadSnapshotEarly(opened, watch, options));
         } catch (err) {
           if (err instanceof SnapshotError) throw err;
           throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);

@@ -90,6 +90,12 @@ export interface LoadOptions {
   coldThreadPatienceMs?: number;
   /** Nice steps below the process that thread runs at (Linux): for a build beside threads that serve. */
   coldThreadNice?: number;
+  /**
+   * With `loadSnapshotEarly`: check the checksum here before building anything, rather than on the
+   * thread meanwhile. For a swap, where a store serves meanwhile, so that the memory of a second
+   * store matters more than the time: a damaged file is refused before any of its store is built.
+   */
+  checkFirst?: boolean;
 }
 
 /**
@@ -146,12 +152,12 @@ function load(opened: OpenedSnapshot | UnverifiedSnapshot, watch: LoadWatch, opt
           options.coldThread,
           options.coldThreadPatienceMs,
           options.coldThreadNice,
-          early && unverified ? opened.path : null,
+          early && unverified && !options.checkFirst ? opened.path : null,
           early && opened.metadata.schemaVersion >= 2,
         )
       : null;
   // The thread checks the checksum while this one builds: any store built is dropped unless it matched.
-  const checking = early && unverified !== null && thread !== null;
+  const checking = early && unverified !== null && thread !== null && !options.checkFirst;
   const verified = (): void => {
     if (!checking) return;
     watch.verifiedBy = 'thread';
