@@ -234,20 +234,10 @@ export class ColdBlobThread {
    */
   finish(rowsDone?: (rows: number) => void): ColdBlob | null {
     if (this.stopped) return null;
-    const control = this.control;
-    let rows = Atomics.load(control, ROWS);
-    let progressed = performance.now();
-    while (Atomics.load(control, STATUS) === RUNNING) {
-      Atomics.wait(control, STATUS, RUNNING, Math.min(1_000, this.patienceMs));
-      const now = Atomics.load(control, ROWS);
-      if (now !== rows) {
-        rows = now;
-        progressed = performance.now();
-        rowsDone?.(rows);
-      } else if (performance.now() - progressed > this.patienceMs) {
-        this.stop();
-        return null;
-      }
+    const progress = this.progress(rowsDone);
+    while (Atomics.load(this.control, STATUS) === RUNNING) {
+      Atomics.wait(this.control, STATUS, RUNNING, Math.min(1_000, this.patienceMs));
+      if (!progress()) return null;
     }
     return this.received();
   }
@@ -257,35 +247,43 @@ export class ColdBlobThread {
    * having stopped it), or rejects with the thread's error.
    */
   encoded(rowsDone?: (rows: number) => void): Promise<ColdBlob | null> {
-    const control = this.control;
-    let rows = Atomics.load(control, ROWS);
-    let progressed = performance.now();
     if (this.stopped) return Promise.resolve(null);
+    const progress = this.progress(rowsDone);
     return new Promise((resolve, reject) => {
       const poll = (): void => {
-        if (Atomics.load(control, STATUS) !== RUNNING) {
-          this.poller = null;
+        this.poller = null;
+        if (Atomics.load(this.control, STATUS) !== RUNNING) {
           try {
             resolve(this.received());
           } catch (err) {
             reject(err as Error);
           }
-          return;
-        }
-        const now = Atomics.load(control, ROWS);
-        if (now !== rows) {
-          rows = now;
-          progressed = performance.now();
-          rowsDone?.(rows);
-        } else if (performance.now() - progressed > this.patienceMs) {
-          this.stop();
-          resolve(null);
-          return;
-        }
-        this.poller = setTimeout(poll, POLL_MS);
+        } else if (!progress()) resolve(null);
+        else this.poller = setTimeout(poll, POLL_MS);
       };
       poll();
     });
+  }
+
+  /**
+   * A check of the thread's progress, to call while waiting for it: passes the rows encoded to
+   * `rowsDone` when they changed; false once none changed for the patience (the thread stopped).
+   */
+  private progress(rowsDone?: (rows: number) => void): () => boolean {
+    let rows = Atomics.load(this.control, ROWS);
+    let progressed = performance.now();
+    return () => {
+      const now = Atomics.load(this.control, ROWS);
+      if (now !== rows) {
+        rows = now;
+        progressed = performance.now();
+        rowsDone?.(rows);
+      } else if (performance.now() - progressed > this.patienceMs) {
+        this.stop();
+        return false;
+      }
+      return true;
+    };
   }
 
   /** The thread's message, once its status is set; the thread is stopped. */
