@@ -37,7 +37,11 @@ export class EdificeEngine implements Engine<Raw> {
   }
 }
 
-/** Opens the catalog of `dir` (every country's newest snapshot); log lines go to `log`. */
-export function openCatalog(dir: string, log: (msg: string) => void): Catalog {
-  return Catalog.open(dir, { log: (entry) => log(`catalog: ${JSON.stringify(entry)}`) });
+/**
+ * Opens the catalog of `dir` (every country's newest snapshot); log lines go to `log`. `serving`
+ * settles once each store built from its Arrow file holds its cold blob, as it serves from then on.
+ */
+export function openCatalog(dir: string, log: (msg: string) => void): { catalog: Catalog; serving: Promise<void> } {
+  const catalog = Catalog.open(dir, { log: (entry) => log(`catalog: ${JSON.stringify(entry)}`) });
+  return { catalog, serving: catalog.whenEncoded() };
 }

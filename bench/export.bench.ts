@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Ledger } from '../src/ledger/index.ts';
 import { ensureSynthetic } from './dataset.ts';
-import { startChild } from './http/servers.ts';
+import { ensurePrepared, startChild } from './http/servers.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -27,6 +27,7 @@ const runs = Number(args.runs);
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 const snapshots = await ensureSynthetic(resolve(args.cache!), 1, buildings, log);
+await ensurePrepared(snapshots);
 const work = mkdtempSync(join(tmpdir(), 'edifice-bench-export-'));
 const ledgerPath = join(work, 'ledger.db');
 const ledger = Ledger.open(ledgerPath);

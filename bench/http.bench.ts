@@ -53,7 +53,7 @@ import { parseTarget } from '../tools/load/target.ts';
 import { ensureSynthetic } from './dataset.ts';
 import { formatProfile } from './http/profile.ts';
 import { recordMix } from './http/record.ts';
-import { ROOT, startChild, type Child } from './http/servers.ts';
+import { ROOT, ensurePrepared, startChild, type Child } from './http/servers.ts';
 
 const GOAL = { ratioNodeHttp: 3, ratioReplay: 0.4, freeP99At80Ms: 10, chargedOverFsyncMs: 5 };
 /** Syncs a second of the fsync probe beside the 80% run: 2,000 samples in 20 s, its p99 the 20th slowest. */
@@ -115,6 +115,7 @@ const print = (line = ''): void => {
 
 // 1. Data, and a folder for this run's ledgers, logs and profiles.
 const snapshots = args.snapshots ? resolve(args.snapshots) : await ensureSynthetic(args.cache!, seed, buildings, log);
+await ensurePrepared(snapshots);
 const bbox = parseBBox(args.bbox ?? DEFAULT_BOUNDS.join(','));
 const work = mkdtempSync(join(tmpdir(), 'edifice-bench-http-'));
 log(`bench: ledgers, server logs and profiles in ${work}`);
