@@ -121,7 +121,7 @@ describe('a store loaded early', () => {
     expect(full.ids).toBe(snapshot.ids);
   });
 
-  it('takes the ids, their ranks, the footprints and the point index from the thread, as this thread builds them', () => {
+  it('takes the hot numbers, the ids, their ranks, the footprints and the point index from the thread, as this thread builds them', () => {
     const watch: LoadWatch = {};
     const { snapshot } = loadSnapshotEarly(openSnapshot(synthetic), watch, early);
     const reference = loadSnapshot(readSnapshot(synthetic), {}, {});
@@ -137,6 +137,16 @@ describe('a store loaded early', () => {
       ]);
     expect(footprints(snapshot.footprints)).toEqual(footprints(reference.footprints));
     expect(Buffer.from(snapshot.index!.data).equals(Buffer.from(reference.index!.data))).toBe(true);
+    const kinds = new Set<string>();
+    for (const [name, col] of Object.entries(snapshot.num)) {
+      const ref = reference.num[name as keyof typeof reference.num];
+      kinds.add(col.kind);
+      expect([col.kind, 'scale' in col ? col.scale : 1], name).toEqual([ref.kind, 'scale' in ref ? ref.scale : 1]);
+      expect(col.values.buffer, name).toBeInstanceOf(SharedArrayBuffer);
+      expect(Buffer.from(col.values.buffer).equals(Buffer.from(ref.values.buffer)), name).toBe(true);
+    }
+    // The synthetic country's numbers are all decimal: Int32 and Int16 codes among them.
+    expect([...kinds].sort()).toEqual(['i16', 'i32']);
     // Methods of the rebuilt objects answer as the originals.
     const [a, b] = [new Float64Array(4), new Float64Array(4)];
     snapshot.footprints.bbox(123, a);

@@ -107,7 +107,7 @@ const POLL_MS = 100;
 
 /**
  * The thread encoding a file's cold blob while this one builds the rest of the store; asked to,
- * it first checks the file's checksum, then builds the file parts (file-parts.ts), each of which
+ * it first builds the file parts (file-parts.ts), then checks the file's checksum, each of which
  * this thread waits for where it needs it.
  */
 export class ColdBlobThread {

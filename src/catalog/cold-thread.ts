@@ -1,8 +1,8 @@
 /**
  * The thread that encodes a snapshot's cold blob (cold-blob.ts) while the main thread builds the
  * rest of its store: it reads the same mapped file, encodes, and hands back the blob (shared
- * memory) and the codec's tables on its port, then sets its status. Asked to, it first checks the
- * file's checksum, then builds the file parts (file-parts.ts) and hands them back on their port:
+ * memory) and the codec's tables on its port, then sets its status. Asked to, it first builds the
+ * file parts (file-parts.ts) and hands them back on their port, then checks the file's checksum:
  * the main thread waits for both before it serves, for the blob only after.
  *
  * Asked to (`nice` steps), it encodes below the process: the store serves meanwhile, so the
@@ -87,9 +87,10 @@ function buildParts(table: Table): void {
 let message: ColdBlobMessage | null;
 try {
   const raw = tableFromIPC(new Uint8Array(buffer));
+  // The parts first: the main thread needs them before its node summaries, the checksum's verdict only at the end.
+  buildParts(raw);
   message = check(raw);
   if (message === null) {
-    buildParts(raw);
     lowerPriority();
     const blob = encodeColdBlob(
       schemaVersion === 1 ? upgradeV1(raw) : raw,

@@ -1,17 +1,22 @@
 /**
- * The parts of a store built from two columns of the file alone, building_id and footprint: the
- * ids as words with their ranks, the footprints, and the point index over them. The load's second
- * thread builds them (cold-thread.ts) while the main thread builds the rest of the store, and
- * hands them over in shared memory; without that thread, the main thread builds them itself.
+ * The parts of a store built from a few columns of the file alone: the hot numbers, each in its
+ * narrowest exact form (numeric.ts); the ids as words with their ranks; the footprints and the
+ * point index over them. The load's second thread builds them (cold-thread.ts) while the main
+ * thread builds the rest of the store, and hands them over in shared memory; without that
+ * thread, the main thread builds them itself.
  */
 import Flatbush from 'flatbush';
 import type { Table } from 'apache-arrow';
-import { Col, batchColumns, checkOffsets } from './arrow.ts';
+import { columnSpec } from '../snapshot/schema.ts';
+import { Col, batchColumns, checkOffsets, fillF64, fillI32 } from './arrow.ts';
+import { HOT_NUM, type HotNum } from './columns.ts';
 import { Footprints } from './geometry.ts';
 import { parseUuidBytes, rankIds } from './ids.ts';
+import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
 import { sharedU32 } from './shared.ts';
 
 export interface FileParts {
+  num: Record<HotNum, NumColumn>;
   /** Four words per row (ids.ts). */
   ids: Uint32Array;
   rank: Uint32Array;
@@ -23,6 +28,7 @@ export interface FileParts {
 
 /** FileParts as a structured clone carries them to another thread: every array shared. */
 export interface FilePartsTransfer {
+  num: Record<HotNum, NumColumn>;
   ids: Uint32Array;
   rank: Uint32Array;
   byRank: Uint32Array;
@@ -57,15 +63,34 @@ export function buildFileParts(table: Table): FileParts {
     table.batches.map((_, b) => batchColumns(table, b)('footprint')),
     n,
   );
-  return { ids, rank, byRank, footprints, index: n > 0 ? buildPointIndex(footprints, n) : null };
+  return { num: hotNumbers(table), ids, rank, byRank, footprints, index: n > 0 ? buildPointIndex(footprints, n) : null };
+}
+
+/** Each hot number column of a table in its narrowest exact form. */
+function hotNumbers(table: Table): Record<HotNum, NumColumn> {
+  const n = table.numRows;
+  const num = {} as Record<HotNum, NumColumn>;
+  for (const name of HOT_NUM) {
+    const wide = columnSpec(name).kind === 'f64' ? new Float64Array(n) : new Int32Array(n);
+    let row = 0;
+    for (let b = 0; b < table.batches.length; b++) {
+      const c = new Col(batchColumns(table, b)(name));
+      if (wide instanceof Float64Array) fillF64(c, wide, row);
+      else fillI32(c, wide, row);
+      row += c.length;
+    }
+    num[name] = wide instanceof Float64Array ? packNumbers(wide) : packIntegers(wide);
+  }
+  return num;
 }
 
 export function filePartsToTransfer(p: FileParts): FilePartsTransfer {
-  return { ids: p.ids, rank: p.rank, byRank: p.byRank, footprints: { ...p.footprints }, index: p.index ? p.index.data : null };
+  return { num: p.num, ids: p.ids, rank: p.rank, byRank: p.byRank, footprints: { ...p.footprints }, index: p.index ? p.index.data : null };
 }
 
 export function filePartsFromTransfer(t: FilePartsTransfer): FileParts {
   return {
+    num: t.num,
     ids: t.ids,
     rank: t.rank,
     byRank: t.byRank,

@@ -1,8 +1,8 @@
 /**
  * Turns an opened snapshot file (an apache-arrow Table) into a `Snapshot`: hot columns copied
- * from the Arrow buffers into shared typed arrays (numbers in their narrowest exact form),
- * facts derived from child lists (flags, registered power, entrances), the row tree and its node
- * summaries built, with the file parts (ids ranked, footprints, point index: file-parts.ts) and
+ * from the Arrow buffers into shared typed arrays, facts derived from child lists (flags,
+ * registered power, entrances), the row tree and its node summaries built, with the file parts
+ * (hot numbers in their narrowest exact form, ids ranked, footprints, point index: file-parts.ts) and
  * every other column encoded into the cold blob (cold-blob.ts), on a second thread for a large
  * file. The Table is not kept, nor anything that points into the file's buffer, but by a store
  * loaded early (`loadSnapshotEarly`), which reads its cold columns from the file until its blob is
@@ -16,11 +16,10 @@ import { Col, NULL_CODE_U8, StringTable, batchColumns, checkOffsets, enumRemap, 
 import { StringCoder, bufferOf } from './cold.ts';
 import { ColdBlobThread, encodeColdBlob, type ColdBlob, type ColdThreadCode } from './cold-blob.ts';
 import { FileRows } from './cold-rows.ts';
-import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
+import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, type HotEnum } from './columns.ts';
 import { F } from './flags.ts';
 import { buildFileParts } from './file-parts.ts';
 import { shownFlags } from './largest-business.ts';
-import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
 import { PackedStrings } from './packed-strings.ts';
 import { buildPlaces } from './places.ts';
 import { RowTree } from './rowtree.ts';
@@ -66,8 +65,8 @@ export interface LoadWatch {
   verifyMs?: number;
   verifiedBy?: 'thread' | 'here';
   /**
-   * Set on return: milliseconds building the columns and facts, then the indexes (row tree,
-   * summaries, then the file parts: ids ranked, footprints, point index); then waiting for the
+   * Set on return: milliseconds building the columns and facts, then the indexes (row tree, the
+   * file parts: hot numbers, ids ranked, footprints, point index; then summaries); then waiting for the
    * cold blob (or encoding it here), set once it is encoded (with `loadSnapshotEarly`, when
    * `encoded` settles).
    */
@@ -222,8 +221,10 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
 
   const lon = sharedF64(n);
   const lat = sharedF64(n);
-  const wide = new Map<HotNum, Float64Array | Int32Array>();
-  for (const name of HOT_NUM) wide.set(name, columnSpec(name).kind === 'f64' ? new Float64Array(n) : new Int32Array(n));
+  // Only for the place facts, then dropped (the hot numbers themselves are file parts).
+  const heightM = new Float64Array(n);
+  const floors = new Int32Array(n);
+  const solarCapacityKwp = new Float64Array(n);
   const enums = Object.fromEntries(HOT_ENUM.map((name) => [name, sharedU8(n)])) as Record<HotEnum, Uint8Array>;
   const flags = sharedU32(n);
   const kwRows: number[] = [];
@@ -269,11 +270,9 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
     const len = table.batches[b].numRows;
     fillF64(new Col(col('longitude')), lon, row);
     fillF64(new Col(col('latitude')), lat, row);
-    for (const name of HOT_NUM) {
-      const out = wide.get(name)!;
-      if (out instanceof Float64Array) fillF64(new Col(col(name)), out, row);
-      else fillI32(new Col(col(name)), out, row);
-    }
+    fillF64(new Col(col('height_m')), heightM, row);
+    fillI32(new Col(col('floors')), floors, row);
+    fillF64(new Col(col('solar_capacity_kwp')), solarCapacityKwp, row);
     for (const name of HOT_ENUM) {
       const c = new Col(col(name));
       const remap = enumRemap(c.data, columnSpec(name).values!, name);
@@ -432,16 +431,12 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
     seismicListed,
     flags,
     constructionYear,
-    heightM: wide.get('height_m') as Float64Array,
+    heightM,
     heightEstimated,
-    floors: wide.get('floors') as Int32Array,
-    solarCapacityKwp: wide.get('solar_capacity_kwp') as Float64Array,
+    floors,
+    solarCapacityKwp,
   });
   localities.release();
-
-  const num = {} as Record<HotNum, NumColumn>;
-  for (const [name, values] of wide) num[name] = values instanceof Float64Array ? packNumbers(values) : packIntegers(values);
-  wide.clear();
 
   const buildingType = sharedCodes(n, Math.max(0, types.values.length - 1));
   buildingType.set(typeCodes);
@@ -485,10 +480,10 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
   const built = performance.now();
   watch.buildMs = Math.round(built - started);
   const tree = new RowTree(n, lon, lat);
-  const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   const fromThread = thread?.fileParts() ?? null;
-  const { ids, rank, byRank, footprints, index } = fromThread ?? buildFileParts(table);
+  const { num, ids, rank, byRank, footprints, index } = fromThread ?? buildFileParts(table);
   watch.partsBy = fromThread ? 'thread' : 'here';
+  const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   watch.indexMs = Math.round(performance.now() - built);
 
   return {
