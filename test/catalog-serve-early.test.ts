@@ -16,6 +16,7 @@ import { COLD_COLUMNS } from '../src/catalog/columns.ts';
 import { loadSnapshot, loadSnapshotEarly, type LoadWatch } from '../src/catalog/load.ts';
 import { writePrepared } from '../src/catalog/prepared.ts';
 import type { Snapshot } from '../src/catalog/snapshot.ts';
+import type { BuildingRecord } from '../src/snapshot/schema.ts';
 import { fromTransfer, toTransfer } from '../src/catalog/transfer.ts';
 import { SnapshotError, fileTable, openSnapshot, readSnapshot } from '../src/snapshot/reader.ts';
 import { SnapshotWriter } from '../src/snapshot/writer.ts';
@@ -65,6 +66,39 @@ describe('cold columns read from the file', () => {
       }
       if (path === synthetic) expect(lists).toBeGreaterThan(0);
     }
+  });
+
+  it('keep a string as the file holds it: a leading byte order mark, characters outside the BMP', async () => {
+    const source = loadSnapshot(readSnapshot(synthetic));
+    const writer = new SnapshotWriter({ country: 'XA', snapshotDate: '2026-11-21', sources: [...source.sources] });
+    const odd = ['\uFEFFStrada Unirii 3', 'Calea 𝔙ictoriei 12', '\uFEFF', 'Ştefan cel Mare 4\u0000'];
+    const written = new Map<string, BuildingRecord>();
+    for (let r = 0; r < 40; r++) {
+      const record = source.record(r);
+      const text = odd[(r >> 1) % odd.length];
+      const units = record.units.map((u) => ({ ...u, label: text }));
+      const businesses = record.businesses.map((b) => ({ ...b, name: text }));
+      const odder = { ...record, address: text, locality: text, building_type: text, units, businesses };
+      written.set(record.building_id, r % 2 === 0 ? odder : record);
+      writer.add(written.get(record.building_id)!);
+    }
+    const path = join(dir, 'odd-strings', 'XA', '2026-11-21.arrow');
+    mkdirSync(join(dir, 'odd-strings', 'XA'), { recursive: true });
+    await writer.finish(path);
+    // Strings the store keeps apart from the blob (building types, business names) and in it (the rest), each as written.
+    const loaded = loadSnapshot(readSnapshot(path));
+    for (let r = 0; r < loaded.rows; r++) expect(loaded.record(r)).toEqual(written.get(loaded.buildingId(r)));
+    const { blob, file, rows } = bothRows(path);
+    const seen = new Set<unknown>();
+    for (let r = 0; r < rows; r++) {
+      const a: Record<string, unknown> = {};
+      const b: Record<string, unknown> = {};
+      blob.decodeInto(r, a);
+      file.decodeInto(r, b);
+      expect(b).toEqual(a);
+      seen.add(a.address);
+    }
+    for (const s of odd) expect(seen.has(s), JSON.stringify(s)).toBe(true);
   });
 
   it('give the same few columns to a picker, in schema order, and one column alone', () => {

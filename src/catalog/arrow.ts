@@ -11,7 +11,8 @@ export { NULL_I32 };
 /** Null code of enum columns in the store. */
 export const NULL_CODE_U8 = 0xff;
 
-const decoder = new TextDecoder();
+// A leading byte order mark is kept, as Buffer's decoding (the cold blob's) keeps it: a string is served as the file holds it.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The columns of one record batch, by name. */
 export function batchColumns(table: Table, batch: number): (name: string) => Data {
@@ -149,7 +150,11 @@ export function dictionaryStrings(data: Data): string[] {
   const dict = data.dictionary;
   if (!dict) throw new Error('dictionary column without a dictionary');
   const out: string[] = [];
-  for (let i = 0; i < dict.length; i++) out.push(String(dict.get(i)));
+  // Decoded here rather than by Vector.get, whose decoder drops a leading byte order mark.
+  for (const chunk of dict.data) {
+    const c = new Col(chunk);
+    for (let i = 0; i < c.length; i++) out.push(String(c.utf8(i)));
+  }
   return out;
 }
 

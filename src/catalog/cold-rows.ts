@@ -8,7 +8,7 @@ import type { ColumnSpec } from '../snapshot/schema.ts';
 import { daysToDate } from '../snapshot/columns.ts';
 import { fileTable } from '../snapshot/reader.ts';
 import { Col, NULL_I32, batchColumns, dictionaryStrings, enumRemap } from './arrow.ts';
-import type { ByteReader, ColdCodec } from './cold.ts';
+import { bufferOf, type ByteReader, type ColdCodec } from './cold.ts';
 import { COLD_COLUMNS } from './columns.ts';
 
 export interface ColdRows {
@@ -83,8 +83,11 @@ function readerOf(spec: ColumnSpec, c: Col, base: number): Read {
       const strings = dictionaryStrings(c.data);
       return (i) => (c.valid(base + i) ? strings[c.code(base + i)] : null);
     }
-    case 'utf8':
-      return (i) => c.utf8(base + i);
+    case 'utf8': {
+      // As the blob's decoder makes strings (Buffer's), which keeps a leading byte order mark where TextDecoder drops it.
+      const text = bufferOf(c.bytes);
+      return (i) => (c.valid(base + i) ? text.toString('utf8', c.start(base + i), c.end(base + i)) : null);
+    }
     case 'list': {
       const struct = c.data.children[0];
       const names = spec.children!.map((child) => child.name);
