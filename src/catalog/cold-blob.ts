@@ -71,9 +71,9 @@ export type ColdBlobMessage =
 
 // control[STATUS]: RUNNING, then DONE or FAILED once the thread's message is on the port;
 // control[ROWS]: rows encoded so far; control[STOP]: 1 asks the thread to end;
-// control[CHECK]: when asked to check the checksum first, MATCHED, or MISMATCHED once its
-// message is on the port; control[CHECK_MS]: how long that took; control[PARTS]: when asked to
-// build the file parts next, DONE or FAILED once its message is on the parts' port.
+// control[PARTS]: when asked to build the file parts, DONE or FAILED once its message is on the
+// parts' port; control[CHECK]: when asked to check the checksum (after the parts, before the
+// blob), MATCHED, or MISMATCHED once its message is on the port; control[CHECK_MS]: how long it took.
 export const STATUS = 0;
 export const ROWS = 1;
 export const STOP = 2;
@@ -157,8 +157,8 @@ export class ColdBlobThread {
    * TypeScript needs, is a development dependency). `patienceMs`: how long it may go without
    * encoding a batch before this thread takes the work back; `nice`: steps below the process it
    * runs at (Linux) once the checksum is checked and the parts built; `checkPath`: the file's
-   * path, to check its checksum first (`checked`), or null; `parts`: to build the file parts
-   * (file-parts.ts) next, for `fileParts`.
+   * path, to check its checksum before the blob (`checked`), or null; `parts`: to build the file
+   * parts (file-parts.ts) before all else, for `fileParts`.
    */
   static start(
     buffer: SharedArrayBuffer,

@@ -54,7 +54,7 @@ function lowerPriority(): void {
   }
 }
 
-/** Checks the file's checksum first when asked: the loading thread waits for it, so it runs at the process's priority. */
+/** Checks the file's checksum when asked: the loading thread waits for it, so it runs at the process's priority. */
 function check(table: Table): ColdBlobMessage | null {
   if (checkPath === null) return null;
   const started = performance.now();

@@ -130,7 +130,8 @@ export function loadSnapshot(opened: OpenedSnapshot | UnverifiedSnapshot, watch:
 /**
  * `loadSnapshot` that returns as soon as everything but the cold blob is built and the checksum
  * checked: with a cold thread, the store reads its cold columns from the file (cold-rows.ts),
- * which it keeps meanwhile, and the thread checks the checksum first while this one builds.
+ * which it keeps meanwhile, and the thread builds the file parts and checks the checksum while
+ * this one builds the rest (a swap, `checkFirst`: the checksum is checked here, before the build).
  */
 export function loadSnapshotEarly(
   opened: OpenedSnapshot | UnverifiedSnapshot,
