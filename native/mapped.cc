@@ -1,5 +1,6 @@
 // mapShared(fd, offset, length): a SharedArrayBuffer over `length` bytes of an open file from
 // `offset`, mapped private and copy-on-write, unmapped once no thread holds it any more.
+// dropPages(buffer): such a buffer's pages let go of meanwhile (below).
 //
 // Why: a prepared file read into new SharedArrayBuffers costs a page fault on fresh memory for
 // every 4 KiB; mapped, its pages are the page cache's own. Node-API makes no SharedArrayBuffer
@@ -11,7 +12,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 
 using namespace v8;
@@ -23,10 +27,18 @@ struct Mapping {
   size_t length;
 };
 
+// The live mappings by base address, for dropPages: shared by every thread of the process.
+std::mutex live_mutex;
+std::map<uintptr_t, size_t> live;
+
 // Called by V8 on whichever thread drops the last reference.
 void Unmap(void*, size_t, void* deleter_data) {
   auto* mapping = static_cast<Mapping*>(deleter_data);
-  munmap(mapping->base, mapping->length);
+  {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    live.erase(reinterpret_cast<uintptr_t>(mapping->base));
+    munmap(mapping->base, mapping->length);
+  }
   delete mapping;
 }
 
@@ -60,9 +72,43 @@ void MapShared(const FunctionCallbackInfo<Value>& args) {
     return;
   }
   auto* mapping = new Mapping{base, span};
+  {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    live[reinterpret_cast<uintptr_t>(base)] = span;
+  }
   std::shared_ptr<BackingStore> store =
       SharedArrayBuffer::NewBackingStore(static_cast<char*>(base) + (at - start), bytes, Unmap, mapping);
   args.GetReturnValue().Set(SharedArrayBuffer::New(isolate, std::move(store)));
+}
+
+// dropPages(buffer): takes the pages of a buffer made by mapShared out of this process's memory
+// (madvise MADV_DONTNEED) while the mapping stays: a later read faults them back in from the file,
+// unchanged as long as nothing wrote to them. Returns false, doing nothing, for any other buffer,
+// whose memory the same call would zero.
+void DropPages(const FunctionCallbackInfo<Value>& args) {
+  Isolate* isolate = args.GetIsolate();
+  if (args.Length() != 1 || !args[0]->IsSharedArrayBuffer()) {
+    Throw(isolate, "dropPages(buffer): a SharedArrayBuffer");
+    return;
+  }
+  std::shared_ptr<BackingStore> store = args[0].As<SharedArrayBuffer>()->GetBackingStore();
+  uintptr_t data = reinterpret_cast<uintptr_t>(store->Data());
+  std::lock_guard<std::mutex> lock(live_mutex);
+  auto it = live.upper_bound(data);
+  if (it == live.begin()) {
+    args.GetReturnValue().Set(false);
+    return;
+  }
+  --it;
+  uintptr_t base = it->first;
+  size_t span = it->second;
+  if (data < base || data + store->ByteLength() > base + span) {
+    args.GetReturnValue().Set(false);
+    return;
+  }
+  // The whole mapping: its pages are whole, and the buffer is all of it but the head of its first page.
+  int done = madvise(reinterpret_cast<void*>(base), span, MADV_DONTNEED);
+  args.GetReturnValue().Set(done == 0);
 }
 
 }  // namespace
@@ -72,5 +118,9 @@ NODE_MODULE_INIT() {
   exports
       ->Set(context, String::NewFromUtf8(isolate, "mapShared").ToLocalChecked(),
             FunctionTemplate::New(isolate, MapShared)->GetFunction(context).ToLocalChecked())
+      .FromJust();
+  exports
+      ->Set(context, String::NewFromUtf8(isolate, "dropPages").ToLocalChecked(),
+            FunctionTemplate::New(isolate, DropPages)->GetFunction(context).ToLocalChecked())
       .FromJust();
 }

@@ -34,7 +34,7 @@ import { makeFolder } from '../folders.ts';
 import { SnapshotError, openSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
 import type { SnapshotMetadata } from '../snapshot/schema.ts';
 import { loadSnapshotEarly, type LoadOptions, type LoadWatch } from './load.ts';
-import { mappingUnavailable } from '../snapshot/mapped-file.ts';
+import { dropPages, mappingUnavailable } from '../snapshot/mapped-file.ts';
 import { PreparedRefusal, preparedBeside, readPrepared, writePrepared } from './prepared.ts';
 import { applyRemovals, type RemovalSet } from './removals.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -141,6 +141,15 @@ const PREPARED_TEMPORARY = /^\d{4}-\d{2}-\d{2}\.edifice\.tmp-\d+-\d+$/;
  * seconds, and another server on the same folder may be writing one now.
  */
 const ABANDONED_AFTER_MS = 60 * 60 * 1000;
+
+/**
+ * Lets go of the pages of a mapped Arrow file read no more (mapped-file.ts dropPages): resident
+ * until every thread that held it collects it, they would count in the process's memory for as
+ * long. A reader still holding it reads the file again.
+ */
+function letGo(mapped: SharedArrayBuffer | null): void {
+  if (mapped !== null) dropPages(mapped);
+}
 
 function defaultLog(entry: LogEntry): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
@@ -321,9 +330,12 @@ export class Catalog implements CatalogSource {
           const options = { coldThreadNice: COLD_THREAD_NICE, checkFirst: serving !== undefined, ...this.build };
           ({ snapshot: base, encoded } = loadSnapshotEarly(opened, watch, options));
         } catch (err) {
+          letGo(opened.mapped);
           if (err instanceof SnapshotError) throw err;
           throw new SnapshotError(file.path, `cannot build the store (${(err as Error).message})`);
         }
+        // A store built whole reads the file no more; one that serves early, once its blob is encoded.
+        if (!encoded) letGo(opened.mapped);
         phases = {
           readMs: opened.readMs,
           verifyMs: watch.verifyMs,
@@ -484,6 +496,7 @@ export class Catalog implements CatalogSource {
   private encodeLater(country: string, file: FileInfo, served: Snapshot, encoded: Promise<Snapshot>, watch: LoadWatch): void {
     const job = encoded.then(
       (base) => {
+        if ('file' in served.parts.cold) letGo(served.parts.cold.file);
         const s = this.serving.get(country);
         if (s?.base !== served) return;
         s.base = base;

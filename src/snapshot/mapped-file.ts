@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 interface Addon {
   mapShared(fd: number, offset: number, length: number): SharedArrayBuffer;
+  dropPages(buffer: SharedArrayBuffer): boolean;
 }
 
 const ADDON_PATH = fileURLToPath(new URL('../../native/build/Release/mapped.node', import.meta.url));
@@ -42,4 +43,15 @@ export function mapShared(fd: number, offset: number, length: number): SharedArr
   const a = load();
   if (a === null) throw new Error(mappingUnavailable()!);
   return a.mapShared(fd, offset, length);
+}
+
+/**
+ * Lets go of the pages of a buffer `mapShared` made, which the process keeps resident until the
+ * last thread holding the buffer collects it: for a file read no more, such as an Arrow file once
+ * its store is built. The mapping stays, so a late reader still reads the file (its pages fault
+ * back in). False, doing nothing, for any other buffer, or without the addon.
+ */
+export function dropPages(buffer: SharedArrayBuffer): boolean {
+  const a = load();
+  return a === null ? false : a.dropPages(buffer);
 }
