@@ -14,8 +14,7 @@ import { performance } from 'node:perf_hooks';
 import type { MessagePort } from 'node:worker_threads';
 import { workerData } from 'node:worker_threads';
 import { tableFromIPC, type Table } from 'apache-arrow';
-import { SnapshotError, checkChecksum, parseMetadata } from '../snapshot/reader.ts';
-import { upgradeV1 } from '../snapshot/upgrade.ts';
+import { SnapshotError, checkChecksum, currentFormat, parseMetadata } from '../snapshot/reader.ts';
 import {
   CHECK,
   CHECK_MS,
@@ -93,7 +92,7 @@ try {
   if (message === null) {
     lowerPriority();
     const blob = encodeColdBlob(
-      schemaVersion === 1 ? upgradeV1(raw) : raw,
+      currentFormat(raw, schemaVersion),
       buffer.byteLength,
       (rows) => Atomics.store(control, ROWS, rows),
       () => Atomics.load(control, STOP) === 1,

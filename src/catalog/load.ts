@@ -178,8 +178,10 @@ function load(opened: OpenedSnapshot | UnverifiedSnapshot, watch: LoadWatch, opt
     try {
       checkTypes(file.table);
       if (checking)
-        for (let b = 0; b < file.table.batches.length; b++)
-          for (const name of SIZED_BY_OFFSETS) checkOffsets(batchColumns(file.table, b)(name), name);
+        for (let b = 0; b < file.table.batches.length; b++) {
+          const col = batchColumns(file.table, b);
+          for (const name of SIZED_BY_OFFSETS) checkOffsets(col(name), name);
+        }
       parts = build(file, watch, thread);
     } catch (err) {
       verified();

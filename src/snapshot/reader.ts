@@ -148,10 +148,14 @@ export function checkChecksum(path: string, table: Table, metadata: SnapshotMeta
   }
 }
 
-/** The table of a file's bytes in the current format (a v1 file's upgraded), unchecked: for a file already verified. */
-export function fileTable(bytes: Uint8Array, schemaVersion: number): Table {
-  const table = tableFromIPC(bytes);
+/** A file's table as read, in the current format: a v1 file's upgraded. */
+export function currentFormat(table: Table, schemaVersion: number): Table {
   return schemaVersion === 1 ? upgradeV1(table) : table;
+}
+
+/** The table of a file's bytes in the current format, unchecked: for a file already verified. */
+export function fileTable(bytes: Uint8Array, schemaVersion: number): Table {
+  return currentFormat(tableFromIPC(bytes), schemaVersion);
 }
 
 /** Opens and checks a file: what `openSnapshot` checks, then the checksum. */
@@ -200,9 +204,12 @@ export function openSnapshot(path: string): UnverifiedSnapshot {
     verify: () => {
       const verifying = performance.now();
       checkChecksum(path, table, metadata);
-      const current = metadata.schemaVersion === 1 ? upgradeV1(table) : table;
-      return { ...file, table: current, verifyMs: Math.round(checkedMs + performance.now() - verifying) };
+      return {
+        ...file,
+        table: currentFormat(table, metadata.schemaVersion),
+        verifyMs: Math.round(checkedMs + performance.now() - verifying),
+      };
     },
-    unchecked: () => ({ ...file, table: metadata.schemaVersion === 1 ? upgradeV1(table) : table, verifyMs: 0 }),
+    unchecked: () => ({ ...file, table: currentFormat(table, metadata.schemaVersion), verifyMs: 0 }),
   };
 }
