@@ -28,6 +28,8 @@
  *    /metrics, how long the pages sent to the ledger waited for their charge; and, from a child
  *    process syncing 4 KiB blocks in the ledgers' folder meanwhile (`http/fsync-probe.ts`), what
  *    the disk itself takes to make a write durable: the floor of a charged page's latency.
+ *    uws-replay runs at that same fixed rate after its peak: the tail of answers with no work
+ *    behind them, which this machine and load generator alone give at that rate.
  * 5. --profile: edifice-all once more under `node --cpu-prof`, loaded as fast as possible for
  *    --profile-duration seconds; the top 20 self-time functions of the loaded period.
  * Progress goes to stderr; the report to stdout, whose last line is
@@ -329,6 +331,10 @@ const results: Measured[] = [];
 const recording = join(work, 'edifice-answers.v8');
 let recorded: string;
 let at80: Measured;
+/** edifice-all's fixed rate (80% of its peak), which uws-replay is run at too. */
+let rate80: number;
+/** uws-replay at rate80: the tail of answers with no work behind them, from this machine and load generator alone. */
+let replayAt80: Measured | undefined;
 let waitsAt80: string;
 let fsyncAt80: FsyncTimes;
 
@@ -340,11 +346,11 @@ let fsyncAt80: FsyncTimes;
     `discovery: ${discovery.requests} requests, ${discovery.buildings} buildings in ${discovery.cells} cells; public pages ${discovery.publicAvailable ? 'answer' : 'answer 404'}`,
   );
   results.push(await peak('edifice-all', s));
-  const rate = Math.max(1, Math.round(results[0].report.rps * 0.8));
-  log(`edifice-all: fixed rate ${rate}/s (80% of its peak) for ${durationS} s`);
+  rate80 = Math.max(1, Math.round(results[0].report.rps * 0.8));
+  log(`edifice-all: fixed rate ${rate80}/s (80% of its peak) for ${durationS} s`);
   const waits0 = await chargeWaits(s);
   const probe = await startFsyncProbe(ledgerDir);
-  at80 = await measure('edifice-all @80%', s, { mode: 'rate', rate, connections: 1024 });
+  at80 = await measure('edifice-all @80%', s, { mode: 'rate', rate: rate80, connections: 1024 });
   fsyncAt80 = await probe.stop();
   waitsAt80 = describeWaits(waits0, await chargeWaits(s));
   log(`edifice-all: recording its answers to ${replayAnswers} requests of the mix, one at a time, for uws-replay`);
@@ -373,6 +379,10 @@ for (const [name, start] of [
 ] as const) {
   const s = await start();
   results.push(await peak(name, s));
+  if (name === 'uws-replay') {
+    log(`uws-replay: fixed rate ${rate80}/s (edifice-all's 80% run) for ${durationS} s`);
+    replayAt80 = await measure(`uws-replay @${rate80}/s`, s, { mode: 'rate', rate: rate80, connections: 1024 });
+  }
   await s.child.stop();
 }
 
@@ -421,7 +431,7 @@ const cols = [
   'client CPU',
   'load avg',
 ];
-const rows = [...results, at80!].map((m) => [
+const rows = [...results, at80!, ...(replayAt80 ? [replayAt80] : [])].map((m) => [
   m.name,
   fmt(m.report.rps, 0),
   fmt(m.report.latency_ms.p50, 2),
@@ -499,6 +509,13 @@ print(
   `edifice-all @80%: the ledger folder's own write+fdatasync of 4 KiB (${FSYNC_PROBE_RATE}/s from a child process at nice ${fsyncAt80!.nice}, ${fsyncAt80!.count.toLocaleString('en')} syncs): ` +
     `p50 ${fmt(fsyncAt80!.p50, 2)} ms, p99 ${fmt(fsyncP99, 2)} ms, max ${fmt(fsyncAt80!.max, 2)} ms`,
 );
+if (replayAt80) {
+  const r = replayAt80.report;
+  print(
+    `uws-replay at the same ${rate80}/s: p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms, send lag p99 ${r.send_lag_ms?.p99 ?? 'nan'} ms ` +
+      `(Edifice's recorded answers with no work behind them: the tail this machine and load generator give at that rate)`,
+  );
+}
 for (const w of new Set(results.flatMap((m) => m.report.warnings))) print(`warning: ${w}`);
 if (profile) {
   print();
