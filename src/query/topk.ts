@@ -40,8 +40,6 @@ export class TopK {
   private capacity = 0;
   /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
-  /** Buffer mode: the snapshot of every row appended since reset (-1: none yet, -2: more than one). */
-  private oneSnap = -1;
   size = 0;
 
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
@@ -53,7 +51,6 @@ export class TopK {
     this.floor = -Infinity;
     this.buffered = capacity > BUFFER_MIN_CAPACITY;
     this.cut = false;
-    this.oneSnap = -1;
   }
 
   /**
@@ -252,7 +249,6 @@ export class TopK {
         if (!before) return false;
       }
     }
-    if (s !== this.oneSnap) this.oneSnap = this.oneSnap === -1 ? s : -2;
     this.put(this.size++, k, s, r, rk);
     if (this.size < 2 * this.capacity) return false;
     this.keepBest();
@@ -272,58 +268,37 @@ export class TopK {
     this.cutRank = this.rank[c];
   }
 
-  /** Reorders slots [lo, hi] so that slot t holds the row of that place, better rows before it, worse after. */
-  private select(lo: number, hi: number, t: number): void {
-    if (this.oneSnap >= 0) return this.selectOne(lo, hi, t);
-    while (lo < hi) {
-      const m = (lo + hi) >>> 1;
-      const pk = this.key[m],
-        ps = this.snap[m],
-        pr = this.row[m],
-        prk = this.rank[m];
-      let i = lo;
-      let j = hi;
-      while (i <= j) {
-        while (this.rowAfterSlot(i, pk, ps, pr, prk)) i++;
-        while (this.slotAfter(j, pk, ps, pr, prk)) j--;
-        if (i <= j) {
-          this.swap(i, j);
-          i++;
-          j--;
-        }
-      }
-      if (t <= j) hi = j;
-      else if (t >= i) lo = i;
-      else return;
-    }
-  }
-
   /**
-   * select where every row is of one snapshot (any bbox inside one country): key, then rank,
-   * compared inline and three arrays swapped, without the general comparisons' method calls and
-   * id words; a deep page's selections are a fifth of its time.
+   * Reorders slots [lo, hi] so that slot t holds the row of that place, better rows before it,
+   * worse after. Keys, and ranks within one snapshot, are compared inline (a deep page's
+   * selections are a fifth of its time); only rows of two snapshots with equal keys compare ids.
    */
-  private selectOne(lo: number, hi: number, t: number): void {
-    const { key, rank, row } = this;
+  private select(lo: number, hi: number, t: number): void {
+    const { key, snap, row, rank } = this;
     while (lo < hi) {
       const m = (lo + hi) >>> 1;
       const pk = key[m];
+      const ps = snap[m];
+      const pr = row[m];
       const prk = rank[m];
       let i = lo;
       let j = hi;
       while (i <= j) {
-        while (key[i] > pk || (key[i] === pk && rank[i] < prk)) i++;
-        while (key[j] < pk || (key[j] === pk && rank[j] > prk)) j--;
+        while (key[i] > pk || (key[i] === pk && (snap[i] === ps ? rank[i] < prk : this.rowAfterSlot(i, pk, ps, pr, prk)))) i++;
+        while (key[j] < pk || (key[j] === pk && (snap[j] === ps ? rank[j] > prk : this.slotAfter(j, pk, ps, pr, prk)))) j--;
         if (i <= j) {
           const k = key[i];
           key[i] = key[j];
           key[j] = k;
-          const rk = rank[i];
-          rank[i] = rank[j];
-          rank[j] = rk;
+          const sn = snap[i];
+          snap[i] = snap[j];
+          snap[j] = sn;
           const r = row[i];
           row[i] = row[j];
           row[j] = r;
+          const rk = rank[i];
+          rank[i] = rank[j];
+          rank[j] = rk;
           i++;
           j--;
         }
@@ -332,15 +307,6 @@ export class TopK {
       else if (t >= i) lo = i;
       else return;
     }
-  }
-
-  private swap(a: number, b: number): void {
-    const k = this.key[a],
-      s = this.snap[a],
-      r = this.row[a],
-      rk = this.rank[a];
-    this.move(b, a);
-    this.put(b, k, s, r, rk);
   }
 
   /** Buffer mode page: the rows of places [offset, capacity): selected, then only they are sorted. */
