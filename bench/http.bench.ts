@@ -335,6 +335,11 @@ let at80: Measured;
 let rate80: number;
 /** uws-replay at rate80: the tail of answers with no work behind them, from this machine and load generator alone. */
 let replayAt80: Measured | undefined;
+/**
+ * uws-replay at 80% of its own peak: the tail goals' own terms applied to a server doing no work,
+ * whose peak is the most this stack sends Edifice's bytes at. What it reads there, any server would.
+ */
+let replayAtOwn80: Measured | undefined;
 let waitsAt80: string;
 let fsyncAt80: FsyncTimes;
 
@@ -382,6 +387,9 @@ for (const [name, start] of [
   if (name === 'uws-replay') {
     log(`uws-replay: fixed rate ${rate80}/s (edifice-all's 80% run) for ${durationS} s`);
     replayAt80 = await measure(`uws-replay @${rate80}/s`, s, { mode: 'rate', rate: rate80, connections: 1024 });
+    const own80 = Math.max(1, Math.round(results[results.length - 1].report.rps * 0.8));
+    log(`uws-replay: fixed rate ${own80}/s (80% of its own peak) for ${durationS} s`);
+    replayAtOwn80 = await measure(`uws-replay @80% (${own80}/s)`, s, { mode: 'rate', rate: own80, connections: 1024 });
   }
   await s.child.stop();
 }
@@ -431,7 +439,7 @@ const cols = [
   'client CPU',
   'load avg',
 ];
-const rows = [...results, at80!, ...(replayAt80 ? [replayAt80] : [])].map((m) => [
+const rows = [...results, at80!, ...(replayAt80 ? [replayAt80] : []), ...(replayAtOwn80 ? [replayAtOwn80] : [])].map((m) => [
   m.name,
   fmt(m.report.rps, 0),
   fmt(m.report.latency_ms.p50, 2),
@@ -514,6 +522,13 @@ if (replayAt80) {
   print(
     `uws-replay at the same ${rate80}/s: p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms, send lag p99 ${r.send_lag_ms?.p99 ?? 'nan'} ms ` +
       `(Edifice's recorded answers with no work behind them: the tail this machine and load generator give at that rate)`,
+  );
+}
+if (replayAtOwn80) {
+  const r = replayAtOwn80.report;
+  print(
+    `uws-replay at 80% of its own peak (${r.rps.toFixed(0)}/s): p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms, send lag p99 ${r.send_lag_ms?.p99 ?? 'nan'} ms ` +
+      `(the tail goals' terms met by a server doing no work: a server as fast as the stack allows would read this)`,
   );
 }
 for (const w of new Set(results.flatMap((m) => m.report.warnings))) print(`warning: ${w}`);
