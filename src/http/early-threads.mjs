@@ -9,6 +9,35 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 
 const KEY = Symbol.for('edifice.earlyThreads');
 
+/** Profiling options of Node that take a value, as the next word or after `=`. */
+const PROFILE_VALUES = new Set([
+  '--cpu-prof-dir',
+  '--cpu-prof-name',
+  '--cpu-prof-interval',
+  '--heap-prof-dir',
+  '--heap-prof-name',
+  '--heap-prof-interval',
+]);
+
+/**
+ * The process's own profiling options (--cpu-prof, --heap-prof and their settings), for its
+ * threads: they are started with no other option (a bundle needs no loader), and a profile of
+ * the main thread alone would miss the serving.
+ * @param {readonly string[]} execArgv
+ * @returns {string[]}
+ */
+export function profilingArgv(execArgv = process.execArgv) {
+  const out = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const word = execArgv[i];
+    const name = word.split('=', 1)[0];
+    if (name !== '--cpu-prof' && name !== '--heap-prof' && !PROFILE_VALUES.has(name)) continue;
+    out.push(word);
+    if (PROFILE_VALUES.has(word) && i + 1 < execArgv.length) out.push(execArgv[++i]);
+  }
+  return out;
+}
+
 /**
  * @typedef {{ thread: Worker; port: import('node:worker_threads').MessagePort }} EarlyThread
  * @typedef {'ledger' | 'worker'} EarlyKind
@@ -28,7 +57,7 @@ export function startEarlyThreads(code, env = process.env) {
   /** @type {(url: URL, name: string) => EarlyThread} */
   const start = (url, name) => {
     const { port1, port2 } = new MessageChannel();
-    const thread = new Worker(url, { workerData: { early: port2 }, transferList: [port2], name, execArgv: [] });
+    const thread = new Worker(url, { workerData: { early: port2 }, transferList: [port2], name, execArgv: profilingArgv() });
     // Until the pool takes it and listens itself: a thread that failed is then found ended and started anew.
     thread.on('error', () => undefined);
     return { thread, port: port1 };

@@ -44,7 +44,7 @@ import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import { fragmentCacheMemory } from './fragment-cache.ts';
 import { holdPort } from './port.ts';
 import { codeBundles } from '../code-bundles.mjs';
-import { takeEarlyThread, type EarlyKind } from './early-threads.mjs';
+import { profilingArgv, takeEarlyThread, type EarlyKind } from './early-threads.mjs';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import type { Registry } from 'prom-client';
@@ -60,8 +60,9 @@ interface ThreadCode {
   worker: URL;
   ledger: URL;
   /**
-   * Node's options for the threads: none for a bundle, which needs no tsx loader (some 50 ms a
-   * thread); V8's flags, such as --single-threaded-gc, are the process's whatever a thread is given.
+   * Node's options for the threads: for a bundle, which needs no tsx loader (some 50 ms a
+   * thread), the process's profiling options alone; V8's flags, such as --single-threaded-gc, are
+   * the process's whatever a thread is given.
    */
   execArgv?: string[];
 }
@@ -132,7 +133,7 @@ export async function spawnWorkers(options: ThreadOptions): Promise<StartingPool
   try {
     const entries = [fileURLToPath(ENTRY), fileURLToPath(LEDGER_ENTRY)];
     const code = await codeBundles(entries).then(
-      (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])!, execArgv: [] }),
+      (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])!, execArgv: profilingArgv() }),
       (err: unknown): ThreadCode => {
         options.log.warn(
           { err: (err as Error).message },
