@@ -20,7 +20,7 @@ afterAll(() => {
 });
 
 describe('profilingArgv', () => {
-  it("keeps the process's profiling options with their values, and nothing else", () => {
+  it("keeps the process's profiling options with their values, but for file names, and nothing else", () => {
     const argv = [
       '--single-threaded-gc',
       '--import',
@@ -34,14 +34,10 @@ describe('profilingArgv', () => {
       'h.heapprofile',
       '--enable-source-maps',
     ];
-    expect(profilingArgv(argv)).toEqual([
+    expect(profilingArgv(argv)).toEqual(['--cpu-prof', '--cpu-prof-dir', '/tmp/p', '--cpu-prof-interval=500', '--heap-prof']);
+    expect(profilingArgv(['--cpu-prof', '--cpu-prof-name=main.cpuprofile', '--heap-prof-dir=/tmp/h'])).toEqual([
       '--cpu-prof',
-      '--cpu-prof-dir',
-      '/tmp/p',
-      '--cpu-prof-interval=500',
-      '--heap-prof',
-      '--heap-prof-name',
-      'h.heapprofile',
+      '--heap-prof-dir=/tmp/h',
     ]);
     expect(profilingArgv(['--single-threaded-gc', '--import', 'tsx'])).toEqual([]);
   });

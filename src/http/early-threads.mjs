@@ -20,9 +20,10 @@ const PROFILE_VALUES = new Set([
 ]);
 
 /**
- * The process's own profiling options (--cpu-prof, --heap-prof and their settings), for its
- * threads: they are started with no other option (a bundle needs no loader), and a profile of
- * the main thread alone would miss the serving.
+ * The process's own profiling options (--cpu-prof, --heap-prof, their folders and intervals), for
+ * its threads: they are started with no other option (a bundle needs no loader), and a profile of
+ * the main thread alone would miss the serving. A file name given is left to the main thread:
+ * every thread writing to it would keep only the last.
  * @param {readonly string[]} execArgv
  * @returns {string[]}
  */
@@ -32,8 +33,8 @@ export function profilingArgv(execArgv = process.execArgv) {
     const word = execArgv[i];
     const name = word.split('=', 1)[0];
     if (name !== '--cpu-prof' && name !== '--heap-prof' && !PROFILE_VALUES.has(name)) continue;
-    out.push(word);
-    if (PROFILE_VALUES.has(word) && i + 1 < execArgv.length) out.push(execArgv[++i]);
+    const value = PROFILE_VALUES.has(word) && i + 1 < execArgv.length ? [execArgv[++i]] : [];
+    if (!name.endsWith('-name')) out.push(word, ...value);
   }
   return out;
 }
