@@ -439,7 +439,7 @@ const cols = [
   'client CPU',
   'load avg',
 ];
-const rows = [...results, at80!, ...(replayAt80 ? [replayAt80] : []), ...(replayAtOwn80 ? [replayAtOwn80] : [])].map((m) => [
+const rows = [...results, at80!, ...[replayAt80, replayAtOwn80].filter((m) => m !== undefined)].map((m) => [
   m.name,
   fmt(m.report.rps, 0),
   fmt(m.report.latency_ms.p50, 2),

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
-import { profilingArgv } from '../src/http/early-threads.mjs';
+import { threadArgv } from '../src/thread-argv.mjs';
 import { Ledger } from '../src/ledger/index.ts';
 import { getFresh, killServerProcesses, removeDir, startServerProcess, syntheticSnapshots, workspaceWithKey } from './http-helpers.ts';
 
@@ -19,7 +19,7 @@ afterAll(() => {
   for (const d of dirs) removeDir(d);
 });
 
-describe('profilingArgv', () => {
+describe('threadArgv', () => {
   it("keeps the process's profiling options with their values, but for file names, and nothing else", () => {
     const argv = [
       '--single-threaded-gc',
@@ -34,12 +34,12 @@ describe('profilingArgv', () => {
       'h.heapprofile',
       '--enable-source-maps',
     ];
-    expect(profilingArgv(argv)).toEqual(['--cpu-prof', '--cpu-prof-dir', '/tmp/p', '--cpu-prof-interval=500', '--heap-prof']);
-    expect(profilingArgv(['--cpu-prof', '--cpu-prof-name=main.cpuprofile', '--heap-prof-dir=/tmp/h'])).toEqual([
+    expect(threadArgv(argv)).toEqual(['--cpu-prof', '--cpu-prof-dir', '/tmp/p', '--cpu-prof-interval=500', '--heap-prof']);
+    expect(threadArgv(['--cpu-prof', '--cpu-prof-name=main.cpuprofile', '--heap-prof-dir=/tmp/h'])).toEqual([
       '--cpu-prof',
       '--heap-prof-dir=/tmp/h',
     ]);
-    expect(profilingArgv(['--single-threaded-gc', '--import', 'tsx'])).toEqual([]);
+    expect(threadArgv(['--single-threaded-gc', '--import', 'tsx'])).toEqual([]);
   });
 });
 

@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Table } from 'apache-arrow';
 import { SnapshotError } from '../snapshot/reader.ts';
+import { threadArgv } from '../thread-argv.mjs';
 import { batchColumns } from './arrow.ts';
 import { ColdCodec } from './cold.ts';
 import { filePartsFromTransfer, type FileParts, type FilePartsTransfer } from './file-parts.ts';
@@ -146,7 +147,9 @@ export class ColdBlobThread {
     };
     const transferList = partsPort ? [port2, partsPort] : [port2];
     this.thread =
-      code === 'typescript' ? new Worker(BOOT, { workerData, transferList }) : new Worker(code, { workerData, transferList, execArgv: [] });
+      code === 'typescript'
+        ? new Worker(BOOT, { workerData, transferList })
+        : new Worker(code, { workerData, transferList, execArgv: threadArgv() });
     // A thread that fails to load is seen as a stall (finish): an error event left unheard would end the process.
     this.thread.on('error', () => undefined);
     this.thread.unref();

@@ -10,6 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
+import { threadArgv } from '../thread-argv.mjs';
 
 /** How long this thread waits for the second one to make progress before computing its slices itself. */
 const THREAD_PATIENCE_MS = 2_000;
@@ -46,7 +47,7 @@ export class SliceCrc {
     if (!helper) return;
     try {
       const { control, sums, finished } = this;
-      this.thread = new Worker(CRC_THREAD, { workerData: { control, sums, finished, buffers, slices }, execArgv: [] });
+      this.thread = new Worker(CRC_THREAD, { workerData: { control, sums, finished, buffers, slices }, execArgv: threadArgv() });
       // Its failure is seen as a stall (finish): an error event left unheard would end the process.
       this.thread.on('error', () => undefined);
       this.thread.unref();

@@ -7,8 +7,6 @@ export interface EarlyThread {
 }
 export type EarlyKind = 'ledger' | 'worker';
 
-/** The process's profiling options (--cpu-prof, --heap-prof, their folders and intervals), for its threads. */
-export function profilingArgv(execArgv?: readonly string[]): string[];
 export function startEarlyThreads(code: { worker: URL; ledger: URL }, env?: NodeJS.ProcessEnv): void;
 /** An early thread of that kind, each once; undefined when none is left. */
 export function takeEarlyThread(kind: EarlyKind): EarlyThread | undefined;

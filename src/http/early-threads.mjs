@@ -6,38 +6,9 @@
 import { availableParallelism } from 'node:os';
 import process from 'node:process';
 import { MessageChannel, Worker } from 'node:worker_threads';
+import { threadArgv } from '../thread-argv.mjs';
 
 const KEY = Symbol.for('edifice.earlyThreads');
-
-/** Profiling options of Node that take a value, as the next word or after `=`. */
-const PROFILE_VALUES = new Set([
-  '--cpu-prof-dir',
-  '--cpu-prof-name',
-  '--cpu-prof-interval',
-  '--heap-prof-dir',
-  '--heap-prof-name',
-  '--heap-prof-interval',
-]);
-
-/**
- * The process's own profiling options (--cpu-prof, --heap-prof, their folders and intervals), for
- * its threads: they are started with no other option (a bundle needs no loader), and a profile of
- * the main thread alone would miss the serving. A file name given is left to the main thread:
- * every thread writing to it would keep only the last.
- * @param {readonly string[]} execArgv
- * @returns {string[]}
- */
-export function profilingArgv(execArgv = process.execArgv) {
-  const out = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const word = execArgv[i];
-    const name = word.split('=', 1)[0];
-    if (name !== '--cpu-prof' && name !== '--heap-prof' && !PROFILE_VALUES.has(name)) continue;
-    const value = PROFILE_VALUES.has(word) && i + 1 < execArgv.length ? [execArgv[++i]] : [];
-    if (!name.endsWith('-name')) out.push(word, ...value);
-  }
-  return out;
-}
 
 /**
  * @typedef {{ thread: Worker; port: import('node:worker_threads').MessagePort }} EarlyThread
@@ -55,10 +26,11 @@ export function startEarlyThreads(code, env = process.env) {
   const workers = env.EDIFICE_WORKERS === undefined || env.EDIFICE_WORKERS === '' ? availableParallelism() : Number(env.EDIFICE_WORKERS);
   // As config.ts allows: a value it refuses ends the process before the threads are wanted.
   if (!(Number.isInteger(workers) && workers >= 1 && workers <= 256) || /^postgres(ql)?:\/\//i.test(env.EDIFICE_LEDGER ?? '')) return;
+  const execArgv = threadArgv();
   /** @type {(url: URL, name: string) => EarlyThread} */
   const start = (url, name) => {
     const { port1, port2 } = new MessageChannel();
-    const thread = new Worker(url, { workerData: { early: port2 }, transferList: [port2], name, execArgv: profilingArgv() });
+    const thread = new Worker(url, { workerData: { early: port2 }, transferList: [port2], name, execArgv });
     // Until the pool takes it and listens itself: a thread that failed is then found ended and started anew.
     thread.on('error', () => undefined);
     return { thread, port: port1 };

@@ -44,7 +44,8 @@ import { addressLimiterTables, addressLimiters } from './address-limits.ts';
 import { fragmentCacheMemory } from './fragment-cache.ts';
 import { holdPort } from './port.ts';
 import { codeBundles } from '../code-bundles.mjs';
-import { profilingArgv, takeEarlyThread, type EarlyKind } from './early-threads.mjs';
+import { takeEarlyThread, type EarlyKind } from './early-threads.mjs';
+import { threadArgv } from '../thread-argv.mjs';
 import { fallbackRefusal, uwsImplementation } from './uws.ts';
 import type { LedgerThreadData, LedgerThreadMetrics, LedgerThreadReady, ToLedgerThread } from './ledger-thread.ts';
 import type { Registry } from 'prom-client';
@@ -60,9 +61,8 @@ interface ThreadCode {
   worker: URL;
   ledger: URL;
   /**
-   * Node's options for the threads: for a bundle, which needs no tsx loader (some 50 ms a
-   * thread), the process's profiling options alone; V8's flags, such as --single-threaded-gc, are
-   * the process's whatever a thread is given.
+   * Node's options for the threads: for a bundle, those of threadArgv (thread-argv.mjs); V8's
+   * flags, such as --single-threaded-gc, are the process's whatever a thread is given.
    */
   execArgv?: string[];
 }
@@ -133,7 +133,7 @@ export async function spawnWorkers(options: ThreadOptions): Promise<StartingPool
   try {
     const entries = [fileURLToPath(ENTRY), fileURLToPath(LEDGER_ENTRY)];
     const code = await codeBundles(entries).then(
-      (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])!, execArgv: profilingArgv() }),
+      (bundles): ThreadCode => ({ worker: bundles.get(entries[0])!, ledger: bundles.get(entries[1])!, execArgv: threadArgv() }),
       (err: unknown): ThreadCode => {
         options.log.warn(
           { err: (err as Error).message },
