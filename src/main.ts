@@ -23,6 +23,7 @@ import { assertPortFree } from './http/port.ts';
 import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 import { lockLedger } from './ledger/server-lock.ts';
 import { demoBbox, planDemo, writeDemoCountry } from './demo.ts';
+import { nativeUnavailable } from './query/native-kernels.ts';
 /** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
 const STOP_GRACE_MS = 5_000;
 
@@ -173,6 +174,8 @@ async function main(config: Config): Promise<void> {
   log.info(
     {
       uWebSockets: serving.implementation,
+      // The scan's loops: the addon's compiled ones, or their JavaScript fallback (native-kernels.ts).
+      kernels: nativeUnavailable === null ? 'compiled' : 'javascript',
       port: serving.port,
       metrics: metricsAt,
       workers,
@@ -187,6 +190,11 @@ async function main(config: Config): Promise<void> {
     `listening (uWebSockets.js ${serving.implementation}, ${threads})`,
   );
 
+  if (nativeUnavailable !== null && process.env.EDIFICE_KERNELS !== 'js')
+    log.warn(
+      { reason: nativeUnavailable },
+      'the scan runs its JavaScript loops, 2-5x slower on large areas: rebuild the addon (npm install)',
+    );
   if (config.reports === 'off')
     log.info('building reports are off: POST /reports answers 404 until EDIFICE_REPORT_PRICE is set (or EDIFICE_REPORTS_FREE=1)');
   if (config.reports === 'free') log.info('building reports are free (EDIFICE_REPORTS_FREE=1): anyone may order one without paying');

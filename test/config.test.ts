@@ -122,6 +122,7 @@ describe('config: the rest of the environment', () => {
       [{ EDIFICE_LEDGER_PRIORITY: 'high' }, /EDIFICE_LEDGER_PRIORITY/],
       [{ EDIFICE_REMOVALS_POLL_MS: '1' }, /EDIFICE_REMOVALS_POLL_MS/],
       [{ EDIFICE_LOG_LEVEL: 'loud' }, /EDIFICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+      [{ EDIFICE_KERNELS: 'native' }, /EDIFICE_KERNELS must be compiled or js, got "native"/],
       [{ EDIFICE_DEMO: 'yes' }, /EDIFICE_DEMO must be 0, 1 or auto/],
       [{ EDIFICE_BASE_URL: 'api.example.com/v1' }, /EDIFICE_BASE_URL must be an http:\/\/ or https:\/\/ address/],
       [{ EDIFICE_SNAPSHOTS: '/nonexistent/edifice-snapshots' }, /EDIFICE_SNAPSHOTS must name an existing folder .* does not exist/],

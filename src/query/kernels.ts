@@ -14,11 +14,15 @@
  *
  * A comparison with NaN is false, so an unknown f64 value fails every bound without a branch;
  * integer columns exclude their null sentinel through the lower bound.
+ *
+ * Where the addon's compiled loops load (native-kernels.ts), the steps on plain columns call
+ * them; the loops here are their reference and their fallback.
  */
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, sparseLowerBound, type SparseColumn } from '../catalog/numeric.ts';
 import type { CodeArray } from '../catalog/shared.ts';
 import { ENTRANCES_OVERFLOW } from '../catalog/snapshot.ts';
+import { NATIVE_MIN, native } from './native-kernels.ts';
 import type { BBox } from './types.ts';
 
 /** Rows a chunk of the scan holds at most: the size of every selection vector. */
@@ -32,6 +36,7 @@ export interface Step {
 /** Rows of [lo, hi) whose representative point lies in the bbox, edges included. */
 export function bboxRange(lon: Float64Array, lat: Float64Array, q: BBox, lo: number, hi: number, sel: Uint32Array): number {
   const { minLon, minLat, maxLon, maxLat } = q;
+  if (native !== null && hi - lo >= NATIVE_MIN) return native.bboxRange(lon, lat, minLon, minLat, maxLon, maxLat, lo, hi, sel);
   let k = 0;
   for (let r = lo; r < hi; r++) {
     const x = lon[r];
@@ -45,6 +50,7 @@ export function bboxRange(lon: Float64Array, lat: Float64Array, q: BBox, lo: num
 /** Keeps the rows of sel[0..n) whose representative point lies in the bbox. */
 export function bboxRefine(lon: Float64Array, lat: Float64Array, q: BBox, sel: Uint32Array, n: number): number {
   const { minLon, minLat, maxLon, maxLat } = q;
+  if (native !== null && n >= NATIVE_MIN) return native.bboxRefine(lon, lat, minLon, minLat, maxLon, maxLat, sel, n);
   let k = 0;
   for (let i = 0; i < n; i++) {
     const r = sel[i];
@@ -80,6 +86,7 @@ export class BetweenF64 implements Step {
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
+    if (native !== null && b - a >= NATIVE_MIN) return native.range(col, lo, hi, a, b, sel, at);
     let k = at;
     for (let r = a; r < b; r++) {
       const v = col[r];
@@ -91,6 +98,7 @@ export class BetweenF64 implements Step {
 
   refine(sel: Uint32Array, n: number): number {
     const { col, lo, hi } = this;
+    if (native !== null && n >= NATIVE_MIN) return native.refine(col, lo, hi, sel, n);
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = sel[i];
@@ -115,6 +123,7 @@ export class BetweenI32 implements Step {
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
+    if (native !== null && b - a >= NATIVE_MIN) return native.range(col, lo, hi, a, b, sel, at);
     let k = at;
     for (let r = a; r < b; r++) {
       const v = col[r];
@@ -126,6 +135,7 @@ export class BetweenI32 implements Step {
 
   refine(sel: Uint32Array, n: number): number {
     const { col, lo, hi } = this;
+    if (native !== null && n >= NATIVE_MIN) return native.refine(col, lo, hi, sel, n);
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = sel[i];
@@ -150,6 +160,7 @@ export class BetweenI16 implements Step {
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, lo, hi } = this;
+    if (native !== null && b - a >= NATIVE_MIN) return native.range(col, lo, hi, a, b, sel, at);
     let k = at;
     for (let r = a; r < b; r++) {
       const v = col[r];
@@ -161,6 +172,7 @@ export class BetweenI16 implements Step {
 
   refine(sel: Uint32Array, n: number): number {
     const { col, lo, hi } = this;
+    if (native !== null && n >= NATIVE_MIN) return native.refine(col, lo, hi, sel, n);
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = sel[i];
@@ -243,6 +255,7 @@ export class CodeIn implements Step {
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { col, table } = this;
+    if (native !== null && b - a >= NATIVE_MIN) return native.codesRange(col, table, a, b, sel, at);
     let k = at;
     for (let r = a; r < b; r++) {
       sel[k] = r;
@@ -253,6 +266,7 @@ export class CodeIn implements Step {
 
   refine(sel: Uint32Array, n: number): number {
     const { col, table } = this;
+    if (native !== null && n >= NATIVE_MIN) return native.codesRefine(col, table, sel, n);
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = sel[i];
@@ -304,6 +318,7 @@ export class FlagsStep implements Step {
 
   range(a: number, b: number, sel: Uint32Array, at: number): number {
     const { flags, mask, want } = this;
+    if (native !== null && b - a >= NATIVE_MIN) return native.flagsRange(flags, mask >>> 0, want >>> 0, a, b, sel, at);
     let k = at;
     for (let r = a; r < b; r++) {
       sel[k] = r;
@@ -314,6 +329,7 @@ export class FlagsStep implements Step {
 
   refine(sel: Uint32Array, n: number): number {
     const { flags, mask, want } = this;
+    if (native !== null && n >= NATIVE_MIN) return native.flagsRefine(flags, mask >>> 0, want >>> 0, sel, n);
     let k = 0;
     for (let i = 0; i < n; i++) {
       const r = sel[i];

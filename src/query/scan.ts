@@ -44,7 +44,7 @@ export function scanRows(
     // Wholly inside, no filter to run: every row matches; the key loop reads the rows directly.
     if (st.countOpen()) st.matched += hi - lo;
     if (st.holding) st.held.addRange(si, lo, hi);
-    else key.offerRange(heap, si, rank, lo, hi);
+    else key.offerRange(heap, si, rank, lo, hi, sel);
     return;
   }
   for (let a = lo; a < hi; a += CHUNK) {

@@ -2,18 +2,20 @@
  * Sort keys (spec 4.1 rule 8, DESIGN "Queries"), fused with the heap: a key source reads each
  * row's key and compares it with the heap's threshold in one loop (for scaled integer columns,
  * in integer space; ties at the threshold by building_id rank), and only rows that can still
- * enter are offered. Unknown keys count as -Infinity (real keys are finite).
+ * enter are offered. Unknown keys count as -Infinity (real keys are finite). The candidates of a
+ * plain column's key come from the addon's compiled loop where it loads (native-kernels.ts).
  */
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
+import { NATIVE_MIN, native } from './native-kernels.ts';
 import type { TopK } from './topk.ts';
 
 /** The sort key of a plan, over one snapshot. */
 export interface KeySource {
   /** Offers rows sel[0..n) of snapshot s. */
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void;
-  /** Offers every row of [lo, hi) of snapshot s. */
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void;
+  /** Offers every row of [lo, hi) of snapshot s; `scratch` (the search state's) may be written. */
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void;
   /**
    * Writes into sel the rows of [lo, hi) that could still enter the heap: key above thr, or
    * equal to it with a rank below rankBound (ties at thr are otherwise kept and left to the heap).
@@ -22,11 +24,37 @@ export interface KeySource {
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number;
 }
 
-export class KeyF64 implements KeySource {
+/** A key read from one column of the row: its candidates come from the compiled loop. */
+interface PlainKey extends KeySource {
+  /** Offers every row of [lo, hi), one at a time. */
+  offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void;
+}
+
+/**
+ * offerRange through the compiled candidates: a chunk at a time, the rows that can still enter
+ * at the chunk's threshold are listed in `scratch` and offered. The threshold only rises while
+ * rows are offered, so they are a superset of the rows offerRows would let in, and offer()
+ * tests each against the threshold of its turn.
+ */
+function offerCandidates(key: PlainKey, heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
+  for (let a = lo; a < hi; a += scratch.length) {
+    const b = Math.min(hi, a + scratch.length);
+    const thr = heap.threshold();
+    // While unknown keys can still enter (the heap not yet full), nearly every row is offered.
+    if (thr === -Infinity || b - a < NATIVE_MIN) key.offerRows(heap, s, rank, a, b);
+    else {
+      const n = key.candidates(a, b, scratch, thr, rank, heap.rankBound(s));
+      if (n > 0) key.offer(heap, s, rank, scratch, n);
+    }
+  }
+}
+
+export class KeyF64 implements PlainKey {
   constructor(readonly col: Float64Array) {}
 
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
     const col = this.col;
+    if (native !== null && hi - lo >= NATIVE_MIN) return native.candidates(col, lo, hi, sel, thr, NaN, rank, rankBound);
     let k = 0;
     for (let r = lo; r < hi; r++) {
       const v = col[r];
@@ -52,7 +80,12 @@ export class KeyF64 implements KeySource {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
+    if (native === null) this.offerRows(heap, s, rank, lo, hi);
+    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  }
+
+  offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const col = this.col;
     let thr = heap.threshold();
     let rb = heap.rankBound(s);
@@ -95,7 +128,7 @@ class IntBounds {
   }
 }
 
-export class KeyI32 implements KeySource {
+export class KeyI32 implements PlainKey {
   private readonly bounds = new IntBounds();
   constructor(
     readonly col: Int32Array,
@@ -110,6 +143,7 @@ export class KeyI32 implements KeySource {
     } else {
       const min = lowerCode(thr, this.scale);
       const tie = min / this.scale === thr ? min : NaN;
+      if (native !== null && hi - lo >= NATIVE_MIN) return native.candidates(col, lo, hi, sel, min, tie, rank, rankBound);
       for (let r = lo; r < hi; r++) {
         const v = col[r];
         if (v > min || (v === min && (v !== tie || rank[r] < rankBound))) sel[k++] = r;
@@ -130,7 +164,12 @@ export class KeyI32 implements KeySource {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
+    if (native === null) this.offerRows(heap, s, rank, lo, hi);
+    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  }
+
+  offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const { col, scale } = this;
     const t = this.bounds;
     t.update(heap, s, scale, NULL_I32);
@@ -142,7 +181,7 @@ export class KeyI32 implements KeySource {
   }
 }
 
-export class KeyI16 implements KeySource {
+export class KeyI16 implements PlainKey {
   private readonly bounds = new IntBounds();
   constructor(
     readonly col: Int16Array,
@@ -157,6 +196,7 @@ export class KeyI16 implements KeySource {
     } else {
       const min = lowerCode(thr, this.scale);
       const tie = min / this.scale === thr ? min : NaN;
+      if (native !== null && hi - lo >= NATIVE_MIN) return native.candidates(col, lo, hi, sel, min, tie, rank, rankBound);
       for (let r = lo; r < hi; r++) {
         const v = col[r];
         if (v > min || (v === min && (v !== tie || rank[r] < rankBound))) sel[k++] = r;
@@ -177,7 +217,12 @@ export class KeyI16 implements KeySource {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
+    if (native === null) this.offerRows(heap, s, rank, lo, hi);
+    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  }
+
+  offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const { col, scale } = this;
     const t = this.bounds;
     t.update(heap, s, scale, NULL_I16);

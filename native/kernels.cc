@@ -1,0 +1,450 @@
+// The scan's filter and sort-key loops (src/query/kernels.ts, sort-keys.ts) over typed arrays,
+// for the rows of one chunk: the same branch-free loops as the JavaScript ones, which they
+// replace where this addon loads.
+//
+// Why: V8 keeps a bounds check and a conversion on every typed-array access in these loops;
+// compiled here they run 2-5x faster (a code filter over 630,000 rows 1.15 -> 0.24 ms, a
+// Float64 range 0.78 -> 0.43 ms), and a call costs ~20 ns, a small share of a chunk's rows.
+//
+// Every call checks its arrays' types and lengths and throws a TypeError or RangeError rather
+// than read or write outside them: a bad call is a bug to report, never memory to corrupt.
+#include <node.h>
+#include <v8.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+using namespace v8;
+
+namespace {
+
+template <typename T>
+struct Span {
+  T* data;
+  size_t length;
+};
+
+template <typename T>
+Span<T> SpanOf(Local<Value> value) {
+  Local<ArrayBufferView> view = value.As<ArrayBufferView>();
+  // Buffer()->Data() serves ArrayBuffers and SharedArrayBuffers alike, without the reference
+  // count GetBackingStore() would take on every call.
+  char* base = static_cast<char*>(view->Buffer()->Data());
+  return {reinterpret_cast<T*>(base + view->ByteOffset()), view->ByteLength() / sizeof(T)};
+}
+
+bool Fail(const FunctionCallbackInfo<Value>& args, const char* message, bool range = false) {
+  Isolate* isolate = args.GetIsolate();
+  Local<String> text = String::NewFromUtf8(isolate, message).ToLocalChecked();
+  isolate->ThrowException(range ? Exception::RangeError(text) : Exception::TypeError(text));
+  return false;
+}
+
+// An argument that must be a whole number in [0, 2^32).
+bool Index(const FunctionCallbackInfo<Value>& args, int i, uint32_t* out) {
+  if (!args[i]->IsUint32()) return Fail(args, "kernels: row numbers and counts are whole numbers from 0 to 2^32 - 1");
+  *out = args[i].As<Uint32>()->Value();
+  return true;
+}
+
+bool Number_(const FunctionCallbackInfo<Value>& args, int i, double* out) {
+  if (!args[i]->IsNumber()) return Fail(args, "kernels: bounds and thresholds are numbers");
+  *out = args[i].As<Number>()->Value();
+  return true;
+}
+
+bool Selection(const FunctionCallbackInfo<Value>& args, int i, Span<uint32_t>* out) {
+  if (!args[i]->IsUint32Array()) return Fail(args, "kernels: a selection is a Uint32Array");
+  *out = SpanOf<uint32_t>(args[i]);
+  return true;
+}
+
+// [a, b) within the column, and a selection with room for at + (b - a) rows from `at` on.
+bool RunFits(const FunctionCallbackInfo<Value>& args, size_t length, uint32_t a, uint32_t b, const Span<uint32_t>& sel, uint32_t at) {
+  if (a > b || b > length) return Fail(args, "kernels: the rows [a, b) must lie within the column", true);
+  if (static_cast<uint64_t>(at) + (b - a) > sel.length) return Fail(args, "kernels: the selection has no room for the rows", true);
+  return true;
+}
+
+// Integer bounds of an integer column from numeric ones (whole numbers or infinities, as
+// lowerCode and upperCode give them); false when no value of T lies within.
+template <typename T>
+bool IntBounds(double lo, double hi, T* ilo, T* ihi) {
+  constexpr double kMin = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double kMax = static_cast<double>(std::numeric_limits<T>::max());
+  lo = std::ceil(lo);
+  hi = std::floor(hi);
+  if (!(lo <= hi) || lo > kMax || hi < kMin) return false;
+  *ilo = static_cast<T>(lo < kMin ? kMin : lo);
+  *ihi = static_cast<T>(hi > kMax ? kMax : hi);
+  return true;
+}
+
+template <typename T, typename B>
+uint32_t RangeLoop(const T* col, B lo, B hi, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
+  for (uint32_t r = a; r < b; r++) {
+    const T v = col[r];
+    sel[k] = r;
+    k += static_cast<uint32_t>(v >= lo) & static_cast<uint32_t>(v <= hi);
+  }
+  return k;
+}
+
+template <typename T, typename B>
+uint32_t RefineLoop(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint32_t n) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t r = sel[i];
+    if (r >= length) continue;
+    const T v = col[r];
+    sel[k] = r;
+    k += static_cast<uint32_t>(v >= lo) & static_cast<uint32_t>(v <= hi);
+  }
+  return k;
+}
+
+// range(col, lo, hi, a, b, sel, at): rows of [a, b) with lo <= col[r] <= hi written to sel from
+// sel[at] on; returns at + their count. col: Float64Array (NaN fails), Int32Array or Int16Array.
+void Range(const FunctionCallbackInfo<Value>& args) {
+  double lo, hi;
+  uint32_t a, b, at;
+  Span<uint32_t> sel;
+  if (!Number_(args, 1, &lo) || !Number_(args, 2, &hi) || !Index(args, 3, &a) || !Index(args, 4, &b) || !Selection(args, 5, &sel) ||
+      !Index(args, 6, &at))
+    return;
+  Local<Value> c = args[0];
+  uint32_t k = at;
+  if (c->IsFloat64Array()) {
+    Span<double> col = SpanOf<double>(c);
+    if (!RunFits(args, col.length, a, b, sel, at)) return;
+    k = RangeLoop(col.data, lo, hi, a, b, sel.data, at);
+  } else if (c->IsInt32Array()) {
+    Span<int32_t> col = SpanOf<int32_t>(c);
+    if (!RunFits(args, col.length, a, b, sel, at)) return;
+    int32_t ilo, ihi;
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RangeLoop(col.data, ilo, ihi, a, b, sel.data, at);
+  } else if (c->IsInt16Array()) {
+    Span<int16_t> col = SpanOf<int16_t>(c);
+    if (!RunFits(args, col.length, a, b, sel, at)) return;
+    int16_t ilo, ihi;
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RangeLoop(col.data, ilo, ihi, a, b, sel.data, at);
+  } else {
+    Fail(args, "kernels: range reads a Float64Array, an Int32Array or an Int16Array");
+    return;
+  }
+  args.GetReturnValue().Set(k);
+}
+
+// refine(col, lo, hi, sel, n): keeps the rows of sel[0..n) with lo <= col[r] <= hi, in order;
+// returns their count.
+void Refine(const FunctionCallbackInfo<Value>& args) {
+  double lo, hi;
+  uint32_t n;
+  Span<uint32_t> sel;
+  if (!Number_(args, 1, &lo) || !Number_(args, 2, &hi) || !Selection(args, 3, &sel) || !Index(args, 4, &n)) return;
+  if (n > sel.length) {
+    Fail(args, "kernels: n exceeds the selection", true);
+    return;
+  }
+  Local<Value> c = args[0];
+  uint32_t k = 0;
+  if (c->IsFloat64Array()) {
+    Span<double> col = SpanOf<double>(c);
+    k = RefineLoop(col.data, col.length, lo, hi, sel.data, n);
+  } else if (c->IsInt32Array()) {
+    Span<int32_t> col = SpanOf<int32_t>(c);
+    int32_t ilo, ihi;
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RefineLoop(col.data, col.length, ilo, ihi, sel.data, n);
+  } else if (c->IsInt16Array()) {
+    Span<int16_t> col = SpanOf<int16_t>(c);
+    int16_t ilo, ihi;
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RefineLoop(col.data, col.length, ilo, ihi, sel.data, n);
+  } else {
+    Fail(args, "kernels: refine reads a Float64Array, an Int32Array or an Int16Array");
+    return;
+  }
+  args.GetReturnValue().Set(k);
+}
+
+// A code column (Uint8Array, Uint16Array or Uint32Array) and its 256-entry table of 0s and 1s:
+// codes past the table fail, as the JavaScript loop's undefined entries would never be read
+// (tables cover every code of their column).
+template <typename T>
+uint32_t CodesRangeLoop(const T* col, const uint8_t* table, size_t tableLength, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
+  for (uint32_t r = a; r < b; r++) {
+    const T v = col[r];
+    sel[k] = r;
+    k += v < tableLength ? table[v] : 0;
+  }
+  return k;
+}
+
+template <typename T>
+uint32_t CodesRefineLoop(const T* col, size_t length, const uint8_t* table, size_t tableLength, uint32_t* sel, uint32_t n) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t r = sel[i];
+    if (r >= length) continue;
+    const T v = col[r];
+    sel[k] = r;
+    k += v < tableLength ? table[v] : 0;
+  }
+  return k;
+}
+
+bool Table(const FunctionCallbackInfo<Value>& args, int i, Span<uint8_t>* out) {
+  if (!args[i]->IsUint8Array()) return Fail(args, "kernels: a code table is a Uint8Array");
+  *out = SpanOf<uint8_t>(args[i]);
+  return true;
+}
+
+// codesRange(col, table, a, b, sel, at): rows of [a, b) whose code's entry is 1.
+void CodesRange(const FunctionCallbackInfo<Value>& args) {
+  Span<uint8_t> table;
+  uint32_t a, b, at;
+  Span<uint32_t> sel;
+  if (!Table(args, 1, &table) || !Index(args, 2, &a) || !Index(args, 3, &b) || !Selection(args, 4, &sel) || !Index(args, 5, &at)) return;
+  Local<Value> c = args[0];
+  uint32_t k;
+  if (c->IsUint8Array()) {
+    Span<uint8_t> col = SpanOf<uint8_t>(c);
+    if (!RunFits(args, col.length, a, b, sel, at)) return;
+    k = CodesRangeLoop(col.data, table.data, table.length, a, b, sel.data, at);
+  } else if (c->IsUint16Array()) {
+    Span<uint16_t> col = SpanOf<uint16_t>(c);
+    if (!RunFits(args, col.length, a, b, sel, at)) return;
+    k = CodesRangeLoop(col.data, table.data, table.length, a, b, sel.data, at);
+  } else if (c->IsUint32Array()) {
+    Span<uint32_t> col = SpanOf<uint32_t>(c);
+    if (!RunFits(args, col.length, a, b, sel, at)) return;
+    k = CodesRangeLoop(col.data, table.data, table.length, a, b, sel.data, at);
+  } else {
+    Fail(args, "kernels: codes are a Uint8Array, a Uint16Array or a Uint32Array");
+    return;
+  }
+  args.GetReturnValue().Set(k);
+}
+
+// codesRefine(col, table, sel, n): keeps the rows of sel[0..n) whose code's entry is 1.
+void CodesRefine(const FunctionCallbackInfo<Value>& args) {
+  Span<uint8_t> table;
+  uint32_t n;
+  Span<uint32_t> sel;
+  if (!Table(args, 1, &table) || !Selection(args, 2, &sel) || !Index(args, 3, &n)) return;
+  if (n > sel.length) {
+    Fail(args, "kernels: n exceeds the selection", true);
+    return;
+  }
+  Local<Value> c = args[0];
+  uint32_t k;
+  if (c->IsUint8Array()) {
+    Span<uint8_t> col = SpanOf<uint8_t>(c);
+    k = CodesRefineLoop(col.data, col.length, table.data, table.length, sel.data, n);
+  } else if (c->IsUint16Array()) {
+    Span<uint16_t> col = SpanOf<uint16_t>(c);
+    k = CodesRefineLoop(col.data, col.length, table.data, table.length, sel.data, n);
+  } else if (c->IsUint32Array()) {
+    Span<uint32_t> col = SpanOf<uint32_t>(c);
+    k = CodesRefineLoop(col.data, col.length, table.data, table.length, sel.data, n);
+  } else {
+    Fail(args, "kernels: codes are a Uint8Array, a Uint16Array or a Uint32Array");
+    return;
+  }
+  args.GetReturnValue().Set(k);
+}
+
+// flagsRange(flags, mask, want, a, b, sel, at) / flagsRefine(flags, mask, want, sel, n):
+// (flags[r] & mask) === want, on a Uint32Array.
+void FlagsRange(const FunctionCallbackInfo<Value>& args) {
+  uint32_t mask, want, a, b, at;
+  Span<uint32_t> sel;
+  if (!args[0]->IsUint32Array()) {
+    Fail(args, "kernels: flags are a Uint32Array");
+    return;
+  }
+  if (!Index(args, 1, &mask) || !Index(args, 2, &want) || !Index(args, 3, &a) || !Index(args, 4, &b) || !Selection(args, 5, &sel) ||
+      !Index(args, 6, &at))
+    return;
+  Span<uint32_t> flags = SpanOf<uint32_t>(args[0]);
+  if (!RunFits(args, flags.length, a, b, sel, at)) return;
+  uint32_t k = at;
+  for (uint32_t r = a; r < b; r++) {
+    sel.data[k] = r;
+    k += static_cast<uint32_t>((flags.data[r] & mask) == want);
+  }
+  args.GetReturnValue().Set(k);
+}
+
+void FlagsRefine(const FunctionCallbackInfo<Value>& args) {
+  uint32_t mask, want, n;
+  Span<uint32_t> sel;
+  if (!args[0]->IsUint32Array()) {
+    Fail(args, "kernels: flags are a Uint32Array");
+    return;
+  }
+  if (!Index(args, 1, &mask) || !Index(args, 2, &want) || !Selection(args, 3, &sel) || !Index(args, 4, &n)) return;
+  if (n > sel.length) {
+    Fail(args, "kernels: n exceeds the selection", true);
+    return;
+  }
+  Span<uint32_t> flags = SpanOf<uint32_t>(args[0]);
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t r = sel.data[i];
+    if (r >= flags.length) continue;
+    sel.data[k] = r;
+    k += static_cast<uint32_t>((flags.data[r] & mask) == want);
+  }
+  args.GetReturnValue().Set(k);
+}
+
+bool Coordinates(const FunctionCallbackInfo<Value>& args, Span<double>* lon, Span<double>* lat, double box[4]) {
+  if (!args[0]->IsFloat64Array() || !args[1]->IsFloat64Array()) return Fail(args, "kernels: coordinates are Float64Arrays");
+  *lon = SpanOf<double>(args[0]);
+  *lat = SpanOf<double>(args[1]);
+  for (int i = 0; i < 4; i++)
+    if (!Number_(args, 2 + i, &box[i])) return false;
+  return true;
+}
+
+// bboxRange(lon, lat, minLon, minLat, maxLon, maxLat, a, b, sel): rows of [a, b) whose point
+// lies in the box, edges included, written to sel from sel[0] on; returns their count.
+void BBoxRange(const FunctionCallbackInfo<Value>& args) {
+  Span<double> lon, lat;
+  double box[4];
+  uint32_t a, b;
+  Span<uint32_t> sel;
+  if (!Coordinates(args, &lon, &lat, box) || !Index(args, 6, &a) || !Index(args, 7, &b) || !Selection(args, 8, &sel)) return;
+  if (!RunFits(args, lon.length < lat.length ? lon.length : lat.length, a, b, sel, 0)) return;
+  const double minLon = box[0], minLat = box[1], maxLon = box[2], maxLat = box[3];
+  uint32_t k = 0;
+  for (uint32_t r = a; r < b; r++) {
+    const double x = lon.data[r];
+    const double y = lat.data[r];
+    sel.data[k] = r;
+    k += static_cast<uint32_t>(x >= minLon) & static_cast<uint32_t>(x <= maxLon) & static_cast<uint32_t>(y >= minLat) &
+         static_cast<uint32_t>(y <= maxLat);
+  }
+  args.GetReturnValue().Set(k);
+}
+
+// bboxRefine(lon, lat, minLon, minLat, maxLon, maxLat, sel, n).
+void BBoxRefine(const FunctionCallbackInfo<Value>& args) {
+  Span<double> lon, lat;
+  double box[4];
+  uint32_t n;
+  Span<uint32_t> sel;
+  if (!Coordinates(args, &lon, &lat, box) || !Selection(args, 6, &sel) || !Index(args, 7, &n)) return;
+  if (n > sel.length) {
+    Fail(args, "kernels: n exceeds the selection", true);
+    return;
+  }
+  const size_t length = lon.length < lat.length ? lon.length : lat.length;
+  const double minLon = box[0], minLat = box[1], maxLon = box[2], maxLat = box[3];
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t r = sel.data[i];
+    if (r >= length) continue;
+    const double x = lon.data[r];
+    const double y = lat.data[r];
+    sel.data[k] = r;
+    k += static_cast<uint32_t>(x >= minLon) & static_cast<uint32_t>(x <= maxLon) & static_cast<uint32_t>(y >= minLat) &
+         static_cast<uint32_t>(y <= maxLat);
+  }
+  args.GetReturnValue().Set(k);
+}
+
+// candidates(col, lo, hi, sel, bound, tie, rank, rankBound): rows of [lo, hi) whose key can still
+// enter a heap (sort-keys.ts), written to sel; returns their count. Float64Array: key > bound, or
+// equal to it with rank < rankBound (NaN, an unknown key, counts as -Infinity). Int32Array or
+// Int16Array: bound is the least stored integer that can enter (lowerCode: a whole number or an
+// infinity), and a value equal to it enters only with rank < rankBound when it is also `tie`.
+template <typename T>
+uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, double min, double tie, const uint32_t* rank, uint64_t rankBound) {
+  constexpr double kMin = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double kMax = static_cast<double>(std::numeric_limits<T>::max());
+  uint32_t k = 0;
+  if (min > kMax) return 0;
+  if (min < kMin) {
+    for (uint32_t r = lo; r < hi; r++) sel[k++] = r;
+    return k;
+  }
+  const T m = static_cast<T>(min);
+  if (!(tie == min)) {
+    for (uint32_t r = lo; r < hi; r++) {
+      sel[k] = r;
+      k += static_cast<uint32_t>(col[r] >= m);
+    }
+    return k;
+  }
+  for (uint32_t r = lo; r < hi; r++) {
+    const T v = col[r];
+    if (v > m || (v == m && rank[r] < rankBound)) sel[k++] = r;
+  }
+  return k;
+}
+
+void Candidates(const FunctionCallbackInfo<Value>& args) {
+  uint32_t lo, hi;
+  double bound, tie, rb;
+  Span<uint32_t> sel;
+  if (!Index(args, 1, &lo) || !Index(args, 2, &hi) || !Selection(args, 3, &sel) || !Number_(args, 4, &bound) || !Number_(args, 5, &tie) ||
+      !Number_(args, 7, &rb))
+    return;
+  if (!args[6]->IsUint32Array()) {
+    Fail(args, "kernels: ranks are a Uint32Array");
+    return;
+  }
+  Span<uint32_t> rank = SpanOf<uint32_t>(args[6]);
+  // Ranks are below 2^32: a bound of 2^32 or more lets every tie in.
+  const uint64_t rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
+  Local<Value> c = args[0];
+  size_t length;
+  if (c->IsFloat64Array())
+    length = SpanOf<double>(c).length;
+  else if (c->IsInt32Array())
+    length = SpanOf<int32_t>(c).length;
+  else if (c->IsInt16Array())
+    length = SpanOf<int16_t>(c).length;
+  else {
+    Fail(args, "kernels: candidates reads a Float64Array, an Int32Array or an Int16Array");
+    return;
+  }
+  if (!RunFits(args, length < rank.length ? length : rank.length, lo, hi, sel, 0)) return;
+  uint32_t k = 0;
+  if (c->IsFloat64Array()) {
+    const double* col = SpanOf<double>(c).data;
+    const uint32_t* rk = rank.data;
+    const bool unknownTies = bound == -std::numeric_limits<double>::infinity();
+    for (uint32_t r = lo; r < hi; r++) {
+      const double v = col[r];
+      if (v > bound || ((v == bound || (v != v && unknownTies)) && rk[r] < rankBound)) sel.data[k++] = r;
+    }
+  } else if (c->IsInt32Array()) {
+    k = IntCandidates(SpanOf<int32_t>(c).data, lo, hi, sel.data, bound, tie, rank.data, rankBound);
+  } else {
+    k = IntCandidates(SpanOf<int16_t>(c).data, lo, hi, sel.data, bound, tie, rank.data, rankBound);
+  }
+  args.GetReturnValue().Set(k);
+}
+
+void Export(Local<Context> context, Local<Object> exports, const char* name, FunctionCallback fn) {
+  Isolate* isolate = context->GetIsolate();
+  exports->Set(context, String::NewFromUtf8(isolate, name).ToLocalChecked(), FunctionTemplate::New(isolate, fn)->GetFunction(context).ToLocalChecked())
+      .FromJust();
+}
+
+}  // namespace
+
+NODE_MODULE_INIT() {
+  Export(context, exports, "range", Range);
+  Export(context, exports, "refine", Refine);
+  Export(context, exports, "codesRange", CodesRange);
+  Export(context, exports, "codesRefine", CodesRefine);
+  Export(context, exports, "flagsRange", FlagsRange);
+  Export(context, exports, "flagsRefine", FlagsRefine);
+  Export(context, exports, "bboxRange", BBoxRange);
+  Export(context, exports, "bboxRefine", BBoxRefine);
+  Export(context, exports, "candidates", Candidates);
+}

@@ -1,0 +1,236 @@
+/**
+ * The compiled scan loops (native/kernels.cc through src/query/native-kernels.ts) against the
+ * predicates they implement, written out row by row here, on random columns with unknown
+ * values, sentinels and bounds at and past the columns' ranges; their refusals of calls that
+ * would read or write outside an array; and the engine's JavaScript loops, which serve where
+ * the addon does not load, against the brute-force reference (query-differential.test.ts run
+ * again with EDIFICE_KERNELS=js).
+ */
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { NULL_I32 } from '../src/catalog/arrow.ts';
+import { NULL_I16 } from '../src/catalog/numeric.ts';
+import { native, nativeUnavailable, type NativeKernels } from '../src/query/native-kernels.ts';
+import { Rng } from './reference/random.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const N = 5000;
+
+function kernels(): NativeKernels {
+  if (native === null) throw new Error(`the compiled kernels did not load: ${nativeUnavailable}`);
+  return native;
+}
+
+/** A shared column of N rows, as the catalog's are. */
+function shared<T extends Float64Array | Int32Array | Int16Array | Uint8Array | Uint16Array | Uint32Array>(
+  Ctor: { new (b: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number },
+  fill: (i: number) => number,
+): T {
+  const a = new Ctor(new SharedArrayBuffer(N * Ctor.BYTES_PER_ELEMENT));
+  for (let i = 0; i < N; i++) a[i] = fill(i);
+  return a;
+}
+
+/** The rows of [a, b) that pass, as the engine's loops list them. */
+function expected(a: number, b: number, pass: (r: number) => boolean): number[] {
+  const out: number[] = [];
+  for (let r = a; r < b; r++) if (pass(r)) out.push(r);
+  return out;
+}
+
+/** A sorted random subset of [0, N): a selection as earlier steps leave it. */
+function selection(rng: Rng): Uint32Array {
+  const rows: number[] = [];
+  const keep = rng.next();
+  for (let r = 0; r < N; r++) if (rng.next() < keep) rows.push(r);
+  return Uint32Array.from(rows);
+}
+
+describe('compiled scan loops', () => {
+  const rng = new Rng(20261129);
+  const f64 = shared(Float64Array, () => (rng.next() < 0.1 ? NaN : rng.next() < 0.05 ? 0 : Math.round(rng.next() * 2000) / 10 - 50));
+  const i32 = shared(Int32Array, () => (rng.next() < 0.1 ? NULL_I32 : Math.round(rng.next() * 4000) - 1000));
+  const i16 = shared(Int16Array, () => (rng.next() < 0.1 ? NULL_I16 : Math.round(rng.next() * 60000) - 30000));
+  const rank = shared(Uint32Array, (i) => (i * 7919) % N);
+
+  const columns = { f64, i32, i16 } as const;
+  const nulls = { f64: NaN, i32: NULL_I32, i16: NULL_I16 } as const;
+  const bounds = (): [number, number] => {
+    const pick = (): number => {
+      const u = rng.next();
+      if (u < 0.08) return -Infinity;
+      if (u < 0.16) return Infinity;
+      if (u < 0.24) return [NULL_I32 + 1, NULL_I16 + 1, 32767, 2 ** 31 - 1, -(2 ** 31), 0][Math.floor(rng.next() * 6)];
+      return Math.round(rng.next() * 3000) - 1000;
+    };
+    const a = pick();
+    const b = pick();
+    return rng.next() < 0.8 ? [Math.min(a, b), Math.max(a, b)] : [a, b];
+  };
+
+  it('range and refine keep exactly the rows within the bounds (unknowns and sentinels fail a lower bound above them)', () => {
+    const k = kernels();
+    for (let t = 0; t < 400; t++) {
+      for (const name of ['f64', 'i32', 'i16'] as const) {
+        const col = columns[name];
+        const [low, hi] = bounds();
+        // The engine's integer steps raise the lower bound above the null sentinel.
+        const lo = name === 'f64' ? low : Math.max(low, nulls[name] + 1);
+        const a = Math.floor(rng.next() * N);
+        const b = a + Math.floor(rng.next() * (N - a + 1));
+        const at = Math.floor(rng.next() * 50);
+        const sel = new Uint32Array(at + (b - a) + 3);
+        const pass = (r: number): boolean => col[r] >= lo && col[r] <= hi;
+        const got = k.range(col, lo, hi, a, b, sel, at);
+        expect(Array.from(sel.subarray(at, got)), `${name} range [${a}, ${b}) within [${lo}, ${hi}]`).toEqual(expected(a, b, pass));
+
+        const s = selection(rng);
+        const want = Array.from(s).filter(pass);
+        const n = k.refine(col, lo, hi, s, s.length);
+        expect(Array.from(s.subarray(0, n)), `${name} refine within [${lo}, ${hi}]`).toEqual(want);
+      }
+    }
+  });
+
+  it('codes keep the rows whose code the table marks, for 8-, 16- and 32-bit code columns', () => {
+    const k = kernels();
+    const cols = [
+      shared(Uint8Array, () => Math.floor(rng.next() * 12)),
+      shared(Uint16Array, () => Math.floor(rng.next() * 900)),
+      shared(Uint32Array, () => Math.floor(rng.next() * 70000)),
+    ];
+    for (let t = 0; t < 200; t++) {
+      for (const col of cols) {
+        const size = col instanceof Uint8Array ? 256 : col instanceof Uint16Array ? 900 : 70000;
+        const table = new Uint8Array(size);
+        const share = rng.next();
+        for (let c = 0; c < size; c++) table[c] = rng.next() < share ? 1 : 0;
+        const a = Math.floor(rng.next() * N);
+        const b = a + Math.floor(rng.next() * (N - a + 1));
+        const sel = new Uint32Array(b - a + 1);
+        const pass = (r: number): boolean => table[col[r]] === 1;
+        const got = k.codesRange(col, table, a, b, sel, 1);
+        expect(Array.from(sel.subarray(1, got))).toEqual(expected(a, b, pass));
+        const s = selection(rng);
+        const want = Array.from(s).filter(pass);
+        expect(Array.from(s.subarray(0, k.codesRefine(col, table, s, s.length)))).toEqual(want);
+      }
+    }
+  });
+
+  it('flags keep the rows whose masked bits are the ones wanted, the top bit included', () => {
+    const k = kernels();
+    const flags = shared(Uint32Array, () => Math.floor(rng.next() * 2 ** 32));
+    for (let t = 0; t < 300; t++) {
+      const mask = (Math.floor(rng.next() * 2 ** 32) & Math.floor(rng.next() * 2 ** 32)) >>> 0;
+      const want = (Math.floor(rng.next() * 2 ** 32) & mask) >>> 0;
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * (N - a + 1));
+      const sel = new Uint32Array(b - a);
+      const pass = (r: number): boolean => (flags[r] & mask) >>> 0 === want;
+      expect(Array.from(sel.subarray(0, k.flagsRange(flags, mask, want, a, b, sel, 0)))).toEqual(expected(a, b, pass));
+      const s = selection(rng);
+      const wantRows = Array.from(s).filter(pass);
+      expect(Array.from(s.subarray(0, k.flagsRefine(flags, mask, want, s, s.length)))).toEqual(wantRows);
+    }
+  });
+
+  it('bbox keeps the points inside the box, edges included', () => {
+    const k = kernels();
+    const lon = shared(Float64Array, () => Math.round(rng.next() * 100) / 10);
+    const lat = shared(Float64Array, () => Math.round(rng.next() * 100) / 10);
+    for (let t = 0; t < 300; t++) {
+      const [x0, x1] = [Math.round(rng.next() * 100) / 10, Math.round(rng.next() * 100) / 10].sort((p, q) => p - q);
+      const [y0, y1] = [Math.round(rng.next() * 100) / 10, Math.round(rng.next() * 100) / 10].sort((p, q) => p - q);
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * (N - a + 1));
+      const sel = new Uint32Array(b - a);
+      const pass = (r: number): boolean => lon[r] >= x0 && lon[r] <= x1 && lat[r] >= y0 && lat[r] <= y1;
+      expect(Array.from(sel.subarray(0, k.bboxRange(lon, lat, x0, y0, x1, y1, a, b, sel)))).toEqual(expected(a, b, pass));
+      const s = selection(rng);
+      const want = Array.from(s).filter(pass);
+      expect(Array.from(s.subarray(0, k.bboxRefine(lon, lat, x0, y0, x1, y1, s, s.length)))).toEqual(want);
+    }
+  });
+
+  it('candidates keep the rows whose key can still enter: above the bound, or at it with a low enough rank', () => {
+    const k = kernels();
+    for (let t = 0; t < 400; t++) {
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * (N - a + 1));
+      const sel = new Uint32Array(b - a);
+      const rankBound = [0, 1, Math.floor(rng.next() * N), N, 2 ** 32][Math.floor(rng.next() * 5)];
+      // Float64: the threshold itself; NaN (unknown) counts as -Infinity.
+      const thr =
+        rng.next() < 0.1 ? -Infinity : rng.next() < 0.5 ? f64[Math.floor(rng.next() * N)] || 0 : Math.round(rng.next() * 2000) / 10 - 50;
+      const key = (r: number): number => (Number.isNaN(f64[r]) ? -Infinity : f64[r]);
+      const passF = (r: number): boolean => key(r) > thr || (key(r) === thr && rank[r] < rankBound);
+      expect(Array.from(sel.subarray(0, k.candidates(f64, a, b, sel, thr, NaN, rank, rankBound))), `f64 thr ${thr}`).toEqual(
+        expected(a, b, passF),
+      );
+      // Integers: the least stored value that can enter, and whether a value equal to it is the tie.
+      for (const [name, col] of [
+        ['i32', i32],
+        ['i16', i16],
+      ] as const) {
+        const u = rng.next();
+        const min =
+          u < 0.05 ? -Infinity : u < 0.1 ? Infinity : u < 0.5 ? col[Math.floor(rng.next() * N)] : Math.round(rng.next() * 70000) - 35000;
+        const tie = rng.next() < 0.5 ? min : NaN;
+        const passI = (r: number): boolean => col[r] > min || (col[r] === min && (col[r] !== tie || rank[r] < rankBound));
+        expect(
+          Array.from(sel.subarray(0, k.candidates(col, a, b, sel, min, tie, rank, rankBound))),
+          `${name} min ${min} tie ${tie}`,
+        ).toEqual(expected(a, b, passI));
+      }
+    }
+  });
+
+  it('refuses a call that would read or write outside its arrays, or that passes the wrong arrays', () => {
+    const k = kernels();
+    const sel = new Uint32Array(10);
+    expect(() => k.range(f64, 0, 1, 0, N + 1, new Uint32Array(N + 1), 0)).toThrow(RangeError);
+    expect(() => k.range(f64, 0, 1, 0, 11, sel, 0)).toThrow(/no room/);
+    expect(() => k.range(f64, 0, 1, 5, 10, sel, 6)).toThrow(/no room/);
+    expect(() => k.range(f64, 0, 1, 10, 5, sel, 0)).toThrow(RangeError);
+    expect(() => k.refine(f64, 0, 1, sel, 11)).toThrow(/exceeds/);
+    expect(() => k.range(new Float32Array(10) as unknown as Float64Array, 0, 1, 0, 5, sel, 0)).toThrow(TypeError);
+    expect(() => k.range(f64, 0, 1, -1, 5, sel, 0)).toThrow(TypeError);
+    expect(() => k.codesRange(new Uint8Array(10), new Uint16Array(256) as unknown as Uint8Array, 0, 5, sel, 0)).toThrow(TypeError);
+    expect(() => k.flagsRange(new Int32Array(10) as unknown as Uint32Array, 1, 1, 0, 5, sel, 0)).toThrow(TypeError);
+    expect(() => k.candidates(f64, 0, 5, sel, 0, NaN, new Uint32Array(3), 0)).toThrow(RangeError);
+    // Rows of a selection past the column fail rather than read past it.
+    const s = Uint32Array.from([1, 2, N + 5, 3]);
+    expect(Array.from(s.subarray(0, k.refine(i32, -Infinity, Infinity, s, 4)))).toEqual([1, 2, 3]);
+  });
+});
+
+describe('the JavaScript loops, where the addon does not load', () => {
+  it('answer the reference differential tests with EDIFICE_KERNELS=js', () => {
+    const probe = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        "const m = await import('./src/query/native-kernels.ts'); console.log(String(m.native === null), m.nativeUnavailable)",
+      ],
+      { cwd: ROOT, env: { ...process.env, EDIFICE_KERNELS: 'js' }, encoding: 'utf8' },
+    );
+    expect(probe.stdout.trim()).toBe('true EDIFICE_KERNELS=js');
+    const run = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/query-differential.test.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, EDIFICE_KERNELS: 'js', DIFF_RUNS_PER_SORT: '120', DIFF_RUNS_BORDER: '80', DIFF_RUNS_SYNTHETIC: '80' },
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    // eslint-disable-next-line no-control-regex
+    const out = `${run.stdout}\n${run.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(run.status, out.slice(-3000)).toBe(0);
+    expect(out).toMatch(/Tests\s+\d+ passed/);
+    expect(out).not.toMatch(/skipped|failed/);
+  }, 320_000);
+});
