@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 using namespace v8;
 
@@ -429,6 +430,56 @@ void Candidates(const FunctionCallbackInfo<Value>& args) {
   args.GetReturnValue().Set(k);
 }
 
+// select(key, rank, row, snap, lo, hi, t): reorders slots [lo, hi] of a buffer of ranked rows
+// (topk.ts), all of one snapshot, so that slot t holds the row of that place (key descending,
+// then rank ascending), better rows before it and worse after: Hoare's selection, as TopK's.
+void Select(const FunctionCallbackInfo<Value>& args) {
+  if (!args[0]->IsFloat64Array() || !args[1]->IsUint32Array() || !args[2]->IsUint32Array() || !args[3]->IsUint16Array()) {
+    Fail(args, "kernels: select reads keys (Float64Array), ranks and rows (Uint32Array) and snapshots (Uint16Array)");
+    return;
+  }
+  uint32_t lo, hi, t;
+  if (!Index(args, 4, &lo) || !Index(args, 5, &hi) || !Index(args, 6, &t)) return;
+  Span<double> key = SpanOf<double>(args[0]);
+  Span<uint32_t> rank = SpanOf<uint32_t>(args[1]);
+  Span<uint32_t> row = SpanOf<uint32_t>(args[2]);
+  Span<uint16_t> snap = SpanOf<uint16_t>(args[3]);
+  if (hi >= key.length || hi >= rank.length || hi >= row.length || hi >= snap.length || lo > t || t > hi) {
+    Fail(args, "kernels: select needs lo <= t <= hi within the buffer", true);
+    return;
+  }
+  double* k = key.data;
+  uint32_t* rk = rank.data;
+  uint32_t* rw = row.data;
+  uint16_t* sn = snap.data;
+  int64_t l = lo, h = hi;
+  while (l < h) {
+    const int64_t m = (l + h) >> 1;
+    const double pk = k[m];
+    const uint32_t prk = rk[m];
+    int64_t i = l, j = h;
+    while (i <= j) {
+      // The pivot, and after a swap the row swapped in, stop each scan; the bounds are a guard.
+      while (i < h && (k[i] > pk || (k[i] == pk && rk[i] < prk))) i++;
+      while (j > l && (k[j] < pk || (k[j] == pk && rk[j] > prk))) j--;
+      if (i <= j) {
+        std::swap(k[i], k[j]);
+        std::swap(rk[i], rk[j]);
+        std::swap(rw[i], rw[j]);
+        std::swap(sn[i], sn[j]);
+        i++;
+        j--;
+      }
+    }
+    if (t <= j)
+      h = j;
+    else if (t >= i)
+      l = i;
+    else
+      break;
+  }
+}
+
 void Export(Local<Context> context, Local<Object> exports, const char* name, FunctionCallback fn) {
   Isolate* isolate = context->GetIsolate();
   exports->Set(context, String::NewFromUtf8(isolate, name).ToLocalChecked(), FunctionTemplate::New(isolate, fn)->GetFunction(context).ToLocalChecked())
@@ -447,4 +498,5 @@ NODE_MODULE_INIT() {
   Export(context, exports, "bboxRange", BBoxRange);
   Export(context, exports, "bboxRefine", BBoxRefine);
   Export(context, exports, "candidates", Candidates);
+  Export(context, exports, "select", Select);
 }

@@ -1,6 +1,7 @@
 /**
  * The compiled scan loops (native/kernels.cc through src/query/native-kernels.ts) against the
- * predicates they implement, written out row by row here, on random columns with unknown
+ * predicates they implement, written out row by row here (and the selection against the order
+ * it selects in), on random columns with unknown
  * values, sentinels and bounds at and past the columns' ranges; their refusals of calls that
  * would read or write outside an array; and the engine's JavaScript loops, which serve where
  * the addon does not load, against the brute-force reference (query-differential.test.ts run
@@ -186,6 +187,44 @@ describe('compiled scan loops', () => {
         ).toEqual(expected(a, b, passI));
       }
     }
+  });
+
+  it('select puts the row of place t at slot t, better rows before it and worse after, moving each row whole', () => {
+    const k = kernels();
+    for (let t = 0; t < 300; t++) {
+      const size = 1 + Math.floor(rng.next() * 3000);
+      // Few distinct keys, so that ties are decided by rank; ranks distinct, as a snapshot's are.
+      const distinct = 1 + Math.floor(rng.next() * 50);
+      const key = Float64Array.from({ length: size }, () => (rng.next() < 0.05 ? -Infinity : Math.floor(rng.next() * distinct)));
+      const ranks = Array.from({ length: size }, (_, i) => i);
+      for (let i = size - 1; i > 0; i--) {
+        const j = Math.floor(rng.next() * (i + 1));
+        [ranks[i], ranks[j]] = [ranks[j], ranks[i]];
+      }
+      const rank = Uint32Array.from(ranks);
+      const row = Uint32Array.from(rank, (r) => r * 3 + 1);
+      const snap = new Uint16Array(size).fill(2);
+      const lo = Math.floor(rng.next() * size);
+      const hi = lo + Math.floor(rng.next() * (size - lo));
+      const place = lo + Math.floor(rng.next() * (hi - lo + 1));
+      const before = Array.from({ length: size }, (_, i) => `${key[i]}/${rank[i]}/${row[i]}`);
+      k.select(key, rank, row, snap, lo, hi, place);
+      const after = (i: number, j: number): boolean => key[i] < key[j] || (key[i] === key[j] && rank[i] > rank[j]);
+      for (let i = lo; i < place; i++) expect(after(i, place), `slot ${i} ranks after slot ${place}`).toBe(false);
+      for (let i = place + 1; i <= hi; i++) expect(after(place, i), `slot ${i} ranks before slot ${place}`).toBe(false);
+      const now = Array.from({ length: size }, (_, i) => `${key[i]}/${rank[i]}/${row[i]}`);
+      // Slots outside [lo, hi] untouched; inside, the same rows, each with its own key, rank and row.
+      expect(now.slice(0, lo)).toEqual(before.slice(0, lo));
+      expect(now.slice(hi + 1)).toEqual(before.slice(hi + 1));
+      expect(now.slice(lo, hi + 1).sort()).toEqual(before.slice(lo, hi + 1).sort());
+      expect(Array.from(snap).every((x) => x === 2)).toBe(true);
+    }
+    const key = new Float64Array(10);
+    const u32 = new Uint32Array(10);
+    expect(() => k.select(key, u32, u32, new Uint16Array(10), 0, 10, 5)).toThrow(RangeError);
+    expect(() => k.select(key, u32, u32, new Uint16Array(10), 4, 8, 2)).toThrow(RangeError);
+    expect(() => k.select(key, u32, u32, new Uint16Array(5), 0, 9, 2)).toThrow(RangeError);
+    expect(() => k.select(key, u32, u32, u32 as unknown as Uint16Array, 0, 9, 2)).toThrow(TypeError);
   });
 
   it('refuses a call that would read or write outside its arrays, or that passes the wrong arrays', () => {

@@ -62,6 +62,11 @@ export interface NativeKernels {
     rank: Uint32Array,
     rankBound: number,
   ): number;
+  /**
+   * Reorders slots [lo, hi] of a buffer of ranked rows of one snapshot so that slot t holds the
+   * row of that place (key descending, then rank ascending), better rows before it, worse after.
+   */
+  select(key: Float64Array, rank: Uint32Array, row: Uint32Array, snap: Uint16Array, lo: number, hi: number, t: number): void;
 }
 
 /** Selections shorter than this are refined in JavaScript: the call would cost more than the loop. */

@@ -8,6 +8,7 @@
  * One heap is reused by every query of the thread (queries run to completion synchronously).
  */
 import { compareIds } from '../catalog/ids.ts';
+import { NATIVE_MIN, native } from './native-kernels.ts';
 import { MAX_WINDOW } from './types.ts';
 
 /**
@@ -38,6 +39,8 @@ export class TopK {
   private cutRank = 0;
   private ids: Uint32Array[] = [];
   private capacity = 0;
+  /** Buffer mode: the snapshot of every row kept, -1 before the first, -2 once two snapshots' rows are kept. */
+  private oneSnap = -1;
   /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
   size = 0;
@@ -51,6 +54,7 @@ export class TopK {
     this.floor = -Infinity;
     this.buffered = capacity > BUFFER_MIN_CAPACITY;
     this.cut = false;
+    this.oneSnap = -1;
   }
 
   /**
@@ -249,6 +253,7 @@ export class TopK {
         if (!before) return false;
       }
     }
+    if (s !== this.oneSnap) this.oneSnap = this.oneSnap === -1 ? s : -2;
     this.put(this.size++, k, s, r, rk);
     if (this.size < 2 * this.capacity) return false;
     this.keepBest();
@@ -272,9 +277,14 @@ export class TopK {
    * Reorders slots [lo, hi] so that slot t holds the row of that place, better rows before it,
    * worse after. Keys, and ranks within one snapshot, are compared inline (a deep page's
    * selections are a fifth of its time); only rows of two snapshots with equal keys compare ids.
+   * Rows of one snapshot are selected by the addon's compiled loop where it loads.
    */
   private select(lo: number, hi: number, t: number): void {
     const { key, snap, row, rank } = this;
+    if (native !== null && this.oneSnap >= 0 && hi - lo >= NATIVE_MIN) {
+      native.select(key, rank, row, snap, lo, hi, t);
+      return;
+    }
     while (lo < hi) {
       const m = (lo + hi) >>> 1;
       const pk = key[m];
