@@ -430,6 +430,116 @@ void Candidates(const FunctionCallbackInfo<Value>& args) {
   args.GetReturnValue().Set(k);
 }
 
+// The key of a row from its businesses [j, e) (sort-keys.ts): the largest band start with a
+// stated size, or the largest turnover in one currency; -Infinity when none.
+struct EmployeesKey {
+  const int32_t* min;
+  double operator()(uint32_t j, uint32_t e) const {
+    double best = -std::numeric_limits<double>::infinity();
+    for (; j < e; j++)
+      if (min[j] != kNullI32 && min[j] > best) best = min[j];
+    return best;
+  }
+  static constexpr int32_t kNullI32 = std::numeric_limits<int32_t>::min();
+};
+
+struct TurnoverKey {
+  const uint16_t* currency;
+  const double* turnover;
+  uint32_t code;
+  double operator()(uint32_t j, uint32_t e) const {
+    double best = -std::numeric_limits<double>::infinity();
+    for (; j < e; j++)
+      if (currency[j] == code && turnover[j] > best) best = turnover[j];
+    return best;
+  }
+};
+
+// The rows of [lo, hi) whose key is above thr, or equal to it with rank < rankBound, in row
+// order. Above -Infinity only rows with a business can enter: the businesses of the range are
+// walked, as the engine's loop walks them, and each row's key computed once.
+template <typename Key>
+uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, const Span<uint32_t>& rowOf, size_t values, uint32_t lo,
+                            uint32_t hi, uint32_t* sel, double thr, const Span<uint32_t>& rank, uint64_t rankBound) {
+  uint32_t k = 0;
+  if (thr == -std::numeric_limits<double>::infinity()) {
+    // Unknown keys can still enter, by rank: every row is looked at, as the engine's loop does.
+    const size_t rows = rank.length < offsets.length - 1 ? rank.length : offsets.length - 1;
+    for (uint32_t r = lo; r < hi && r < rows; r++) {
+      const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
+      const double key = b < e && e <= values ? keyOf(b, e) : thr;
+      if (key > thr || rank.data[r] < rankBound) sel[k++] = r;
+    }
+    return k;
+  }
+  const uint32_t end = offsets.data[hi];
+  int64_t last = -1;
+  for (uint32_t j = offsets.data[lo]; j < end; j++) {
+    const uint32_t r = rowOf.data[j];
+    if (r == last) continue;
+    last = r;
+    // Rows outside the range, or whose businesses lie past the arrays, are a corrupt store: skipped.
+    if (r < lo || r >= hi || r >= rank.length) continue;
+    const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
+    if (e > values || b > e) continue;
+    const double key = keyOf(b, e);
+    if (key > thr || (key == thr && rank.data[r] < rankBound)) sel[k++] = r;
+  }
+  return k;
+}
+
+// employeesCandidates(offsets, rowOf, employeesMin, lo, hi, sel, thr, rank, rankBound) and
+// turnoverCandidates(offsets, rowOf, currency, turnover, code, lo, hi, sel, thr, rank, rankBound):
+// candidates() for the business keys.
+bool BusinessArgs(const FunctionCallbackInfo<Value>& args, int at, Span<uint32_t>* offsets, Span<uint32_t>* rowOf, uint32_t* lo, uint32_t* hi,
+                  Span<uint32_t>* sel, double* thr, Span<uint32_t>* rank, uint64_t* rankBound) {
+  if (!args[0]->IsUint32Array() || !args[1]->IsUint32Array()) return Fail(args, "kernels: business offsets and rows are Uint32Arrays");
+  *offsets = SpanOf<uint32_t>(args[0]);
+  *rowOf = SpanOf<uint32_t>(args[1]);
+  double rb;
+  if (!Index(args, at, lo) || !Index(args, at + 1, hi) || !Selection(args, at + 2, sel) || !Number_(args, at + 3, thr)) return false;
+  if (!args[at + 4]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
+  *rank = SpanOf<uint32_t>(args[at + 4]);
+  if (!Number_(args, at + 5, &rb)) return false;
+  *rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
+  if (*lo > *hi || static_cast<size_t>(*hi) + 1 > offsets->length) return Fail(args, "kernels: the rows [lo, hi) must have offsets", true);
+  if (*hi - *lo > sel->length) return Fail(args, "kernels: the selection has no room for the rows", true);
+  if (offsets->data[*hi] > rowOf->length || offsets->data[*lo] > offsets->data[*hi])
+    return Fail(args, "kernels: the businesses of [lo, hi) must lie within their arrays", true);
+  return true;
+}
+
+void EmployeesCandidates(const FunctionCallbackInfo<Value>& args) {
+  Span<uint32_t> offsets, rowOf, sel, rank;
+  uint32_t lo, hi;
+  double thr;
+  uint64_t rankBound;
+  if (!args[2]->IsInt32Array()) {
+    Fail(args, "kernels: band starts are an Int32Array");
+    return;
+  }
+  if (!BusinessArgs(args, 3, &offsets, &rowOf, &lo, &hi, &sel, &thr, &rank, &rankBound)) return;
+  Span<int32_t> min = SpanOf<int32_t>(args[2]);
+  args.GetReturnValue().Set(BusinessCandidates(EmployeesKey{min.data}, offsets, rowOf, min.length, lo, hi, sel.data, thr, rank, rankBound));
+}
+
+void TurnoverCandidates(const FunctionCallbackInfo<Value>& args) {
+  Span<uint32_t> offsets, rowOf, sel, rank;
+  uint32_t lo, hi, code;
+  double thr;
+  uint64_t rankBound;
+  if (!args[2]->IsUint16Array() || !args[3]->IsFloat64Array()) {
+    Fail(args, "kernels: currencies are a Uint16Array and turnovers a Float64Array");
+    return;
+  }
+  if (!Index(args, 4, &code) || !BusinessArgs(args, 5, &offsets, &rowOf, &lo, &hi, &sel, &thr, &rank, &rankBound)) return;
+  Span<uint16_t> currency = SpanOf<uint16_t>(args[2]);
+  Span<double> turnover = SpanOf<double>(args[3]);
+  const size_t values = currency.length < turnover.length ? currency.length : turnover.length;
+  TurnoverKey key{currency.data, turnover.data, code};
+  args.GetReturnValue().Set(BusinessCandidates(key, offsets, rowOf, values, lo, hi, sel.data, thr, rank, rankBound));
+}
+
 // select(key, rank, row, snap, lo, hi, t): reorders slots [lo, hi] of a buffer of ranked rows
 // (topk.ts), all of one snapshot, so that slot t holds the row of that place (key descending,
 // then rank ascending), better rows before it and worse after: Hoare's selection, as TopK's.
@@ -499,4 +609,6 @@ NODE_MODULE_INIT() {
   Export(context, exports, "bboxRefine", BBoxRefine);
   Export(context, exports, "candidates", Candidates);
   Export(context, exports, "select", Select);
+  Export(context, exports, "employeesCandidates", EmployeesCandidates);
+  Export(context, exports, "turnoverCandidates", TurnoverCandidates);
 }

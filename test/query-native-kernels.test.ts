@@ -16,6 +16,7 @@ import { NULL_I16 } from '../src/catalog/numeric.ts';
 import { native, nativeUnavailable, type NativeKernels } from '../src/query/native-kernels.ts';
 import { Rng } from './reference/random.ts';
 
+const sel10 = (): Uint32Array => new Uint32Array(10);
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const N = 5000;
 
@@ -187,6 +188,57 @@ describe('compiled scan loops', () => {
         ).toEqual(expected(a, b, passI));
       }
     }
+  });
+
+  it('business candidates keep the rows whose largest band start or turnover can still enter', () => {
+    const k = kernels();
+    // Businesses in row order: offsets[r]..offsets[r + 1] are row r's, rowOf[j] the row of business j.
+    const counts = Array.from({ length: N }, () => (rng.next() < 0.6 ? 0 : 1 + Math.floor(rng.next() * 4)));
+    const offsets = new Uint32Array(N + 1);
+    for (let r = 0; r < N; r++) offsets[r + 1] = offsets[r] + counts[r];
+    const total = offsets[N];
+    const rowOf = new Uint32Array(total);
+    for (let r = 0; r < N; r++) rowOf.fill(r, offsets[r], offsets[r + 1]);
+    const bands = [1, 10, 50, 250, 1000];
+    const employeesMin = Int32Array.from({ length: total }, () =>
+      rng.next() < 0.3 ? NULL_I32 : bands[Math.floor(rng.next() * bands.length)],
+    );
+    const currency = Uint16Array.from({ length: total }, () => Math.floor(rng.next() * 3));
+    const turnover = Float64Array.from({ length: total }, () => (rng.next() < 0.2 ? NaN : Math.round(rng.next() * 100) * 1000));
+    const employeesKey = (r: number): number => {
+      let best = -Infinity;
+      for (let j = offsets[r]; j < offsets[r + 1]; j++) if (employeesMin[j] !== NULL_I32) best = Math.max(best, employeesMin[j]);
+      return best;
+    };
+    const turnoverKey = (r: number, code: number): number => {
+      let best = -Infinity;
+      for (let j = offsets[r]; j < offsets[r + 1]; j++) if (currency[j] === code && turnover[j] > best) best = turnover[j];
+      return best;
+    };
+    for (let t = 0; t < 300; t++) {
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * (N - a + 1));
+      const sel = new Uint32Array(b - a);
+      const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
+      const code = Math.floor(rng.next() * 3);
+      const u = rng.next();
+      const thrE = u < 0.3 ? -Infinity : bands[Math.floor(rng.next() * bands.length)];
+      const thrT = u < 0.3 ? -Infinity : Math.round(rng.next() * 100) * 1000;
+      const passE = (r: number): boolean => employeesKey(r) > thrE || (employeesKey(r) === thrE && rank[r] < rankBound);
+      const passT = (r: number): boolean => turnoverKey(r, code) > thrT || (turnoverKey(r, code) === thrT && rank[r] < rankBound);
+      const gotE = k.employeesCandidates(offsets, rowOf, employeesMin, a, b, sel, thrE, rank, rankBound);
+      expect(Array.from(sel.subarray(0, gotE)), `employees above ${thrE}, rank bound ${rankBound}`).toEqual(expected(a, b, passE));
+      const gotT = k.turnoverCandidates(offsets, rowOf, currency, turnover, code, a, b, sel, thrT, rank, rankBound);
+      expect(Array.from(sel.subarray(0, gotT)), `turnover ${code} above ${thrT}, rank bound ${rankBound}`).toEqual(expected(a, b, passT));
+    }
+    expect(() => k.employeesCandidates(offsets, rowOf, employeesMin, 0, N + 1, new Uint32Array(N + 1), 0, rank, 0)).toThrow(RangeError);
+    expect(() => k.employeesCandidates(offsets, rowOf.subarray(0, 10), employeesMin, 0, N, new Uint32Array(N), 0, rank, 0)).toThrow(
+      RangeError,
+    );
+    expect(() => k.employeesCandidates(offsets, rowOf, employeesMin, 0, 100, new Uint32Array(99), 0, rank, 0)).toThrow(/no room/);
+    expect(() =>
+      k.turnoverCandidates(offsets, rowOf, currency, employeesMin as unknown as Float64Array, 0, 0, 10, sel10(), 0, rank, 0),
+    ).toThrow(TypeError);
   });
 
   it('select puts the row of place t at slot t, better rows before it and worse after, moving each row whole', () => {

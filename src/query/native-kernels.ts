@@ -62,6 +62,32 @@ export interface NativeKernels {
     rank: Uint32Array,
     rankBound: number,
   ): number;
+  /** candidates() of the employees key (the largest band start among a row's businesses). */
+  employeesCandidates(
+    offsets: Uint32Array,
+    rowOf: Uint32Array,
+    employeesMin: Int32Array,
+    lo: number,
+    hi: number,
+    sel: Uint32Array,
+    thr: number,
+    rank: Uint32Array,
+    rankBound: number,
+  ): number;
+  /** candidates() of the turnover key (the largest turnover in currency `code`). */
+  turnoverCandidates(
+    offsets: Uint32Array,
+    rowOf: Uint32Array,
+    currency: Uint16Array,
+    turnover: Float64Array,
+    code: number,
+    lo: number,
+    hi: number,
+    sel: Uint32Array,
+    thr: number,
+    rank: Uint32Array,
+    rankBound: number,
+  ): number;
   /**
    * Reorders slots [lo, hi] of a buffer of ranked rows of one snapshot so that slot t holds the
    * row of that place (key descending, then rank ascending), better rows before it, worse after.

@@ -7,7 +7,7 @@
  */
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
-import { NATIVE_MIN, native } from './native-kernels.ts';
+import { NATIVE_MIN, native, type NativeKernels } from './native-kernels.ts';
 import type { TopK } from './topk.ts';
 
 /** The sort key of a plan, over one snapshot. */
@@ -24,7 +24,10 @@ export interface KeySource {
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number;
 }
 
-/** A key read from one column of the row: its candidates come from the compiled loop. */
+/** A rank bound that bounds nothing (TopK's): ranks are below 2^32. */
+const NO_RANK_BOUND = 0x100000000;
+
+/** A key whose candidates come from the compiled loop. */
 interface PlainKey extends KeySource {
   /** Offers every row of [lo, hi), one at a time. */
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void;
@@ -40,10 +43,11 @@ function offerCandidates(key: PlainKey, heap: TopK, s: number, rank: Uint32Array
   for (let a = lo; a < hi; a += scratch.length) {
     const b = Math.min(hi, a + scratch.length);
     const thr = heap.threshold();
-    // While unknown keys can still enter (the heap not yet full), nearly every row is offered.
-    if (thr === -Infinity || b - a < NATIVE_MIN) key.offerRows(heap, s, rank, a, b);
+    const rankBound = heap.rankBound(s);
+    // While every row can still enter (the heap not yet full), every row is offered.
+    if ((thr === -Infinity && rankBound >= NO_RANK_BOUND) || b - a < NATIVE_MIN) key.offerRows(heap, s, rank, a, b);
     else {
-      const n = key.candidates(a, b, scratch, thr, rank, heap.rankBound(s));
+      const n = key.candidates(a, b, scratch, thr, rank, rankBound);
       if (n > 0) key.offer(heap, s, rank, scratch, n);
     }
   }
@@ -239,7 +243,7 @@ export class KeyI16 implements PlainKey {
  * is a known key, only rows with a business can enter, and the loops walk the businesses of the
  * range (through `rowOf`) instead of its rows.
  */
-abstract class BusinessKey implements KeySource {
+abstract class BusinessKey implements PlainKey {
   constructor(
     readonly offsets: Uint32Array,
     readonly rowOf: Uint32Array,
@@ -248,8 +252,20 @@ abstract class BusinessKey implements KeySource {
   /** The key of the businesses [j, e) of a row (-Infinity: unknown). */
   abstract keyOf(j: number, e: number): number;
 
+  /** candidates() by the addon's compiled loop. */
+  abstract compiledCandidates(
+    k: NativeKernels,
+    lo: number,
+    hi: number,
+    sel: Uint32Array,
+    thr: number,
+    rank: Uint32Array,
+    rankBound: number,
+  ): number;
+
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
     const { offsets, rowOf } = this;
+    if (native !== null && hi - lo >= NATIVE_MIN) return this.compiledCandidates(native, lo, hi, sel, thr, rank, rankBound);
     let k = 0;
     if (thr > -Infinity) {
       let last = -1;
@@ -286,7 +302,12 @@ abstract class BusinessKey implements KeySource {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
+    if (native === null) this.offerRows(heap, s, rank, lo, hi);
+    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  }
+
+  offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const { offsets, rowOf } = this;
     let thr = heap.threshold();
     let rb = heap.rankBound(s);
@@ -325,6 +346,18 @@ export class KeyEmployees extends BusinessKey {
     super(offsets, rowOf);
   }
 
+  override compiledCandidates(
+    k: NativeKernels,
+    lo: number,
+    hi: number,
+    sel: Uint32Array,
+    thr: number,
+    rank: Uint32Array,
+    rankBound: number,
+  ): number {
+    return k.employeesCandidates(this.offsets, this.rowOf, this.employeesMin, lo, hi, sel, thr, rank, rankBound);
+  }
+
   override keyOf(j: number, e: number): number {
     const employeesMin = this.employeesMin;
     let best = -Infinity;
@@ -346,6 +379,18 @@ export class KeyTurnover extends BusinessKey {
     readonly code: number,
   ) {
     super(offsets, rowOf);
+  }
+
+  override compiledCandidates(
+    k: NativeKernels,
+    lo: number,
+    hi: number,
+    sel: Uint32Array,
+    thr: number,
+    rank: Uint32Array,
+    rankBound: number,
+  ): number {
+    return k.turnoverCandidates(this.offsets, this.rowOf, this.currency, this.turnover, this.code, lo, hi, sel, thr, rank, rankBound);
   }
 
   override keyOf(j: number, e: number): number {
