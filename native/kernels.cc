@@ -1,5 +1,5 @@
-// The scan's filter and sort-key loops (src/query/kernels.ts, sort-keys.ts) over typed arrays,
-// for the rows of one chunk: the same branch-free loops as the JavaScript ones, which they
+// The scan's filter and sort-key loops (src/query/kernels.ts, sort-keys.ts) and a deep page's
+// selection (topk.ts), over typed arrays: the same loops as the JavaScript ones, which they
 // replace where this addon loads.
 //
 // Why: V8 keeps a bounds check and a conversion on every typed-array access in these loops;
@@ -49,7 +49,7 @@ bool Index(const FunctionCallbackInfo<Value>& args, int i, uint32_t* out) {
   return true;
 }
 
-bool Number_(const FunctionCallbackInfo<Value>& args, int i, double* out) {
+bool NumberArg(const FunctionCallbackInfo<Value>& args, int i, double* out) {
   if (!args[i]->IsNumber()) return Fail(args, "kernels: bounds and thresholds are numbers");
   *out = args[i].As<Number>()->Value();
   return true;
@@ -111,7 +111,7 @@ void Range(const FunctionCallbackInfo<Value>& args) {
   double lo, hi;
   uint32_t a, b, at;
   Span<uint32_t> sel;
-  if (!Number_(args, 1, &lo) || !Number_(args, 2, &hi) || !Index(args, 3, &a) || !Index(args, 4, &b) || !Selection(args, 5, &sel) ||
+  if (!NumberArg(args, 1, &lo) || !NumberArg(args, 2, &hi) || !Index(args, 3, &a) || !Index(args, 4, &b) || !Selection(args, 5, &sel) ||
       !Index(args, 6, &at))
     return;
   Local<Value> c = args[0];
@@ -143,7 +143,7 @@ void Refine(const FunctionCallbackInfo<Value>& args) {
   double lo, hi;
   uint32_t n;
   Span<uint32_t> sel;
-  if (!Number_(args, 1, &lo) || !Number_(args, 2, &hi) || !Selection(args, 3, &sel) || !Index(args, 4, &n)) return;
+  if (!NumberArg(args, 1, &lo) || !NumberArg(args, 2, &hi) || !Selection(args, 3, &sel) || !Index(args, 4, &n)) return;
   if (n > sel.length) {
     Fail(args, "kernels: n exceeds the selection", true);
     return;
@@ -305,7 +305,7 @@ bool Coordinates(const FunctionCallbackInfo<Value>& args, Span<double>* lon, Spa
   *lon = SpanOf<double>(args[0]);
   *lat = SpanOf<double>(args[1]);
   for (int i = 0; i < 4; i++)
-    if (!Number_(args, 2 + i, &box[i])) return false;
+    if (!NumberArg(args, 2 + i, &box[i])) return false;
   return true;
 }
 
@@ -390,8 +390,8 @@ void Candidates(const FunctionCallbackInfo<Value>& args) {
   uint32_t lo, hi;
   double bound, tie, rb;
   Span<uint32_t> sel;
-  if (!Index(args, 1, &lo) || !Index(args, 2, &hi) || !Selection(args, 3, &sel) || !Number_(args, 4, &bound) || !Number_(args, 5, &tie) ||
-      !Number_(args, 7, &rb))
+  if (!Index(args, 1, &lo) || !Index(args, 2, &hi) || !Selection(args, 3, &sel) || !NumberArg(args, 4, &bound) || !NumberArg(args, 5, &tie) ||
+      !NumberArg(args, 7, &rb))
     return;
   if (!args[6]->IsUint32Array()) {
     Fail(args, "kernels: ranks are a Uint32Array");
@@ -497,10 +497,10 @@ bool BusinessArgs(const FunctionCallbackInfo<Value>& args, int at, Span<uint32_t
   *offsets = SpanOf<uint32_t>(args[0]);
   *rowOf = SpanOf<uint32_t>(args[1]);
   double rb;
-  if (!Index(args, at, lo) || !Index(args, at + 1, hi) || !Selection(args, at + 2, sel) || !Number_(args, at + 3, thr)) return false;
+  if (!Index(args, at, lo) || !Index(args, at + 1, hi) || !Selection(args, at + 2, sel) || !NumberArg(args, at + 3, thr)) return false;
   if (!args[at + 4]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
   *rank = SpanOf<uint32_t>(args[at + 4]);
-  if (!Number_(args, at + 5, &rb)) return false;
+  if (!NumberArg(args, at + 5, &rb)) return false;
   *rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
   if (*lo > *hi || static_cast<size_t>(*hi) + 1 > offsets->length) return Fail(args, "kernels: the rows [lo, hi) must have offsets", true);
   if (*hi - *lo > sel->length) return Fail(args, "kernels: the selection has no room for the rows", true);

@@ -2,13 +2,13 @@
  * Sort keys (spec 4.1 rule 8, DESIGN "Queries"), fused with the heap: a key source reads each
  * row's key and compares it with the heap's threshold in one loop (for scaled integer columns,
  * in integer space; ties at the threshold by building_id rank), and only rows that can still
- * enter are offered. Unknown keys count as -Infinity (real keys are finite). The candidates of a
- * plain column's key come from the addon's compiled loop where it loads (native-kernels.ts).
+ * enter are offered. Unknown keys count as -Infinity (real keys are finite). Where the addon
+ * loads (native-kernels.ts), its compiled loops list the candidates of a range.
  */
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
 import { NATIVE_MIN, native, type NativeKernels } from './native-kernels.ts';
-import type { TopK } from './topk.ts';
+import { NO_RANK_BOUND, type TopK } from './topk.ts';
 
 /** The sort key of a plan, over one snapshot. */
 export interface KeySource {
@@ -23,9 +23,6 @@ export interface KeySource {
    */
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number;
 }
-
-/** A rank bound that bounds nothing (TopK's): ranks are below 2^32. */
-const NO_RANK_BOUND = 0x100000000;
 
 /** A key whose candidates come from the compiled loop. */
 interface PlainKey extends KeySource {

@@ -22,7 +22,7 @@ import { MAX_WINDOW } from './types.ts';
 export const BUFFER_MIN_CAPACITY = 1000;
 
 /** A rank bound that bounds nothing: ranks are below 2^32. */
-const NO_RANK_BOUND = 0x100000000;
+export const NO_RANK_BOUND = 0x100000000;
 
 export class TopK {
   private readonly key = new Float64Array(2 * MAX_WINDOW);
