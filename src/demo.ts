@@ -56,9 +56,7 @@ export interface DemoPlan {
 export function planDemo(config: Config): DemoPlan {
   if (config.demo === 'off') return { demo: false, generate: false };
   const files = snapshotFiles(config.snapshotsDir);
-  const marked = markedFiles(config.snapshotsDir);
-  const onlyDemo = files.size > 0 && [...files].every(([path, bytes]) => marked.get(path) === bytes);
-  const eligible = files.size === 0 || onlyDemo;
+  const eligible = files.size === 0 || onlyDemoFiles(config.snapshotsDir, files);
   if (config.demo === 'on' && !eligible) {
     throw new ConfigError(
       `EDIFICE_DEMO=1, but ${config.snapshotsDir} holds snapshots the server did not generate for the demo: ` +
@@ -67,6 +65,21 @@ export function planDemo(config: Config): DemoPlan {
   }
   const demo = eligible && (config.demo === 'on' || !config.snapshotsDirSet);
   return { demo, generate: demo && files.size === 0 };
+}
+
+/**
+ * The snapshots folder of a running demo holds snapshots the server did not generate (a SIGHUP's
+ * rescan may serve them): the demo is over, as at a start, and its key must not open them.
+ */
+export function demoFolderTaken(config: Config): boolean {
+  const marked = markedFiles(config.snapshotsDir);
+  return [...snapshotFiles(config.snapshotsDir)].some(([path, bytes]) => marked.get(path) !== bytes);
+}
+
+/** The folder holds snapshots, each one the demo's marker lists with the same size. */
+function onlyDemoFiles(dir: string, files: ReadonlyMap<string, number>): boolean {
+  const marked = markedFiles(dir);
+  return files.size > 0 && [...files].every(([path, bytes]) => marked.get(path) === bytes);
 }
 
 /** Generates the demo country into the snapshots folder and marks it as the demo's. */

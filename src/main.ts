@@ -22,7 +22,7 @@ import { dropEarlyThreads } from './http/early-threads.mjs';
 import { assertPortFree } from './http/port.ts';
 import { startMetricsServer, type MetricsServer } from './http/metrics-server.ts';
 import { lockLedger } from './ledger/server-lock.ts';
-import { demoBbox, planDemo, writeDemoCountry } from './demo.ts';
+import { demoBbox, demoFolderTaken, planDemo, writeDemoCountry } from './demo.ts';
 import { nativeUnavailable } from './query/native-kernels.ts';
 /** How long a stop (SIGTERM, SIGINT) lets the requests in flight finish before ending connections. */
 const STOP_GRACE_MS = 5_000;
@@ -81,6 +81,15 @@ async function main(config: Config): Promise<void> {
       catalogUp!.rescan();
     } catch (err) {
       log.error({ err }, 'the rescan of the snapshots failed');
+    }
+    if (demo?.state === 'active' && ledger && demoFolderTaken(config)) {
+      // As a start beside real snapshots would: the demo's key, printed and kept in a file, must not open them.
+      const retired = ledger.retireDemo(dirname(config.ledgerPath));
+      demo = { state: 'revoked', workspaceId: demo.workspaceId, keyId: demo.keyId };
+      log.warn(
+        { workspaceId: retired?.workspaceId, keyIds: retired?.keyIds ?? [] },
+        "the demo workspace's keys are revoked: the snapshots folder now holds snapshots the demo did not generate",
+      );
     }
   };
   process.on('SIGHUP', () => {

@@ -1,7 +1,8 @@
 /**
  * The quick start's demo key: made only when the server generates the demo country into the
  * default, empty ./snapshots (a fresh clone), printed with a curl line that works; never made or
- * printed beside real snapshots; and once revoked, never revived by a later start.
+ * printed beside real snapshots, nor kept once real snapshots join a running demo's folder; and
+ * once revoked, never revived by a later start.
  */
 import { cpSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -106,6 +107,52 @@ describe('the demo key', () => {
         ledger.close();
       }
       expect(existsSync(join(cwd, 'data', 'demo-key.txt'))).toBe(false);
+    },
+  );
+
+  it(
+    'a running demo whose folder gains a real snapshot revokes its key at the rescan (SIGHUP), in every worker',
+    { timeout: 120_000 },
+    async () => {
+      const cwd = tempDir();
+      const server = await startServerProcess({ EDIFICE_WORKERS: '2', EDIFICE_DEMO_BUILDINGS: '1000', EDIFICE_LOG_LEVEL: 'info' }, [], cwd);
+      const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+      await waitForOutput(server.output, /Edifice is listening[^]*\n\n/);
+      const key = /Demo key: (\S+)/.exec(server.output())![1];
+      const curl = /curl -s -H 'Authorization: Bearer \S+' '([^']+)'/.exec(server.output())!;
+      const url = new URL(curl[1]);
+      const ask = () => getFresh(url.origin, url.pathname + url.search, { Authorization: `Bearer ${key}` });
+      expect((await ask()).status).toBe(200);
+
+      // A real snapshot, of another country, put beside the demo's; the demo's own files stay.
+      const real = await syntheticSnapshots(1000, 11, 'XB');
+      dirs.push(real);
+      cpSync(join(real, 'snapshots', 'XB'), join(cwd, 'snapshots', 'XB'), { recursive: true });
+      server.child.kill('SIGHUP');
+      await waitForOutput(
+        server.output,
+        /demo workspace's keys are revoked: the snapshots folder now holds snapshots the demo did not generate/,
+      );
+      expect(existsSync(join(cwd, 'data', 'demo-key.txt'))).toBe(false);
+      // Each worker's key cache keeps a key for at most 2 s: every answer after that is 401, whichever worker answers.
+      const deadline = Date.now() + 10_000;
+      let status = 200;
+      while (Date.now() < deadline && status !== 401) {
+        await new Promise((r) => setTimeout(r, 200));
+        status = (await ask()).status;
+      }
+      expect(status).toBe(401);
+      await new Promise((r) => setTimeout(r, 2_100));
+      for (let i = 0; i < 20; i++) expect((await ask()).status).toBe(401);
+
+      server.child.kill('SIGTERM');
+      expect(await exited, server.output()).toBe(0);
+      const ledger = Ledger.open(join(cwd, 'data', 'ledger.db'));
+      expect(ledger.authenticate(key).ok).toBe(false);
+      ledger.close();
+      // The next start is no demo: it serves both countries and prints no key.
+      const next = await startAndStop(cwd, {});
+      expect(next).not.toMatch(KEY);
     },
   );
 
