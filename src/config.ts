@@ -164,7 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (secret !== null && secret.length < 16) throw new ConfigError('EDIFICE_PAYMENT_WEBHOOK_SECRET must have at least 16 characters.');
   if (provider === 'webhook' && secret === null)
     throw new ConfigError('EDIFICE_PAYMENT_PROVIDER=webhook needs EDIFICE_PAYMENT_WEBHOOK_SECRET.');
-  // Read by src/query/native-kernels.ts in every thread; checked here so that a typo stops the start.
+  // Read by src/query/native-kernels.ts and src/api/shared-copy.ts in every thread; checked here so that a typo stops the start.
   const kernels = env.EDIFICE_KERNELS || 'compiled';
   if (kernels !== 'compiled' && kernels !== 'js') throw new ConfigError(`EDIFICE_KERNELS must be compiled or js, got "${kernels}".`);
   const logLevel = env.EDIFICE_LOG_LEVEL || 'info';

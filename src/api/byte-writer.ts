@@ -3,6 +3,8 @@
  * as they come (a cached building's bytes, text written as UTF-8 in place), and the body is
  * either copied out once at the end (`take`) or sent from where it is (`view`).
  */
+import { copyFromShared, copyToShared } from './shared-copy.ts';
+
 export class ByteWriter {
   private buf: Buffer;
   length = 0;
@@ -115,9 +117,16 @@ export class ByteWriter {
     this.length += this.buf.write(s, this.length);
   }
 
-  /** Copies bytes [start, end) of what was written to target at targetStart. */
-  copyTo(target: Buffer, targetStart: number, start: number, end: number): number {
-    return this.buf.copy(target, targetStart, start, end);
+  /** Copies src[start, end), a view of shared memory (copyFromShared). */
+  bytesFromShared(src: Buffer, start: number, end: number): void {
+    this.room(end - start);
+    copyFromShared(src, start, end, this.buf, this.length);
+    this.length += end - start;
+  }
+
+  /** Copies bytes [start, end) of what was written to target, a view of shared memory, at targetStart (copyToShared). */
+  copyToShared(target: Buffer, targetStart: number, start: number, end: number): void {
+    copyToShared(this.buf, start, end, target, targetStart);
   }
 
   /** What was written since the last reset, in place: valid until the next write or reset. */

@@ -9,6 +9,7 @@ export * from './business.ts';
 export * from './envelope.ts';
 export * from './encode.ts';
 export * from './byte-writer.ts';
+export { copyToShared, sharedCopyCompiled } from './shared-copy.ts';
 export * from './openapi.ts';
 export * from './docs.ts';
 export * from './bodies.ts';

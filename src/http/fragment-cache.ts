@@ -27,7 +27,7 @@
  * encoding, so stale bytes are never served.
  */
 import { pack } from 'msgpackr';
-import { BUILDING_FIELDS, serializeBuilding, writeBuildingJson, type ByteWriter, type Encoding } from '../api/index.ts';
+import { BUILDING_FIELDS, copyToShared, serializeBuilding, writeBuildingJson, type ByteWriter, type Encoding } from '../api/index.ts';
 import type { Snapshot } from '../catalog/catalog.ts';
 import { buildingRows } from '../catalog/building-row.ts';
 
@@ -166,7 +166,7 @@ export class FragmentCache {
       const n = out.length - start;
       if (n > this.largest) return;
       const pos = this.reserve(n);
-      out.copyTo(this.ring, this.base + (pos % this.capacity), start, start + n);
+      out.copyToShared(this.ring, this.base + (pos % this.capacity), start, start + n);
       this.keep(this.slotFor(first, key), key, pos, n);
       return;
     }
@@ -174,7 +174,7 @@ export class FragmentCache {
     out.bytes(bytes);
     if (bytes.length > this.largest) return;
     const pos = this.reserve(bytes.length);
-    bytes.copy(this.ring, this.base + (pos % this.capacity));
+    copyToShared(bytes, 0, bytes.length, this.ring, this.base + (pos % this.capacity));
     this.keep(this.slotFor(first, key), key, pos, bytes.length);
   }
 
@@ -196,7 +196,7 @@ export class FragmentCache {
       if (written > pos + capacity) return false;
       const from = r * capacity + (pos % capacity);
       const start = out.length;
-      out.bytes(this.ring, from, from + n);
+      out.bytesFromShared(this.ring, from, from + n);
       // Its region's writer moves the counter before it overwrites: within a lap now, the copy is whole.
       if (this.writtenOf(r) > pos + capacity) {
         out.length = start;
@@ -205,7 +205,7 @@ export class FragmentCache {
       if (written - pos > capacity * RENEW_AFTER) {
         // Asked for again late in its lap: copied to the head of this thread's region for another lap, as an LRU would keep it.
         const to = this.reserve(n);
-        out.copyTo(this.ring, this.base + (to % capacity), start, start + n);
+        out.copyToShared(this.ring, this.base + (to % capacity), start, start + n);
         this.keep(j, key, to, n);
       }
       return true;
