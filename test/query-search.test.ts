@@ -441,6 +441,61 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     expect(DEFER_MIN_ROWS).toBeLessThan(ref.reduce((n, s) => n + s.buildings.length, 0));
   });
 
+  it('nodes above blocks whose proofs decide nothing are read whole, by the walk and the search; the page is exact', async () => {
+    // Bounds at a median: every block and leaf holds rows on both sides, so no proof decides
+    // one and, past the trial, the walks read nodes of 4,096 rows as one run.
+    const rng = new Rng(seedFor(7385));
+    const v = pool.values;
+    const median = (values: number[]) => values[values.length >> 1];
+    const undecided: Partial<RefBuildingsQuery>[] = [
+      { minAreaM2: median(v.area) },
+      { maxHeightM: median(v.height) },
+      { minRecentFrostDays: median(v.frost), maxVolumeM3: median(v.volume) },
+    ];
+    let whole = 0;
+    let wholeQueries = 0;
+    for (const filters of undecided) {
+      for (const sort of SORT_KEYS) {
+        for (const search of [false, true]) {
+          const limit = rng.pick([1, 25, 100]);
+          const q: RefBuildingsQuery = {
+            bbox: capSides({ minLon: 19.9, minLat: 43.9, maxLon: 23.1, maxLat: 47.1 }),
+            sort,
+            offset: search ? rng.pick([0, 75, 900]) : rng.pick([900, 5_000, 10_000 - limit]),
+            limit,
+            registeredBusinessTurnoverCurrency: pool.currencies[0],
+            ...filters,
+          };
+          const want = refQueryBuildings(ref, q);
+          const snapshots = view.snapshots;
+          const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+          if (search && plans.some((p) => p !== null && p.bound === null)) continue;
+          st.start(
+            q.offset + q.limit,
+            snapshots.map((s) => s.ids),
+          );
+          if (search) searchBuildings(st, snapshots, plans, q.bbox);
+          else walkBuildings(st, snapshots, plans, q.bbox);
+          const counted = st.matched;
+          const ids = st.heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+          expect(
+            { ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP },
+            `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`,
+          ).toEqual({
+            ids: want.ids,
+            total: want.total,
+            capped: want.totalIsCapped,
+          });
+          whole += st.nodesWhole;
+          if (st.nodesWhole > 0) wholeQueries++;
+        }
+      }
+      await breathe();
+    }
+    expect(wholeQueries).toBeGreaterThan(20);
+    expect(whole).toBeGreaterThan(40);
+  });
+
   it('a run gathered from spans (scanSpans): the same count and heap as each span scanned alone, across chunk edges and the 10,000 cap', async () => {
     const s = view.snapshots[0];
     // Row r of the engine's snapshot is building r of the reference's.
@@ -863,6 +918,7 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     ];
     let skipped = 0;
     let skippingQueries = 0;
+    let wholeRare = 0;
     for (const filters of filterSets) {
       for (const side of [2, 1.5, 1, 0.5]) {
         for (const sort of [rng.pick(SORT_KEYS), 'height' as const]) {
@@ -896,6 +952,7 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
             ).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
             skipped += st.leavesOut;
             if (st.leavesOut > 0) skippingQueries++;
+            if (filters === filterSets[2]) wholeRare += st.nodesWhole;
           }
         }
       }
@@ -903,6 +960,8 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     }
     expect(skippingQueries).toBeGreaterThan(20);
     expect(skipped).toBeGreaterThan(1000);
+    // Blocks whose leaves a rare match rules out are worth asking: none of their nodes is read whole.
+    expect(wholeRare).toBe(0);
   });
 
   it('never passes the k-th key of the matches, sits just under it where that key is a leaf maximum, and every path agrees with the reference', async () => {

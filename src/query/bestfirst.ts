@@ -8,7 +8,8 @@
  *    without visiting its rows (and waits in the queue below for the ranking), and so does a
  *    node of RUN_LEVEL or above whose only undecided filter is a list, with the count of its
  *    rows whose code passes (proofs.ts countOf); other nodes of RUN_LEVEL, less the leaves the
- *    proofs rule out (addLeaves), are merged into runs and scanned (rows counted and offered to
+ *    proofs rule out (addLeaves), or whole nodes above them where those proofs have been
+ *    deciding nothing (worthBlocks), are merged into runs and scanned (rows counted and offered to
  *    the heap, or while they are few next to the bbox's candidates, held aside and, if the
  *    count caps, read again by the ranking: DEFER_SHARE). The walk stops as soon as more than
  *    MAX_WINDOW matches are counted: past that, total and total_is_capped are settled. What it
@@ -53,16 +54,17 @@ const RUN_LEVEL = 1;
  * keeps a few percent of rows (solar_presence=detected, a currency) leaves most leaves of 64
  * rows without a match but almost no block of 512. Such leaves are skipped and the block's
  * other leaves gathered into one run (run.ts, scan.ts scanSpans). Asking costs each proof one
- * pass over the block's 8 leaves' summaries, and each gap a shorter run, ~1/8 of the block's
- * time when nothing is ruled out: after the first LEAF_TRIAL leaves, only while at least 1 /
- * LEAF_SHARE of those asked were ruled out, else every LEAF_STRIDE-th block. Past MAX_WINDOW
+ * pass over the block's 8 leaves' summaries, and each gap a shorter run: with the compiled
+ * kernels, about what scanning a third of the block's rows costs. So after the first
+ * LEAF_TRIAL leaves, only while at least 1 / LEAF_SHARE of those asked were ruled out, else
+ * every LEAF_STRIDE-th block. Past MAX_WINDOW
  * matches the leaves hold matches (few are ruled out) and a row costs one key comparison. A
  * count closed below the cap is another matter: the nodes the search left (counted from a
  * list's rows per code) are then read in row order, and their leaves still asked: few matches
  * among many ruled-out leaves is where asking pays most.
  */
 const LEAF_TRIAL = 64;
-const LEAF_SHARE = 4;
+const LEAF_SHARE = 2;
 const LEAF_STRIDE = 16;
 
 function worthLeaves(st: SearchState): boolean {
@@ -73,15 +75,31 @@ function worthLeaves(st: SearchState): boolean {
 // A block's leaves are ruled out in one 32-bit mask.
 if (FANOUT ** RUN_LEVEL > 32) throw new Error('addLeaves: a block of RUN_LEVEL holds more than 32 leaves');
 
-/** Adds the rows [lo, hi) of a block wholly inside the bbox to the run, less its leaves the proofs rule out. */
-function addLeaves(st: SearchState, proofs: readonly NodeProof[], lo: number, hi: number): void {
+/**
+ * Nodes one level above a block, wholly inside the bbox and undecided, are expanded to their
+ * blocks while the blocks' proofs pay: after the first BLOCK_TRIAL blocks, only while at least
+ * 1 / BLOCK_SHARE of those asked were decided (no match, all match, counted) or had leaves
+ * ruled out, else every BLOCK_STRIDE-th such node. Otherwise the node's rows go to the run
+ * whole: where no proof decides anything (a filter on a column whose blocks all span its
+ * range), asking each block and leaf costs more than the rows they would have spared.
+ */
+const BLOCK_TRIAL = 16;
+const BLOCK_SHARE = 8;
+const BLOCK_STRIDE = 8;
+
+function worthBlocks(st: SearchState): boolean {
+  return st.blocksAsked < BLOCK_TRIAL || st.blocksDecided * BLOCK_SHARE >= st.blocksAsked || ++st.blockPassed % BLOCK_STRIDE === 0;
+}
+
+/** Adds the rows [lo, hi) of a block wholly inside the bbox to the run, less its leaves the proofs rule out; true if any were. */
+function addLeaves(st: SearchState, proofs: readonly NodeProof[], lo: number, hi: number): boolean {
   // Leaves are the tree's first nodes: a leaf's node index is its own.
   const count = Math.ceil((hi - lo) / LEAF_ROWS);
   const out = emptyAmong(proofs, lo / LEAF_ROWS, count);
   st.leavesAsked += count;
   if (out === 0) {
     st.run.add(lo, hi, false, true);
-    return;
+    return false;
   }
   for (let j = 0; j < count; j++) {
     if ((out & (1 << j)) !== 0) {
@@ -91,6 +109,7 @@ function addLeaves(st: SearchState, proofs: readonly NodeProof[], lo: number, hi
     const a = lo + j * LEAF_ROWS;
     st.run.add(a, Math.min(hi, a + LEAF_ROWS), false, true);
   }
+  return true;
 }
 
 /** A sampled walk (guess.ts) reads the block starting at row lo. */
@@ -162,7 +181,7 @@ export function searchBuildings(
 ): DeferralOutcome {
   st.queue.clear();
   st.coveredRows = 0;
-  st.leavesAsked = st.leavesOut = st.leafPassed = 0;
+  st.startTrials();
   st.snapshots = snapshots;
   st.plans = plans;
   st.bbox = bbox;
@@ -315,7 +334,7 @@ export function walkBuildings(
   sample: BlockSample = 'every',
 ): void {
   st.sample = sample;
-  if (sample !== 'others') st.leavesAsked = st.leavesOut = st.leafPassed = 0;
+  if (sample !== 'others') st.startTrials();
   try {
     for (let si = 0; si < snapshots.length; si++) {
       const plan = plans[si];
@@ -384,11 +403,16 @@ class Descent implements NodeVisitor {
       counted = countOf(proofs, complete, node, hi - lo);
       if (counted === 0) verdict = NONE;
     } else verdict = verdictOf(proofs, complete, node);
+    // A block wholly inside reached here was its parent's to expand (worthBlocks).
+    const block = inside && level === RUN_LEVEL;
+    if (block) st.blocksAsked++;
     if (verdict === NONE) {
+      if (block) st.blocksDecided++;
       st.coveredRows += span;
       return 'over';
     }
     if (inside && (verdict === ALL || counted >= 0)) {
+      if (block) st.blocksDecided++;
       if (!search) st.run.add(lo, hi, false, false);
       else {
         st.coveredRows += hi - lo;
@@ -400,11 +424,18 @@ class Descent implements NodeVisitor {
     }
     if (level === 0 || (inside && level <= RUN_LEVEL)) {
       st.coveredRows += hi - lo;
-      if (inside && level > 0 && verdict === SOME && proofs.length > 0 && blockRead(st.sample, lo) && worthLeaves(st))
-        addLeaves(st, proofs, lo, hi);
-      else st.run.add(lo, hi, !inside, verdict !== ALL);
+      if (inside && level > 0 && verdict === SOME && proofs.length > 0 && blockRead(st.sample, lo) && worthLeaves(st)) {
+        if (addLeaves(st, proofs, lo, hi) && block) st.blocksDecided++;
+      } else st.run.add(lo, hi, !inside, verdict !== ALL);
       // The share counts the block's rows, ruled-out leaves included: counting only those read
       // would keep the walk deferring too long where most leaves are ruled out.
+      if (search && st.holding) defer(st, this.si, level, i, hi - lo);
+      return search && st.matched > MAX_WINDOW ? 'stop' : 'over';
+    }
+    if (inside && level === RUN_LEVEL + 1 && !worthBlocks(st)) {
+      st.nodesWhole++;
+      st.coveredRows += hi - lo;
+      st.run.add(lo, hi, false, true);
       if (search && st.holding) defer(st, this.si, level, i, hi - lo);
       return search && st.matched > MAX_WINDOW ? 'stop' : 'over';
     }

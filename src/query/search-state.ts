@@ -62,6 +62,14 @@ export class SearchState {
   leavesAsked = 0;
   leavesOut = 0;
   leafPassed = 0;
+  /**
+   * Blocks wholly inside asked of the proofs, those decided or with leaves ruled out, nodes above
+   * them judged past the trial, and those read whole (bestfirst.ts worthBlocks).
+   */
+  blocksAsked = 0;
+  blocksDecided = 0;
+  blockPassed = 0;
+  nodesWhole = 0;
 
   /** Leaf maxima a floor is chosen from (floor.ts), and the keys a guess is chosen from (guess.ts). */
   maxima = new Float64Array(4096);
@@ -76,6 +84,12 @@ export class SearchState {
     this.held.clear();
     this.queue.clear();
     this.sample = 'every';
+  }
+
+  /** Starts a walk's trials of the proofs below a node (bestfirst.ts worthLeaves, worthBlocks). */
+  startTrials(): void {
+    this.leavesAsked = this.leavesOut = this.leafPassed = 0;
+    this.blocksAsked = this.blocksDecided = this.blockPassed = this.nodesWhole = 0;
   }
 
   /** Every row read is still tested and counted (the count is neither closed nor past MAX_WINDOW). */
