@@ -74,6 +74,25 @@ function sweepBuildings(): Record<string, { at: [number, number]; footprint: Pol
   return out;
 }
 
+// Points by the antimeridian (Taveuni, the equator, Chukotka): a sweep around each reaches across it.
+const ANTIMERIDIAN = [
+  [179.9996, -16.8],
+  [180, 0],
+  [-179.9993, 65.5],
+] as const;
+
+function antimeridianBuildings(): Record<string, { at: [number, number]; footprint: Polygon[] }> {
+  const out: Record<string, { at: [number, number]; footprint: Polygon[] }> = {};
+  ANTIMERIDIAN.forEach(([lon, lat], i) => {
+    for (const [k, az] of SWEEP_AZIMUTHS.entries()) {
+      for (const m of SWEEP_METRES) out[`antimeridian:${i}:${az}:${m}`] = (k % 2 === 0 ? apexAt : sideAt)(lon, lat, az, m);
+    }
+  });
+  // A rectangle whose ring crosses the line itself, 50 m north of the equator's point.
+  out['across-the-line'] = { at: [180, 0.00045], footprint: [[box(179.9999, 0.00045, -179.9999, 0.0005)]] };
+  return out;
+}
+
 /** Axis-aligned ring [x0, x1] x [y0, y1], closed. */
 function box(x0: number, y0: number, x1: number, y1: number): number[] {
   return [x0, y0, x1, y0, x1, y1, x0, y1, x0, y0];
@@ -115,6 +134,7 @@ beforeAll(async () => {
     neighbour: { at: [0.00135, 0.0005], footprint: [[box(0.0013, 0.0004, 0.0014, 0.0006)]] },
   });
   await write(root, 'XC', { ...ISSUE_CASES, ...sweepBuildings() });
+  await write(root, 'XD', antimeridianBuildings());
   view = Catalog.open(root, { log: () => {} }).view();
 });
 
@@ -241,5 +261,47 @@ describe('on the WGS84 ellipsoid', () => {
       }
     }
     expect(errors).toEqual([]);
+  });
+});
+
+describe('by the antimeridian', () => {
+  it.each(ANTIMERIDIAN.map(([lon, lat], i) => [lon, lat, i]))(
+    'at (%f, %f): buildings on both sides at their geodesic distance, each once, from either name of the meridian',
+    (lon, lat, i) => {
+      const names180 = [lon, lon === 180 ? -180 : lon];
+      for (const from of names180) {
+        const rows = queryPoint(view, { lon: from, lat, radiusM: 200, limit: 1000 }).rows;
+        const got = rows.map((r) => names.get(r.snapshot.buildingId(r.row))!).filter((n) => n.startsWith(`antimeridian:${i}:`));
+        expect(new Set(got).size, 'each building once').toBe(got.length);
+        const byName = new Map(rows.map((r) => [names.get(r.snapshot.buildingId(r.row))!, r.distanceM]));
+        const errors: string[] = [];
+        let across = 0;
+        for (const [k, az] of SWEEP_AZIMUTHS.entries()) {
+          for (const m of SWEEP_METRES) {
+            const b = (k % 2 === 0 ? apexAt : sideAt)(lon, lat, az, m);
+            if (Math.sign(b.at[0]) !== Math.sign(lon)) across++;
+            const d = byName.get(`antimeridian:${i}:${az}:${m}`);
+            if (d === undefined || !(Math.abs(d - m) <= 1e-5)) errors.push(`from ${from}: azimuth ${az}°, ${m} m: got ${d}`);
+          }
+        }
+        expect(errors).toEqual([]);
+        expect(across, 'buildings across the line from the point').toBeGreaterThan(3);
+        // None farther than the radius, though a window's two parts meet buildings of the other sweeps.
+        for (const r of rows) expect(r.distanceM).toBeLessThanOrEqual(200);
+      }
+    },
+  );
+
+  it('an outline across the line itself: its distance, from both sides', () => {
+    // Its south edge runs along 0.00045°N; from (±180, 0) the nearest point is straight north.
+    const want = geo(180, 0, 180, 0.00045);
+    for (const lon of [180, -180, 179.99995, -179.99995]) {
+      const got = at(lon, 0, 100);
+      expect(near(got, 'across-the-line')).toBeCloseTo(lon === 180 || lon === -180 ? want : geo(lon, 0, lon, 0.00045), 5);
+      expect(got.filter((r) => r.name === 'across-the-line')).toHaveLength(1);
+    }
+    // Inside it: 0.
+    expect(near(at(180, 0.00047, 10), 'across-the-line')).toBe(0);
+    expect(near(at(-179.99995, 0.00047, 10), 'across-the-line')).toBe(0);
   });
 });

@@ -97,7 +97,7 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
     summary: 'Buildings at a point',
     description:
       'The buildings whose outline lies within radius_m of the point, nearest first (distance 0 inside the outline). ' +
-      'Distances are on the WGS84 ellipsoid, as geodesics measure them. ' +
+      'Distances are on the WGS84 ellipsoid, as geodesics measure them, across the antimeridian too. ' +
       'Every returned building costs 1 credit unless the workspace opened it in the last 365 days.',
     access: 'key',
     status: 200,

@@ -98,7 +98,10 @@ export class LocalFrame {
       this.projectExactly(lon, lat);
       return;
     }
-    const l = lon - this.lon0;
+    let l = lon - this.lon0;
+    // The short way round: across the antimeridian, 179.9° and -179.9° are 0.2° apart.
+    if (l > 180) l -= 360;
+    else if (l < -180) l += 360;
     const d = lat - this.lat0;
     this.x = l * (this.ax + this.bx * d);
     this.y = d * (this.ay + this.by * d) + this.cy * l * l;

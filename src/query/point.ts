@@ -11,6 +11,10 @@
  * others are measured nearest box first until the next box lies beyond the limit-th distance
  * kept (a box at exactly that distance is still measured: a tie there goes by building_id).
  *
+ * Near ±180° the window goes on from the other side, and the frame and the boxes' bounds take
+ * longitudes the short way round: at Taveuni or in Chukotka, buildings across the antimeridian
+ * are as near as they are.
+ *
  * A PointSearch holds one query's state; a thread runs one query at a time (queries run to
  * completion synchronously), so by default they share one.
  */
@@ -76,9 +80,14 @@ export class PointSearch {
   sagLonLon = 0;
   sagMixed = 0;
   snapIndex = 0;
+  /** Longitudes of the window's first part while `collect` serves its second (else an empty range). */
+  skipWest = Infinity;
+  skipEast = -Infinity;
 
   /** Flatbush's filter: keeps the candidate in the buffers, never in Flatbush's own result array. */
   readonly collect = (row: number, x0: number, y0: number, x1: number, y1: number): boolean => {
+    // The second part of a window across ±180° leaves what the first found (a box across the line).
+    if (x0 <= this.skipEast && x1 >= this.skipWest) return false;
     const bound = this.boxBound(x0, y0, x1, y1);
     if (bound > this.radius) return false;
     if (this.candidates === this.candRow.length) this.grow();
@@ -105,7 +114,9 @@ export class PointSearch {
     const maxY = y1 + Math.abs(y1) * 2 ** -23 + 1e-9;
     const lon0 = this.lon0;
     const lat0 = this.lat0;
-    const ex = minX > lon0 ? minX - lon0 : lon0 > maxX ? lon0 - maxX : 0;
+    let ex = minX > lon0 ? minX - lon0 : lon0 > maxX ? lon0 - maxX : 0;
+    // A box across the antimeridian from the point (from the window's other part): the short way round.
+    if (ex > 180) ex = Math.max(0, minX > lon0 ? lon0 + 360 - maxX : minX + 360 - lon0);
     const ey = minY > lat0 ? minY - lat0 : lat0 > maxY ? lat0 - maxY : 0;
     const dx = ex * this.kLon;
     const dy = ey * this.kLat;
@@ -179,10 +190,26 @@ export function queryPoint(view: CatalogView, q: PointQuery, search: PointSearch
   s.lat0 = q.lat;
   s.radius = q.radiusM;
   s.candidates = 0;
+  s.skipWest = Infinity;
+  s.skipEast = -Infinity;
   const snapshots: readonly Snapshot[] = view.snapshots;
   if (q.limit > 0) {
+    // A window past ±180° goes on from the other side: [west, east] and [west2, east2], disjoint.
+    const west = q.lon - dLon;
+    const east = q.lon + dLon;
+    const wraps = dLon < 180 && (west < -180 || east > 180);
+    const west2 = west < -180 ? west + 360 : -180;
+    const east2 = west < -180 ? 180 : east - 360;
     for (s.snapIndex = 0; s.snapIndex < snapshots.length; s.snapIndex++) {
-      snapshots[s.snapIndex].index?.search(q.lon - dLon, q.lat - dLat, q.lon + dLon, q.lat + dLat, s.collect);
+      const index = snapshots[s.snapIndex].index;
+      if (!index) continue;
+      index.search(west, q.lat - dLat, east, q.lat + dLat, s.collect);
+      if (!wraps) continue;
+      s.skipWest = west;
+      s.skipEast = east;
+      index.search(west2, q.lat - dLat, east2, q.lat + dLat, s.collect);
+      s.skipWest = Infinity;
+      s.skipEast = -Infinity;
     }
   }
   const order = s.order;
