@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
+import { writeSyntheticCountry } from '../src/synth/generate.ts';
 import { startTestServer, syntheticSnapshots, workspaceWithKey, type TestServer } from './http-helpers.ts';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -20,7 +21,15 @@ let t: TestServer;
 let browser: Browser;
 beforeAll(async () => {
   if (!CHROMIUM) throw new Error('chromium is not installed (Debian: apt-get install -y chromium)');
-  t = await startTestServer(await syntheticSnapshots(4000, 11));
+  const dir = await syntheticSnapshots(4000, 11);
+  // Two small countries either side of the antimeridian, by Taveuni.
+  for (const [country, bounds] of [
+    ['XF', [179.985, -16.82, 179.9995, -16.8]],
+    ['XG', [-179.9995, -16.82, -179.985, -16.8]],
+  ] as const) {
+    await writeSyntheticCountry({ seed: 5, buildings: 150, country, bounds: [...bounds], outDir: join(dir, 'snapshots') });
+  }
+  t = await startTestServer(dir);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // Root in CI has no user namespace for the sandbox; WebGL through SwiftShader, with no GPU.
@@ -100,6 +109,65 @@ describe('the map page', () => {
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'map-page.png') });
     expect(outside).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('across the antimeridian asks for both sides, and on a copy of the world panned to, for the same view as on the first', async () => {
+    const { key } = workspaceWithKey(t.ledger, 100_000, 'map-wrap');
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${t.url}/`);
+    await page.fill('#key', key);
+    await page.click('button[type=submit]');
+    await page.waitForFunction(() => (window as any).edifice.state.loads >= 1, null, { timeout: 60_000 });
+    const view = async (center: [number, number], zoom: number) => {
+      const loads = await page.evaluate(() => (window as any).edifice.state.loads);
+      await page.evaluate(([c, z]) => (window as any).edifice.map.jumpTo({ center: c, zoom: z }), [center, zoom] as const);
+      await page.waitForFunction((n) => (window as any).edifice.state.loads > n, loads, { timeout: 30_000 });
+      return page.evaluate(() => {
+        const s = (window as any).edifice.state;
+        return {
+          urls: s.lastUrls as string[],
+          ids: (s.features as any[]).map((f) => f.properties.building_id as string).sort(),
+          lons: (s.features as any[]).map((f) => f.properties.longitude as number),
+          error: s.error,
+        };
+      });
+    };
+    // What the API answers for a URL the page asked, from outside the page.
+    const answered = async (urls: string[]) => {
+      const ids: string[] = [];
+      for (const url of urls) {
+        const res = await fetch(`${t.url}${url}`, { headers: { Authorization: `Bearer ${key}` } });
+        expect(res.status, url).toBe(200);
+        for (const f of ((await res.json()) as { features: { properties: { building_id: string } }[] }).features)
+          ids.push(f.properties.building_id);
+      }
+      return ids.sort();
+    };
+
+    // A view centred on 180°: two boxes, one each side, and buildings from both countries.
+    const across = await view([180, -16.805], 15);
+    expect(across.error).toBeNull();
+    expect(across.urls).toHaveLength(2);
+    expect(across.urls[0]).toMatch(/bbox=179\.\d+,-16\.\d+,180,-16\.\d+&/);
+    expect(across.urls[1]).toMatch(/bbox=-180,-16\.\d+,-179\.\d+,-16\.\d+&/);
+    expect(across.lons.some((x) => x > 179.99)).toBe(true);
+    expect(across.lons.some((x) => x < -179.99)).toBe(true);
+    expect(across.ids).toEqual(await answered(across.urls));
+    // The same place from the other name of the meridian, and one world to the east.
+    for (const lon of [-180, 540]) {
+      const again = await view([lon, -16.805], 15);
+      expect([again.error, again.ids]).toEqual([null, across.ids]);
+    }
+
+    // The first country's view on the copy of the world one turn east: one box, as on the first copy.
+    const first = await view([9.55, 47.15], 14);
+    const turned = await view([9.55 + 360, 47.15], 14);
+    expect(first.ids.length).toBeGreaterThan(0);
+    expect([turned.error, turned.urls, turned.ids]).toEqual([null, first.urls, first.ids]);
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

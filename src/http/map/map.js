@@ -66,6 +66,7 @@
   const state = {
     key: '',
     lastUrl: '',
+    lastUrls: [],
     colourBy: 'height',
     features: [],
     byId: new Map(),
@@ -150,42 +151,68 @@
 
   let pending = null;
   let timer = 0;
+  const round6 = (v) => Math.round(v * 1e6) / 1e6;
+
+  /**
+   * The API's bboxes for the view. MapLibre's bounds go on past ±180° (a view across the
+   * antimeridian, or a copy of the world panned to): taken back to -180..180, a view across the
+   * line is asked as two boxes, as the API wants it.
+   */
+  function viewBoxes(b) {
+    const shift = 360 * Math.floor((b.getWest() + 180) / 360);
+    const west = b.getWest() - shift;
+    const east = b.getEast() - shift;
+    const south = round6(b.getSouth());
+    const north = round6(b.getNorth());
+    if (east <= 180) return [[round6(west), south, round6(east), north]];
+    return [
+      [round6(west), south, 180, north],
+      [-180, south, round6(east - 360), north],
+    ];
+  }
+
   async function load() {
     if (!state.key) return;
     const b = map.getBounds();
-    const bbox = [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v) => Math.round(v * 1e6) / 1e6);
-    if (bbox[2] - bbox[0] > MAX_SIDE_DEG || bbox[3] - bbox[1] > MAX_SIDE_DEG) {
+    if (b.getEast() - b.getWest() > MAX_SIDE_DEG || b.getNorth() - b.getSouth() > MAX_SIDE_DEG) {
       say(`Zoom in: a view may span at most ${MAX_SIDE_DEG} degrees a side.`, true);
       return;
     }
     if (pending) pending.abort();
     pending = new AbortController();
-    const url = `${config.base}/buildings?bbox=${bbox.join(',')}&limit=${PAGE}&f=geojson&geometry=footprint`;
-    state.lastUrl = url;
+    const signal = pending.signal;
+    const urls = viewBoxes(b).map((bbox) => `${config.base}/buildings?bbox=${bbox.join(',')}&limit=${PAGE}&f=geojson&geometry=footprint`);
+    state.lastUrls = urls;
+    state.lastUrl = urls[0];
     say('Loading…');
     try {
-      const res = await fetch(url, {
-        headers: { Authorization: `Bearer ${state.key}`, Accept: 'application/geo+json' },
-        signal: pending.signal,
-      });
-      const body = await res.json();
-      if (!res.ok) {
-        state.error = body && body.error ? body.error : { code: String(res.status), message: res.statusText };
-        say(`${res.status} ${state.error.code}: ${state.error.message}`, true);
-        return;
+      const answers = [];
+      for (const url of urls) {
+        const res = await fetch(url, { headers: { Authorization: `Bearer ${state.key}`, Accept: 'application/geo+json' }, signal });
+        const body = await res.json();
+        if (!res.ok) {
+          // The side already answered was charged all the same.
+          for (const a of answers) state.spent += Number(a.res.headers.get('X-Credits-Charged') ?? 0);
+          state.error = body && body.error ? body.error : { code: String(res.status), message: res.statusText };
+          say(`${res.status} ${state.error.code}: ${state.error.message}`, true);
+          return;
+        }
+        answers.push({ res, body });
       }
       state.error = null;
-      state.features = body.features;
-      state.byId = new Map(body.features.map((f) => [f.properties.building_id, f.properties]));
-      state.charged = Number(res.headers.get('X-Credits-Charged') ?? 0);
-      state.remaining = res.headers.get('X-Credits-Remaining');
+      state.features = answers.flatMap((a) => a.body.features);
+      state.byId = new Map(state.features.map((f) => [f.properties.building_id, f.properties]));
+      state.charged = answers.reduce((n, a) => n + Number(a.res.headers.get('X-Credits-Charged') ?? 0), 0);
+      state.remaining = answers[answers.length - 1].res.headers.get('X-Credits-Remaining');
       state.spent += state.charged;
       state.loads++;
       recolour();
-      const total = body.numberMatched ?? body.total;
-      const shown = `${body.features.length} building${body.features.length === 1 ? '' : 's'}`;
+      const totals = answers.map((a) => a.body.numberMatched ?? a.body.total);
+      const total = totals.every((n) => typeof n === 'number') ? totals.reduce((n, m) => n + m, 0) : null;
+      const shown = `${state.features.length} building${state.features.length === 1 ? '' : 's'}`;
+      const largest = urls.length === 1 ? `the ${PAGE} largest` : `the ${PAGE} largest each side of the antimeridian`;
       say(
-        `${shown} drawn${typeof total === 'number' && total > body.features.length ? ` (the ${PAGE} largest of ${total} in view)` : ''}. ` +
+        `${shown} drawn${total !== null && total > state.features.length ? ` (${largest} of ${total} in view)` : ''}. ` +
           `This view cost ${state.charged} credit${state.charged === 1 ? '' : 's'}; ${state.spent} on this page so far` +
           `${state.remaining === null ? '' : `, ${state.remaining} left`}.`,
       );
