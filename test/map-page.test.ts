@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
 import { startTestServer, syntheticSnapshots, workspaceWithKey, type TestServer } from './http-helpers.ts';
 
@@ -41,6 +41,26 @@ afterAll(async () => {
   t?.close();
 });
 
+/**
+ * The map page with `key` pasted, once it has loaded its first view; the addresses it fetched
+ * outside the server, and the errors it threw, as they come.
+ */
+async function openWithKey(key: string): Promise<{ page: Page; outside: string[]; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  const outside: string[] = [];
+  // MapLibre starts its worker from a blob: URL; every address fetched must be the server's own.
+  page.on('request', (r) => {
+    if (/^https?:/.test(r.url()) && !r.url().startsWith(t.url)) outside.push(r.url());
+  });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${t.url}/`);
+  await page.fill('#key', key);
+  await page.click('button[type=submit]');
+  await page.waitForFunction(() => (window as any).edifice.state.loads >= 1, null, { timeout: 60_000 });
+  return { page, outside, errors };
+}
+
 describe('the map page', () => {
   it('serves the page and MapLibre from the server itself, with no outside address', async () => {
     const page = await (await fetch(`${t.url}/`)).text();
@@ -57,18 +77,7 @@ describe('the map page', () => {
   it('draws the buildings the API returns for the view, shows their cost and a clicked building', async () => {
     const { key, workspaceId } = workspaceWithKey(t.ledger, 1000, 'map');
     const before = t.ledger.balance(workspaceId);
-    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
-    const outside: string[] = [];
-    // MapLibre starts its worker from a blob: URL; every address fetched must be the server's own.
-    page.on('request', (r) => {
-      if (/^https?:/.test(r.url()) && !r.url().startsWith(t.url)) outside.push(r.url());
-    });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${t.url}/`);
-    await page.fill('#key', key);
-    await page.click('button[type=submit]');
-    await page.waitForFunction(() => (window as any).edifice.state.loads >= 1, null, { timeout: 60_000 });
+    const { page, outside, errors } = await openWithKey(key);
     const state = await page.evaluate(() => {
       const s = (window as any).edifice.state;
       return { features: s.features.length, charged: s.charged, url: s.lastUrl, status: document.getElementById('status')!.textContent };
@@ -115,13 +124,7 @@ describe('the map page', () => {
 
   it('across the antimeridian asks for both sides, and on a copy of the world panned to, for the same view as on the first', async () => {
     const { key } = workspaceWithKey(t.ledger, 100_000, 'map-wrap');
-    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${t.url}/`);
-    await page.fill('#key', key);
-    await page.click('button[type=submit]');
-    await page.waitForFunction(() => (window as any).edifice.state.loads >= 1, null, { timeout: 60_000 });
+    const { page, errors } = await openWithKey(key);
     const view = async (center: [number, number], zoom: number) => {
       const loads = await page.evaluate(() => (window as any).edifice.state.loads);
       await page.evaluate(([c, z]) => (window as any).edifice.map.jumpTo({ center: c, zoom: z }), [center, zoom] as const);

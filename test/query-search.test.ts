@@ -81,6 +81,34 @@ function ranked(q: RefBuildingsQuery): RefBuildingsResult {
   return refQueryBuildings(ref, { ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
 }
 
+/**
+ * Runs q's walk to the end, or with `search` its best-first search, on `st` directly, and checks
+ * the page and the count against the reference; false when q's plans have no bound to search by.
+ */
+function checkDirect(v: EngineView, r: RefSnapshot[], q: RefBuildingsQuery, search: boolean): boolean {
+  const snapshots = v.snapshots;
+  const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+  if (search && plans.some((p) => p !== null && p.bound === null)) return false;
+  st.start(
+    q.offset + q.limit,
+    snapshots.map((s) => s.ids),
+  );
+  if (search) searchBuildings(st, snapshots, plans, q.bbox);
+  else walkBuildings(st, snapshots, plans, q.bbox);
+  const want = refQueryBuildings(r, q);
+  const counted = st.matched;
+  const ids = st.heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
+  expect(
+    { ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP },
+    `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`,
+  ).toEqual({
+    ids: want.ids,
+    total: want.total,
+    capped: want.totalIsCapped,
+  });
+  return true;
+}
+
 /** check(q) with the reference's page cut from `all`, the whole order of q's matches. */
 function checkPage(all: RefBuildingsResult, q: RefBuildingsQuery): void {
   queries++;
@@ -466,26 +494,7 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
             registeredBusinessTurnoverCurrency: pool.currencies[0],
             ...filters,
           };
-          const want = refQueryBuildings(ref, q);
-          const snapshots = view.snapshots;
-          const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
-          if (search && plans.some((p) => p !== null && p.bound === null)) continue;
-          st.start(
-            q.offset + q.limit,
-            snapshots.map((s) => s.ids),
-          );
-          if (search) searchBuildings(st, snapshots, plans, q.bbox);
-          else walkBuildings(st, snapshots, plans, q.bbox);
-          const counted = st.matched;
-          const ids = st.heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
-          expect(
-            { ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP },
-            `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`,
-          ).toEqual({
-            ids: want.ids,
-            total: want.total,
-            capped: want.totalIsCapped,
-          });
+          if (!checkDirect(view, ref, q, search)) continue;
           whole += st.nodesWhole;
           if (st.nodesWhole > 0) wholeQueries++;
         }
@@ -933,23 +942,8 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
             ...filters,
           };
           checkBuildings(engine, fview, fref, q);
-          const want = refQueryBuildings(fref, q);
-          const snapshots = fview.snapshots;
-          const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
           for (const search of [false, true]) {
-            if (search && plans.some((p) => p !== null && p.bound === null)) continue;
-            st.start(
-              q.offset + q.limit,
-              snapshots.map((s) => s.ids),
-            );
-            if (search) searchBuildings(st, snapshots, plans, q.bbox);
-            else walkBuildings(st, snapshots, plans, q.bbox);
-            const counted = st.matched;
-            const ids = st.heap.page(q.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
-            expect(
-              { ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP },
-              `${search ? 'search' : 'walk'} ${JSON.stringify(q)}`,
-            ).toEqual({ ids: want.ids, total: want.total, capped: want.totalIsCapped });
+            if (!checkDirect(fview, fref, q, search)) continue;
             skipped += st.leavesOut;
             if (st.leavesOut > 0) skippingQueries++;
             if (filters === filterSets[2]) wholeRare += st.nodesWhole;
