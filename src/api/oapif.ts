@@ -164,7 +164,8 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
   // Near the 10,000 window a page is cut short, as links.next of GET /buildings does.
   const room = Math.max(1, MAX_WINDOW - offset);
   kept.push(`limit=${Math.min(limit, room)}`);
-  const q = parseParameters('listBuildings', kept.join('&'));
+  // As OGC API Features reads a bbox, one whose minLon is above its maxLon crosses the antimeridian.
+  const q = parseParameters('listBuildings', kept.join('&'), {}, { bboxAcrossAntimeridian: true });
   return { kind: 'ranked', query: q as unknown as BuildingsQuery, output: itemsOutput(q) };
 }
 
@@ -301,7 +302,8 @@ export function featuresOpenApi(): OpenApiPart {
               style: 'form',
               explode: false,
               description:
-                'minLon,minLat,maxLon,maxLat (CRS84), each side at most 3 degrees; a building is inside when its representative point is.',
+                'minLon,minLat,maxLon,maxLat (CRS84), each side at most 3 degrees; a building is inside when its representative point is. ' +
+                'A minLon above maxLon crosses the antimeridian (179.9,-17,-179.9,-16.5): the buildings either side, ranked as one list.',
               schema: { type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } },
             },
             {

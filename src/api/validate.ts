@@ -149,8 +149,11 @@ function parseString(p: ParamSpec, text: string): string {
   return p.format === 'uuid' ? text.toLowerCase() : text;
 }
 
-/** bbox: minLon,minLat,maxLon,maxLat; ranges, min <= max, each side at most 3 degrees (rule 2). */
-function parseBBox(p: ParamSpec, text: string): BBox {
+/**
+ * bbox: minLon,minLat,maxLon,maxLat; ranges, min <= max, each side at most 3 degrees (rule 2).
+ * With `across`, a minLon above maxLon is a box across the antimeridian (OGC API Features).
+ */
+function parseBBox(p: ParamSpec, text: string, across: boolean): BBox {
   const parts = text.split(',');
   if (parts.length !== 4) {
     throw invalid(
@@ -172,12 +175,12 @@ function parseBBox(p: ParamSpec, text: string): BBox {
     v[i] = n;
   }
   const [minLon, minLat, maxLon, maxLat] = v;
-  if (minLon > maxLon) {
+  if (minLon > maxLon && !across) {
     throw invalid(p.name, `minLon ${parts[0]} is greater than maxLon ${parts[2]} (a box across the antimeridian is asked as two boxes)`);
   }
   if (minLat > maxLat) throw invalid(p.name, `minLat ${parts[1]} is greater than maxLat ${parts[3]}`);
   for (const [span, axis] of [
-    [maxLon - minLon, 'longitude'],
+    [minLon <= maxLon ? maxLon - minLon : maxLon + 360 - minLon, minLon <= maxLon ? 'longitude' : 'longitude across the antimeridian'],
     [maxLat - minLat, 'latitude'],
   ] as const) {
     if (span > MAX_BBOX_SIDE_WITH_ROUNDING) {
@@ -190,7 +193,7 @@ function parseBBox(p: ParamSpec, text: string): BBox {
   return { minLon, minLat, maxLon, maxLat };
 }
 
-function parseOne(p: ParamSpec, text: string): unknown {
+function parseOne(p: ParamSpec, text: string, bboxAcross = false): unknown {
   switch (p.type) {
     case 'integer':
       return parseInteger(p, text);
@@ -201,7 +204,7 @@ function parseOne(p: ParamSpec, text: string): unknown {
     case 'enum':
       return parseEnum(p, text);
     case 'string':
-      return p.format === 'bbox' ? parseBBox(p, text) : parseString(p, text);
+      return p.format === 'bbox' ? parseBBox(p, text, bboxAcross) : parseString(p, text);
   }
 }
 
@@ -262,6 +265,11 @@ function holds(c: Condition, given: ReadonlyMap<string, unknown>): boolean {
   return c.value === undefined || String(given.get(c.name)) === c.value;
 }
 
+export interface ParseOptions {
+  /** A bbox whose minLon is above its maxLon crosses the antimeridian (OGC API Features) rather than being refused. */
+  bboxAcrossAntimeridian?: boolean;
+}
+
 /**
  * Validate the parameters of one operation. `rawQuery` is the query string with or without
  * its leading `?`; `path` holds the path parameters by name. Returns the parsed query keyed by
@@ -271,6 +279,7 @@ export function parseParameters(
   operation: OperationId,
   rawQuery: string | undefined,
   path: Readonly<Record<string, string>> = {},
+  options: ParseOptions = {},
 ): Record<string, unknown> {
   const plan = planOf(operation);
   const raw = rawQuery === undefined ? '' : rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
@@ -330,7 +339,7 @@ export function parseParameters(
   }
   for (const [name, values] of texts) {
     const p = plan.query.get(name)!;
-    const value = p.list ? parseList(p, values) : parseOne(p, values[0]);
+    const value = p.list ? parseList(p, values) : parseOne(p, values[0], options.bboxAcrossAntimeridian);
     given.set(name, value);
     if (value === false && p.default === false) continue; // "default false" keeps everything: the filter is off
     out[p.key] = value;

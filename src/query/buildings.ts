@@ -7,7 +7,8 @@
  * planner (choose.ts) picks one executor: the plain scan (scan.ts), the walk over node
  * summaries (bestfirst.ts walkBuildings, from a floor: floor.ts, guess.ts) or the count and
  * best-first search (bestfirst.ts searchBuildings); the page is cut from the search state's
- * heap. All countries share one heap and one count, so their rows merge by the same order.
+ * heap. All countries share one heap and one count, so their rows merge by the same order; so
+ * do the two parts of a bbox across the antimeridian (minLon above maxLon, OGC API Features).
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
@@ -62,11 +63,12 @@ export function checkBuildingsQuery(q: BuildingsQuery): void {
   if (![minLon, minLat, maxLon, maxLat].every((v) => typeof v === 'number' && Number.isFinite(v))) {
     throw new QueryError('bbox', 'bbox must be four finite numbers minLon,minLat,maxLon,maxLat.');
   }
-  if (maxLon - minLon > MAX_BBOX_SIDE_WITH_ROUNDING || maxLat - minLat > MAX_BBOX_SIDE_WITH_ROUNDING) {
-    throw new QueryError(
-      'bbox',
-      `Each side of bbox spans at most ${MAX_BBOX_SIDE_DEG} degrees, got ${maxLon - minLon} x ${maxLat - minLat}.`,
-    );
+  if (minLon < -180 || maxLon > 180 || minLat < -90 || maxLat > 90 || minLat > maxLat) {
+    throw new QueryError('bbox', 'bbox must hold longitudes from -180 to 180 and latitudes from -90 to 90, minLat at most maxLat.');
+  }
+  const width = lonSpan(q.bbox);
+  if (width > MAX_BBOX_SIDE_WITH_ROUNDING || maxLat - minLat > MAX_BBOX_SIDE_WITH_ROUNDING) {
+    throw new QueryError('bbox', `Each side of bbox spans at most ${MAX_BBOX_SIDE_DEG} degrees, got ${width} x ${maxLat - minLat}.`);
   }
   if (!Number.isInteger(q.limit) || q.limit < 0) throw new QueryError('limit', `limit must be a non-negative integer, got ${q.limit}.`);
   if (!Number.isInteger(q.offset) || q.offset < 0)
@@ -87,6 +89,20 @@ export function checkBuildingsQuery(q: BuildingsQuery): void {
   }
 }
 
+/** Degrees of longitude a bbox spans; one whose minLon is above its maxLon crosses the antimeridian (as OGC API Features reads it). */
+export function lonSpan(b: BBox): number {
+  return b.minLon <= b.maxLon ? b.maxLon - b.minLon : b.maxLon + 360 - b.minLon;
+}
+
+/** The bbox as boxes that do not cross the antimeridian: itself, or its parts west and east of it. */
+function partsOf(b: BBox): BBox[] {
+  if (b.minLon <= b.maxLon) return [b];
+  return [
+    { ...b, maxLon: 180 },
+    { ...b, minLon: -180 },
+  ];
+}
+
 function meets(a: BBox, b: BBox): boolean {
   return a.minLon <= b.maxLon && a.maxLon >= b.minLon && a.minLat <= b.maxLat && a.maxLat >= b.minLat;
 }
@@ -99,7 +115,8 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
   if (!PATHS.includes(forced)) throw new TypeError(`options.path must be one of ${PATHS.join(', ')}, got ${String(forced)}.`);
   checkBuildingsQuery(q);
   // Plan: one per snapshot whose extent meets the bbox (null: nothing can match there).
-  const snapshots = view.snapshots.filter((s) => s.extent !== null && meets(s.extent, q.bbox));
+  const parts = partsOf(q.bbox);
+  const snapshots = view.snapshots.filter((s) => s.extent !== null && parts.some((b) => meets(s.extent!, b)));
   const plans: (SearchPlan | null)[] = snapshots.map((s) => compile(s, q));
   const st = options.state ?? new SearchState();
   const k = q.offset + q.limit;
@@ -107,14 +124,25 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
     k,
     snapshots.map((s) => s.ids),
   );
+  // A bbox across the antimeridian is scanned part by part into the one heap and count: such
+  // boxes lie where few buildings are (the Pacific, Chukotka).
+  if (parts.length > 1) {
+    for (const b of parts)
+      for (let si = 0; si < snapshots.length; si++) if (plans[si] !== null) scanSnapshot(st, snapshots[si], si, plans[si]!, b);
+    return pageOf(st, snapshots, q.offset);
+  }
   // Choose a path, and run its one executor.
   let path: Path = forced === 'auto' ? choosePath(st, snapshots, plans, q) : forced;
   if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
   if (path === 'best-first') searchBuildings(st, snapshots, plans, q.bbox);
   else if (path === 'walk') walkDeep(st, snapshots, plans, q.bbox, k);
   else for (let si = 0; si < snapshots.length; si++) if (plans[si] !== null) scanSnapshot(st, snapshots[si], si, plans[si]!, q.bbox);
-  // Page.
-  const rows = st.heap.page(q.offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));
+  return pageOf(st, snapshots, q.offset);
+}
+
+/** The page from `offset` in st's heap, and the count. */
+function pageOf(st: SearchState, snapshots: readonly Snapshot[], offset: number): BuildingsResult {
+  const rows = st.heap.page(offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));
   return { rows, total: Math.min(st.matched, MAX_WINDOW), totalIsCapped: st.matched > MAX_WINDOW };
 }
 

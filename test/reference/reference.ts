@@ -198,8 +198,13 @@ export interface RefBuildingsResult {
 }
 
 /** Rule 1: the representative point lies in the bbox, edges included. */
+/** Edges included; a bbox whose minLon is above its maxLon crosses the antimeridian (as OGC API Features reads it). */
 export function inBBox(b: RefBuilding, bbox: RefBuildingsQuery['bbox']): boolean {
-  return b.longitude >= bbox.minLon && b.longitude <= bbox.maxLon && b.latitude >= bbox.minLat && b.latitude <= bbox.maxLat;
+  const lonIn =
+    bbox.minLon <= bbox.maxLon
+      ? b.longitude >= bbox.minLon && b.longitude <= bbox.maxLon
+      : b.longitude >= bbox.minLon || b.longitude <= bbox.maxLon;
+  return lonIn && b.latitude >= bbox.minLat && b.latitude <= bbox.maxLat;
 }
 
 /** Rule 3: the sort key of a building, or null when unknown. */
