@@ -7,9 +7,10 @@
 // Each module keeps its own `import.meta.url` (its path under src), so a file it finds beside
 // itself is found as before. Bundles are kept in node_modules/.cache/edifice (from there the
 // packages they import resolve), named by a hash of the sources: a start after a change builds
-// them again. Plain JavaScript itself, so that bin/start.mjs loads it without tsx.
+// them again, and removes the folders past the KEEP_BUNDLES newest that no running server uses.
+// Plain JavaScript itself, so that bin/start.mjs loads it without tsx.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,6 +20,16 @@ const SRC = fileURLToPath(new URL('.', import.meta.url));
 const NODE_MODULES = join(SRC, '..', 'node_modules');
 const CACHE = join(NODE_MODULES, '.cache', 'edifice');
 const KEYS = Symbol.for('edifice.sourcesKeys');
+const MARKED = Symbol.for('edifice.bundlesInUse');
+/** A folder's marks of the processes using it: one empty file per process id. */
+const IN_USE = '.in-use';
+
+/**
+ * Folders of bundles kept when new ones are built, the newest by their last build. Older ones go
+ * unless a live process marked them in use: a server restarts its worker and ledger threads from
+ * its own folder, so removing it would leave a crashed ledger thread unable to start again.
+ */
+export const KEEP_BUNDLES = 4;
 /** Numbers this thread's temporary files. */
 let writes = 0;
 
@@ -80,7 +91,79 @@ export async function codeBundles(entries) {
     const { build } = await import('esbuild');
     for (const entry of missing) await buildOne(build, entry, fileURLToPath(out.get(entry)));
   }
+  markInUse(key);
+  if (missing.length > 0) pruneBundles(key);
   return out;
+}
+
+/** Marks the folder `key` in use by this process until it exits (once per process: the copies of this module share it). */
+function markInUse(key) {
+  // A thread's exit is not its process's: the main thread marks for them all.
+  if (threadId !== 0) return;
+  const marks = /** @type {Record<symbol, Set<string>>} */ (/** @type {unknown} */ (globalThis));
+  const marked = (marks[MARKED] ??= new Set());
+  if (marked.has(key)) return;
+  marked.add(key);
+  const path = join(CACHE, key, IN_USE, String(process.pid));
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, '');
+  process.once('exit', () => rmSync(path, { force: true }));
+}
+
+/** Whether process `pid` is running (a process of another user counts). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return /** @type {NodeJS.ErrnoException} */ (err).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the folders of bundles past the KEEP_BUNDLES newest (by modification time) that no
+ * live process marked in use, never `current`; returns the names removed. Another start may be
+ * removing them too: a folder already gone is not an error, and one that cannot be removed is
+ * left for the next build.
+ * @param {string} current
+ * @returns {string[]}
+ */
+export function pruneBundles(current) {
+  /** @type {{ name: string, mtimeMs: number }[]} */
+  const folders = [];
+  let names;
+  try {
+    names = readdirSync(CACHE);
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    if (name === current) continue;
+    try {
+      const s = statSync(join(CACHE, name));
+      if (s.isDirectory()) folders.push({ name, mtimeMs: s.mtimeMs });
+    } catch {
+      // Removed meanwhile.
+    }
+  }
+  folders.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  const removed = [];
+  for (const { name } of folders.slice(KEEP_BUNDLES - 1)) {
+    let users = [];
+    try {
+      users = readdirSync(join(CACHE, name, IN_USE));
+    } catch {
+      // No marks: nobody uses it.
+    }
+    if (users.some((pid) => /^[0-9]+$/.test(pid) && alive(Number(pid)))) continue;
+    try {
+      rmSync(join(CACHE, name), { recursive: true, force: true });
+      removed.push(name);
+    } catch {
+      // Left for the next build.
+    }
+  }
+  return removed;
 }
 
 /**

@@ -4,15 +4,16 @@
  * view, warm up and listen. What is published meanwhile reaches them, and a file a bundled module
  * finds beside its own source (the map page) is found.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../src/catalog/catalog.ts';
 import { loadConfig } from '../src/config.ts';
-import { codeBundles } from '../src/code-bundles.mjs';
+import { KEEP_BUNDLES, codeBundles, pruneBundles } from '../src/code-bundles.mjs';
 import { dropEarlyThreads, startEarlyThreads, takeEarlyThread } from '../src/http/early-threads.mjs';
 import { portRefusal } from '../src/http/port.ts';
 import { spawnWorkers, type WorkerPool } from '../src/http/worker-pool.ts';
@@ -211,6 +212,42 @@ describe('thread bundles', () => {
     expect(entries.map((e) => again.get(e)!.href)).toEqual(entries.map((e) => first.get(e)!.href));
     expect(entries.map((e) => statSync(again.get(e)!).mtimeMs)).toEqual(mtimes);
     expect(first.get(entries[0])!.pathname).toMatch(/\/node_modules\/\.cache\/edifice\/[0-9a-f]{16}\/http-worker\.mjs$/);
+  });
+
+  it('are marked in use by this process; older folders past the newest few go unless a live process uses them', async () => {
+    const current = dirname(fileURLToPath((await codeBundles(entries)).get(entries[0])!));
+    const cache = dirname(current);
+    expect(readdirSync(join(current, '.in-use'))).toContain(String(process.pid));
+    // Another process's mark lasts while it runs.
+    const script =
+      `const { codeBundles } = await import(${JSON.stringify(new URL('../src/code-bundles.mjs', import.meta.url).href)});` +
+      `await codeBundles(${JSON.stringify(entries)});` +
+      `const { readdirSync } = await import('node:fs');` +
+      `process.stdout.write(JSON.stringify([process.pid, readdirSync(${JSON.stringify(join(current, '.in-use'))})]));`;
+    const [child, marksWhileRunning] = JSON.parse(
+      spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).stdout,
+    ) as [number, string[]];
+    expect(marksWhileRunning).toContain(String(child));
+    expect(readdirSync(join(current, '.in-use'))).not.toContain(String(child));
+    // A process id that is surely not running: a child's, once it has exited.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    // Folders of earlier sources, newest first, all newer than any real one: the 5th used by this
+    // process, the 6th by the dead one.
+    const now = Date.now() / 1000 + 3600;
+    const names = Array.from({ length: 7 }, (_, i) => `test-prune-${process.pid}-${i}`);
+    names.forEach((name, i) => {
+      mkdirSync(join(cache, name, '.in-use'), { recursive: true });
+      writeFileSync(join(cache, name, 'http-worker.mjs'), '');
+      if (i === 4) writeFileSync(join(cache, name, '.in-use', String(process.pid)), '');
+      if (i === 5) writeFileSync(join(cache, name, '.in-use', dead), '');
+      utimesSync(join(cache, name), now - i, now - i);
+    });
+    const removed = pruneBundles(basename(current));
+    const kept = KEEP_BUNDLES - 1; // besides the current folder
+    expect(removed.filter((n) => names.includes(n))).toEqual(names.filter((_, i) => i >= kept && i !== 4));
+    expect(names.map((n) => existsSync(join(cache, n)))).toEqual(names.map((_, i) => i < kept || i === 4));
+    expect(existsSync(join(current, 'http-worker.mjs'))).toBe(true);
+    for (const name of names) rmSync(join(cache, name), { recursive: true, force: true });
   });
 
   it("give each module its own import.meta.url: its source's", async () => {
