@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -140,6 +140,35 @@ describe('the cold blob encoded on a second thread', () => {
       const verified = entries.filter((e) => e.event === 'snapshot_loaded').map((e) => (e.phases as { verifiedBy: string }).verifiedBy);
       expect(verified).toEqual(['thread', 'here']);
       expect(first.rows).toBe(3_000);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('stops when a newer snapshot replaces the store first: its wait settles at once, nothing is encoded here', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'edifice-cold-replaced-'));
+    try {
+      // The first store's thread never encodes, and would be waited for a minute before this
+      // thread encoded the blob itself; it is asked for nothing else (a v1 file has no file parts
+      // to build, and the checksum is checked here). The second store is below the threshold.
+      mkdirSync(join(folder, 'XA'));
+      copyFileSync(v1, join(folder, 'XA', '2026-01-01.arrow'));
+      const entries: LogEntry[] = [];
+      const build = { coldThread: stalling, coldThreadMinRows: 6, coldThreadPatienceMs: 60_000, checkFirst: true };
+      const catalog = Catalog.open(folder, { log: (e) => entries.push(e), build });
+      expect(catalog.view().snapshots.map((s) => [s.rows, 'file' in s.parts.cold])).toEqual([[7, true]]);
+      await writeSyntheticCountry({ seed: 7, buildings: 5, outDir: folder, date: '2026-02-01' });
+      expect(catalog.rescan()).toMatchObject([{ status: 'loaded', previous: '2026-01-01' }]);
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        catalog.whenEncoded().then(() => 'settled'),
+        new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting'), 10_000))),
+      ]);
+      clearTimeout(timer);
+      expect(waited).toBe('settled');
+      const cold = entries.filter((e) => String(e.event).startsWith('snapshot_cold')).map((e) => [e.event, e.date, e.level]);
+      expect(cold).toEqual([['snapshot_cold_dropped', '2026-01-01', 'info']]);
+      expect(catalog.view().snapshots.map((s) => [s.rows, 'file' in s.parts.cold])).toEqual([[5, false]]);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }

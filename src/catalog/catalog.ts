@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { makeFolder } from '../folders.ts';
 import { SnapshotError, openSnapshot, readSnapshotMetadata } from '../snapshot/reader.ts';
 import type { SnapshotMetadata } from '../snapshot/schema.ts';
-import { loadSnapshotEarly, type LoadOptions, type LoadWatch } from './load.ts';
+import { EncodingStopped, loadSnapshotEarly, type LoadOptions, type LoadWatch } from './load.ts';
 import { dropPages, mappingUnavailable } from '../snapshot/mapped-file.ts';
 import { PreparedRefusal, preparedBeside, readPrepared, writePrepared } from './prepared.ts';
 import { applyRemovals, type RemovalSet } from './removals.ts';
@@ -129,6 +129,8 @@ interface Serving extends FileInfo {
   snapshot: Snapshot;
   loadMs: number;
   bytesHeld: number;
+  /** Stops the encoding of base's cold blob, if one is still running (load.ts EarlyLoad). */
+  stopEncoding(): void;
 }
 
 const COUNTRY_DIR = /^[A-Z]{2}$/;
@@ -305,6 +307,7 @@ export class Catalog implements CatalogSource {
     let from: 'prepared' | 'arrow';
     let phases: Record<string, number | string | undefined>;
     let mapped: boolean | undefined;
+    let stopEncoding = (): void => {};
     try {
       const metadata = readSnapshotMetadata(file.path);
       schemaVersion = metadata.schemaVersion;
@@ -328,7 +331,7 @@ export class Catalog implements CatalogSource {
         let encoded: Promise<Snapshot> | null;
         try {
           const options = { coldThreadNice: COLD_THREAD_NICE, checkFirst: serving !== undefined, ...this.build };
-          ({ snapshot: base, encoded } = loadSnapshotEarly(opened, watch, options));
+          ({ snapshot: base, encoded, stopEncoding } = loadSnapshotEarly(opened, watch, options));
         } catch (err) {
           letGo(opened.mapped);
           if (err instanceof SnapshotError) throw err;
@@ -359,7 +362,9 @@ export class Catalog implements CatalogSource {
     const snapshot = applyRemovals(base, this.removalSet);
     const loadMs = Math.round(performance.now() - started);
     const bytesHeld = snapshot.bytesHeld;
-    this.serving.set(country, { ...file, base, snapshot, loadMs, bytesHeld });
+    // The store replaced no longer needs its cold blob: its encoding would only hold memory and a core.
+    serving?.stopEncoding();
+    this.serving.set(country, { ...file, base, snapshot, loadMs, bytesHeld, stopEncoding });
     this.refused.delete(file.path);
     if (this.prepared) this.removeStalePrepared(country, file);
     this.log({
@@ -516,6 +521,11 @@ export class Catalog implements CatalogSource {
         if (this.prepared) this.writePrepared(country, file, base);
       },
       (err: Error) => {
+        if (err instanceof EncodingStopped) {
+          if ('file' in served.parts.cold) letGo(served.parts.cold.file);
+          this.log({ level: 'info', event: 'snapshot_cold_dropped', country, date: file.date, reason: err.message });
+          return;
+        }
         this.log({
           level: 'error',
           event: 'snapshot_cold_failed',

@@ -116,6 +116,8 @@ export class ColdBlobThread {
   private readonly partsPort: MessagePort;
   private readonly partsAsked: boolean;
   private poller: NodeJS.Timeout | null = null;
+  /** Settles the promise `encoded` handed out, while it waits: a stop settles it with null. */
+  private pending: ((blob: ColdBlob | null) => void) | null = null;
   private stopped = false;
   private readonly port: MessagePort;
   private readonly thread: Worker;
@@ -246,16 +248,18 @@ export class ColdBlobThread {
   }
 
   /**
-   * `finish` without blocking this thread: settles with the blob (null when the thread stalled,
-   * having stopped it), or rejects with the thread's error.
+   * `finish` without blocking this thread: settles with the blob (null when the thread stalled or
+   * was stopped meanwhile, having stopped it), or rejects with the thread's error.
    */
   encoded(rowsDone?: (rows: number) => void): Promise<ColdBlob | null> {
     if (this.stopped) return Promise.resolve(null);
     const progress = this.progress(rowsDone);
     return new Promise((resolve, reject) => {
+      this.pending = resolve;
       const poll = (): void => {
         this.poller = null;
         if (Atomics.load(this.control, STATUS) !== RUNNING) {
+          this.pending = null;
           try {
             resolve(this.received());
           } catch (err) {
@@ -299,11 +303,14 @@ export class ColdBlobThread {
     return { by: 'thread', nice, codec: coldCodecFromTransfer(received.codec), blob, offsets };
   }
 
-  /** Ends the thread (its work, if any, is dropped). */
+  /** Ends the thread (its work, if any, is dropped); a wait for `encoded` settles with null. */
   stop(): void {
     this.stopped = true;
     if (this.poller !== null) clearTimeout(this.poller);
     this.poller = null;
+    const pending = this.pending;
+    this.pending = null;
+    pending?.(null);
     Atomics.store(this.control, STOP, 1);
     this.port.close();
     this.partsPort.close();

@@ -113,9 +113,18 @@ export interface EarlyLoad {
   snapshot: Snapshot;
   /**
    * The same store with its cold blob; null when `snapshot` holds it already. Rejects when the
-   * blob cannot be encoded (the store from the file serves on).
+   * blob cannot be encoded (the store from the file serves on), or with EncodingStopped.
    */
   encoded: Promise<Snapshot> | null;
+  /** Stops encoding the blob (a newer store replaced this one): `encoded` rejects with EncodingStopped. */
+  stopEncoding(): void;
+}
+
+/** Why `encoded` rejects after `stopEncoding`. */
+export class EncodingStopped extends Error {
+  constructor() {
+    super('stopped before the cold blob was encoded: a newer store replaced this one');
+  }
 }
 
 /**
@@ -200,14 +209,20 @@ function load(opened: OpenedSnapshot | UnverifiedSnapshot, watch: LoadWatch, opt
       const fromFile = { file: opened.mapped!, schemaVersion: opened.metadata.schemaVersion };
       FileRows.of(fromFile.file, fromFile.schemaVersion, file.table).check();
       const snapshot = new Snapshot({ ...parts, cold: fromFile });
-      const encoded = thread
-        .encoded(coldProgress)
-        .then((cold) => snapshot.withCold(encodedBy(cold ?? encodeColdBlob(file.table, file.bytes, coldProgress)!)));
+      let stopped = false;
+      const encoded = thread.encoded(coldProgress).then((cold) => {
+        if (stopped) throw new EncodingStopped();
+        return snapshot.withCold(encodedBy(cold ?? encodeColdBlob(file.table, file.bytes, coldProgress)!));
+      });
       handedOver = true;
-      return { snapshot, encoded };
+      const stopEncoding = (): void => {
+        stopped = true;
+        thread.stop();
+      };
+      return { snapshot, encoded, stopEncoding };
     }
     const cold = thread?.finish(coldProgress) ?? encodeColdBlob(file.table, file.bytes, coldProgress)!;
-    return { snapshot: new Snapshot({ ...parts, cold: encodedBy(cold) }), encoded: null };
+    return { snapshot: new Snapshot({ ...parts, cold: encodedBy(cold) }), encoded: null, stopEncoding: () => {} };
   } finally {
     if (!handedOver) thread?.stop();
   }
