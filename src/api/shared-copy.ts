@@ -5,8 +5,7 @@
  * differ (1,500 bytes at random offsets: ~500 ns, against ~125 ns compiled). Where the addon
  * does not load, or with EDIFICE_KERNELS=js, Buffer's own copy serves.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../native-addon.ts';
 
 interface Addon {
   /** src[start, end), shared, to dst from at; the shared side is read with relaxed loads. */
@@ -15,15 +14,8 @@ interface Addon {
   copyToShared(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): void;
 }
 
-const ADDON_PATH = fileURLToPath(new URL('../../native/build/Release/shared_copy.node', import.meta.url));
-
 function load(): Addon | null {
-  if (process.env.EDIFICE_KERNELS === 'js') return null;
-  try {
-    return createRequire(import.meta.url)(ADDON_PATH) as Addon;
-  } catch {
-    return null;
-  }
+  return process.env.EDIFICE_KERNELS === 'js' ? null : loadAddon<Addon>('shared_copy').addon;
 }
 
 const addon = load();

@@ -25,6 +25,7 @@ import {
   type BuildingsQuery,
   type PointQuery,
 } from '../query/types.ts';
+import { lonSpan } from '../geo/bbox.ts';
 import { ApiError, cut, show } from './errors.ts';
 import { operationLabel, type OperationId } from './operations.ts';
 import { BBOX_PARTS, parametersOf, rangePairs, type Condition, type ParamSpec } from './params.ts';
@@ -180,7 +181,7 @@ function parseBBox(p: ParamSpec, text: string, across: boolean): BBox {
   }
   if (minLat > maxLat) throw invalid(p.name, `minLat ${parts[1]} is greater than maxLat ${parts[3]}`);
   for (const [span, axis] of [
-    [minLon <= maxLon ? maxLon - minLon : maxLon + 360 - minLon, minLon <= maxLon ? 'longitude' : 'longitude across the antimeridian'],
+    [lonSpan({ minLon, minLat, maxLon, maxLat }), minLon <= maxLon ? 'longitude' : 'longitude across the antimeridian'],
     [maxLat - minLat, 'latitude'],
   ] as const) {
     if (span > MAX_BBOX_SIDE_WITH_ROUNDING) {

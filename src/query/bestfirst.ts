@@ -422,20 +422,16 @@ class Descent implements NodeVisitor {
       }
       return search && st.matched > MAX_WINDOW ? 'stop' : 'over';
     }
-    if (level === 0 || (inside && level <= RUN_LEVEL)) {
+    // Leaves, blocks, and the nodes above blocks that are not worth expanding go to the run.
+    const whole = inside && level === RUN_LEVEL + 1 && !worthBlocks(st);
+    if (level === 0 || (inside && level <= RUN_LEVEL) || whole) {
       st.coveredRows += hi - lo;
-      if (inside && level > 0 && verdict === SOME && proofs.length > 0 && blockRead(st.sample, lo) && worthLeaves(st)) {
-        if (addLeaves(st, proofs, lo, hi) && block) st.blocksDecided++;
+      if (whole) st.nodesWhole++;
+      if (block && verdict === SOME && proofs.length > 0 && blockRead(st.sample, lo) && worthLeaves(st)) {
+        if (addLeaves(st, proofs, lo, hi)) st.blocksDecided++;
       } else st.run.add(lo, hi, !inside, verdict !== ALL);
       // The share counts the block's rows, ruled-out leaves included: counting only those read
       // would keep the walk deferring too long where most leaves are ruled out.
-      if (search && st.holding) defer(st, this.si, level, i, hi - lo);
-      return search && st.matched > MAX_WINDOW ? 'stop' : 'over';
-    }
-    if (inside && level === RUN_LEVEL + 1 && !worthBlocks(st)) {
-      st.nodesWhole++;
-      st.coveredRows += hi - lo;
-      st.run.add(lo, hi, false, true);
       if (search && st.holding) defer(st, this.si, level, i, hi - lo);
       return search && st.matched > MAX_WINDOW ? 'stop' : 'over';
     }

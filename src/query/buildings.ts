@@ -12,6 +12,7 @@
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
+import { lonSpan, partsOf } from '../geo/bbox.ts';
 import { searchBuildings, walkBuildings } from './bestfirst.ts';
 import { choosePath, hasBounds, type Path } from './choose.ts';
 import { FLOOR_MIN_K, provenFloor } from './floor.ts';
@@ -89,20 +90,6 @@ export function checkBuildingsQuery(q: BuildingsQuery): void {
   }
 }
 
-/** Degrees of longitude a bbox spans; one whose minLon is above its maxLon crosses the antimeridian (as OGC API Features reads it). */
-export function lonSpan(b: BBox): number {
-  return b.minLon <= b.maxLon ? b.maxLon - b.minLon : b.maxLon + 360 - b.minLon;
-}
-
-/** The bbox as boxes that do not cross the antimeridian: itself, or its parts west and east of it. */
-function partsOf(b: BBox): BBox[] {
-  if (b.minLon <= b.maxLon) return [b];
-  return [
-    { ...b, maxLon: 180 },
-    { ...b, minLon: -180 },
-  ];
-}
-
 function meets(a: BBox, b: BBox): boolean {
   return a.minLon <= b.maxLon && a.maxLon >= b.minLon && a.minLat <= b.maxLat && a.maxLat >= b.minLat;
 }
@@ -124,25 +111,17 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
     k,
     snapshots.map((s) => s.ids),
   );
-  // A bbox across the antimeridian is scanned part by part into the one heap and count: such
-  // boxes lie where few buildings are (the Pacific, Chukotka).
-  if (parts.length > 1) {
-    for (const b of parts)
-      for (let si = 0; si < snapshots.length; si++) if (plans[si] !== null) scanSnapshot(st, snapshots[si], si, plans[si]!, b);
-    return pageOf(st, snapshots, q.offset);
-  }
-  // Choose a path, and run its one executor.
-  let path: Path = forced === 'auto' ? choosePath(st, snapshots, plans, q) : forced;
+  // Choose a path, and run its one executor. A bbox across the antimeridian is scanned part by
+  // part into the one heap and count: such boxes lie where few buildings are (the Pacific, Chukotka).
+  let path: Path = parts.length > 1 ? 'scan' : forced === 'auto' ? choosePath(st, snapshots, plans, q) : forced;
   if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
   if (path === 'best-first') searchBuildings(st, snapshots, plans, q.bbox);
   else if (path === 'walk') walkDeep(st, snapshots, plans, q.bbox, k);
-  else for (let si = 0; si < snapshots.length; si++) if (plans[si] !== null) scanSnapshot(st, snapshots[si], si, plans[si]!, q.bbox);
-  return pageOf(st, snapshots, q.offset);
-}
-
-/** The page from `offset` in st's heap, and the count. */
-function pageOf(st: SearchState, snapshots: readonly Snapshot[], offset: number): BuildingsResult {
-  const rows = st.heap.page(offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));
+  else
+    for (const b of parts)
+      for (let si = 0; si < snapshots.length; si++) if (plans[si] !== null) scanSnapshot(st, snapshots[si], si, plans[si]!, b);
+  // Page.
+  const rows = st.heap.page(q.offset).map(({ snap, row }) => ({ snapshot: snapshots[snap], row }));
   return { rows, total: Math.min(st.matched, MAX_WINDOW), totalIsCapped: st.matched > MAX_WINDOW };
 }
 

@@ -8,8 +8,7 @@
  * Float64 range 0.43 instead of 0.78; a call costs about 20 ns, so selections shorter than
  * NATIVE_MIN rows stay in JavaScript.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../native-addon.ts';
 import type { CodeArray } from '../catalog/shared.ts';
 
 export type NumberArray = Float64Array | Int32Array | Int16Array;
@@ -98,21 +97,15 @@ export interface NativeKernels {
 /** Selections shorter than this are refined in JavaScript: the call would cost more than the loop. */
 export const NATIVE_MIN = 32;
 
-const ADDON_PATH = fileURLToPath(new URL('../../native/build/Release/kernels.node', import.meta.url));
-
-function load(): { kernels: NativeKernels | null; why: string | null } {
-  if (process.env.EDIFICE_KERNELS === 'js') return { kernels: null, why: 'EDIFICE_KERNELS=js' };
-  try {
-    return { kernels: createRequire(import.meta.url)(ADDON_PATH) as NativeKernels, why: null };
-  } catch (err) {
-    return { kernels: null, why: `the addon ${ADDON_PATH} did not load: ${(err as Error).message.split('\n')[0]}` };
-  }
+function load(): { addon: NativeKernels | null; why: string | null } {
+  if (process.env.EDIFICE_KERNELS === 'js') return { addon: null, why: 'EDIFICE_KERNELS=js' };
+  return loadAddon<NativeKernels>('kernels');
 }
 
 const loaded = load();
 
 /** The compiled loops, or null where the scan runs its own. */
-export const native: NativeKernels | null = loaded.kernels;
+export const native: NativeKernels | null = loaded.addon;
 
 /** Why the scan runs its JavaScript loops, or null when it runs the compiled ones. */
 export const nativeUnavailable: string | null = loaded.why;

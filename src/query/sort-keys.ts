@@ -31,12 +31,17 @@ interface PlainKey extends KeySource {
 }
 
 /**
- * offerRange through the compiled candidates: a chunk at a time, the rows that can still enter
- * at the chunk's threshold are listed in `scratch` and offered. The threshold only rises while
- * rows are offered, so they are a superset of the rows offerRows would let in, and offer()
- * tests each against the threshold of its turn.
+ * offerRange of every plain key. Without the addon, offerRows. With it, through the compiled
+ * candidates: a chunk at a time, the rows that can still enter at the chunk's threshold are
+ * listed in `scratch` and offered. The threshold only rises while rows are offered, so they are
+ * a superset of the rows offerRows would let in, and offer() tests each against the threshold
+ * of its turn.
  */
 function offerCandidates(key: PlainKey, heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
+  if (native === null) {
+    key.offerRows(heap, s, rank, lo, hi);
+    return;
+  }
   for (let a = lo; a < hi; a += scratch.length) {
     const b = Math.min(hi, a + scratch.length);
     const thr = heap.threshold();
@@ -82,8 +87,7 @@ export class KeyF64 implements PlainKey {
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    if (native === null) this.offerRows(heap, s, rank, lo, hi);
-    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+    offerCandidates(this, heap, s, rank, lo, hi, scratch);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
@@ -166,8 +170,7 @@ export class KeyI32 implements PlainKey {
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    if (native === null) this.offerRows(heap, s, rank, lo, hi);
-    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+    offerCandidates(this, heap, s, rank, lo, hi, scratch);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
@@ -219,8 +222,7 @@ export class KeyI16 implements PlainKey {
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    if (native === null) this.offerRows(heap, s, rank, lo, hi);
-    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+    offerCandidates(this, heap, s, rank, lo, hi, scratch);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
@@ -300,8 +302,7 @@ abstract class BusinessKey implements PlainKey {
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    if (native === null) this.offerRows(heap, s, rank, lo, hi);
-    else offerCandidates(this, heap, s, rank, lo, hi, scratch);
+    offerCandidates(this, heap, s, rank, lo, hi, scratch);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {

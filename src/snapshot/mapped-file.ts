@@ -9,33 +9,24 @@
  * (writer.ts) and prepared files are written beside and renamed over, which leaves a mapped one
  * untouched.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../native-addon.ts';
 
 interface Addon {
   mapShared(fd: number, offset: number, length: number): SharedArrayBuffer;
   dropPages(buffer: SharedArrayBuffer): boolean;
 }
 
-const ADDON_PATH = fileURLToPath(new URL('../../native/build/Release/mapped.node', import.meta.url));
-
-let addon: Addon | null | undefined;
-let missing = '';
+let loaded: ReturnType<typeof loadAddon<Addon>> | undefined;
 
 function load(): Addon | null {
-  if (addon !== undefined) return addon;
-  try {
-    addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
-  } catch (err) {
-    addon = null;
-    missing = (err as Error).message.split('\n')[0];
-  }
-  return addon;
+  loaded ??= loadAddon<Addon>('mapped');
+  return loaded.addon;
 }
 
 /** Why arrays cannot be mapped here (the addon did not build or load), or null when they can. */
 export function mappingUnavailable(): string | null {
-  return load() === null ? `the addon ${ADDON_PATH} did not load: ${missing}` : null;
+  loaded ??= loadAddon<Addon>('mapped');
+  return loaded.why;
 }
 
 /** `length` bytes of the open file `fd` from `offset`, as a SharedArrayBuffer over its pages. */
