@@ -113,6 +113,8 @@ describe('GeoJSON', () => {
     for (const [path, headers] of [
       [`/buildings?bbox=${bbox}&limit=50&f=geojson`, {}],
       [`/buildings?bbox=${bbox}&limit=50`, { Accept: 'application/geo+json' }],
+      // Media types are case-insensitive.
+      [`/buildings?bbox=${bbox}&limit=50`, { Accept: 'Application/GEO+JSON' }],
     ] as const) {
       const geo = await get('/buildings', path, headers);
       expect(geo.status).toBe(200);

@@ -104,13 +104,13 @@ describe('the document', () => {
     for (const path of FEATURE_ITEMS) expect(operationAt(path).security).toBeUndefined();
   });
 
-  it("OGC API – Features items: bbox optional, limit 1 to 100 (default 10), offset, and GET /buildings' filters from the table", () => {
+  it("OGC API – Features items: bbox optional, datetime, limit 1 to 100 (default 10), offset, and GET /buildings' filters from the table", () => {
     const items = operationAt('/collections/{collectionId}/items');
     const names = (items.parameters as J[]).map((p) => p.name);
     const filters = parametersOf('listBuildings')
       .map((p) => p.name)
       .filter((n) => !['bbox', 'limit', 'offset', 'f'].includes(n));
-    expect(names).toEqual(['collectionId', 'bbox', 'limit', 'offset', ...filters]);
+    expect(names).toEqual(['collectionId', 'bbox', 'datetime', 'limit', 'offset', ...filters]);
     const byName = Object.fromEntries((items.parameters as J[]).map((p) => [p.name, p]));
     expect(byName.bbox.required).toBe(false);
     expect(byName.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 10 });

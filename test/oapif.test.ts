@@ -160,6 +160,81 @@ describe('items', () => {
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'not_found']);
   });
 
+  it('take datetime, which every building matches (they carry no time), in the syntax OGC API Features Core gives it', async () => {
+    const plain = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=100`, auth());
+    const stored = await get('/collections/buildings/items?limit=7&offset=2', auth());
+    for (const value of [
+      '2018-02-12T23:20:50Z',
+      '2018-02-12t23:20:50.25%2B02:00',
+      '2018-02-12',
+      '2018-01-01T00:00:00Z/2019-01-01T00:00:00Z',
+      '../2018-02-12T00:00:00Z',
+      '2018-02-12T00:00:00Z/..',
+      '/2018-02-12T00:00:00Z',
+      '2016-12-31T23:59:60Z', // a leap second
+    ]) {
+      const r = await get(
+        `/collections/buildings/items?bbox=${BBOX.join(',')}&limit=100&datetime=${value}`,
+        auth(),
+        '/collections/{collectionId}/items',
+      );
+      expect([value, r.status, r.body.numberMatched]).toEqual([value, 200, plain.body.numberMatched]);
+      expect(r.body.features.map((f: J) => f.id)).toEqual(plain.body.features.map((f: J) => f.id));
+      expect(r.body.links.find((l: J) => l.rel === 'next').href).toContain(`datetime=${value}`);
+      const s = await get(`/collections/buildings/items?limit=7&offset=2&datetime=${value}`, auth());
+      expect(s.body.features.map((f: J) => f.id)).toEqual(stored.body.features.map((f: J) => f.id));
+    }
+    for (const value of [
+      '',
+      'yesterday',
+      '../..',
+      '2018-02-30',
+      '2018-13-01',
+      '2018-02-12T24:00:00Z',
+      '2018-02-12T23:20:50',
+      '2018/2019/2020',
+    ]) {
+      const r = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&datetime=${value}`, auth());
+      expect([value, r.status, r.body.error.parameter]).toEqual([value, 400, 'datetime']);
+    }
+    const twice = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&datetime=2018-02-12&datetime=2018-02-12`, auth());
+    expect([twice.status, twice.body.error.parameter]).toEqual([400, 'datetime']);
+    const api = (await (await fetch(`${t.base}/openapi.json`)).json()) as J;
+    const param = api.paths['/collections/{collectionId}/items'].get.parameters.find((p: J) => p.name === 'datetime');
+    expect(param).toMatchObject({ in: 'query', style: 'form', explode: false, schema: { type: 'string' } });
+  });
+
+  it('name an unknown parameter as such, with or without bbox, and as a parameter of the items', async () => {
+    for (const query of ['foo=1', `bbox=${BBOX.join(',')}&foo=1`, 'limit=5&properties=height']) {
+      const r = await get(`/collections/buildings/items?${query}`, auth());
+      const name = query.includes('foo') ? 'foo' : 'properties';
+      expect([r.status, r.body.error.parameter]).toEqual([400, name]);
+      expect(r.body.error.message).toMatch(new RegExp(`^${name}: not a parameter of GET /collections/buildings/items`));
+    }
+    // A known filter without a bbox is refused for want of one.
+    const sorted = await get('/collections/buildings/items?sort=height', auth());
+    expect([sorted.status, sorted.body.error.parameter]).toEqual([400, 'sort']);
+    expect(sorted.body.error.message).toMatch(/need a bbox/);
+  });
+
+  it('one feature takes f=json or f=geojson and nothing else, wherever it stands in the query', async () => {
+    const path = `/collections/buildings/items/${snapshot.buildingId(7)}`;
+    for (const query of ['', '?f=json', '?f=geojson', '?%66=json', '?&f=json&']) {
+      const r = await get(`${path}${query}`, auth());
+      expect([query, r.status, r.body.id]).toEqual([query, 200, snapshot.buildingId(7)]);
+    }
+    for (const [query, parameter] of [
+      ['?f=xml', 'f'],
+      ['?f', 'f'],
+      ['?f=json&foo=1', 'foo'],
+      ['?foo=1&f=json', 'foo'],
+      ['?bbox=1,2,3,4', 'bbox'],
+    ]) {
+      const r = await get(`${path}${query}`, auth());
+      expect([query, r.status, r.body.error.parameter]).toEqual([query, 400, parameter]);
+    }
+  });
+
   it('are charged as GET /buildings: 402 before anything is sent, then once per building', async () => {
     const w = workspaceWithKey(t.ledger, 0, 'oapif'); // 5 welcome credits
     const refused = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=6`, auth(w.key));

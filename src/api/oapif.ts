@@ -105,6 +105,9 @@ export type ItemsQuery =
 /** Names an items request may give without a bbox. */
 const WITHOUT_BBOX = new Set(['limit', 'offset', 'geometry', 'fields']);
 
+/** Unknown parameters of the items are named as theirs, not GET /buildings'. */
+const ITEMS_LABEL = { label: `GET /collections/${COLLECTION_ID}/items` };
+
 function decodeName(raw: string): string {
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));
@@ -131,6 +134,7 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
   let offset = 0;
   let hasBbox = false;
   let other: string | undefined;
+  let dated = false;
   for (const segment of raw.split('&')) {
     if (segment === '') continue;
     const eq = segment.indexOf('=');
@@ -141,8 +145,14 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
       continue;
     }
     if (name === 'f') {
-      if (value !== 'json' && value !== 'geojson')
-        throw ApiError.invalidParameter('f', `f: items are GeoJSON; give f=geojson or f=json, or leave it out; got ${show(value)}`);
+      checkFormat(value);
+      continue;
+    }
+    if (name === 'datetime') {
+      // Buildings have no temporal geometry: every one matches (OGC API Features Core, req. 25 C).
+      if (dated) throw ApiError.invalidParameter('datetime', 'datetime: given twice; give it once');
+      checkDatetime(value);
+      dated = true;
       continue;
     }
     if (name === 'offset') offset = wholeNumber('offset', value, 0);
@@ -151,22 +161,69 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
     kept.push(segment);
   }
   if (!hasBbox) {
+    // Validated as GET /buildings validates them, with an area that takes no part: an unknown
+    // name or a bad value is refused as such before a good filter is refused for want of a bbox.
+    const q = parseParameters('listBuildings', ['bbox=0,0,0,0', ...kept.filter((s) => !/^offset=/.test(s))].join('&'), {}, ITEMS_LABEL);
     if (other !== undefined) {
       throw ApiError.invalidParameter(
         cut(other),
         `${cut(other)}: filters and sort need a bbox on these items (without one they list every building in storage order)`,
       );
     }
-    // geometry and fields validated as GET /buildings does, with an area that takes no part.
-    const q = parseParameters('listBuildings', ['bbox=0,0,0,0', ...kept.filter((s) => !/^offset=/.test(s))].join('&'));
     return { kind: 'stored', offset, limit, output: itemsOutput(q) };
   }
   // Near the 10,000 window a page is cut short, as links.next of GET /buildings does.
   const room = Math.max(1, MAX_WINDOW - offset);
   kept.push(`limit=${Math.min(limit, room)}`);
   // As OGC API Features reads a bbox, one whose minLon is above its maxLon crosses the antimeridian.
-  const q = parseParameters('listBuildings', kept.join('&'), {}, { bboxAcrossAntimeridian: true });
+  const q = parseParameters('listBuildings', kept.join('&'), {}, { ...ITEMS_LABEL, bboxAcrossAntimeridian: true });
   return { kind: 'ranked', query: q as unknown as BuildingsQuery, output: itemsOutput(q) };
+}
+
+/** A single feature's query: nothing but `f` (json or geojson), as the items take it. */
+export function parseFeatureQuery(rawQuery: string): void {
+  const raw = rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
+  for (const segment of raw.split('&')) {
+    if (segment === '') continue;
+    const eq = segment.indexOf('=');
+    const name = decodeName(eq < 0 ? segment : segment.slice(0, eq));
+    if (name !== 'f') throw ApiError.invalidParameter(cut(name), `${cut(name)}: not a parameter of a single feature (it takes only f)`);
+    checkFormat(eq < 0 ? '' : decodeName(segment.slice(eq + 1)));
+  }
+}
+
+// RFC 3339 5.6 date-time (T and Z in either case, 5.6's note), or a full-date as many clients send.
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
+
+function instant(text: string): boolean {
+  const m = DATE_TIME.exec(text);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > days) return false;
+  if (m[4] === undefined) return true;
+  // Second 60 is a leap second (RFC 3339 5.7).
+  const offset = m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
+  return Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 60 && offset;
+}
+
+/** datetime as OGC API Features Core req. 25 D writes it: an instant, or an interval open at one end at most. */
+function checkDatetime(value: string): void {
+  const parts = value.split('/');
+  const open = (p: string): boolean => p === '' || p === '..';
+  const end = (p: string): boolean => instant(p) || open(p);
+  const ok =
+    parts.length === 1 ? instant(value) : parts.length === 2 && end(parts[0]) && end(parts[1]) && !(open(parts[0]) && open(parts[1]));
+  if (!ok)
+    throw ApiError.invalidParameter(
+      'datetime',
+      `datetime: expected an RFC 3339 date-time (2026-01-31T12:00:00Z) or an interval (start/end, either end open as ..); got ${show(value)}`,
+    );
+}
+
+function checkFormat(value: string): void {
+  if (value !== 'json' && value !== 'geojson')
+    throw ApiError.invalidParameter('f', `f: features are GeoJSON; give f=geojson or f=json, or leave it out; got ${show(value)}`);
 }
 
 function itemsOutput(q: Record<string, unknown>): Output {
@@ -305,6 +362,17 @@ export function featuresOpenApi(): OpenApiPart {
                 'minLon,minLat,maxLon,maxLat (CRS84), each side at most 3 degrees; a building is inside when its representative point is. ' +
                 'A minLon above maxLon crosses the antimeridian (179.9,-17,-179.9,-16.5): the buildings either side, ranked as one list.',
               schema: { type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } },
+            },
+            {
+              name: 'datetime',
+              in: 'query',
+              required: false,
+              style: 'form',
+              explode: false,
+              description:
+                'An RFC 3339 date-time, or an interval start/end with either end open (..). Buildings carry no time of their own, so every ' +
+                'building matches any valid value, as OGC API – Features Core asks of features without a temporal geometry.',
+              schema: { type: 'string' },
             },
             {
               name: 'limit',

@@ -28,7 +28,8 @@ const OTHERS = new Set(['application/json', 'application/msgpack', 'application/
 
 /** Does the Accept header name application/geo+json (q > 0) at least as high as JSON and MessagePack? */
 export function prefersGeoJson(accept: string): boolean {
-  if (accept.indexOf('geo+json') < 0) return false;
+  // Media types are case-insensitive (RFC 9110 8.3.1): the quick test too.
+  if (!/geo\+json/i.test(accept)) return false;
   let qGeo = 0;
   let qOther = 0;
   for (const [media, q] of mediaRanges(accept)) {

@@ -269,6 +269,8 @@ function holds(c: Condition, given: ReadonlyMap<string, unknown>): boolean {
 export interface ParseOptions {
   /** A bbox whose minLon is above its maxLon crosses the antimeridian (OGC API Features) rather than being refused. */
   bboxAcrossAntimeridian?: boolean;
+  /** The request that messages about unknown parameters name; the operation's own by default (OGC items use GET /buildings' table). */
+  label?: string;
 }
 
 /**
@@ -306,13 +308,13 @@ export function parseParameters(
       if (name === '')
         throw ApiError.invalidParameter(
           '',
-          `a parameter without a name (=${show(rawValue)}) is not a parameter of ${operationLabel(operation)}`,
+          `a parameter without a name (=${show(rawValue)}) is not a parameter of ${options.label ?? operationLabel(operation)}`,
         );
       const hint = didYouMean(name, plan.queryNames);
       const label = cut(name);
       throw ApiError.invalidParameter(
         label,
-        `${label}: not a parameter of ${operationLabel(operation)}${hint || ' (its parameters are listed in /v1/openapi.json)'}`,
+        `${label}: not a parameter of ${options.label ?? operationLabel(operation)}${hint || ' (its parameters are listed in /v1/openapi.json)'}`,
       );
     }
     const value = decodeQueryPart(rawValue, name);

@@ -15,6 +15,7 @@ import {
   GEOJSON_CONTENT_TYPE,
   itemsTail,
   landingPage,
+  parseFeatureQuery,
   parseItemsQuery,
   unknownCollection,
   type Output,
@@ -143,10 +144,7 @@ export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: Fe
     `${base}${ITEMS_ROUTE}/:featureId`,
     routes.serve(FEATURE_ROUTE, ({ rawQuery, pathParameter, view, link }) => {
       const id = decodePathSegment(pathParameter, 'featureId').toLowerCase();
-      if (rawQuery !== '') {
-        const name = rawQuery.split('=')[0];
-        if (name !== 'f') throw ApiError.invalidParameter(name, `${name}: not a parameter of a single feature`);
-      }
+      parseFeatureQuery(rawQuery);
       const found = findBuilding(view, id);
       if (!found) throw new ApiError('not_found', `No building has the id ${id}.`, 'featureId');
       const b = link.baseUrl.replace(/\/$/, '');
