@@ -240,8 +240,10 @@ describe('public building pages', () => {
     expect(unknown.body).toEqual({ error: 'invalid_parameter', message: expect.stringMatching(/^lang: not a parameter/) });
     const escape = await get('/public/places/LI/%E0%A4%A', '/public/places/{country}/{locality}');
     expect(escape.body).toEqual({ error: 'invalid_parameter', message: expect.stringMatching(/^locality:/) });
-    const path = await fetch(`${t.base}/public/nothing/here`);
-    expect([path.status, await path.json()]).toEqual([404, { error: 'not_found' }]);
+    for (const unknownPath of ['/public/nothing/here', '/public', '/public/']) {
+      const path = await fetch(`${t.base}${unknownPath}`);
+      expect([unknownPath, path.status, await path.json()]).toEqual([unknownPath, 404, { error: 'not_found' }]);
+    }
   });
 });
 

@@ -604,16 +604,19 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     refuseOtherMethods(app, ctx, pattern, route, ['GET', 'HEAD'], false);
   }
 
-  app.any(`${base}/public/*`, (res, req) => {
-    finish(
-      res,
-      'unknown',
-      req.getMethod().toUpperCase(),
-      req.getUrl(),
-      performance.now(),
-      publicErrorReply(new ApiError('not_found', 'No such page.')),
-    );
-  });
+  // `/public/*` does not match `/public` itself, which is under /public too.
+  for (const pattern of [`${base}/public`, `${base}/public/*`]) {
+    app.any(pattern, (res, req) => {
+      finish(
+        res,
+        'unknown',
+        req.getMethod().toUpperCase(),
+        req.getUrl(),
+        performance.now(),
+        publicErrorReply(new ApiError('not_found', 'No such page.')),
+      );
+    });
+  }
 
   app.any('/*', (res, req) => {
     const t0 = performance.now();
