@@ -160,6 +160,47 @@ describe('items', () => {
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'not_found']);
   });
 
+  it('take a bbox of any size, and six numbers with heights, which footprints lack, as OGC API Features Core has it', async () => {
+    // The country lies in 9.4..9.7, 47.0..47.3: a 3-degree box around it holds every building, as the world does.
+    const whole = await idsOfBbox([8, 46, 11, 49]);
+    expect(whole.length).toBe(snapshot.rows);
+    for (const bbox of ['-180,-90,180,90', '0,40,20,55', '9.4,47,179,47.3']) {
+      const r = await get(`/collections/buildings/items?bbox=${bbox}&limit=100&offset=100`, auth(), '/collections/{collectionId}/items');
+      expect([bbox, r.status, r.body.numberMatched]).toEqual([bbox, 200, snapshot.rows]);
+      expect(r.body.features.map((f: J) => f.id)).toEqual(whole.slice(100, 200));
+    }
+    const empty = await get('/collections/buildings/items?bbox=-180,85,180,90', auth());
+    expect([empty.status, empty.body.numberMatched, empty.body.features]).toEqual([200, 0, []]);
+    const four = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=100`, auth());
+    const six = await get(`/collections/buildings/items?bbox=${BBOX[0]},${BBOX[1]},-10,${BBOX[2]},${BBOX[3]},500.5&limit=100`, auth());
+    expect(six.status).toBe(200);
+    expect(six.body.features.map((f: J) => f.id)).toEqual(four.body.features.map((f: J) => f.id));
+    for (const bbox of [
+      '9.5,47.1,9.6,47.2,1',
+      '9.5,47.1,500,9.6,47.2,-10',
+      '9.5,47.1,low,9.6,47.2,10',
+      '9.5,47.1,9.6,47.2,1,2,3',
+      '9.5,47.1,0,9.6,91,1',
+    ]) {
+      const r = await get(`/collections/buildings/items?bbox=${bbox}`, auth());
+      expect([bbox, r.status, r.body.error.parameter]).toEqual([bbox, 400, 'bbox']);
+    }
+    // GET /buildings keeps spec rule 2: four numbers, each side at most 3 degrees.
+    for (const bbox of ['0,40,20,55', `${BBOX[0]},${BBOX[1]},0,${BBOX[2]},${BBOX[3]},1`]) {
+      const r = await get(`/buildings?bbox=${bbox}`, auth());
+      expect([bbox, r.status, r.body.error.parameter]).toEqual([bbox, 400, 'bbox']);
+    }
+    // The parameters as the OGC test suite reads them from the API definition.
+    const api = (await (await fetch(`${t.base}/openapi.json`)).json()) as J;
+    const params = Object.fromEntries(api.paths['/collections/{collectionId}/items'].get.parameters.map((p: J) => [p.name, p]));
+    expect(params.bbox.schema.oneOf).toEqual([
+      { minItems: 4, maxItems: 4 },
+      { minItems: 6, maxItems: 6 },
+    ]);
+    for (const name of ['bbox', 'limit', 'offset', 'datetime'])
+      expect([name, params[name].style, params[name].explode]).toEqual([name, 'form', false]);
+  });
+
   it('take datetime, which every building matches (they carry no time), in the syntax OGC API Features Core gives it', async () => {
     const plain = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=100`, auth());
     const stored = await get('/collections/buildings/items?limit=7&offset=2', auth());

@@ -175,8 +175,7 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
   // Near the 10,000 window a page is cut short, as links.next of GET /buildings does.
   const room = Math.max(1, MAX_WINDOW - offset);
   kept.push(`limit=${Math.min(limit, room)}`);
-  // As OGC API Features reads a bbox, one whose minLon is above its maxLon crosses the antimeridian.
-  const q = parseParameters('listBuildings', kept.join('&'), {}, { ...ITEMS_LABEL, bboxAcrossAntimeridian: true });
+  const q = parseParameters('listBuildings', kept.join('&'), {}, { ...ITEMS_LABEL, ogcBbox: true });
   return { kind: 'ranked', query: q as unknown as BuildingsQuery, output: itemsOutput(q) };
 }
 
@@ -346,7 +345,7 @@ export function featuresOpenApi(): OpenApiPart {
           tags: [TAG],
           summary: 'Buildings of the collection, as GeoJSON features',
           description:
-            'With bbox: the buildings whose representative point lies in it that pass every filter, ranked as GET /buildings ranks them ' +
+            'With bbox (of any size, unlike GET /buildings): the buildings whose representative point lies in it that pass every filter, ranked as GET /buildings ranks them ' +
             `(sort), paged by limit and offset within the first ${MAX_WINDOW.toLocaleString('en-US')}; numberMatched is given when the count is exact. Without bbox: every building ` +
             'in storage order, no filter. Features carry footprints (geometry=point for points). A limit above 100 is read as 100. ' +
             'Every building returned costs 1 credit unless the workspace opened it in the last 365 days; a page is charged all or nothing.',
@@ -359,9 +358,17 @@ export function featuresOpenApi(): OpenApiPart {
               style: 'form',
               explode: false,
               description:
-                'minLon,minLat,maxLon,maxLat (CRS84), each side at most 3 degrees; a building is inside when its representative point is. ' +
-                'A minLon above maxLon crosses the antimeridian (179.9,-17,-179.9,-16.5): the buildings either side, ranked as one list.',
-              schema: { type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } },
+                'minLon,minLat,maxLon,maxLat (CRS84), of any size; a building is inside when its representative point is. Six numbers ' +
+                'minLon,minLat,minHeight,maxLon,maxLat,maxHeight are read without the heights: footprints have none. A minLon above ' +
+                'maxLon crosses the antimeridian (179.9,-17,-179.9,-16.5): the buildings either side, ranked as one list.',
+              schema: {
+                type: 'array',
+                oneOf: [
+                  { minItems: 4, maxItems: 4 },
+                  { minItems: 6, maxItems: 6 },
+                ],
+                items: { type: 'number' },
+              },
             },
             {
               name: 'datetime',
@@ -378,6 +385,8 @@ export function featuresOpenApi(): OpenApiPart {
               name: 'limit',
               in: 'query',
               required: false,
+              style: 'form',
+              explode: false,
               description: 'Features a page; above 100 reads as 100.',
               schema: { type: 'integer', minimum: 1, maximum: ITEMS_MAX_LIMIT, default: ITEMS_DEFAULT_LIMIT },
             },
@@ -385,6 +394,8 @@ export function featuresOpenApi(): OpenApiPart {
               name: 'offset',
               in: 'query',
               required: false,
+              style: 'form',
+              explode: false,
               description: 'Features to skip; with bbox, offset + limit at most 10,000. The next link moves it on.',
               schema: { type: 'integer', minimum: 0, default: 0 },
             },

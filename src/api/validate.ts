@@ -152,15 +152,24 @@ function parseString(p: ParamSpec, text: string): string {
 
 /**
  * bbox: minLon,minLat,maxLon,maxLat; ranges, min <= max, each side at most 3 degrees (rule 2).
- * With `across`, a minLon above maxLon is a box across the antimeridian (OGC API Features).
+ * With `ogc`, as OGC API – Features reads it (ParseOptions.ogcBbox).
  */
-function parseBBox(p: ParamSpec, text: string, across: boolean): BBox {
-  const parts = text.split(',');
-  if (parts.length !== 4) {
+function parseBBox(p: ParamSpec, text: string, ogc: boolean): BBox {
+  const all = text.split(',');
+  if (all.length !== 4 && !(ogc && all.length === 6)) {
+    const six = ogc ? ', or six minLon,minLat,minHeight,maxLon,maxLat,maxHeight' : '';
     throw invalid(
       p.name,
-      `expected four comma-separated decimals minLon,minLat,maxLon,maxLat; got ${parts.length} value${parts.length === 1 ? '' : 's'} in ${show(text)}`,
+      `expected four comma-separated decimals minLon,minLat,maxLon,maxLat${six}; got ${all.length} value${all.length === 1 ? '' : 's'} in ${show(text)}`,
     );
+  }
+  // Six: minLon,minLat,minHeight,maxLon,maxLat,maxHeight.
+  const parts = all.length === 6 ? [all[0], all[1], all[3], all[4]] : all;
+  if (all.length === 6) {
+    const heights = [all[2], all[5]].map(parseDecimal);
+    if (heights[0] === undefined || heights[1] === undefined)
+      throw invalid(p.name, `the heights (third and sixth of six values) must be decimal numbers; got ${show(text)}`);
+    if (heights[0] > heights[1]) throw invalid(p.name, `the least height ${all[2]} is greater than the greatest ${all[5]}`);
   }
   const v = [0, 0, 0, 0];
   for (let i = 0; i < 4; i++) {
@@ -176,10 +185,11 @@ function parseBBox(p: ParamSpec, text: string, across: boolean): BBox {
     v[i] = n;
   }
   const [minLon, minLat, maxLon, maxLat] = v;
-  if (minLon > maxLon && !across) {
+  if (minLon > maxLon && !ogc) {
     throw invalid(p.name, `minLon ${parts[0]} is greater than maxLon ${parts[2]} (a box across the antimeridian is asked as two boxes)`);
   }
   if (minLat > maxLat) throw invalid(p.name, `minLat ${parts[1]} is greater than maxLat ${parts[3]}`);
+  if (ogc) return { minLon, minLat, maxLon, maxLat };
   for (const [span, axis] of [
     [lonSpan({ minLon, minLat, maxLon, maxLat }), minLon <= maxLon ? 'longitude' : 'longitude across the antimeridian'],
     [maxLat - minLat, 'latitude'],
@@ -194,7 +204,7 @@ function parseBBox(p: ParamSpec, text: string, across: boolean): BBox {
   return { minLon, minLat, maxLon, maxLat };
 }
 
-function parseOne(p: ParamSpec, text: string, bboxAcross = false): unknown {
+function parseOne(p: ParamSpec, text: string, ogcBbox = false): unknown {
   switch (p.type) {
     case 'integer':
       return parseInteger(p, text);
@@ -205,7 +215,7 @@ function parseOne(p: ParamSpec, text: string, bboxAcross = false): unknown {
     case 'enum':
       return parseEnum(p, text);
     case 'string':
-      return p.format === 'bbox' ? parseBBox(p, text, bboxAcross) : parseString(p, text);
+      return p.format === 'bbox' ? parseBBox(p, text, ogcBbox) : parseString(p, text);
   }
 }
 
@@ -267,8 +277,11 @@ function holds(c: Condition, given: ReadonlyMap<string, unknown>): boolean {
 }
 
 export interface ParseOptions {
-  /** A bbox whose minLon is above its maxLon crosses the antimeridian (OGC API Features) rather than being refused. */
-  bboxAcrossAntimeridian?: boolean;
+  /**
+   * bbox as OGC API – Features reads it, not as rule 2: four numbers, or six with heights (checked,
+   * then left out: footprints have none); a minLon above maxLon crosses the antimeridian; any size.
+   */
+  ogcBbox?: boolean;
   /** The request that messages about unknown parameters name; the operation's own by default (OGC items use GET /buildings' table). */
   label?: string;
 }
@@ -342,7 +355,7 @@ export function parseParameters(
   }
   for (const [name, values] of texts) {
     const p = plan.query.get(name)!;
-    const value = p.list ? parseList(p, values) : parseOne(p, values[0], options.bboxAcrossAntimeridian);
+    const value = p.list ? parseList(p, values) : parseOne(p, values[0], options.ogcBbox);
     given.set(name, value);
     if (value === false && p.default === false) continue; // "default false" keeps everything: the filter is off
     out[p.key] = value;

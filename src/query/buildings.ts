@@ -12,7 +12,7 @@
  */
 import type { CatalogView } from '../catalog/catalog.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { lonSpan, partsOf } from '../geo/bbox.ts';
+import { partsOf } from '../geo/bbox.ts';
 import { searchBuildings, walkBuildings } from './bestfirst.ts';
 import { choosePath, hasBounds, type Path } from './choose.ts';
 import { FLOOR_MIN_K, provenFloor } from './floor.ts';
@@ -20,16 +20,7 @@ import { walkGuessing, worthGuessing } from './guess.ts';
 import { compile, type SearchPlan } from './plan.ts';
 import { scanSnapshot } from './scan.ts';
 import { SearchState } from './search-state.ts';
-import {
-  MAX_BBOX_SIDE_DEG,
-  MAX_BBOX_SIDE_WITH_ROUNDING,
-  MAX_WINDOW,
-  QueryError,
-  SORT_KEYS,
-  type BBox,
-  type BuildingsQuery,
-  withEveryField,
-} from './types.ts';
+import { MAX_WINDOW, QueryError, SORT_KEYS, type BBox, type BuildingsQuery, withEveryField } from './types.ts';
 
 /** A building of a result: a row of one snapshot. */
 export interface RowRef {
@@ -58,7 +49,10 @@ export interface BuildingsOptions {
 
 const PATHS = ['auto', 'scan', 'walk', 'best-first'];
 
-/** Refuses what the engine will not scan (spec 4.1 rules 2, 3, 5), before any scan. */
+/**
+ * Refuses what the engine will not scan (spec 4.1 rules 3, 5), before any scan. A bbox of any size
+ * is scanned: rule 2's 3 degrees are GET /buildings' (api/validate.ts), not OGC API items'.
+ */
 export function checkBuildingsQuery(q: BuildingsQuery): void {
   const { minLon, minLat, maxLon, maxLat } = q.bbox ?? ({} as BBox);
   if (![minLon, minLat, maxLon, maxLat].every((v) => typeof v === 'number' && Number.isFinite(v))) {
@@ -66,10 +60,6 @@ export function checkBuildingsQuery(q: BuildingsQuery): void {
   }
   if (minLon < -180 || maxLon > 180 || minLat < -90 || maxLat > 90 || minLat > maxLat) {
     throw new QueryError('bbox', 'bbox must hold longitudes from -180 to 180 and latitudes from -90 to 90, minLat at most maxLat.');
-  }
-  const width = lonSpan(q.bbox);
-  if (width > MAX_BBOX_SIDE_WITH_ROUNDING || maxLat - minLat > MAX_BBOX_SIDE_WITH_ROUNDING) {
-    throw new QueryError('bbox', `Each side of bbox spans at most ${MAX_BBOX_SIDE_DEG} degrees, got ${width} x ${maxLat - minLat}.`);
   }
   if (!Number.isInteger(q.limit) || q.limit < 0) throw new QueryError('limit', `limit must be a non-negative integer, got ${q.limit}.`);
   if (!Number.isInteger(q.offset) || q.offset < 0)
