@@ -79,7 +79,10 @@ describe('the document', () => {
         ).toBe(true);
       }
     }
-    expect(operationAt('/openapi.json').responses['4XX']).toEqual({ $ref: '#/components/responses/ClientError' });
+    expect(operationAt('/conformance').responses['4XX']).toEqual({ $ref: '#/components/responses/ClientError' });
+    expect(operationAt('/openapi.json').responses['400'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Error',
+    });
     expect(doc.components.responses.ClientError.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
   });
 

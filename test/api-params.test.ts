@@ -72,6 +72,8 @@ function run(op: OperationId, name: string, value: string): () => unknown {
     }
     case 'listPublicPlaces':
       return () => parseParameters(op, '', { country: value });
+    case 'getOpenApi':
+      return () => parseParameters(op, `${name}=${enc(value)}`);
     case 'getReport':
       return name === 'order_id'
         ? () => parseParameters(op, `token=${TOKEN}`, { order_id: value })
@@ -246,7 +248,9 @@ const BAD: Record<OperationId, Record<string, string[]>> = {
     limit: ['0', '101', 'x'],
     offset: ['-1', '10001', '1e2'],
   },
-  getOpenApi: {},
+  getOpenApi: {
+    version: ['3', '3.1.0', '2.0', 'v3.0'],
+  },
   getPublicBuilding: {
     building_id: ['not-a-uuid', `${ID}0`, 'urn:uuid:' + ID],
   },

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../src/catalog/catalog.ts';
@@ -66,12 +67,36 @@ describe('the documents (no key)', () => {
       const r = await get(path, {}, '/');
       expect(r.status).toBe(200);
       const rels = Object.fromEntries(r.body.links.map((l: J) => [l.rel, l.href]));
-      expect(rels).toMatchObject({
-        self: t.base,
-        'service-desc': `${t.base}/openapi.json`,
-        conformance: `${t.base}/conformance`,
-        data: `${t.base}/collections`,
-      });
+      expect(rels).toMatchObject({ self: t.base, conformance: `${t.base}/conformance`, data: `${t.base}/collections` });
+      expect(r.body.links.filter((l: J) => l.rel === 'service-desc').map((l: J) => [l.href, l.type])).toEqual([
+        [`${t.base}/openapi.json`, 'application/vnd.oai.openapi+json;version=3.1'],
+        [`${t.base}/openapi.json?version=3.0`, 'application/vnd.oai.openapi+json;version=3.0'],
+      ]);
+    }
+  });
+
+  it('the API definition in OpenAPI 3.0, which the OGC test suite and GDAL ask for, is valid 3.0 with every operation of the 3.1', async () => {
+    const landing = await get('', {});
+    const link = landing.body.links.find((l: J) => l.type === 'application/vnd.oai.openapi+json;version=3.0');
+    const res = await fetch(link.href, { headers: { Accept: link.type } });
+    expect(res.status).toBe(200);
+    const v30 = (await res.json()) as J;
+    const v31 = (await (await fetch(`${t.base}/openapi.json`)).json()) as J;
+    expect([v30.openapi, v31.openapi]).toEqual(['3.0.3', '3.1.0']);
+    // swagger-parser validates against the schema of the version the document names.
+    await expect(SwaggerParser.validate(structuredClone(v30) as any)).resolves.toBeTruthy();
+    const operations = (d: J) =>
+      Object.entries(d.paths).flatMap(([path, item]) => Object.values(item as J).map((op: J) => `${path} ${op.operationId}`));
+    expect(operations(v30)).toEqual(operations(v31));
+    // What 3.0 cannot write is written as 3.0 means it.
+    const text = JSON.stringify(v30);
+    expect(text).not.toMatch(/"type":\[|"const":|"prefixItems":|"exclusiveMinimum":\d/);
+    const building = v30.components.schemas.Building.properties;
+    expect(building.address).toMatchObject({ nullable: true });
+    expect(v30.components.schemas.BuildingFeature.properties.type).toEqual({ type: 'string', enum: ['Feature'] });
+    for (const query of ['version=2.0', 'version=', 'foo=1']) {
+      const bad = await get(`/openapi.json?${query}`, {});
+      expect([query, bad.status, bad.body.error.parameter]).toEqual([query, 400, query.split('=')[0]]);
     }
   });
 

@@ -11,6 +11,7 @@ export * from './encode.ts';
 export * from './byte-writer.ts';
 export { copyToShared, sharedCopyCompiled } from './shared-copy.ts';
 export * from './openapi.ts';
+export * from './openapi-30.ts';
 export * from './docs.ts';
 export * from './bodies.ts';
 export * from './facts.ts';

@@ -54,6 +54,12 @@ export function landingPage(baseUrl: string): Json {
     links: [
       { href: b, rel: 'self', type: JSON_TYPE, title: 'This document' },
       { href: `${b}/openapi.json`, rel: 'service-desc', type: 'application/vnd.oai.openapi+json;version=3.1', title: 'The API definition' },
+      {
+        href: `${b}/openapi.json?version=3.0`,
+        rel: 'service-desc',
+        type: 'application/vnd.oai.openapi+json;version=3.0',
+        title: 'The API definition in OpenAPI 3.0',
+      },
       { href: `${b}/docs`, rel: 'service-doc', type: 'text/html', title: 'The API documentation' },
       { href: `${b}/conformance`, rel: 'conformance', type: JSON_TYPE, title: 'Conformance classes' },
       { href: `${b}/collections`, rel: 'data', type: JSON_TYPE, title: 'Collections' },

@@ -269,7 +269,7 @@ function envelopeSchemas(): Record<string, Json> {
       meta: childMeta,
       links,
     }),
-    OpenApiDocument: { type: 'object', description: 'An OpenAPI 3.1 document.' },
+    OpenApiDocument: { type: 'object', description: 'An OpenAPI 3.1 document (3.0 with version=3.0).' },
     Error: object('Every non-2xx response of an authenticated endpoint.', {
       error: object('What went wrong.', {
         code: enumOf(ERROR_CODES, 'Stable and machine-readable.'),
@@ -464,6 +464,12 @@ function operationObject(op: Operation): Json {
   if (op.access === 'meta') {
     out.responses = {
       200: { description: op.summary, content: { 'application/json': { schema: ref(op.response) } } },
+      ...(params.length > 0 && {
+        400: {
+          description: 'invalid_parameter: a parameter it does not take, or a bad value.',
+          content: { 'application/json': { schema: ref('Error') } },
+        },
+      }),
     };
     return out;
   }

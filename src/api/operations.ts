@@ -138,7 +138,9 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
     path: '/openapi.json',
     tag: 'Meta',
     summary: 'This machine-readable description of the API',
-    description: 'The OpenAPI 3.1 document of the API. Needs no key.',
+    description:
+      'The OpenAPI 3.1 document of the API; with version=3.0, the same rewritten as OpenAPI 3.0 for clients that read only 3.0 ' +
+      '(the OGC API – Features test suite). Needs no key.',
     access: 'meta',
     status: 200,
     response: 'OpenApiDocument',

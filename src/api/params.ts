@@ -514,6 +514,20 @@ export const PARAMETERS: readonly ParamSpec[] = [
     ],
   ),
   ...rows(
+    'Version',
+    ['getOpenApi'],
+    [
+      {
+        name: 'version',
+        key: 'version',
+        type: 'enum',
+        values: ['3.1', '3.0'],
+        default: '3.1',
+        doc: 'The OpenAPI version the document is written in.',
+      },
+    ],
+  ),
+  ...rows(
     'Order',
     ['getReport'],
     [

@@ -15,6 +15,8 @@ import {
   CONTENT_TYPE,
   buildOpenApi,
   decodePathSegment,
+  parseParameters,
+  toOpenApi30,
   encode,
   negotiateEncoding,
   parseBuildingsQuery,
@@ -186,6 +188,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // Known once listening (the port may be 0 = any free one): links.next and the OpenAPI servers.
   let baseUrl = config.baseUrl ?? '';
   let openapi = Buffer.alloc(0);
+  let openapi30 = Buffer.alloc(0);
   let closing = false;
   const app: TemplatedApp = uws.App();
 
@@ -529,11 +532,17 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   getAndHead(`${base}/openapi.json`, (res, req, method) => {
     const t0 = performance.now();
-    finish(res, '/openapi.json', method, req.getUrl(), t0, {
-      status: 200,
-      headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'public, max-age=300' },
-      body: openapi,
-    });
+    const url = req.getUrl();
+    let reply: Reply;
+    try {
+      const { version } = parseParameters('getOpenApi', req.getQuery() ?? '') as { version: '3.1' | '3.0' };
+      const body = version === '3.0' ? openapi30 : openapi;
+      reply = { status: 200, headers: { 'Content-Type': CONTENT_TYPE.json, 'Cache-Control': 'public, max-age=300' }, body };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      reply = errorReply(err, 'json');
+    }
+    finish(res, '/openapi.json', method, url, t0, reply);
   });
 
   getAndHead('/healthz', (res, req, method) => {
@@ -656,7 +665,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       }
       const port = uws.us_socket_local_port(socket);
       baseUrl = config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${base}`;
-      openapi = Buffer.from(JSON.stringify(buildOpenApi({ baseUrl })));
+      const doc = buildOpenApi({ baseUrl });
+      openapi = Buffer.from(JSON.stringify(doc));
+      openapi30 = Buffer.from(JSON.stringify(toOpenApi30(doc)));
       const close = () => {
         if (closing) return;
         closing = true;
