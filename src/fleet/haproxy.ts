@@ -2,12 +2,16 @@
  * The HAProxy configuration in front of a fleet of replicas on one machine: one frontend on the
  * public port, one backend of the replicas' loopback ports, spread by least connections, each
  * health-checked on /readyz (HTTP/1.1 with a Host header: uWebSockets.js answers nothing else), a
- * replica that fails its checks (stopping, its ledger unreachable) taken out within a second and
- * its connections closed. A request that found a replica gone before an answer is tried again on
- * another (twice at most): a page is never charged twice for it, as a building opened in the last 365 days is
- * free to the same workspace on every replica. With no replica up, HAProxy answers the spec's 503
- * `unavailable` with Retry-After itself.
+ * replica that fails its checks (stopping, its ledger unreachable, gone) taken out within a second
+ * and its connections closed; one that answers nothing for 3 s, twice, too. A request that found
+ * a replica gone before an answer is tried again on another (twice at most): a page is never
+ * charged twice for it, as a building opened in the last 365 days is free to the same workspace
+ * on every replica. With no replica up, HAProxy answers the spec's 503 `unavailable` with
+ * Retry-After itself.
  */
+/** Seconds a health check waits for a replica's answer. */
+const CHECK_TIMEOUT_S = 3;
+
 export interface FleetProxy {
   /** Where clients connect. */
   host: string;
@@ -75,6 +79,10 @@ export function haproxyConfig(proxy: FleetProxy): string {
     '  option httpchk',
     '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host edifice',
     '  http-check expect status 200',
+    // A check waits up to CHECK_TIMEOUT for its answer (without it, `inter`): a replica that answers
+    // 503 or refuses is out within a second, but one stalled a moment (GC, a starved machine) is
+    // not, since every replica stalls together when the machine does and none would be left.
+    `  timeout check ${CHECK_TIMEOUT_S}s`,
     `  default-server inter ${every}ms fastinter ${every}ms downinter ${every}ms fall 2 rise 2 on-marked-down shutdown-sessions`,
     ...proxy.replicas.map((r) => `  server ${r.name} ${r.host}:${r.port} check`),
     '',
