@@ -67,6 +67,18 @@ function replicaPid(name: string): number {
   return started[started.length - 1].replicaPid!;
 }
 
+/** SIGSTOP to every replica's current process; the function returned sends SIGCONT, once. */
+function stallReplicas(): () => void {
+  const stopped = ['r1', 'r2', 'r3'].map(replicaPid);
+  for (const pid of stopped) process.kill(pid, 'SIGSTOP');
+  let resumed = false;
+  return () => {
+    if (resumed) return;
+    resumed = true;
+    for (const pid of stopped) process.kill(pid, 'SIGCONT');
+  };
+}
+
 async function workspace(credits: number, keys = 1): Promise<{ workspaceId: string; keys: string[]; total: number }> {
   const email = `fleet-${Math.random().toString(36).slice(2)}@example.com`;
   const { workspaceId } = await ledger.createWorkspace('fleet', { createdBy: email });
@@ -345,18 +357,8 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
   }, 120_000);
 
   it('every replica stalled 2.5 s at once (a machine starved a moment): requests wait and are answered, none is 503', async () => {
-    // The newest PID of each replica (the kill -9 above restarted one).
-    const current = new Map<string, number>();
-    for (const l of logLines()) if (l.replica && l.replicaPid && l.msg === 'replica started') current.set(l.replica, l.replicaPid);
-    expect([...current.keys()].sort()).toEqual(['r1', 'r2', 'r3']);
     const downBefore = logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length;
-    for (const pid of current.values()) process.kill(pid, 'SIGSTOP');
-    let resumed = false;
-    const resume = (): void => {
-      if (resumed) return;
-      resumed = true;
-      for (const pid of current.values()) process.kill(pid, 'SIGCONT');
-    };
+    const resume = stallReplicas();
     try {
       // Sent while every replica is stopped: HAProxy holds them on their connections.
       await new Promise((r) => setTimeout(r, 300));
@@ -372,4 +374,34 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
       resume();
     }
   }, 60_000);
+
+  it('every replica stalled past its checks: HAProxy answers in the spec format, never a page of its own, and the fleet comes back', async () => {
+    const { keys } = await workspace(100);
+    const downBefore = logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length;
+    const resume = stallReplicas();
+    let answers: JsonAnswer[];
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      // In flight on a replica when HAProxy takes it out, and sent once none is left.
+      const early = Array.from({ length: 4 }, (_, i) => get(i % 2 ? '/healthz' : `/v1/buildings?${ALL}&limit=1&offset=${i}`, keys[0]));
+      await until('every replica down', () => logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length >= downBefore + 3, 20_000);
+      const late = await Promise.all(['/healthz', `/v1/buildings?${ALL}&limit=1`, '/v1/public/countries'].map((p) => get(p, keys[0])));
+      resume();
+      answers = [...(await Promise.all(early)), ...late];
+    } finally {
+      resume();
+    }
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const a of refused) {
+      expect([a.status, a.headers['content-type'], a.headers['retry-after']], JSON.stringify(a.body)).toEqual([
+        503,
+        'application/json',
+        '2',
+      ]);
+      const body = a.body as { error?: string | { code?: string } };
+      expect(typeof body.error === 'string' ? body.error : body.error?.code).toBe('unavailable');
+    }
+    await until('the fleet answering again', async () => (await get('/healthz')).status === 200, 20_000);
+  }, 90_000);
 });

@@ -71,8 +71,15 @@ export function haproxyConfig(proxy: FleetProxy): string {
         `string '${body}' if no_replica${only}`,
     ),
     '  default_backend replicas',
-    // HAProxy's own 503 (the last replica ended before its checks failed): the same answer.
-    `  http-error status 503 content-type application/json hdr Retry-After ${NO_REPLICA_RETRY_S} hdr Cache-Control no-store string '${NO_REPLICA_API}'`,
+    // HAProxy's own errors: 503 (the last replica ended before its checks failed), and 502 and 504
+    // (a request in flight on a replica taken out, or that answered nothing) as the spec's 503,
+    // never HAProxy's HTML page. Replicas never answer 502 or 504 themselves.
+    ...[502, 503, 504].map(
+      (status) =>
+        `  http-error status ${status} content-type application/json hdr Retry-After ${NO_REPLICA_RETRY_S} hdr Cache-Control no-store ` +
+        `string '${NO_REPLICA_API}'`,
+    ),
+    '  http-after-response set-status 503 if { status 502 } || { status 504 }',
     '',
     'backend replicas',
     '  balance leastconn',
