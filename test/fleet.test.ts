@@ -67,6 +67,9 @@ function replicaPid(name: string): number {
   return started[started.length - 1].replicaPid!;
 }
 
+/** Replicas HAProxy has marked down so far. */
+const downCount = (): number => logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length;
+
 /** SIGSTOP to every replica's current process; the function returned sends SIGCONT, once. */
 function stallReplicas(): () => void {
   const stopped = ['r1', 'r2', 'r3'].map(replicaPid);
@@ -357,7 +360,7 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
   }, 120_000);
 
   it('every replica stalled 2.5 s at once (a machine starved a moment): requests wait and are answered, none is 503', async () => {
-    const downBefore = logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length;
+    const downBefore = downCount();
     const resume = stallReplicas();
     try {
       // Sent while every replica is stopped: HAProxy holds them on their connections.
@@ -369,7 +372,7 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
       // A check that waited for a stalled replica is one failure, not the two that take it out.
       await new Promise((r) => setTimeout(r, 1_500));
-      expect(logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length, output.slice(-4000)).toBe(downBefore);
+      expect(downCount(), output.slice(-4000)).toBe(downBefore);
     } finally {
       resume();
     }
@@ -377,14 +380,14 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
 
   it('every replica stalled past its checks: HAProxy answers in the spec format, never a page of its own, and the fleet comes back', async () => {
     const { keys } = await workspace(100);
-    const downBefore = logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length;
+    const downBefore = downCount();
     const resume = stallReplicas();
     let answers: JsonAnswer[];
     try {
       await new Promise((r) => setTimeout(r, 300));
       // In flight on a replica when HAProxy takes it out, and sent once none is left.
       const early = Array.from({ length: 4 }, (_, i) => get(i % 2 ? '/healthz' : `/v1/buildings?${ALL}&limit=1&offset=${i}`, keys[0]));
-      await until('every replica down', () => logLines().filter((l) => / is DOWN/.test(l.haproxy ?? '')).length >= downBefore + 3, 20_000);
+      await until('every replica down', () => downCount() >= downBefore + 3, 20_000);
       const late = await Promise.all(['/healthz', `/v1/buildings?${ALL}&limit=1`, '/v1/public/countries'].map((p) => get(p, keys[0])));
       resume();
       answers = [...(await Promise.all(early)), ...late];

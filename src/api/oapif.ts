@@ -14,6 +14,7 @@
  * GET /buildings.
  */
 import { MAX_WINDOW, type BBox, type BuildingsQuery } from '../query/types.ts';
+import { dateToDays } from '../snapshot/columns.ts';
 import { ApiError, cut, show } from './errors.ts';
 import { OPERATIONS } from './operations.ts';
 import { parametersOf } from './params.ts';
@@ -111,8 +112,12 @@ export type ItemsQuery =
 /** Names an items request may give without a bbox. */
 const WITHOUT_BBOX = new Set(['limit', 'offset', 'geometry', 'fields']);
 
+/** The items' path under the base, and a single feature's route. */
+export const ITEMS_PATH = `/collections/${COLLECTION_ID}/items`;
+export const FEATURE_ROUTE = `${ITEMS_PATH}/{featureId}`;
+
 /** Unknown parameters of the items are named as theirs, not GET /buildings'. */
-const ITEMS_LABEL = { label: `GET /collections/${COLLECTION_ID}/items` };
+const ITEMS_LABEL = { label: `GET ${ITEMS_PATH}` };
 
 function decodeName(raw: string): string {
   try {
@@ -134,18 +139,13 @@ function wholeNumber(name: string, text: string, min: number): number {
  * items are GeoJSON either way) dropped, everything else validated as GET /buildings validates it.
  */
 export function parseItemsQuery(rawQuery: string): ItemsQuery {
-  const raw = rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
   const kept: string[] = [];
   let limit = ITEMS_DEFAULT_LIMIT;
   let offset = 0;
   let hasBbox = false;
   let other: string | undefined;
   let dated = false;
-  for (const segment of raw.split('&')) {
-    if (segment === '') continue;
-    const eq = segment.indexOf('=');
-    const name = decodeName(eq < 0 ? segment : segment.slice(0, eq));
-    const value = eq < 0 ? '' : decodeName(segment.slice(eq + 1));
+  for (const [name, value, segment] of pairs(rawQuery)) {
     if (name === 'limit') {
       limit = Math.min(ITEMS_MAX_LIMIT, wholeNumber('limit', value, 1));
       continue;
@@ -187,29 +187,37 @@ export function parseItemsQuery(rawQuery: string): ItemsQuery {
 
 /** A single feature's query: nothing but `f` (json or geojson), as the items take it. */
 export function parseFeatureQuery(rawQuery: string): void {
+  for (const [name, value] of pairs(rawQuery)) {
+    if (name !== 'f') throw ApiError.invalidParameter(cut(name), `${cut(name)}: not a parameter of a single feature (it takes only f)`);
+    checkFormat(value);
+  }
+}
+
+/** The query's pairs in order, decoded (name, value) beside the segment as written; `&&` gives none. */
+function* pairs(rawQuery: string): Generator<[name: string, value: string, segment: string]> {
   const raw = rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
   for (const segment of raw.split('&')) {
     if (segment === '') continue;
     const eq = segment.indexOf('=');
-    const name = decodeName(eq < 0 ? segment : segment.slice(0, eq));
-    if (name !== 'f') throw ApiError.invalidParameter(cut(name), `${cut(name)}: not a parameter of a single feature (it takes only f)`);
-    checkFormat(eq < 0 ? '' : decodeName(segment.slice(eq + 1)));
+    yield [decodeName(eq < 0 ? segment : segment.slice(0, eq)), eq < 0 ? '' : decodeName(segment.slice(eq + 1)), segment];
   }
 }
 
 // RFC 3339 5.6 date-time (T and Z in either case, 5.6's note), or a full-date as many clients send.
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
 
 function instant(text: string): boolean {
   const m = DATE_TIME.exec(text);
   if (!m) return false;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > days) return false;
-  if (m[4] === undefined) return true;
+  try {
+    dateToDays(m[1]); // a calendar date
+  } catch {
+    return false;
+  }
+  if (m[2] === undefined) return true;
   // Second 60 is a leap second (RFC 3339 5.7).
-  const offset = m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
-  return Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 60 && offset;
+  const offset = m[5] === undefined || (Number(m[5]) <= 23 && Number(m[6]) <= 59);
+  return Number(m[2]) <= 23 && Number(m[3]) <= 59 && Number(m[4]) <= 60 && offset;
 }
 
 /** datetime as OGC API Features Core req. 25 D writes it: an instant, or an interval open at one end at most. */
@@ -242,7 +250,7 @@ function itemsOutput(q: Record<string, unknown>): Output {
  */
 export function itemsTail(link: LinkContext, returned: number, matched: number | null, next: number | null, now: Date): string {
   const b = trim(link.baseUrl);
-  const items = `${b}/collections/${COLLECTION_ID}/items`;
+  const items = `${b}${ITEMS_PATH}`;
   const raw = link.rawQuery ?? '';
   const links: Link[] = [
     { href: raw === '' ? items : `${items}?${raw.replace(/^\?/, '')}`, rel: 'self', type: GEOJSON_TYPE, title: 'This page' },

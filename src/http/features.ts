@@ -12,7 +12,9 @@ import {
   conformance,
   decodePathSegment,
   featureCollectionJson,
+  FEATURE_ROUTE,
   GEOJSON_CONTENT_TYPE,
+  ITEMS_PATH,
   itemsTail,
   landingPage,
   parseFeatureQuery,
@@ -62,9 +64,6 @@ function extentOf(view: CatalogView): { extent: BBox | null; buildings: number }
   return { extent, buildings };
 }
 
-const ITEMS_ROUTE = `/collections/${COLLECTION_ID}/items`;
-const FEATURE_ROUTE = `/collections/${COLLECTION_ID}/items/{featureId}`;
-
 export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: FeatureRoutes): void {
   const base = ctx.config.basePath;
   const { items } = routes;
@@ -112,8 +111,8 @@ export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: Fe
   const features = (rows: Parameters<BuildingItems['of']>[0], output: Output) => items.of(rows, 'json', output);
 
   app.get(
-    `${base}${ITEMS_ROUTE}`,
-    routes.serve(ITEMS_ROUTE, ({ rawQuery, view, link }) => {
+    `${base}${ITEMS_PATH}`,
+    routes.serve(ITEMS_PATH, ({ rawQuery, view, link }) => {
       const q = parseItemsQuery(rawQuery);
       let rows;
       let matched: number | null;
@@ -141,7 +140,7 @@ export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: Fe
   );
 
   app.get(
-    `${base}${ITEMS_ROUTE}/:featureId`,
+    `${base}${ITEMS_PATH}/:featureId`,
     routes.serve(FEATURE_ROUTE, ({ rawQuery, pathParameter, view, link }) => {
       const id = decodePathSegment(pathParameter, 'featureId').toLowerCase();
       parseFeatureQuery(rawQuery);
@@ -149,7 +148,7 @@ export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: Fe
       if (!found) throw new ApiError('not_found', `No building has the id ${id}.`, 'featureId');
       const b = link.baseUrl.replace(/\/$/, '');
       const links = JSON.stringify([
-        { href: `${b}${ITEMS_ROUTE}/${id}`, rel: 'self', type: GEOJSON_CONTENT_TYPE },
+        { href: `${b}${ITEMS_PATH}/${id}`, rel: 'self', type: GEOJSON_CONTENT_TYPE },
         { href: `${b}/collections/${COLLECTION_ID}`, rel: 'collection', type: 'application/json' },
       ]);
       const props = items.of([found], 'json', { format: 'geojson', geometry: 'footprint', fields: null });
@@ -167,6 +166,6 @@ export function registerFeatures(app: TemplatedApp, ctx: HttpContext, routes: Fe
     }),
   );
 
-  refuseOtherMethods(app, ctx, `${base}${ITEMS_ROUTE}`, ITEMS_ROUTE, ['GET'], false);
-  refuseOtherMethods(app, ctx, `${base}${ITEMS_ROUTE}/:featureId`, FEATURE_ROUTE, ['GET'], false);
+  refuseOtherMethods(app, ctx, `${base}${ITEMS_PATH}`, ITEMS_PATH, ['GET'], false);
+  refuseOtherMethods(app, ctx, `${base}${ITEMS_PATH}/:featureId`, FEATURE_ROUTE, ['GET'], false);
 }
