@@ -356,17 +356,20 @@ void BBoxRefine(const FunctionCallbackInfo<Value>& args) {
   args.GetReturnValue().Set(k);
 }
 
-// candidates(col, lo, hi, sel, bound, tie, rank, rankBound): rows of [lo, hi) whose key can still
-// enter a heap (sort-keys.ts), written to sel; returns their count. Float64Array: key > bound, or
-// equal to it with rank < rankBound (NaN, an unknown key, counts as -Infinity). Int32Array or
-// Int16Array: bound is the least stored integer that can enter (lowerCode: a whole number or an
-// infinity), and a value equal to it enters only with rank < rankBound when it is also `tie`.
+// candidates(col, lo, hi, sel, bound, tie, rank, rankBound[, maxima, thr, leafRows]): rows of
+// [lo, hi) whose key can still enter a heap (sort-keys.ts), written to sel; returns their count.
+// Float64Array: key > bound, or equal to it with rank < rankBound (NaN, an unknown key, counts as
+// -Infinity). Int32Array or Int16Array: bound is the least stored integer that can enter
+// (lowerCode: a whole number or an infinity), and a value equal to it enters only with rank <
+// rankBound when it is also `tie`. With `maxima` (a Float32Array, the greatest key of each leaf of
+// leafRows rows, rounded up), leaves whose greatest key is below thr (the threshold as a key) are
+// not read: none of their rows can enter, so the rows listed are the same.
 template <typename T>
-uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, double min, double tie, const uint32_t* rank, uint64_t rankBound) {
+uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, double min, double tie, const uint32_t* rank,
+                       uint64_t rankBound) {
   constexpr double kMin = static_cast<double>(std::numeric_limits<T>::min());
   constexpr double kMax = static_cast<double>(std::numeric_limits<T>::max());
-  uint32_t k = 0;
-  if (min > kMax) return 0;
+  if (min > kMax) return k;
   if (min < kMin) {
     for (uint32_t r = lo; r < hi; r++) sel[k++] = r;
     return k;
@@ -383,6 +386,36 @@ uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, do
     const T v = col[r];
     if (v > m || (v == m && rank[r] < rankBound)) sel[k++] = r;
   }
+  return k;
+}
+
+uint32_t F64Candidates(const double* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, double bound, const uint32_t* rank,
+                       uint64_t rankBound) {
+  const bool unknownTies = bound == -std::numeric_limits<double>::infinity();
+  for (uint32_t r = lo; r < hi; r++) {
+    const double v = col[r];
+    if (v > bound || ((v == bound || (v != v && unknownTies)) && rank[r] < rankBound)) sel[k++] = r;
+  }
+  return k;
+}
+
+// loop(a, b, k) over the rows of [lo, hi) less the leaves whose greatest key is below thr, in
+// runs of adjacent leaves read; returns the last k.
+template <typename Loop>
+uint32_t ByLeaf(const float* maxima, double thr, uint32_t leafRows, uint32_t lo, uint32_t hi, Loop loop) {
+  uint32_t k = 0;
+  uint32_t from = lo;
+  for (uint32_t r = lo; r < hi;) {
+    const uint32_t leaf = r / leafRows;
+    const uint64_t leafEnd = static_cast<uint64_t>(leaf + 1) * leafRows;
+    const uint32_t end = leafEnd < hi ? static_cast<uint32_t>(leafEnd) : hi;
+    if (maxima[leaf] < thr) {
+      if (from < r) k = loop(from, r, k);
+      from = end;
+    }
+    r = end;
+  }
+  if (from < hi) k = loop(from, hi, k);
   return k;
 }
 
@@ -413,19 +446,37 @@ void Candidates(const FunctionCallbackInfo<Value>& args) {
     return;
   }
   if (!RunFits(args, length < rank.length ? length : rank.length, lo, hi, sel, 0)) return;
-  uint32_t k = 0;
+  const float* maxima = nullptr;
+  double thr = 0;
+  uint32_t leafRows = 0;
+  if (args.Length() > 8 && !args[8]->IsNullOrUndefined()) {
+    if (!args[8]->IsFloat32Array()) {
+      Fail(args, "kernels: leaf maxima are a Float32Array");
+      return;
+    }
+    if (!NumberArg(args, 9, &thr) || !Index(args, 10, &leafRows)) return;
+    Span<float> m = SpanOf<float>(args[8]);
+    if (leafRows == 0 || (hi > lo && (hi - 1) / leafRows >= m.length)) {
+      Fail(args, "kernels: the leaf maxima must cover the rows [lo, hi)", true);
+      return;
+    }
+    maxima = m.data;
+  }
+  uint32_t* out = sel.data;
+  const uint32_t* rk = rank.data;
+  uint32_t k;
   if (c->IsFloat64Array()) {
     const double* col = SpanOf<double>(c).data;
-    const uint32_t* rk = rank.data;
-    const bool unknownTies = bound == -std::numeric_limits<double>::infinity();
-    for (uint32_t r = lo; r < hi; r++) {
-      const double v = col[r];
-      if (v > bound || ((v == bound || (v != v && unknownTies)) && rk[r] < rankBound)) sel.data[k++] = r;
-    }
+    auto loop = [&](uint32_t a, uint32_t b, uint32_t at) { return F64Candidates(col, a, b, out, at, bound, rk, rankBound); };
+    k = maxima != nullptr ? ByLeaf(maxima, thr, leafRows, lo, hi, loop) : loop(lo, hi, 0);
   } else if (c->IsInt32Array()) {
-    k = IntCandidates(SpanOf<int32_t>(c).data, lo, hi, sel.data, bound, tie, rank.data, rankBound);
+    const int32_t* col = SpanOf<int32_t>(c).data;
+    auto loop = [&](uint32_t a, uint32_t b, uint32_t at) { return IntCandidates(col, a, b, out, at, bound, tie, rk, rankBound); };
+    k = maxima != nullptr ? ByLeaf(maxima, thr, leafRows, lo, hi, loop) : loop(lo, hi, 0);
   } else {
-    k = IntCandidates(SpanOf<int16_t>(c).data, lo, hi, sel.data, bound, tie, rank.data, rankBound);
+    const int16_t* col = SpanOf<int16_t>(c).data;
+    auto loop = [&](uint32_t a, uint32_t b, uint32_t at) { return IntCandidates(col, a, b, out, at, bound, tie, rk, rankBound); };
+    k = maxima != nullptr ? ByLeaf(maxima, thr, leafRows, lo, hi, loop) : loop(lo, hi, 0);
   }
   args.GetReturnValue().Set(k);
 }

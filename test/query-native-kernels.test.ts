@@ -190,6 +190,65 @@ describe('compiled scan loops', () => {
     }
   });
 
+  it("candidates with the leaves' maxima list the same rows, and do not read a leaf bounded below the threshold", () => {
+    const k = kernels();
+    const LEAF = 64;
+    const leaves = Math.ceil(N / LEAF);
+    // Keys that vary more between leaves than within them, as a sort key does over a row tree
+    // in space order; stored in tenths in the integer columns.
+    const level = (r: number): number => ((Math.floor(r / LEAF) * 7919) % 100) * 10;
+    const g64 = shared(Float64Array, (r) => (rng.next() < 0.1 ? NaN : level(r) + Math.round(rng.next() * 200) / 10));
+    const g32 = shared(Int32Array, (r) => (rng.next() < 0.1 ? NULL_I32 : 10 * level(r) + Math.round(rng.next() * 200)));
+    const g16 = shared(Int16Array, (r) => (rng.next() < 0.1 ? NULL_I16 : 10 * (level(r) - 500) + Math.round(rng.next() * 200)));
+    // Each leaf's greatest key, rounded up to a Float32, as the node summaries hold it.
+    const maximaOf = (key: (r: number) => number): Float32Array => {
+      const m = new Float64Array(leaves).fill(-Infinity);
+      for (let r = 0; r < N; r++) m[Math.floor(r / LEAF)] = Math.max(m[Math.floor(r / LEAF)], key(r));
+      return Float32Array.from(m, (v) => (Math.fround(v) < v ? Math.fround(v * (1 + 2 ** -23)) : v));
+    };
+    const maxima = {
+      f64: maximaOf((r) => (Number.isNaN(g64[r]) ? -Infinity : g64[r])),
+      i32: maximaOf((r) => (g32[r] === NULL_I32 ? -Infinity : g32[r] / 10)),
+      i16: maximaOf((r) => (g16[r] === NULL_I16 ? -Infinity : g16[r] / 10)),
+    };
+    let skipped = 0;
+    for (let t = 0; t < 400; t++) {
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * (N - a + 1));
+      const sel = new Uint32Array(b - a);
+      const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
+      const thr = rng.next() < 0.1 ? -Infinity : g64[Math.floor(rng.next() * N)] || 0;
+      const plain = Array.from(sel.subarray(0, k.candidates(g64, a, b, sel, thr, NaN, rank, rankBound)));
+      const byLeaf = k.candidates(g64, a, b, sel, thr, NaN, rank, rankBound, maxima.f64, thr, LEAF);
+      expect(Array.from(sel.subarray(0, byLeaf)), `f64 ${thr}`).toEqual(plain);
+      for (let j = Math.floor(a / LEAF); j * LEAF < b; j++) if (maxima.f64[j] < thr) skipped++;
+      // Integers: the least stored value that can enter is the threshold's code (lowerCode).
+      for (const [name, col] of [
+        ['i32', g32],
+        ['i16', g16],
+      ] as const) {
+        const real = rng.next() < 0.1 ? -Infinity : Math.round(rng.next() * 10000) / 10 - (name === 'i16' ? 500 : 0);
+        const min = Math.ceil(real * 10);
+        const tie = min / 10 === real ? min : NaN;
+        const all = Array.from(sel.subarray(0, k.candidates(col, a, b, sel, min, tie, rank, rankBound)));
+        const n = k.candidates(col, a, b, sel, min, tie, rank, rankBound, maxima[name], real, LEAF);
+        expect(Array.from(sel.subarray(0, n)), `${name} ${real}`).toEqual(all);
+      }
+    }
+    expect(skipped).toBeGreaterThan(1000);
+    // A leaf whose maximum says nothing in it reaches the threshold is not read: maxima that
+    // understate every leaf but the first list only the first leaf's rows.
+    const understated = new Float32Array(leaves).fill(-1);
+    understated[0] = Infinity;
+    const sel = new Uint32Array(N);
+    const n = k.candidates(g64, 0, N, sel, 0, NaN, rank, 0, understated, 0, LEAF);
+    expect(Array.from(sel.subarray(0, n))).toEqual(expected(0, LEAF, (r) => g64[r] > 0));
+    expect(() => k.candidates(g64, 0, N, sel, 0, NaN, rank, 0, new Float32Array(leaves - 1), 0, LEAF)).toThrow(RangeError);
+    expect(() => k.candidates(g64, 0, N, sel, 0, NaN, rank, 0, new Float32Array(leaves), 0, 0)).toThrow(RangeError);
+    const wrong = new Float64Array(leaves) as unknown as Float32Array;
+    expect(() => k.candidates(g64, 0, N, sel, 0, NaN, rank, 0, wrong, 0, LEAF)).toThrow(TypeError);
+  });
+
   it('business candidates keep the rows whose largest band start or turnover can still enter', () => {
     const k = kernels();
     // Businesses in row order: offsets[r]..offsets[r + 1] are row r's, rowOf[j] the row of business j.

@@ -562,7 +562,8 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
         const run = (gathered: boolean) => {
           st.start(q.offset + q.limit, [s.ids]);
           if (gathered) scanSpans(st, s, 0, plan, q.bbox, Uint32Array.from(spans), count);
-          else for (let j = 0; j < count; j++) scanRows(st, s, 0, plan, q.bbox, spans[2 * j], spans[2 * j + 1], false, true);
+          // One run at a time without the key's leaf maxima, which the gathered runs skip leaves by.
+          else for (let j = 0; j < count; j++) scanRows(st, s, 0, plan, q.bbox, spans[2 * j], spans[2 * j + 1], false, true, null);
           // Past the cap the count stops at a chunk's end, which gathering moves: only "over" is kept.
           return { matched: Math.min(st.matched, REF_CAP + 1), page: st.heap.page(q.offset).map(({ row }) => row) };
         };

@@ -50,6 +50,8 @@ export interface NativeKernels {
    * Rows of [lo, hi) whose key can still enter a heap (KeySource.candidates): for a Float64Array
    * `bound` is the threshold; for an integer column, the least stored value that can enter, and a
    * value equal to it enters only with rank < rankBound when it equals `tie` too (NaN: never).
+   * With `maxima` (per leaf of `leafRows` rows, the greatest key rounded up), the leaves bounded
+   * below `thr` (the threshold as a key) are not read: the rows listed are the same.
    */
   candidates(
     col: NumberArray,
@@ -60,6 +62,9 @@ export interface NativeKernels {
     tie: number,
     rank: Uint32Array,
     rankBound: number,
+    maxima?: Float32Array | null,
+    thr?: number,
+    leafRows?: number,
   ): number;
   /** candidates() of the employees key (the largest band start among a row's businesses). */
   employeesCandidates(

@@ -91,7 +91,7 @@ export class Run {
 
   private scan(lo: number, hi: number): void {
     const st = this.st;
-    if (st.sample === 'every') scanRows(st, this.s, this.si, this.plan, this.bbox, lo, hi, this.partial, this.filtered);
+    if (st.sample === 'every') scanRows(st, this.s, this.si, this.plan, this.bbox, lo, hi, this.partial, this.filtered, this.plan.attained);
     else {
       // Each period of SAMPLE_STRIDE blocks starts with its sampled block.
       const sampled = st.sample === 'sampled';
@@ -99,7 +99,7 @@ export class Run {
       for (let base = Math.floor(lo / period) * period; base < hi; base += period) {
         const a = Math.max(lo, sampled ? base : base + BLOCK_ROWS);
         const b = Math.min(hi, sampled ? base + BLOCK_ROWS : base + period);
-        if (a < b) scanRows(st, this.s, this.si, this.plan, this.bbox, a, b, this.partial, this.filtered);
+        if (a < b) scanRows(st, this.s, this.si, this.plan, this.bbox, a, b, this.partial, this.filtered, this.plan.attained);
       }
     }
   }

@@ -10,6 +10,7 @@ import type { Snapshot } from '../catalog/snapshot.ts';
 import { CHUNK, bboxRange, bboxRefine } from './kernels.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
+import type { LeafMaxima } from './sort-keys.ts';
 import type { BBox } from './types.ts';
 
 export { CHUNK };
@@ -24,6 +25,7 @@ export { CHUNK };
  * Not while the heap's threshold is an unknown key (fewer than k matches with a known key so
  * far): every row with a key, and every row of a low enough building_id rank, can still enter,
  * and a business key reads the row's businesses to tell, which costs more than the filters.
+ * The walks pass the key's leaf maxima (sort-keys.ts LeafMaxima); the plain scan passes null.
  */
 export function scanRows(
   st: SearchState,
@@ -35,6 +37,7 @@ export function scanRows(
   hi: number,
   partial: boolean,
   filtered: boolean,
+  maxima: LeafMaxima,
 ): void {
   const { key, steps } = plan;
   const { heap, sel, spare } = st;
@@ -44,7 +47,7 @@ export function scanRows(
     // Wholly inside, no filter to run: every row matches; the key loop reads the rows directly.
     if (st.countOpen()) st.matched += hi - lo;
     if (st.holding) st.held.addRange(si, lo, hi);
-    else key.offerRange(heap, si, rank, lo, hi, sel);
+    else key.offerRange(heap, si, rank, lo, hi, sel, maxima);
     return;
   }
   for (let a = lo; a < hi; a += CHUNK) {
@@ -54,7 +57,7 @@ export function scanRows(
     const open = st.countOpen();
     // Held rows have no threshold to meet: they are ranked, if at all, once released.
     if (!open && !st.holding && heap.threshold() > -Infinity) {
-      n = key.candidates(a, b, sel, heap.threshold(), rank, heap.rankBound(si));
+      n = key.candidates(a, b, sel, heap.threshold(), rank, heap.rankBound(si), maxima);
       if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
     } else if (partial) n = bboxRange(lon, lat, bbox, a, b, sel);
     else {
@@ -76,7 +79,7 @@ export function scanRows(
  * while the count is open: the first step appends each run's passing rows to one selection
  * vector, and the other steps, the count and the heap take a chunk at a time. Runs of one leaf
  * or a few (the walk's, between leaves its proofs rule out) then cost the steps one call a
- * chunk, not one a run.
+ * chunk, not one a run. Only the walks gather runs: the key's leaf maxima are the plan's.
  */
 export function scanSpans(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, spans: Uint32Array, count: number): void {
   const { key, steps } = plan;
@@ -87,8 +90,8 @@ export function scanSpans(st: SearchState, s: Snapshot, si: number, plan: Search
   while (j < count) {
     if (!st.countOpen()) {
       // Closed: each run keeps only the rows whose key can still enter the heap (scanRows).
-      scanRows(st, s, si, plan, bbox, from, spans[2 * j + 1], false, true);
-      for (j++; j < count; j++) scanRows(st, s, si, plan, bbox, spans[2 * j], spans[2 * j + 1], false, true);
+      scanRows(st, s, si, plan, bbox, from, spans[2 * j + 1], false, true, plan.attained);
+      for (j++; j < count; j++) scanRows(st, s, si, plan, bbox, spans[2 * j], spans[2 * j + 1], false, true, plan.attained);
       return;
     }
     let n = 0;
@@ -111,5 +114,5 @@ export function scanSpans(st: SearchState, s: Snapshot, si: number, plan: Search
 
 /** The plain scan of one snapshot: every run of rows the bbox meets, in row order. */
 export function scanSnapshot(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox): void {
-  s.tree.ranges(bbox, (lo, hi, partial) => scanRows(st, s, si, plan, bbox, lo, hi, partial, true));
+  s.tree.ranges(bbox, (lo, hi, partial) => scanRows(st, s, si, plan, bbox, lo, hi, partial, true, null));
 }

@@ -7,6 +7,7 @@
  */
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
+import { LEAF_ROWS } from '../catalog/rowtree.ts';
 import { NATIVE_MIN, native, type NativeKernels } from './native-kernels.ts';
 import { NO_RANK_BOUND, type TopK } from './topk.ts';
 
@@ -14,15 +15,24 @@ import { NO_RANK_BOUND, type TopK } from './topk.ts';
 export interface KeySource {
   /** Offers rows sel[0..n) of snapshot s. */
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void;
-  /** Offers every row of [lo, hi) of snapshot s; `scratch` (the search state's) may be written. */
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void;
+  /** Offers every row of [lo, hi) of snapshot s; `scratch` (the search state's) may be written; `maxima` as candidates'. */
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void;
   /**
    * Writes into sel the rows of [lo, hi) that could still enter the heap: key above thr, or
    * equal to it with a rank below rankBound (ties at thr are otherwise kept and left to the heap).
-   * Once the count no longer matters, filters run only on these.
+   * Once the count no longer matters, filters run only on these. With `maxima`, the compiled
+   * loop does not read the leaves bounded below thr (the same rows are listed).
    */
-  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number;
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number, maxima: LeafMaxima): number;
 }
+
+/**
+ * The greatest key of each leaf of LEAF_ROWS rows, rounded up (the plan's `attained`), which the
+ * walks pass: a leaf bounded below the heap's threshold has no row to list, and a deep page's
+ * walk past the count reads only the keys of leaves above its cut. Null for the plain scan, which
+ * reads no summary, and for the keys that have none.
+ */
+export type LeafMaxima = Float32Array | null;
 
 /** A key whose candidates come from the compiled loop. */
 interface PlainKey extends KeySource {
@@ -37,7 +47,16 @@ interface PlainKey extends KeySource {
  * a superset of the rows offerRows would let in, and offer() tests each against the threshold
  * of its turn.
  */
-function offerCandidates(key: PlainKey, heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
+function offerCandidates(
+  key: PlainKey,
+  heap: TopK,
+  s: number,
+  rank: Uint32Array,
+  lo: number,
+  hi: number,
+  scratch: Uint32Array,
+  maxima: LeafMaxima,
+): void {
   if (native === null) {
     key.offerRows(heap, s, rank, lo, hi);
     return;
@@ -49,7 +68,7 @@ function offerCandidates(key: PlainKey, heap: TopK, s: number, rank: Uint32Array
     // While every row can still enter (the heap not yet full), every row is offered.
     if ((thr === -Infinity && rankBound >= NO_RANK_BOUND) || b - a < NATIVE_MIN) key.offerRows(heap, s, rank, a, b);
     else {
-      const n = key.candidates(a, b, scratch, thr, rank, rankBound);
+      const n = key.candidates(a, b, scratch, thr, rank, rankBound, maxima);
       if (n > 0) key.offer(heap, s, rank, scratch, n);
     }
   }
@@ -58,9 +77,10 @@ function offerCandidates(key: PlainKey, heap: TopK, s: number, rank: Uint32Array
 export class KeyF64 implements PlainKey {
   constructor(readonly col: Float64Array) {}
 
-  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number, maxima: LeafMaxima): number {
     const col = this.col;
-    if (native !== null && hi - lo >= NATIVE_MIN) return native.candidates(col, lo, hi, sel, thr, NaN, rank, rankBound);
+    if (native !== null && hi - lo >= NATIVE_MIN)
+      return native.candidates(col, lo, hi, sel, thr, NaN, rank, rankBound, maxima, thr, LEAF_ROWS);
     let k = 0;
     for (let r = lo; r < hi; r++) {
       const v = col[r];
@@ -86,8 +106,8 @@ export class KeyF64 implements PlainKey {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
+    offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
@@ -140,7 +160,7 @@ export class KeyI32 implements PlainKey {
     readonly scale: number,
   ) {}
 
-  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number, maxima: LeafMaxima): number {
     const col = this.col;
     let k = 0;
     if (thr === -Infinity) {
@@ -148,7 +168,8 @@ export class KeyI32 implements PlainKey {
     } else {
       const min = lowerCode(thr, this.scale);
       const tie = min / this.scale === thr ? min : NaN;
-      if (native !== null && hi - lo >= NATIVE_MIN) return native.candidates(col, lo, hi, sel, min, tie, rank, rankBound);
+      if (native !== null && hi - lo >= NATIVE_MIN)
+        return native.candidates(col, lo, hi, sel, min, tie, rank, rankBound, maxima, thr, LEAF_ROWS);
       for (let r = lo; r < hi; r++) {
         const v = col[r];
         if (v > min || (v === min && (v !== tie || rank[r] < rankBound))) sel[k++] = r;
@@ -169,8 +190,8 @@ export class KeyI32 implements PlainKey {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
+    offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
@@ -192,7 +213,7 @@ export class KeyI16 implements PlainKey {
     readonly scale: number,
   ) {}
 
-  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
+  candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number, maxima: LeafMaxima): number {
     const col = this.col;
     let k = 0;
     if (thr === -Infinity) {
@@ -200,7 +221,8 @@ export class KeyI16 implements PlainKey {
     } else {
       const min = lowerCode(thr, this.scale);
       const tie = min / this.scale === thr ? min : NaN;
-      if (native !== null && hi - lo >= NATIVE_MIN) return native.candidates(col, lo, hi, sel, min, tie, rank, rankBound);
+      if (native !== null && hi - lo >= NATIVE_MIN)
+        return native.candidates(col, lo, hi, sel, min, tie, rank, rankBound, maxima, thr, LEAF_ROWS);
       for (let r = lo; r < hi; r++) {
         const v = col[r];
         if (v > min || (v === min && (v !== tie || rank[r] < rankBound))) sel[k++] = r;
@@ -221,8 +243,8 @@ export class KeyI16 implements PlainKey {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
+    offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
@@ -301,8 +323,8 @@ abstract class BusinessKey implements PlainKey {
     }
   }
 
-  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array): void {
-    offerCandidates(this, heap, s, rank, lo, hi, scratch);
+  offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
+    offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
