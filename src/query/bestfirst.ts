@@ -507,7 +507,7 @@ function rank(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (
     // A node of unknown keys only (so is every node left) gains nothing from expansion: its rows compete by building_id.
     if (inside && queue.topBound === -Infinity) {
       const lo = i * levelSpan[level];
-      scanRows(st, s, si, plan, bbox, lo, Math.min(s.rows, lo + levelSpan[level]), false, verdict !== ALL, null);
+      scanRows(st, s, si, plan, bbox, lo, Math.min(s.rows, lo + levelSpan[level]), false, verdict !== ALL, plan.attained);
       continue;
     }
     if (level <= RUN_LEVEL) {
