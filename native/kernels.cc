@@ -591,6 +591,72 @@ void TurnoverCandidates(const FunctionCallbackInfo<Value>& args) {
   args.GetReturnValue().Set(BusinessCandidates(key, offsets, rowOf, values, lo, hi, sel.data, thr, rank, rankBound));
 }
 
+// Keeps the rows of sel[0..n) whose key can still enter a heap at thr: above it, or equal to it
+// with rank < rankBound (an unknown key is -Infinity), in order; their count. Offering a chunk's
+// matches reads each row's businesses: most rows cannot enter, and the loop tells at once.
+template <typename Key>
+uint32_t BusinessRefine(const Key& keyOf, const Span<uint32_t>& offsets, size_t values, uint32_t* sel, uint32_t n, double thr,
+                        const Span<uint32_t>& rank, uint64_t rankBound) {
+  const size_t rows = rank.length < offsets.length - 1 ? rank.length : offsets.length - 1;
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t r = sel[i];
+    if (r >= rows) continue;
+    const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
+    const double key = b < e && e <= values ? keyOf(b, e) : -std::numeric_limits<double>::infinity();
+    if (key > thr || (key == thr && rank.data[r] < rankBound)) sel[k++] = r;
+  }
+  return k;
+}
+
+// employeesRefine(offsets, employeesMin, sel, n, thr, rank, rankBound) and
+// turnoverRefine(offsets, currency, turnover, code, sel, n, thr, rank, rankBound).
+bool BusinessRefineArgs(const FunctionCallbackInfo<Value>& args, int at, Span<uint32_t>* offsets, Span<uint32_t>* sel, uint32_t* n,
+                        double* thr, Span<uint32_t>* rank, uint64_t* rankBound) {
+  if (!args[0]->IsUint32Array()) return Fail(args, "kernels: business offsets are a Uint32Array");
+  *offsets = SpanOf<uint32_t>(args[0]);
+  if (offsets->length == 0) return Fail(args, "kernels: business offsets hold one more entry than rows", true);
+  double rb;
+  if (!Selection(args, at, sel) || !Index(args, at + 1, n) || !NumberArg(args, at + 2, thr)) return false;
+  if (!args[at + 3]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
+  *rank = SpanOf<uint32_t>(args[at + 3]);
+  if (!NumberArg(args, at + 4, &rb)) return false;
+  *rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
+  if (*n > sel->length) return Fail(args, "kernels: n exceeds the selection", true);
+  return true;
+}
+
+void EmployeesRefine(const FunctionCallbackInfo<Value>& args) {
+  Span<uint32_t> offsets, sel, rank;
+  uint32_t n;
+  double thr;
+  uint64_t rankBound;
+  if (!args[1]->IsInt32Array()) {
+    Fail(args, "kernels: band starts are an Int32Array");
+    return;
+  }
+  if (!BusinessRefineArgs(args, 2, &offsets, &sel, &n, &thr, &rank, &rankBound)) return;
+  Span<int32_t> min = SpanOf<int32_t>(args[1]);
+  args.GetReturnValue().Set(BusinessRefine(EmployeesKey{min.data}, offsets, min.length, sel.data, n, thr, rank, rankBound));
+}
+
+void TurnoverRefine(const FunctionCallbackInfo<Value>& args) {
+  Span<uint32_t> offsets, sel, rank;
+  uint32_t n, code;
+  double thr;
+  uint64_t rankBound;
+  if (!args[1]->IsUint16Array() || !args[2]->IsFloat64Array()) {
+    Fail(args, "kernels: currencies are a Uint16Array and turnovers a Float64Array");
+    return;
+  }
+  if (!Index(args, 3, &code) || !BusinessRefineArgs(args, 4, &offsets, &sel, &n, &thr, &rank, &rankBound)) return;
+  Span<uint16_t> currency = SpanOf<uint16_t>(args[1]);
+  Span<double> turnover = SpanOf<double>(args[2]);
+  const size_t values = currency.length < turnover.length ? currency.length : turnover.length;
+  TurnoverKey key{currency.data, turnover.data, code};
+  args.GetReturnValue().Set(BusinessRefine(key, offsets, values, sel.data, n, thr, rank, rankBound));
+}
+
 // select(key, rank, row, snap, lo, hi, t): reorders slots [lo, hi] of a buffer of ranked rows
 // (topk.ts), all of one snapshot, so that slot t holds the row of that place (key descending,
 // then rank ascending), better rows before it and worse after: Hoare's selection, as TopK's.
@@ -662,4 +728,6 @@ NODE_MODULE_INIT() {
   Export(context, exports, "select", Select);
   Export(context, exports, "employeesCandidates", EmployeesCandidates);
   Export(context, exports, "turnoverCandidates", TurnoverCandidates);
+  Export(context, exports, "employeesRefine", EmployeesRefine);
+  Export(context, exports, "turnoverRefine", TurnoverRefine);
 }

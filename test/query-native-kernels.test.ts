@@ -290,6 +290,40 @@ describe('compiled scan loops', () => {
       const gotT = k.turnoverCandidates(offsets, rowOf, currency, turnover, code, a, b, sel, thrT, rank, rankBound);
       expect(Array.from(sel.subarray(0, gotT)), `turnover ${code} above ${thrT}, rank bound ${rankBound}`).toEqual(expected(a, b, passT));
     }
+    // The same test over a selection (a chunk's matches), kept in order, in place.
+    let dropped = 0;
+    for (let t = 0; t < 300; t++) {
+      const rows = selection(rng);
+      const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
+      const code = Math.floor(rng.next() * 3);
+      const u = rng.next();
+      const thrE = u < 0.3 ? -Infinity : bands[Math.floor(rng.next() * bands.length)];
+      const thrT = u < 0.3 ? -Infinity : Math.round(rng.next() * 100) * 1000;
+      const passE = (r: number): boolean => employeesKey(r) > thrE || (employeesKey(r) === thrE && rank[r] < rankBound);
+      const passT = (r: number): boolean => turnoverKey(r, code) > thrT || (turnoverKey(r, code) === thrT && rank[r] < rankBound);
+      const selE = rows.slice();
+      const gotE = k.employeesRefine(offsets, employeesMin, selE, rows.length, thrE, rank, rankBound);
+      expect(Array.from(selE.subarray(0, gotE)), `employees above ${thrE}, rank bound ${rankBound}`).toEqual(
+        Array.from(rows).filter(passE),
+      );
+      const selT = rows.slice();
+      const gotT = k.turnoverRefine(offsets, currency, turnover, code, selT, rows.length, thrT, rank, rankBound);
+      expect(Array.from(selT.subarray(0, gotT)), `turnover ${code} above ${thrT}, rank bound ${rankBound}`).toEqual(
+        Array.from(rows).filter(passT),
+      );
+      dropped += rows.length - gotE;
+    }
+    expect(dropped).toBeGreaterThan(1000);
+    expect(() => k.employeesRefine(offsets, employeesMin, sel10(), 11, 0, rank, 0)).toThrow(/exceeds/);
+    expect(() => k.employeesRefine(offsets, turnover as unknown as Int32Array, sel10(), 5, 0, rank, 0)).toThrow(TypeError);
+    // Rows of a selection past the offsets or the ranks are dropped rather than read past them.
+    const past = Uint32Array.from([1, N + 5, 2]);
+    const kept = k.employeesRefine(offsets, employeesMin, past, 3, -Infinity, rank, 2 ** 32);
+    expect(Array.from(past.subarray(0, kept))).toEqual([1, 2]);
+    const short = Uint32Array.from([0, 1, 2, 3]);
+    expect(
+      Array.from(short.subarray(0, k.turnoverRefine(offsets, currency, turnover, 0, short, 4, -Infinity, rank.slice(0, 2), 2 ** 32))),
+    ).toEqual([0, 1]);
     expect(() => k.employeesCandidates(offsets, rowOf, employeesMin, 0, N + 1, new Uint32Array(N + 1), 0, rank, 0)).toThrow(RangeError);
     expect(() => k.employeesCandidates(offsets, rowOf.subarray(0, 10), employeesMin, 0, N, new Uint32Array(N), 0, rank, 0)).toThrow(
       RangeError,

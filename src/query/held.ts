@@ -51,7 +51,10 @@ export class HeldMatches {
       const si = snaps[a];
       let n = 0;
       for (; a < this.count && n < SCRATCH && snaps[a] === si; a++) scratch[n++] = rows[a];
-      plans[si]!.key.offer(heap, si, snapshots[si].rank, scratch, n);
+      const key = plans[si]!.key;
+      const rank = snapshots[si].rank;
+      n = key.refine(scratch, n, heap.threshold(), rank, heap.rankBound(si));
+      if (n > 0) key.offer(heap, si, rank, scratch, n);
     }
     this.count = 0;
   }

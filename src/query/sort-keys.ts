@@ -15,6 +15,12 @@ import { NO_RANK_BOUND, type TopK } from './topk.ts';
 export interface KeySource {
   /** Offers rows sel[0..n) of snapshot s. */
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void;
+  /**
+   * Keeps the rows of sel[0..n) that could still enter the heap (as candidates' test), in order;
+   * their count. Only the business keys drop any: reading a row's businesses costs more than the
+   * rest of an offer, while a column key's offer tests each row for about what this would.
+   */
+  refine(sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number;
   /** Offers every row of [lo, hi) of snapshot s; `scratch` (the search state's) may be written; `maxima` as candidates'. */
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void;
   /**
@@ -110,6 +116,10 @@ export class KeyF64 implements PlainKey {
     offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
+  refine(_sel: Uint32Array, n: number): number {
+    return n;
+  }
+
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const col = this.col;
     let thr = heap.threshold();
@@ -194,6 +204,10 @@ export class KeyI32 implements PlainKey {
     offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
+  refine(_sel: Uint32Array, n: number): number {
+    return n;
+  }
+
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const { col, scale } = this;
     const t = this.bounds;
@@ -247,6 +261,10 @@ export class KeyI16 implements PlainKey {
     offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
+  refine(_sel: Uint32Array, n: number): number {
+    return n;
+  }
+
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const { col, scale } = this;
     const t = this.bounds;
@@ -272,6 +290,9 @@ abstract class BusinessKey implements PlainKey {
 
   /** The key of the businesses [j, e) of a row (-Infinity: unknown). */
   abstract keyOf(j: number, e: number): number;
+
+  /** Keeps the rows of sel[0..n) that can enter at thr, by the addon's compiled loop (NativeKernels.employeesRefine). */
+  abstract compiledRefine(k: NativeKernels, sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number;
 
   /** candidates() by the addon's compiled loop. */
   abstract compiledCandidates(
@@ -327,6 +348,12 @@ abstract class BusinessKey implements PlainKey {
     offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
+  /** Most matches cannot enter (no business, or a key below the cut): the compiled loop drops them at once. */
+  refine(sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number {
+    if (native === null || n < NATIVE_MIN) return n;
+    return this.compiledRefine(native, sel, n, thr, rank, rankBound);
+  }
+
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const { offsets, rowOf } = this;
     let thr = heap.threshold();
@@ -366,6 +393,10 @@ export class KeyEmployees extends BusinessKey {
     super(offsets, rowOf);
   }
 
+  override compiledRefine(k: NativeKernels, sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number {
+    return k.employeesRefine(this.offsets, this.employeesMin, sel, n, thr, rank, rankBound);
+  }
+
   override compiledCandidates(
     k: NativeKernels,
     lo: number,
@@ -399,6 +430,10 @@ export class KeyTurnover extends BusinessKey {
     readonly code: number,
   ) {
     super(offsets, rowOf);
+  }
+
+  override compiledRefine(k: NativeKernels, sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number {
+    return k.turnoverRefine(this.offsets, this.currency, this.turnover, this.code, sel, n, thr, rank, rankBound);
   }
 
   override compiledCandidates(
@@ -437,6 +472,10 @@ export class KeyUnknown implements KeySource {
     // A known key kept means no unknown can enter; unknowns never raise the threshold.
     if (heap.threshold() > -Infinity) return;
     for (let i = 0; i < n; i++) heap.consider(-Infinity, s, sel[i], rank[sel[i]]);
+  }
+
+  refine(_sel: Uint32Array, n: number): number {
+    return n;
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
