@@ -304,18 +304,35 @@ class BlockCount implements NodeVisitor {
   }
 }
 
-/** Scans every queued node in row order, as the walk would have (the order cannot change the answer). */
+/** Levels a node's place in row order leaves room for (first row * LEVELS + level). */
+const LEVELS = 64;
+
+/**
+ * Scans every queued node in row order, as the walk would have (the order cannot change the
+ * answer). The queue holds its nodes in heap order: sorted by their first row (nodes of a
+ * snapshot never overlap), they reach the run in ascending order, which gathers them into long
+ * spans, and the leaves' proofs are asked as the walk asks them.
+ */
 function finishInRowOrder(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[], bbox: BBox): void {
   const queue = st.queue;
   for (let si = 0; si < snapshots.length; si++) {
-    let sp = 0;
+    const span = snapshots[si].tree.levelSpan;
+    const order = st.nodeOrderFor(queue.size);
+    let n = 0;
     for (let j = 0; j < queue.size; j++) {
-      if (queue.snapAt(j) !== si) continue;
-      const stack = st.stackFor(sp, 32 * FANOUT + 1);
-      stack[sp++] = queue.levelAt(j);
-      stack[sp++] = queue.indexAt(j);
+      if (queue.snapAt(j) === si) order[n++] = queue.indexAt(j) * span[queue.levelAt(j)] * LEVELS + queue.levelAt(j);
     }
-    if (sp > 0) descend(st, snapshots[si], si, plans[si]!, bbox, false, sp);
+    if (n === 0) continue;
+    order.subarray(0, n).sort();
+    // The walk pops the stack's top first: the first node in row order goes on last.
+    let sp = 0;
+    for (let j = n - 1; j >= 0; j--) {
+      const level = order[j] % LEVELS;
+      const stack = st.stackFor(sp, 32 * FANOUT + 1);
+      stack[sp++] = level;
+      stack[sp++] = (order[j] - level) / LEVELS / span[level];
+    }
+    descend(st, snapshots[si], si, plans[si]!, bbox, false, sp);
   }
   queue.clear();
 }

@@ -54,6 +54,7 @@ export class SearchState {
   coveredRows = 0;
   /** Nodes whose rows the count walk holds ((snapshot, level, index) triples), and their rows. */
   deferredNodes = new Int32Array(3 * 1024);
+  private nodeOrder = new Float64Array(1024);
   deferredCount = 0;
   deferredRows = 0;
   /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
@@ -100,6 +101,12 @@ export class SearchState {
   /** Declares the count final: later passes offer rows to the heap without counting them. */
   closeCount(): void {
     this.counting = false;
+  }
+
+  /** Room for n queued nodes' places in row order (bestfirst.ts finishInRowOrder). */
+  nodeOrderFor(n: number): Float64Array {
+    if (this.nodeOrder.length < n) this.nodeOrder = new Float64Array(2 * n);
+    return this.nodeOrder;
   }
 
   /** A stack with room for `pairs` more (level, index) pairs above sp. */
