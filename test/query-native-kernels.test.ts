@@ -17,6 +17,7 @@ import { native, nativeUnavailable, type NativeKernels } from '../src/query/nati
 import { Rng } from './reference/random.ts';
 
 const sel10 = (): Uint32Array => new Uint32Array(10);
+type Pass = (r: number) => boolean;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const N = 5000;
 
@@ -274,17 +275,27 @@ describe('compiled scan loops', () => {
       for (let j = offsets[r]; j < offsets[r + 1]; j++) if (currency[j] === code && turnover[j] > best) best = turnover[j];
       return best;
     };
-    for (let t = 0; t < 300; t++) {
-      const a = Math.floor(rng.next() * N);
-      const b = a + Math.floor(rng.next() * (N - a + 1));
-      const sel = new Uint32Array(b - a);
+    /** A random rank bound, currency and thresholds (unknown in 30% of trials), and the rows' tests at them. */
+    const trial = (): { rankBound: number; code: number; thrE: number; thrT: number; passE: Pass; passT: Pass } => {
       const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
       const code = Math.floor(rng.next() * 3);
       const u = rng.next();
       const thrE = u < 0.3 ? -Infinity : bands[Math.floor(rng.next() * bands.length)];
       const thrT = u < 0.3 ? -Infinity : Math.round(rng.next() * 100) * 1000;
-      const passE = (r: number): boolean => employeesKey(r) > thrE || (employeesKey(r) === thrE && rank[r] < rankBound);
-      const passT = (r: number): boolean => turnoverKey(r, code) > thrT || (turnoverKey(r, code) === thrT && rank[r] < rankBound);
+      return {
+        rankBound,
+        code,
+        thrE,
+        thrT,
+        passE: (r) => employeesKey(r) > thrE || (employeesKey(r) === thrE && rank[r] < rankBound),
+        passT: (r) => turnoverKey(r, code) > thrT || (turnoverKey(r, code) === thrT && rank[r] < rankBound),
+      };
+    };
+    for (let t = 0; t < 300; t++) {
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * (N - a + 1));
+      const sel = new Uint32Array(b - a);
+      const { rankBound, code, thrE, thrT, passE, passT } = trial();
       const gotE = k.employeesCandidates(offsets, rowOf, employeesMin, a, b, sel, thrE, rank, rankBound);
       expect(Array.from(sel.subarray(0, gotE)), `employees above ${thrE}, rank bound ${rankBound}`).toEqual(expected(a, b, passE));
       const gotT = k.turnoverCandidates(offsets, rowOf, currency, turnover, code, a, b, sel, thrT, rank, rankBound);
@@ -294,13 +305,7 @@ describe('compiled scan loops', () => {
     let dropped = 0;
     for (let t = 0; t < 300; t++) {
       const rows = selection(rng);
-      const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
-      const code = Math.floor(rng.next() * 3);
-      const u = rng.next();
-      const thrE = u < 0.3 ? -Infinity : bands[Math.floor(rng.next() * bands.length)];
-      const thrT = u < 0.3 ? -Infinity : Math.round(rng.next() * 100) * 1000;
-      const passE = (r: number): boolean => employeesKey(r) > thrE || (employeesKey(r) === thrE && rank[r] < rankBound);
-      const passT = (r: number): boolean => turnoverKey(r, code) > thrT || (turnoverKey(r, code) === thrT && rank[r] < rankBound);
+      const { rankBound, code, thrE, thrT, passE, passT } = trial();
       const selE = rows.slice();
       const gotE = k.employeesRefine(offsets, employeesMin, selE, rows.length, thrE, rank, rankBound);
       expect(Array.from(selE.subarray(0, gotE)), `employees above ${thrE}, rank bound ${rankBound}`).toEqual(
