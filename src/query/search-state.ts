@@ -54,9 +54,10 @@ export class SearchState {
   coveredRows = 0;
   /** Nodes whose rows the count walk holds ((snapshot, level, index) triples), and their rows. */
   deferredNodes = new Int32Array(3 * 1024);
-  private nodeOrder = new Float64Array(1024);
   deferredCount = 0;
   deferredRows = 0;
+  /** Queued nodes' places in row order (nodeOrderFor). */
+  private nodeOrder = new Float64Array(1024);
   /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
   candidates = -1;
   /** Leaves asked of the proofs inside blocks wholly inside the bbox, those ruled out, and blocks passed over (worthLeaves). */
