@@ -7,9 +7,10 @@
  * the addon does not load, against the brute-force reference (query-differential.test.ts run
  * again with EDIFICE_KERNELS=js).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { NULL_I32 } from '../src/catalog/arrow.ts';
 import { NULL_I16 } from '../src/catalog/numeric.ts';
@@ -397,8 +398,12 @@ describe('compiled scan loops', () => {
 });
 
 describe('the JavaScript loops, where the addon does not load', () => {
-  it('answer the reference differential tests with EDIFICE_KERNELS=js', () => {
-    const probe = spawnSync(
+  // Asynchronous: a worker blocked in spawnSync past vitest's 60 s answers its own messages too late.
+  const run = promisify(execFile);
+  const env = { ...process.env, EDIFICE_KERNELS: 'js' };
+
+  it('answer the reference differential tests with EDIFICE_KERNELS=js', async () => {
+    const probe = await run(
       process.execPath,
       [
         '--import',
@@ -407,18 +412,29 @@ describe('the JavaScript loops, where the addon does not load', () => {
         '-e',
         "const m = await import('./src/query/native-kernels.ts'); console.log(String(m.native === null), m.nativeUnavailable)",
       ],
-      { cwd: ROOT, env: { ...process.env, EDIFICE_KERNELS: 'js' }, encoding: 'utf8' },
+      { cwd: ROOT, env, encoding: 'utf8' },
     );
     expect(probe.stdout.trim()).toBe('true EDIFICE_KERNELS=js');
-    const run = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/query-differential.test.ts'], {
+    const vitest = [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/query-differential.test.ts'];
+    const options = {
       cwd: ROOT,
-      env: { ...process.env, EDIFICE_KERNELS: 'js', DIFF_RUNS_PER_SORT: '120', DIFF_RUNS_BORDER: '80', DIFF_RUNS_SYNTHETIC: '80' },
-      encoding: 'utf8',
+      env: { ...env, DIFF_RUNS_PER_SORT: '120', DIFF_RUNS_BORDER: '80', DIFF_RUNS_SYNTHETIC: '80' },
+      encoding: 'utf8' as const,
       timeout: 300_000,
-    });
+      maxBuffer: 64 * 1024 * 1024,
+    };
+    // A failing run rejects with its output and exit code, which the assertion below shows.
+    const done = await run(process.execPath, vitest, options).then(
+      (r) => ({ ...r, code: 0 as number | string | null | undefined }),
+      (e: { stdout?: string; stderr?: string; code?: number | string | null }) => ({
+        stdout: e.stdout ?? '',
+        stderr: e.stderr ?? '',
+        code: e.code,
+      }),
+    );
     // eslint-disable-next-line no-control-regex
-    const out = `${run.stdout}\n${run.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
-    expect(run.status, out.slice(-3000)).toBe(0);
+    const out = `${done.stdout}\n${done.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(done.code, out.slice(-3000)).toBe(0);
     expect(out).toMatch(/Tests\s+\d+ passed/);
     expect(out).not.toMatch(/skipped|failed/);
   }, 320_000);
