@@ -61,6 +61,17 @@ bool Selection(const FunctionCallbackInfo<Value>& args, int i, Span<uint32_t>* o
   return true;
 }
 
+// Ranks (a Uint32Array) at i and a rank bound at i + 1. Ranks are below 2^32: a bound of 2^32 or
+// more lets every tie in.
+bool Ranks(const FunctionCallbackInfo<Value>& args, int i, Span<uint32_t>* rank, uint64_t* rankBound) {
+  double rb;
+  if (!args[i]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
+  if (!NumberArg(args, i + 1, &rb)) return false;
+  *rank = SpanOf<uint32_t>(args[i]);
+  *rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
+  return true;
+}
+
 // [a, b) within the column, and a selection with room for at + (b - a) rows from `at` on.
 bool RunFits(const FunctionCallbackInfo<Value>& args, size_t length, uint32_t a, uint32_t b, const Span<uint32_t>& sel, uint32_t at) {
   if (a > b || b > length) return Fail(args, "kernels: the rows [a, b) must lie within the column", true);
@@ -421,18 +432,12 @@ uint32_t ByLeaf(const float* maxima, double thr, uint32_t leafRows, uint32_t lo,
 
 void Candidates(const FunctionCallbackInfo<Value>& args) {
   uint32_t lo, hi;
-  double bound, tie, rb;
-  Span<uint32_t> sel;
+  double bound, tie;
+  Span<uint32_t> sel, rank;
+  uint64_t rankBound;
   if (!Index(args, 1, &lo) || !Index(args, 2, &hi) || !Selection(args, 3, &sel) || !NumberArg(args, 4, &bound) || !NumberArg(args, 5, &tie) ||
-      !NumberArg(args, 7, &rb))
+      !Ranks(args, 6, &rank, &rankBound))
     return;
-  if (!args[6]->IsUint32Array()) {
-    Fail(args, "kernels: ranks are a Uint32Array");
-    return;
-  }
-  Span<uint32_t> rank = SpanOf<uint32_t>(args[6]);
-  // Ranks are below 2^32: a bound of 2^32 or more lets every tie in.
-  const uint64_t rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
   Local<Value> c = args[0];
   size_t length;
   if (c->IsFloat64Array())
@@ -547,12 +552,9 @@ bool BusinessArgs(const FunctionCallbackInfo<Value>& args, int at, Span<uint32_t
   if (!args[0]->IsUint32Array() || !args[1]->IsUint32Array()) return Fail(args, "kernels: business offsets and rows are Uint32Arrays");
   *offsets = SpanOf<uint32_t>(args[0]);
   *rowOf = SpanOf<uint32_t>(args[1]);
-  double rb;
-  if (!Index(args, at, lo) || !Index(args, at + 1, hi) || !Selection(args, at + 2, sel) || !NumberArg(args, at + 3, thr)) return false;
-  if (!args[at + 4]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
-  *rank = SpanOf<uint32_t>(args[at + 4]);
-  if (!NumberArg(args, at + 5, &rb)) return false;
-  *rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
+  if (!Index(args, at, lo) || !Index(args, at + 1, hi) || !Selection(args, at + 2, sel) || !NumberArg(args, at + 3, thr) ||
+      !Ranks(args, at + 4, rank, rankBound))
+    return false;
   if (*lo > *hi || static_cast<size_t>(*hi) + 1 > offsets->length) return Fail(args, "kernels: the rows [lo, hi) must have offsets", true);
   if (*hi - *lo > sel->length) return Fail(args, "kernels: the selection has no room for the rows", true);
   if (offsets->data[*hi] > rowOf->length || offsets->data[*lo] > offsets->data[*hi])
@@ -616,12 +618,8 @@ bool BusinessRefineArgs(const FunctionCallbackInfo<Value>& args, int at, Span<ui
   if (!args[0]->IsUint32Array()) return Fail(args, "kernels: business offsets are a Uint32Array");
   *offsets = SpanOf<uint32_t>(args[0]);
   if (offsets->length == 0) return Fail(args, "kernels: business offsets hold one more entry than rows", true);
-  double rb;
-  if (!Selection(args, at, sel) || !Index(args, at + 1, n) || !NumberArg(args, at + 2, thr)) return false;
-  if (!args[at + 3]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
-  *rank = SpanOf<uint32_t>(args[at + 3]);
-  if (!NumberArg(args, at + 4, &rb)) return false;
-  *rankBound = !(rb > 0) ? 0 : rb >= 4294967296.0 ? 4294967296ull : static_cast<uint64_t>(std::ceil(rb));
+  if (!Selection(args, at, sel) || !Index(args, at + 1, n) || !NumberArg(args, at + 2, thr) || !Ranks(args, at + 3, rank, rankBound))
+    return false;
   if (*n > sel->length) return Fail(args, "kernels: n exceeds the selection", true);
   return true;
 }

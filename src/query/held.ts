@@ -5,6 +5,7 @@
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import type { SearchPlan } from './plan.ts';
+import { offerMatches } from './sort-keys.ts';
 import type { TopK } from './topk.ts';
 
 const SCRATCH = 2048;
@@ -51,10 +52,7 @@ export class HeldMatches {
       const si = snaps[a];
       let n = 0;
       for (; a < this.count && n < SCRATCH && snaps[a] === si; a++) scratch[n++] = rows[a];
-      const key = plans[si]!.key;
-      const rank = snapshots[si].rank;
-      n = key.refine(scratch, n, heap.threshold(), rank, heap.rankBound(si));
-      if (n > 0) key.offer(heap, si, rank, scratch, n);
+      offerMatches(plans[si]!.key, heap, si, snapshots[si].rank, scratch, n);
     }
     this.count = 0;
   }

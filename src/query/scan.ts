@@ -10,7 +10,7 @@ import type { Snapshot } from '../catalog/snapshot.ts';
 import { CHUNK, bboxRange, bboxRefine } from './kernels.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
-import type { KeySource, LeafMaxima } from './sort-keys.ts';
+import { offerMatches, type LeafMaxima } from './sort-keys.ts';
 import type { BBox } from './types.ts';
 
 export { CHUNK };
@@ -69,7 +69,8 @@ export function scanRows(
     if (n === 0) continue;
     if (open) st.matched += n;
     if (st.holding) st.held.add(si, sel, n);
-    else offerMatches(st, key, si, rank, n, listed);
+    else if (listed) key.offer(heap, si, rank, sel, n);
+    else offerMatches(key, heap, si, rank, sel, n);
   }
 }
 
@@ -84,7 +85,7 @@ export function scanRows(
  */
 export function scanSpans(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, spans: Uint32Array, count: number): void {
   const { key, steps } = plan;
-  const { sel, spare } = st;
+  const { heap, sel, spare } = st;
   const rank = s.rank;
   let j = 0;
   let from = spans[0];
@@ -109,15 +110,8 @@ export function scanSpans(st: SearchState, s: Snapshot, si: number, plan: Search
     if (n === 0) continue;
     st.matched += n;
     if (st.holding) st.held.add(si, sel, n);
-    else offerMatches(st, key, si, rank, n, false);
+    else offerMatches(key, heap, si, rank, sel, n);
   }
-}
-
-/** Offers the matches sel[0..n) of snapshot si to the heap; unless `listed` as candidates already, less those that cannot enter. */
-function offerMatches(st: SearchState, key: KeySource, si: number, rank: Uint32Array, n: number, listed: boolean): void {
-  const { heap, sel } = st;
-  if (!listed) n = key.refine(sel, n, heap.threshold(), rank, heap.rankBound(si));
-  if (n > 0) key.offer(heap, si, rank, sel, n);
 }
 
 /** The plain scan of one snapshot: every run of rows the bbox meets, in row order. */

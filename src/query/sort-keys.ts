@@ -17,10 +17,10 @@ export interface KeySource {
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void;
   /**
    * Keeps the rows of sel[0..n) that could still enter the heap (as candidates' test), in order;
-   * their count. Only the business keys drop any: reading a row's businesses costs more than the
+   * their count. Only the business keys have one: reading a row's businesses costs more than the
    * rest of an offer, while a column key's offer tests each row for about what this would.
    */
-  refine(sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number;
+  refine?(sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number;
   /** Offers every row of [lo, hi) of snapshot s; `scratch` (the search state's) may be written; `maxima` as candidates'. */
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void;
   /**
@@ -30,6 +30,15 @@ export interface KeySource {
    * loop does not read the leaves bounded below thr (the same rows are listed).
    */
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number, maxima: LeafMaxima): number;
+}
+
+/**
+ * Offers matches sel[0..n) of snapshot s that were not listed as candidates (KeySource.candidates):
+ * those that cannot enter are dropped first where the key has a refine step. May overwrite sel.
+ */
+export function offerMatches(key: KeySource, heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+  if (key.refine !== undefined) n = key.refine(sel, n, heap.threshold(), rank, heap.rankBound(s));
+  if (n > 0) key.offer(heap, s, rank, sel, n);
 }
 
 /**
@@ -116,10 +125,6 @@ export class KeyF64 implements PlainKey {
     offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
-  refine(_sel: Uint32Array, n: number): number {
-    return n;
-  }
-
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const col = this.col;
     let thr = heap.threshold();
@@ -204,10 +209,6 @@ export class KeyI32 implements PlainKey {
     offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
   }
 
-  refine(_sel: Uint32Array, n: number): number {
-    return n;
-  }
-
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
     const { col, scale } = this;
     const t = this.bounds;
@@ -259,10 +260,6 @@ export class KeyI16 implements PlainKey {
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
     offerCandidates(this, heap, s, rank, lo, hi, scratch, maxima);
-  }
-
-  refine(_sel: Uint32Array, n: number): number {
-    return n;
   }
 
   offerRows(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
@@ -472,10 +469,6 @@ export class KeyUnknown implements KeySource {
     // A known key kept means no unknown can enter; unknowns never raise the threshold.
     if (heap.threshold() > -Infinity) return;
     for (let i = 0; i < n; i++) heap.consider(-Infinity, s, sel[i], rank[sel[i]]);
-  }
-
-  refine(_sel: Uint32Array, n: number): number {
-    return n;
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number): void {
