@@ -16,6 +16,11 @@
 #include <limits>
 #include <utility>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define EDIFICE_AVX2 1
+#endif
+
 using namespace v8;
 
 namespace {
@@ -103,6 +108,124 @@ uint32_t RangeLoop(const T* col, B lo, B hi, uint32_t a, uint32_t b, uint32_t* s
   return k;
 }
 
+uint32_t FlagsLoop(const uint32_t* flags, uint32_t mask, uint32_t want, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
+  for (uint32_t r = a; r < b; r++) {
+    sel[k] = r;
+    k += static_cast<uint32_t>((flags[r] & mask) == want);
+  }
+  return k;
+}
+
+#ifdef EDIFICE_AVX2
+// The first pass over a run tests 8 rows at once where the CPU has AVX2 (checked when the addon
+// loads; the scalar loops serve elsewhere), which spend a store and a dependent add on every
+// row. The numbers of the rows that pass are packed to the front of a vector (kPack[bits] lists
+// the lanes of the bits set) and stored whole at sel[k]: the lanes past the last that passes
+// land where later rows go, within the room RunFits asks for (at + (b - a)).
+struct PackTable {
+  uint8_t lanes[256][8];
+  constexpr PackTable() : lanes() {
+    for (int m = 0; m < 256; m++) {
+      int n = 0;
+      for (int j = 0; j < 8; j++)
+        if (m >> j & 1) lanes[m][n++] = static_cast<uint8_t>(j);
+    }
+  }
+};
+constexpr PackTable kPack;
+
+const bool kAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}();
+
+// Writes the rows of `rows` whose bit is set in `bits` at sel[k], in order; returns the new k.
+__attribute__((target("avx2,popcnt"))) inline uint32_t Pack(__m256i rows, unsigned bits, uint32_t* sel, uint32_t k) {
+  const __m256i lanes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kPack.lanes[bits])));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(sel + k), _mm256_permutevar8x32_epi32(rows, lanes));
+  return k + static_cast<uint32_t>(_mm_popcnt_u32(bits));
+}
+
+__attribute__((target("avx2,popcnt"))) inline __m256i FirstRows(uint32_t a) {
+  return _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(a)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+__attribute__((target("avx2,popcnt"))) uint32_t FlagsLoopAvx2(const uint32_t* flags, uint32_t mask, uint32_t want, uint32_t a, uint32_t b,
+                                                              uint32_t* sel, uint32_t k) {
+  const __m256i vmask = _mm256_set1_epi32(static_cast<int>(mask)), vwant = _mm256_set1_epi32(static_cast<int>(want));
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i rows = FirstRows(a);
+  uint32_t r = a;
+  for (; b - r >= 8; r += 8) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(flags + r));
+    const __m256i pass = _mm256_cmpeq_epi32(_mm256_and_si256(v, vmask), vwant);
+    k = Pack(rows, static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(pass))), sel, k);
+    rows = _mm256_add_epi32(rows, eight);
+  }
+  return FlagsLoop(flags, mask, want, r, b, sel, k);
+}
+
+// NaN fails both ordered comparisons, as it fails the scalar loop's.
+__attribute__((target("avx2,popcnt"))) uint32_t RangeLoopAvx2(const double* col, double lo, double hi, uint32_t a, uint32_t b, uint32_t* sel,
+                                                              uint32_t k) {
+  const __m256d vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i rows = FirstRows(a);
+  uint32_t r = a;
+  for (; b - r >= 8; r += 8) {
+    const __m256d x0 = _mm256_loadu_pd(col + r), x1 = _mm256_loadu_pd(col + r + 4);
+    const int m0 = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(x0, vlo, _CMP_GE_OQ), _mm256_cmp_pd(x0, vhi, _CMP_LE_OQ)));
+    const int m1 = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(x1, vlo, _CMP_GE_OQ), _mm256_cmp_pd(x1, vhi, _CMP_LE_OQ)));
+    k = Pack(rows, static_cast<unsigned>(m0 | m1 << 4), sel, k);
+    rows = _mm256_add_epi32(rows, eight);
+  }
+  return RangeLoop(col, lo, hi, r, b, sel, k);
+}
+
+// Integer columns widened to 32 bits: a row passes unless lo > v or v > hi.
+template <typename T>
+__attribute__((target("avx2,popcnt"))) inline __m256i Widen(const T* p);
+template <>
+__attribute__((target("avx2,popcnt"))) inline __m256i Widen<int32_t>(const int32_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+template <>
+__attribute__((target("avx2,popcnt"))) inline __m256i Widen<int16_t>(const int16_t* p) {
+  return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+template <typename T>
+__attribute__((target("avx2,popcnt"))) uint32_t RangeLoopAvx2(const T* col, T lo, T hi, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
+  const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i rows = FirstRows(a);
+  uint32_t r = a;
+  for (; b - r >= 8; r += 8) {
+    const __m256i v = Widen<T>(col + r);
+    const __m256i fail = _mm256_or_si256(_mm256_cmpgt_epi32(vlo, v), _mm256_cmpgt_epi32(v, vhi));
+    k = Pack(rows, ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(fail))) & 0xffu, sel, k);
+    rows = _mm256_add_epi32(rows, eight);
+  }
+  return RangeLoop(col, lo, hi, r, b, sel, k);
+}
+#endif
+
+// The first pass of a range over [a, b), by 8 rows at once where the CPU allows.
+template <typename T>
+uint32_t RangeRun(const T* col, T lo, T hi, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
+#ifdef EDIFICE_AVX2
+  if (kAvx2) return RangeLoopAvx2(col, lo, hi, a, b, sel, k);
+#endif
+  return RangeLoop(col, lo, hi, a, b, sel, k);
+}
+
+uint32_t FlagsRun(const uint32_t* flags, uint32_t mask, uint32_t want, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
+#ifdef EDIFICE_AVX2
+  if (kAvx2) return FlagsLoopAvx2(flags, mask, want, a, b, sel, k);
+#endif
+  return FlagsLoop(flags, mask, want, a, b, sel, k);
+}
+
 template <typename T, typename B>
 uint32_t RefineLoop(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint32_t n) {
   uint32_t k = 0;
@@ -130,17 +253,17 @@ void Range(const FunctionCallbackInfo<Value>& args) {
   if (c->IsFloat64Array()) {
     Span<double> col = SpanOf<double>(c);
     if (!RunFits(args, col.length, a, b, sel, at)) return;
-    k = RangeLoop(col.data, lo, hi, a, b, sel.data, at);
+    k = RangeRun(col.data, lo, hi, a, b, sel.data, at);
   } else if (c->IsInt32Array()) {
     Span<int32_t> col = SpanOf<int32_t>(c);
     if (!RunFits(args, col.length, a, b, sel, at)) return;
     int32_t ilo, ihi;
-    if (IntBounds(lo, hi, &ilo, &ihi)) k = RangeLoop(col.data, ilo, ihi, a, b, sel.data, at);
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RangeRun(col.data, ilo, ihi, a, b, sel.data, at);
   } else if (c->IsInt16Array()) {
     Span<int16_t> col = SpanOf<int16_t>(c);
     if (!RunFits(args, col.length, a, b, sel, at)) return;
     int16_t ilo, ihi;
-    if (IntBounds(lo, hi, &ilo, &ihi)) k = RangeLoop(col.data, ilo, ihi, a, b, sel.data, at);
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RangeRun(col.data, ilo, ihi, a, b, sel.data, at);
   } else {
     Fail(args, "kernels: range reads a Float64Array, an Int32Array or an Int16Array");
     return;
@@ -280,12 +403,7 @@ void FlagsRange(const FunctionCallbackInfo<Value>& args) {
     return;
   Span<uint32_t> flags = SpanOf<uint32_t>(args[0]);
   if (!RunFits(args, flags.length, a, b, sel, at)) return;
-  uint32_t k = at;
-  for (uint32_t r = a; r < b; r++) {
-    sel.data[k] = r;
-    k += static_cast<uint32_t>((flags.data[r] & mask) == want);
-  }
-  args.GetReturnValue().Set(k);
+  args.GetReturnValue().Set(FlagsRun(flags.data, mask, want, a, b, sel.data, at));
 }
 
 void FlagsRefine(const FunctionCallbackInfo<Value>& args) {
@@ -386,13 +504,8 @@ uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, ui
     return k;
   }
   const T m = static_cast<T>(min);
-  if (!(tie == min)) {
-    for (uint32_t r = lo; r < hi; r++) {
-      sel[k] = r;
-      k += static_cast<uint32_t>(col[r] >= m);
-    }
-    return k;
-  }
+  // Every row at or above m: the first pass of a range up to the type's greatest value.
+  if (!(tie == min)) return RangeRun(col, m, std::numeric_limits<T>::max(), lo, hi, sel, k);
   for (uint32_t r = lo; r < hi; r++) {
     const T v = col[r];
     if (v > m || (v == m && rank[r] < rankBound)) sel[k++] = r;

@@ -141,6 +141,41 @@ describe('compiled scan loops', () => {
     }
   });
 
+  it('the first pass writes nothing past the room a run of rows asks for, whatever share of rows pass', () => {
+    const k = kernels();
+    // Each flag bit passes a different share of rows, so the 8-row groups of the vector loops
+    // (where the CPU has them) meet every pattern of passing rows.
+    const shares = [0.02, 0.3, 0.5, 0.8, 0.98, 1];
+    const flags = shared(Uint32Array, () => shares.reduce((w, p, bit) => (rng.next() < p ? w | (1 << bit) : w), 0));
+    const guard = 0xdeadbeef;
+    for (let t = 0; t < 300; t++) {
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * Math.min(N - a + 1, rng.next() < 0.3 ? 40 : N));
+      const at = Math.floor(rng.next() * 20);
+      // The selection is a view with exactly at + (b - a) slots; 16 guard words follow it.
+      const whole = new Uint32Array(at + (b - a) + 16).fill(guard);
+      const sel = whole.subarray(0, at + (b - a));
+      const bit = Math.floor(rng.next() * shares.length);
+      const mask = rng.next() < 0.5 ? 1 << bit : (1 << bit) | (1 << ((bit + 1) % shares.length));
+      const want = rng.next() < 0.8 ? mask : 0;
+      const flagPass = (r: number): boolean => (flags[r] & mask) >>> 0 === want;
+      const got = k.flagsRange(flags, mask, want, a, b, sel, at);
+      expect(Array.from(sel.subarray(at, got)), `flags [${a}, ${b}) at ${at}`).toEqual(expected(a, b, flagPass));
+      expect(Array.from(whole.subarray(sel.length)).every((w) => w === guard)).toBe(true);
+      expect(Array.from(sel.subarray(0, at)).every((w) => w === guard)).toBe(true);
+
+      whole.fill(guard);
+      const name = (['f64', 'i32', 'i16'] as const)[t % 3];
+      const col = columns[name];
+      const [low, hi] = bounds();
+      const lo = name === 'f64' ? low : Math.max(low, nulls[name] + 1);
+      const rangePass = (r: number): boolean => col[r] >= lo && col[r] <= hi;
+      const n = k.range(col, lo, hi, a, b, sel, at);
+      expect(Array.from(sel.subarray(at, n)), `${name} [${a}, ${b}) within [${lo}, ${hi}]`).toEqual(expected(a, b, rangePass));
+      expect(Array.from(whole.subarray(sel.length)).every((w) => w === guard)).toBe(true);
+    }
+  });
+
   it('bbox keeps the points inside the box, edges included', () => {
     const k = kernels();
     const lon = shared(Float64Array, () => Math.round(rng.next() * 100) / 10);
@@ -164,7 +199,10 @@ describe('compiled scan loops', () => {
     for (let t = 0; t < 400; t++) {
       const a = Math.floor(rng.next() * N);
       const b = a + Math.floor(rng.next() * (N - a + 1));
-      const sel = new Uint32Array(b - a);
+      // Exactly the room of the rows, then guard words that no call may touch.
+      const whole = new Uint32Array(b - a + 16).fill(0xdeadbeef);
+      const sel = whole.subarray(0, b - a);
+      const guarded = (): boolean => whole.subarray(b - a).every((w) => w === 0xdeadbeef);
       const rankBound = [0, 1, Math.floor(rng.next() * N), N, 2 ** 32][Math.floor(rng.next() * 5)];
       // Float64: the threshold itself; NaN (unknown) counts as -Infinity.
       const thr =
@@ -174,6 +212,7 @@ describe('compiled scan loops', () => {
       expect(Array.from(sel.subarray(0, k.candidates(f64, a, b, sel, thr, NaN, rank, rankBound))), `f64 thr ${thr}`).toEqual(
         expected(a, b, passF),
       );
+      expect(guarded()).toBe(true);
       // Integers: the least stored value that can enter, and whether a value equal to it is the tie.
       for (const [name, col] of [
         ['i32', i32],
@@ -188,6 +227,7 @@ describe('compiled scan loops', () => {
           Array.from(sel.subarray(0, k.candidates(col, a, b, sel, min, tie, rank, rankBound))),
           `${name} min ${min} tie ${tie}`,
         ).toEqual(expected(a, b, passI));
+        expect(guarded()).toBe(true);
       }
     }
   });
