@@ -418,6 +418,98 @@ describe('compiled scan loops', () => {
     expect(() => k.select(key, u32, u32, u32 as unknown as Uint16Array, 0, 9, 2)).toThrow(TypeError);
   });
 
+  it("append fills a deep page's buffer with the rows that reach its floor and rank before its cut, until it holds the limit", () => {
+    const k = kernels();
+    // Integer columns over a scale, and Float64 keys rounded so that keys tie with the cut.
+    const keyed = [
+      { col: f64, scale: 1, key: (v: number) => (Number.isNaN(v) ? -Infinity : v) },
+      { col: i32, scale: 10, key: (v: number) => (v === NULL_I32 ? -Infinity : v / 10) },
+      { col: i16, scale: 100, key: (v: number) => (v === NULL_I16 ? -Infinity : v / 100) },
+    ] as const;
+    let filled = 0;
+    let tiesKept = 0;
+    for (let t = 0; t < 600; t++) {
+      const { col, scale, key } = keyed[t % 3];
+      const sel = selection(rng);
+      const n = sel.length;
+      const from = Math.floor(rng.next() * (n + 1));
+      const cap = 4 + Math.floor(rng.next() * 400);
+      const keys = new Float64Array(cap + 4).fill(7.5);
+      const rows = new Uint32Array(cap + 4).fill(7);
+      const ranks = new Uint32Array(cap + 4).fill(7);
+      const snaps = new Uint16Array(cap + 4).fill(7);
+      const start = Math.floor(rng.next() * cap);
+      const limit = start + 1 + Math.floor(rng.next() * (cap - start));
+      const size = Uint32Array.of(start);
+      const someRow = (): number => sel[Math.floor(rng.next() * n)] ?? 0;
+      const floor = rng.next() < 0.5 ? -Infinity : key(col[someRow()]);
+      const cutRow = someRow();
+      const cutKey = rng.next() < 0.2 ? null : key(col[cutRow]);
+      const cutRank = rng.next() < 0.1 ? 0 : rank[cutRow];
+
+      // The reference: TopK's append, one row at a time.
+      const want: [number, number, number][] = [];
+      let i = from;
+      for (; i < n && start + want.length < limit; i++) {
+        const r = sel[i];
+        const kr = key(col[r]);
+        if (kr < floor) continue;
+        if (cutKey !== null && (kr < cutKey || (kr === cutKey && rank[r] >= cutRank))) continue;
+        if (cutKey !== null && kr === cutKey) tiesKept++;
+        want.push([kr, r, rank[r]]);
+      }
+      if (start + want.length === limit) filled++;
+      const got = k.append(col, scale, sel, from, n, rank, 3, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank);
+      expect(got, `stops after the same row (${t})`).toBe(i);
+      expect(size[0]).toBe(start + want.length);
+      const held = Array.from({ length: want.length }, (_, j) => [keys[start + j], rows[start + j], ranks[start + j]]);
+      expect(held).toEqual(want);
+      expect(Array.from(snaps.subarray(start, size[0])).every((x) => x === 3)).toBe(true);
+      // Slots before the start and past the rows held are untouched.
+      for (const j of [...Array(start).keys(), ...Array.from({ length: cap + 4 - size[0] }, (_, x) => size[0] + x)])
+        expect([keys[j], rows[j], ranks[j], snaps[j]]).toEqual([7.5, 7, 7, 7]);
+    }
+    // The trials stop at the limit and keep ties that rank before the cut.
+    expect(filled).toBeGreaterThan(50);
+    expect(tiesKept).toBeGreaterThan(10);
+
+    const sel = Uint32Array.of(1, 2, 3);
+    const b = (): [Float64Array, Uint32Array, Uint32Array, Uint16Array] => [
+      new Float64Array(4),
+      new Uint32Array(4),
+      new Uint32Array(4),
+      new Uint16Array(4),
+    ];
+    expect(() => k.append(f64, 1, sel, 0, 4, rank, 0, ...b(), Uint32Array.of(0), 4, -Infinity, null, 0)).toThrow(RangeError);
+    expect(() => k.append(f64, 1, sel, 0, 3, rank, 0, ...b(), Uint32Array.of(0), 5, -Infinity, null, 0)).toThrow(RangeError);
+    expect(() => k.append(f64, 1, sel, 0, 3, rank, 0, ...b(), Uint32Array.of(5), 4, -Infinity, null, 0)).toThrow(RangeError);
+    expect(() =>
+      k.append(new Float32Array(4) as unknown as Float64Array, 1, sel, 0, 3, rank, 0, ...b(), Uint32Array.of(0), 4, -Infinity, null, 0),
+    ).toThrow(TypeError);
+    // Rows past the column or the ranks are skipped, not read.
+    const size = Uint32Array.of(0);
+    const [keys, rows] = b();
+    k.append(
+      f64.subarray(0, 10),
+      1,
+      Uint32Array.of(1, 12, 2),
+      0,
+      3,
+      rank,
+      0,
+      keys,
+      rows,
+      new Uint32Array(4),
+      new Uint16Array(4),
+      size,
+      4,
+      -Infinity,
+      null,
+      0,
+    );
+    expect(Array.from(rows.subarray(0, size[0]))).toEqual([1, 2]);
+  });
+
   it('refuses a call that would read or write outside its arrays, or that passes the wrong arrays', () => {
     const k = kernels();
     const sel = new Uint32Array(10);

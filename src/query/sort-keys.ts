@@ -105,6 +105,7 @@ export class KeyF64 implements PlainKey {
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    if (heap.offerListed(this.col, 1, s, rank, sel, n)) return;
     const col = this.col;
     let thr = heap.threshold();
     let rb = heap.rankBound(s);
@@ -194,6 +195,7 @@ export class KeyI32 implements PlainKey {
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    if (heap.offerListed(this.col, this.scale, s, rank, sel, n)) return;
     const { col, scale } = this;
     const t = this.bounds;
     t.update(heap, s, scale, NULL_I32);
@@ -247,6 +249,7 @@ export class KeyI16 implements PlainKey {
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    if (heap.offerListed(this.col, this.scale, s, rank, sel, n)) return;
     const { col, scale } = this;
     const t = this.bounds;
     t.update(heap, s, scale, NULL_I16);

@@ -8,7 +8,7 @@
  * One heap is reused by every query of the thread (queries run to completion synchronously).
  */
 import { compareIds } from '../catalog/ids.ts';
-import { NATIVE_MIN, native } from './native-kernels.ts';
+import { NATIVE_MIN, native, type NumberArray } from './native-kernels.ts';
 import { MAX_WINDOW } from './types.ts';
 
 /**
@@ -43,6 +43,8 @@ export class TopK {
   private oneSnap = -1;
   /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
+  /** The rows held, in and out of the addon's append. */
+  private readonly held = new Uint32Array(1);
   size = 0;
 
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
@@ -240,6 +242,45 @@ export class TopK {
       if (!before) return false;
     }
     this.siftDown(0, k, s, r, rk);
+    return true;
+  }
+
+  /**
+   * Buffer mode, through the addon: offers the rows sel[0..n) of snapshot s whose keys are
+   * col[r] / scale (KeySource.offer's rows), as consider() would one at a time, in compiled
+   * loops. A deep page offers tens of thousands of rows. False, having offered none, where it
+   * cannot: without the addon, for few rows, or once rows of another snapshot are held (their
+   * ties compare ids).
+   */
+  offerListed(col: NumberArray, scale: number, s: number, rank: Uint32Array, sel: Uint32Array, n: number): boolean {
+    if (!this.buffered || native === null || n < NATIVE_MIN || this.capacity === 0) return false;
+    if ((this.oneSnap !== -1 && this.oneSnap !== s) || (this.cut && this.cutSnap !== s)) return false;
+    const limit = 2 * this.capacity;
+    for (let i = 0; i < n;) {
+      this.held[0] = this.size;
+      const cutKey = this.cut ? this.cutKey : null;
+      i = native.append(
+        col,
+        scale,
+        sel,
+        i,
+        n,
+        rank,
+        s,
+        this.key,
+        this.row,
+        this.rank,
+        this.snap,
+        this.held,
+        limit,
+        this.floor,
+        cutKey,
+        this.cutRank,
+      );
+      if (this.held[0] > this.size) this.oneSnap = s;
+      this.size = this.held[0];
+      if (this.size >= limit) this.keepBest();
+    }
     return true;
   }
 
