@@ -494,6 +494,37 @@ void BBoxRefine(const FunctionCallbackInfo<Value>& args) {
 // leafRows rows, rounded up), leaves whose greatest key is below thr (the threshold as a key) are
 // not read: none of their rows can enter, so the rows listed are the same.
 template <typename T>
+uint32_t TiesLoop(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, T m, const uint32_t* rank, uint64_t rankBound) {
+  for (uint32_t r = lo; r < hi; r++) {
+    const T v = col[r];
+    if (v > m || (v == m && rank[r] < rankBound)) sel[k++] = r;
+  }
+  return k;
+}
+
+#ifdef EDIFICE_AVX2
+// Rows above m packed 8 at once, as the range's first pass packs them; a group holding a row
+// equal to m (a tie, settled by rank) takes the scalar loop.
+template <typename T>
+__attribute__((target("avx2,popcnt"))) uint32_t TiesLoopAvx2(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, T m,
+                                                             const uint32_t* rank, uint64_t rankBound) {
+  const __m256i vm = _mm256_set1_epi32(m);
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i rows = FirstRows(lo);
+  uint32_t r = lo;
+  for (; hi - r >= 8; r += 8, rows = _mm256_add_epi32(rows, eight)) {
+    const __m256i v = Widen<T>(col + r);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, vm))) != 0) {
+      k = TiesLoop(col, r, r + 8, sel, k, m, rank, rankBound);
+      continue;
+    }
+    k = Pack(rows, static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, vm)))), sel, k);
+  }
+  return TiesLoop(col, r, hi, sel, k, m, rank, rankBound);
+}
+#endif
+
+template <typename T>
 uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, double min, double tie, const uint32_t* rank,
                        uint64_t rankBound) {
   constexpr double kMin = static_cast<double>(std::numeric_limits<T>::min());
@@ -506,11 +537,10 @@ uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, ui
   const T m = static_cast<T>(min);
   // Every row at or above m: the first pass of a range up to the type's greatest value.
   if (!(tie == min)) return RangeRun(col, m, std::numeric_limits<T>::max(), lo, hi, sel, k);
-  for (uint32_t r = lo; r < hi; r++) {
-    const T v = col[r];
-    if (v > m || (v == m && rank[r] < rankBound)) sel[k++] = r;
-  }
-  return k;
+#ifdef EDIFICE_AVX2
+  if (kAvx2) return TiesLoopAvx2(col, lo, hi, sel, k, m, rank, rankBound);
+#endif
+  return TiesLoop(col, lo, hi, sel, k, m, rank, rankBound);
 }
 
 uint32_t F64Candidates(const double* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, double bound, const uint32_t* rank,
