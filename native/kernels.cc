@@ -856,79 +856,141 @@ inline double KeyOf(T v, double scale) {
   return v == std::numeric_limits<T>::min() ? -std::numeric_limits<double>::infinity() : v / scale;
 }
 
+// The key of row r into *k, false for a row past the arrays: of a key column...
 template <typename T>
-uint32_t AppendLoop(const T* col, size_t length, double scale, const uint32_t* sel, uint32_t i, uint32_t n, const Span<uint32_t>& rank,
-                    uint16_t s, double* keys, uint32_t* rows, uint32_t* ranks, uint16_t* snaps, uint32_t* size, uint32_t limit, double floor,
-                    bool cut, double cutKey, uint32_t cutRank) {
-  uint32_t z = *size;
-  for (; i < n && z < limit; i++) {
-    const uint32_t r = sel[i];
-    if (r >= length || r >= rank.length) continue;
-    const double k = KeyOf(col[r], scale);
-    const uint32_t rk = rank.data[r];
-    if (k < floor || (cut && (k < cutKey || (k == cutKey && rk >= cutRank)))) continue;
-    keys[z] = k;
-    rows[z] = r;
-    ranks[z] = rk;
-    snaps[z] = s;
+struct ColumnKeyAt {
+  const T* col;
+  size_t length;
+  double scale;
+  bool operator()(uint32_t r, double* k) const {
+    if (r >= length) return false;
+    *k = KeyOf(col[r], scale);
+    return true;
+  }
+};
+
+// ...or of the row's businesses (EmployeesKey, TurnoverKey).
+template <typename Key>
+struct BusinessKeyAt {
+  Key key;
+  Span<uint32_t> offsets;
+  size_t values;
+  bool operator()(uint32_t r, double* k) const {
+    if (static_cast<size_t>(r) + 1 >= offsets.length) return false;
+    const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
+    if (b > e || e > values) return false;
+    *k = key(b, e);
+    return true;
+  }
+};
+
+// A deep page's buffer (topk.ts, rows of snapshot s only) and the rows offered to it: the
+// arguments every append takes after its key's own.
+struct Buffer {
+  Span<uint32_t> sel, rank, rows, ranks, size;
+  Span<double> keys;
+  Span<uint16_t> snaps;
+  uint32_t i, n, s, limit, cutRank = 0;
+  double floor, cutKey = 0;
+  bool cut;
+};
+
+// sel, i, n, rank, s, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank from `at` on.
+bool BufferArgs(const FunctionCallbackInfo<Value>& args, int at, Buffer* b) {
+  if (!Selection(args, at, &b->sel) || !Index(args, at + 1, &b->i) || !Index(args, at + 2, &b->n)) return false;
+  if (!args[at + 3]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
+  b->rank = SpanOf<uint32_t>(args[at + 3]);
+  if (!Index(args, at + 4, &b->s) || !Index(args, at + 10, &b->limit) || !NumberArg(args, at + 11, &b->floor)) return false;
+  b->cut = !args[at + 12]->IsNull();
+  if (b->cut && (!NumberArg(args, at + 12, &b->cutKey) || !Index(args, at + 13, &b->cutRank))) return false;
+  if (!args[at + 5]->IsFloat64Array() || !args[at + 6]->IsUint32Array() || !args[at + 7]->IsUint32Array() || !args[at + 8]->IsUint16Array() ||
+      !args[at + 9]->IsUint32Array())
+    return Fail(args, "kernels: append writes keys (Float64Array), rows and ranks (Uint32Array), snapshots (Uint16Array) and a size (Uint32Array)");
+  b->keys = SpanOf<double>(args[at + 5]);
+  b->rows = SpanOf<uint32_t>(args[at + 6]);
+  b->ranks = SpanOf<uint32_t>(args[at + 7]);
+  b->snaps = SpanOf<uint16_t>(args[at + 8]);
+  b->size = SpanOf<uint32_t>(args[at + 9]);
+  if (b->n > b->sel.length || b->i > b->n || b->s > 0xffff || b->size.length < 1 || b->limit > b->keys.length || b->limit > b->rows.length ||
+      b->limit > b->ranks.length || b->limit > b->snaps.length || b->size.data[0] > b->limit)
+    return Fail(args, "kernels: append needs i <= n within the selection and size <= limit within the buffer", true);
+  return true;
+}
+
+// The buffer takes the rows sel[i..n) that reach its floor and rank before its cut (key, then
+// rank below cutRank; no cut: cutKey null), from slot size[0] on, until it holds `limit` rows:
+// as TopK's append, one row at a time. Returns the first row of sel not yet offered; size[0]
+// becomes the rows held. Rows past the key's arrays or the ranks are skipped.
+template <typename KeyAt>
+uint32_t AppendLoop(const KeyAt& keyAt, Buffer& b) {
+  const uint16_t s = static_cast<uint16_t>(b.s);
+  uint32_t z = b.size.data[0];
+  uint32_t i = b.i;
+  for (; i < b.n && z < b.limit; i++) {
+    const uint32_t r = b.sel.data[i];
+    double k;
+    if (r >= b.rank.length || !keyAt(r, &k)) continue;
+    const uint32_t rk = b.rank.data[r];
+    if (k < b.floor || (b.cut && (k < b.cutKey || (k == b.cutKey && rk >= b.cutRank)))) continue;
+    b.keys.data[z] = k;
+    b.rows.data[z] = r;
+    b.ranks.data[z] = rk;
+    b.snaps.data[z] = s;
     z++;
   }
-  *size = z;
+  b.size.data[0] = z;
   return i;
 }
 
-// append(col, scale, sel, i, n, rank, s, keys, rows, ranks, snaps, size, limit, floor, cutKey,
-// cutRank): a deep page's buffer (topk.ts, rows of snapshot s only) takes the rows sel[i..n) that
-// rank before its cut (cutKey null: no cut yet) and reach its floor, from slot size[0] on, until
-// it holds `limit` rows. Returns the first row of sel not yet offered; size[0] becomes the rows
-// held. Rows past the column or the ranks are skipped.
+// append(col, scale, ...Buffer): a key column (Float64Array, or an Int32Array or Int16Array over scale).
 void Append(const FunctionCallbackInfo<Value>& args) {
-  double scale, floor, cutKey = 0;
-  uint32_t i, n, s, limit, cutRank = 0;
-  Span<uint32_t> sel, rank;
-  if (!NumberArg(args, 1, &scale) || !Selection(args, 2, &sel) || !Index(args, 3, &i) || !Index(args, 4, &n)) return;
-  if (!args[5]->IsUint32Array()) {
-    Fail(args, "kernels: ranks are a Uint32Array");
-    return;
-  }
-  rank = SpanOf<uint32_t>(args[5]);
-  if (!Index(args, 6, &s) || !Index(args, 12, &limit) || !NumberArg(args, 13, &floor)) return;
-  const bool cut = !args[14]->IsNull();
-  if (cut && (!NumberArg(args, 14, &cutKey) || !Index(args, 15, &cutRank))) return;
-  if (!args[7]->IsFloat64Array() || !args[8]->IsUint32Array() || !args[9]->IsUint32Array() || !args[10]->IsUint16Array() ||
-      !args[11]->IsUint32Array()) {
-    Fail(args, "kernels: append writes keys (Float64Array), rows and ranks (Uint32Array), snapshots (Uint16Array) and a size (Uint32Array)");
-    return;
-  }
-  Span<double> keys = SpanOf<double>(args[7]);
-  Span<uint32_t> rows = SpanOf<uint32_t>(args[8]);
-  Span<uint32_t> ranks = SpanOf<uint32_t>(args[9]);
-  Span<uint16_t> snaps = SpanOf<uint16_t>(args[10]);
-  Span<uint32_t> size = SpanOf<uint32_t>(args[11]);
-  if (n > sel.length || i > n || s > 0xffff || size.length < 1 || limit > keys.length || limit > rows.length || limit > ranks.length ||
-      limit > snaps.length || size.data[0] > limit) {
-    Fail(args, "kernels: append needs i <= n within the selection and size <= limit within the buffer", true);
-    return;
-  }
+  double scale;
+  Buffer b;
+  if (!NumberArg(args, 1, &scale) || !BufferArgs(args, 2, &b)) return;
   Local<Value> c = args[0];
-  const uint16_t sn = static_cast<uint16_t>(s);
+  uint32_t i;
   if (c->IsFloat64Array()) {
     Span<double> col = SpanOf<double>(c);
-    i = AppendLoop(col.data, col.length, scale, sel.data, i, n, rank, sn, keys.data, rows.data, ranks.data, snaps.data, size.data, limit, floor,
-                   cut, cutKey, cutRank);
+    i = AppendLoop(ColumnKeyAt<double>{col.data, col.length, scale}, b);
   } else if (c->IsInt32Array()) {
     Span<int32_t> col = SpanOf<int32_t>(c);
-    i = AppendLoop(col.data, col.length, scale, sel.data, i, n, rank, sn, keys.data, rows.data, ranks.data, snaps.data, size.data, limit, floor,
-                   cut, cutKey, cutRank);
+    i = AppendLoop(ColumnKeyAt<int32_t>{col.data, col.length, scale}, b);
   } else if (c->IsInt16Array()) {
     Span<int16_t> col = SpanOf<int16_t>(c);
-    i = AppendLoop(col.data, col.length, scale, sel.data, i, n, rank, sn, keys.data, rows.data, ranks.data, snaps.data, size.data, limit, floor,
-                   cut, cutKey, cutRank);
+    i = AppendLoop(ColumnKeyAt<int16_t>{col.data, col.length, scale}, b);
   } else {
     Fail(args, "kernels: append reads a Float64Array, an Int32Array or an Int16Array");
     return;
   }
   args.GetReturnValue().Set(i);
+}
+
+// appendEmployees(offsets, employeesMin, ...Buffer): the employees key of a row's businesses.
+void AppendEmployees(const FunctionCallbackInfo<Value>& args) {
+  Buffer b;
+  if (!args[0]->IsUint32Array() || !args[1]->IsInt32Array()) {
+    Fail(args, "kernels: business offsets are a Uint32Array, band starts an Int32Array");
+    return;
+  }
+  if (!BufferArgs(args, 2, &b)) return;
+  Span<int32_t> min = SpanOf<int32_t>(args[1]);
+  args.GetReturnValue().Set(AppendLoop(BusinessKeyAt<EmployeesKey>{EmployeesKey{min.data}, SpanOf<uint32_t>(args[0]), min.length}, b));
+}
+
+// appendTurnover(offsets, currency, turnover, code, ...Buffer): the turnover key in currency `code`.
+void AppendTurnover(const FunctionCallbackInfo<Value>& args) {
+  Buffer b;
+  uint32_t code;
+  if (!args[0]->IsUint32Array() || !args[1]->IsUint16Array() || !args[2]->IsFloat64Array()) {
+    Fail(args, "kernels: business offsets are a Uint32Array, currencies a Uint16Array, turnovers a Float64Array");
+    return;
+  }
+  if (!Index(args, 3, &code) || !BufferArgs(args, 4, &b)) return;
+  Span<uint16_t> currency = SpanOf<uint16_t>(args[1]);
+  Span<double> turnover = SpanOf<double>(args[2]);
+  const size_t values = currency.length < turnover.length ? currency.length : turnover.length;
+  TurnoverKey key{currency.data, turnover.data, code};
+  args.GetReturnValue().Set(AppendLoop(BusinessKeyAt<TurnoverKey>{key, SpanOf<uint32_t>(args[0]), values}, b));
 }
 
 void Export(Local<Context> context, Local<Object> exports, const char* name, FunctionCallback fn) {
@@ -951,6 +1013,8 @@ NODE_MODULE_INIT() {
   Export(context, exports, "candidates", Candidates);
   Export(context, exports, "select", Select);
   Export(context, exports, "append", Append);
+  Export(context, exports, "appendEmployees", AppendEmployees);
+  Export(context, exports, "appendTurnover", AppendTurnover);
   Export(context, exports, "employeesCandidates", EmployeesCandidates);
   Export(context, exports, "turnoverCandidates", TurnoverCandidates);
   Export(context, exports, "employeesRefine", EmployeesRefine);

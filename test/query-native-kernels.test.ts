@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { NULL_I32 } from '../src/catalog/arrow.ts';
 import { NULL_I16 } from '../src/catalog/numeric.ts';
-import { native, nativeUnavailable, type NativeKernels } from '../src/query/native-kernels.ts';
+import { native, nativeUnavailable, type AppendArgs, type NativeKernels } from '../src/query/native-kernels.ts';
 import { Rng } from './reference/random.ts';
 
 const sel10 = (): Uint32Array => new Uint32Array(10);
@@ -50,6 +50,33 @@ function selection(rng: Rng): Uint32Array {
   const keep = rng.next();
   for (let r = 0; r < N; r++) if (rng.next() < keep) rows.push(r);
   return Uint32Array.from(rows);
+}
+
+/** Businesses in row order: offsets[r]..offsets[r + 1] are row r's, rowOf[j] the row of business j; and both keys written out. */
+function businesses(rng: Rng) {
+  const counts = Array.from({ length: N }, () => (rng.next() < 0.6 ? 0 : 1 + Math.floor(rng.next() * 4)));
+  const offsets = new Uint32Array(N + 1);
+  for (let r = 0; r < N; r++) offsets[r + 1] = offsets[r] + counts[r];
+  const total = offsets[N];
+  const rowOf = new Uint32Array(total);
+  for (let r = 0; r < N; r++) rowOf.fill(r, offsets[r], offsets[r + 1]);
+  const bands = [1, 10, 50, 250, 1000];
+  const employeesMin = Int32Array.from({ length: total }, () =>
+    rng.next() < 0.3 ? NULL_I32 : bands[Math.floor(rng.next() * bands.length)],
+  );
+  const currency = Uint16Array.from({ length: total }, () => Math.floor(rng.next() * 3));
+  const turnover = Float64Array.from({ length: total }, () => (rng.next() < 0.2 ? NaN : Math.round(rng.next() * 100) * 1000));
+  const employeesKey = (r: number): number => {
+    let best = -Infinity;
+    for (let j = offsets[r]; j < offsets[r + 1]; j++) if (employeesMin[j] !== NULL_I32) best = Math.max(best, employeesMin[j]);
+    return best;
+  };
+  const turnoverKey = (r: number, code: number): number => {
+    let best = -Infinity;
+    for (let j = offsets[r]; j < offsets[r + 1]; j++) if (currency[j] === code && turnover[j] > best) best = turnover[j];
+    return best;
+  };
+  return { offsets, rowOf, bands, employeesMin, currency, turnover, employeesKey, turnoverKey };
 }
 
 describe('compiled scan loops', () => {
@@ -295,29 +322,7 @@ describe('compiled scan loops', () => {
 
   it('business candidates keep the rows whose largest band start or turnover can still enter', () => {
     const k = kernels();
-    // Businesses in row order: offsets[r]..offsets[r + 1] are row r's, rowOf[j] the row of business j.
-    const counts = Array.from({ length: N }, () => (rng.next() < 0.6 ? 0 : 1 + Math.floor(rng.next() * 4)));
-    const offsets = new Uint32Array(N + 1);
-    for (let r = 0; r < N; r++) offsets[r + 1] = offsets[r] + counts[r];
-    const total = offsets[N];
-    const rowOf = new Uint32Array(total);
-    for (let r = 0; r < N; r++) rowOf.fill(r, offsets[r], offsets[r + 1]);
-    const bands = [1, 10, 50, 250, 1000];
-    const employeesMin = Int32Array.from({ length: total }, () =>
-      rng.next() < 0.3 ? NULL_I32 : bands[Math.floor(rng.next() * bands.length)],
-    );
-    const currency = Uint16Array.from({ length: total }, () => Math.floor(rng.next() * 3));
-    const turnover = Float64Array.from({ length: total }, () => (rng.next() < 0.2 ? NaN : Math.round(rng.next() * 100) * 1000));
-    const employeesKey = (r: number): number => {
-      let best = -Infinity;
-      for (let j = offsets[r]; j < offsets[r + 1]; j++) if (employeesMin[j] !== NULL_I32) best = Math.max(best, employeesMin[j]);
-      return best;
-    };
-    const turnoverKey = (r: number, code: number): number => {
-      let best = -Infinity;
-      for (let j = offsets[r]; j < offsets[r + 1]; j++) if (currency[j] === code && turnover[j] > best) best = turnover[j];
-      return best;
-    };
+    const { offsets, rowOf, bands, employeesMin, currency, turnover, employeesKey, turnoverKey } = businesses(rng);
     /** A random rank bound, currency and thresholds (unknown in 30% of trials), and the rows' tests at them. */
     const trial = (): { rankBound: number; code: number; thrE: number; thrT: number; passE: Pass; passT: Pass } => {
       const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
@@ -422,16 +427,25 @@ describe('compiled scan loops', () => {
 
   it("append fills a deep page's buffer with the rows that reach its floor and rank before its cut, until it holds the limit", () => {
     const k = kernels();
-    // Integer columns over a scale, and Float64 keys rounded so that keys tie with the cut.
-    const keyed = [
-      { col: f64, scale: 1, key: (v: number) => (Number.isNaN(v) ? -Infinity : v) },
-      { col: i32, scale: 10, key: (v: number) => (v === NULL_I32 ? -Infinity : v / 10) },
-      { col: i16, scale: 100, key: (v: number) => (v === NULL_I16 ? -Infinity : v / 100) },
-    ] as const;
+    // Integer columns over a scale, Float64 keys rounded so that keys tie with the cut, and the
+    // business keys (rows without a business unknown).
+    const biz = businesses(rng);
+    type Append = (...buffer: AppendArgs) => number;
+    const keyed: { name: string; key: (r: number) => number; append: Append }[] = [
+      { name: 'f64', key: (r) => (Number.isNaN(f64[r]) ? -Infinity : f64[r]), append: (...b) => k.append(f64, 1, ...b) },
+      { name: 'i32', key: (r) => (i32[r] === NULL_I32 ? -Infinity : i32[r] / 10), append: (...b) => k.append(i32, 10, ...b) },
+      { name: 'i16', key: (r) => (i16[r] === NULL_I16 ? -Infinity : i16[r] / 100), append: (...b) => k.append(i16, 100, ...b) },
+      { name: 'employees', key: biz.employeesKey, append: (...b) => k.appendEmployees(biz.offsets, biz.employeesMin, ...b) },
+      {
+        name: 'turnover',
+        key: (r) => biz.turnoverKey(r, 1),
+        append: (...b) => k.appendTurnover(biz.offsets, biz.currency, biz.turnover, 1, ...b),
+      },
+    ];
     let filled = 0;
     let tiesKept = 0;
-    for (let t = 0; t < 600; t++) {
-      const { col, scale, key } = keyed[t % 3];
+    for (let t = 0; t < 1000; t++) {
+      const { name, key, append } = keyed[t % keyed.length];
       const sel = selection(rng);
       const n = sel.length;
       const from = Math.floor(rng.next() * (n + 1));
@@ -444,9 +458,9 @@ describe('compiled scan loops', () => {
       const limit = start + 1 + Math.floor(rng.next() * (cap - start));
       const size = Uint32Array.of(start);
       const someRow = (): number => sel[Math.floor(rng.next() * n)] ?? 0;
-      const floor = rng.next() < 0.5 ? -Infinity : key(col[someRow()]);
+      const floor = rng.next() < 0.5 ? -Infinity : key(someRow());
       const cutRow = someRow();
-      const cutKey = rng.next() < 0.2 ? null : key(col[cutRow]);
+      const cutKey = rng.next() < 0.2 ? null : key(cutRow);
       const cutRank = rng.next() < 0.1 ? 0 : rank[cutRow];
 
       // The reference: TopK's append, one row at a time.
@@ -454,15 +468,15 @@ describe('compiled scan loops', () => {
       let i = from;
       for (; i < n && start + want.length < limit; i++) {
         const r = sel[i];
-        const kr = key(col[r]);
+        const kr = key(r);
         if (kr < floor) continue;
         if (cutKey !== null && (kr < cutKey || (kr === cutKey && rank[r] >= cutRank))) continue;
         if (cutKey !== null && kr === cutKey) tiesKept++;
         want.push([kr, r, rank[r]]);
       }
       if (start + want.length === limit) filled++;
-      const got = k.append(col, scale, sel, from, n, rank, 3, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank);
-      expect(got, `stops after the same row (${t})`).toBe(i);
+      const got = append(sel, from, n, rank, 3, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank);
+      expect(got, `${name}: stops after the same row (${t})`).toBe(i);
       expect(size[0]).toBe(start + want.length);
       const held = Array.from({ length: want.length }, (_, j) => [keys[start + j], rows[start + j], ranks[start + j]]);
       expect(held).toEqual(want);
@@ -488,6 +502,42 @@ describe('compiled scan loops', () => {
     expect(() =>
       k.append(new Float32Array(4) as unknown as Float64Array, 1, sel, 0, 3, rank, 0, ...b(), Uint32Array.of(0), 4, -Infinity, null, 0),
     ).toThrow(TypeError);
+    expect(() =>
+      k.appendEmployees(
+        new Uint32Array(4),
+        new Uint32Array(4) as unknown as Int32Array,
+        sel,
+        0,
+        3,
+        rank,
+        0,
+        ...b(),
+        Uint32Array.of(0),
+        4,
+        -Infinity,
+        null,
+        0,
+      ),
+    ).toThrow(TypeError);
+    expect(() =>
+      k.appendTurnover(
+        new Uint32Array(4),
+        new Uint16Array(4),
+        new Float64Array(4),
+        0,
+        sel,
+        0,
+        4,
+        rank,
+        0,
+        ...b(),
+        Uint32Array.of(0),
+        4,
+        -Infinity,
+        null,
+        0,
+      ),
+    ).toThrow(RangeError);
     // Rows past the column or the ranks are skipped, not read.
     const size = Uint32Array.of(0);
     const [keys, rows] = b();
@@ -510,6 +560,28 @@ describe('compiled scan loops', () => {
       0,
     );
     expect(Array.from(rows.subarray(0, size[0]))).toEqual([1, 2]);
+    size[0] = 0;
+    const offsets = Uint32Array.of(0, 1, 1, 2);
+    k.appendEmployees(
+      offsets,
+      Int32Array.of(5, 7),
+      Uint32Array.of(0, 3, 2, 9),
+      0,
+      4,
+      rank,
+      0,
+      keys,
+      rows,
+      new Uint32Array(4),
+      new Uint16Array(4),
+      size,
+      4,
+      -Infinity,
+      null,
+      0,
+    );
+    expect(Array.from(rows.subarray(0, size[0]))).toEqual([0, 2]);
+    expect(Array.from(keys.subarray(0, size[0]))).toEqual([5, 7]);
   });
 
   it('refuses a call that would read or write outside its arrays, or that passes the wrong arrays', () => {

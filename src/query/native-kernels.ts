@@ -123,31 +123,36 @@ export interface NativeKernels {
    */
   select(key: Float64Array, rank: Uint32Array, row: Uint32Array, snap: Uint16Array, lo: number, hi: number, t: number): void;
   /**
-   * A deep page's buffer of rows of snapshot s (topk.ts) takes the rows sel[i..n) of key column
-   * `col` (an integer column's values over `scale`; NaN and the least integer are unknown, -Infinity)
-   * that reach `floor` and rank before the cut (key, then rank below cutRank; cutKey null: no cut),
-   * from slot size[0] on, until it holds `limit` rows. Returns the first row of sel not offered;
-   * size[0] becomes the rows held.
+   * A deep page's buffer of rows of snapshot s (topk.ts) takes the rows sel[i..n) whose key
+   * (column `col`, an integer column's values over `scale`; NaN and the least integer are
+   * unknown, -Infinity) reaches `floor` and ranks before the cut (key, then rank below cutRank;
+   * cutKey null: no cut), from slot size[0] on, until it holds `limit` rows. Returns the first
+   * row of sel not offered; size[0] becomes the rows held.
    */
-  append(
-    col: NumberArray,
-    scale: number,
-    sel: Uint32Array,
-    i: number,
-    n: number,
-    rank: Uint32Array,
-    s: number,
-    keys: Float64Array,
-    rows: Uint32Array,
-    ranks: Uint32Array,
-    snaps: Uint16Array,
-    size: Uint32Array,
-    limit: number,
-    floor: number,
-    cutKey: number | null,
-    cutRank: number,
-  ): number;
+  append(col: NumberArray, scale: number, ...buffer: AppendArgs): number;
+  /** append() with the employees key of a row's businesses. */
+  appendEmployees(offsets: Uint32Array, employeesMin: Int32Array, ...buffer: AppendArgs): number;
+  /** append() with the turnover key in currency `code`. */
+  appendTurnover(offsets: Uint32Array, currency: Uint16Array, turnover: Float64Array, code: number, ...buffer: AppendArgs): number;
 }
+
+/** The arguments of every append after its key's own: the rows offered, then the buffer. */
+export type AppendArgs = [
+  sel: Uint32Array,
+  i: number,
+  n: number,
+  rank: Uint32Array,
+  s: number,
+  keys: Float64Array,
+  rows: Uint32Array,
+  ranks: Uint32Array,
+  snaps: Uint16Array,
+  size: Uint32Array,
+  limit: number,
+  floor: number,
+  cutKey: number | null,
+  cutRank: number,
+];
 
 /** Selections shorter than this are refined in JavaScript: the call would cost more than the loop. */
 export const NATIVE_MIN = 32;

@@ -8,8 +8,8 @@
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
 import { LEAF_ROWS } from '../catalog/rowtree.ts';
-import { NATIVE_MIN, native, type NativeKernels } from './native-kernels.ts';
-import { NO_RANK_BOUND, type TopK } from './topk.ts';
+import { NATIVE_MIN, native, type NativeKernels, type NumberArray } from './native-kernels.ts';
+import { NO_RANK_BOUND, type AppendTarget, type ListedKey, type TopK } from './topk.ts';
 
 /** The sort key of a plan, over one snapshot. */
 export interface KeySource {
@@ -89,7 +89,23 @@ function offerCandidates(
   }
 }
 
-export class KeyF64 implements PlainKey {
+/** A plain key's append (TopK.offerListed): its column, over its scale. */
+function appendColumn(
+  k: NativeKernels,
+  col: NumberArray,
+  scale: number,
+  sel: Uint32Array,
+  i: number,
+  n: number,
+  rank: Uint32Array,
+  s: number,
+  t: AppendTarget,
+): number {
+  const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank } = t;
+  return k.append(col, scale, sel, i, n, rank, s, keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank);
+}
+
+export class KeyF64 implements PlainKey, ListedKey {
   constructor(readonly col: Float64Array) {}
 
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number, maxima: LeafMaxima): number {
@@ -105,7 +121,7 @@ export class KeyF64 implements PlainKey {
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
-    if (heap.offerListed(this.col, 1, s, rank, sel, n)) return;
+    if (heap.offerListed(this, s, rank, sel, n)) return;
     const col = this.col;
     let thr = heap.threshold();
     let rb = heap.rankBound(s);
@@ -120,6 +136,10 @@ export class KeyF64 implements PlainKey {
         rb = heap.rankBound(s);
       }
     }
+  }
+
+  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
+    return appendColumn(k, this.col, 1, sel, i, n, rank, s, t);
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
@@ -169,7 +189,7 @@ class IntBounds {
   }
 }
 
-export class KeyI32 implements PlainKey {
+export class KeyI32 implements PlainKey, ListedKey {
   private readonly bounds = new IntBounds();
   constructor(
     readonly col: Int32Array,
@@ -195,7 +215,7 @@ export class KeyI32 implements PlainKey {
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
-    if (heap.offerListed(this.col, this.scale, s, rank, sel, n)) return;
+    if (heap.offerListed(this, s, rank, sel, n)) return;
     const { col, scale } = this;
     const t = this.bounds;
     t.update(heap, s, scale, NULL_I32);
@@ -205,6 +225,10 @@ export class KeyI32 implements PlainKey {
       if (v < t.min || (v === t.tie && rank[r] >= t.rank)) continue;
       if (heap.consider(v === NULL_I32 ? -Infinity : v / scale, s, r, rank[r])) t.update(heap, s, scale, NULL_I32);
     }
+  }
+
+  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
+    return appendColumn(k, this.col, this.scale, sel, i, n, rank, s, t);
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
@@ -223,7 +247,7 @@ export class KeyI32 implements PlainKey {
   }
 }
 
-export class KeyI16 implements PlainKey {
+export class KeyI16 implements PlainKey, ListedKey {
   private readonly bounds = new IntBounds();
   constructor(
     readonly col: Int16Array,
@@ -249,7 +273,7 @@ export class KeyI16 implements PlainKey {
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
-    if (heap.offerListed(this.col, this.scale, s, rank, sel, n)) return;
+    if (heap.offerListed(this, s, rank, sel, n)) return;
     const { col, scale } = this;
     const t = this.bounds;
     t.update(heap, s, scale, NULL_I16);
@@ -259,6 +283,10 @@ export class KeyI16 implements PlainKey {
       if (v < t.min || (v === t.tie && rank[r] >= t.rank)) continue;
       if (heap.consider(v === NULL_I16 ? -Infinity : v / scale, s, r, rank[r])) t.update(heap, s, scale, NULL_I16);
     }
+  }
+
+  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
+    return appendColumn(k, this.col, this.scale, sel, i, n, rank, s, t);
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
@@ -282,7 +310,7 @@ export class KeyI16 implements PlainKey {
  * is a known key, only rows with a business can enter, and the loops walk the businesses of the
  * range (through `rowOf`) instead of its rows.
  */
-abstract class BusinessKey implements PlainKey {
+abstract class BusinessKey implements PlainKey, ListedKey {
   constructor(
     readonly offsets: Uint32Array,
     readonly rowOf: Uint32Array,
@@ -293,6 +321,9 @@ abstract class BusinessKey implements PlainKey {
 
   /** Keeps the rows of sel[0..n) that can enter at thr, by the addon's compiled loop (NativeKernels.employeesRefine). */
   abstract compiledRefine(k: NativeKernels, sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number;
+
+  /** The buffer's append of this key by the addon (TopK.offerListed). */
+  abstract appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number;
 
   /** candidates() by the addon's compiled loop. */
   abstract compiledCandidates(
@@ -327,6 +358,7 @@ abstract class BusinessKey implements PlainKey {
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
+    if (heap.offerListed(this, s, rank, sel, n)) return;
     const offsets = this.offsets;
     let thr = heap.threshold();
     let rb = heap.rankBound(s);
@@ -397,6 +429,12 @@ export class KeyEmployees extends BusinessKey {
     return k.employeesRefine(this.offsets, this.employeesMin, sel, n, thr, rank, rankBound);
   }
 
+  override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
+    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank } = t;
+    const { offsets, employeesMin } = this;
+    return k.appendEmployees(offsets, employeesMin, sel, i, n, rank, s, keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank);
+  }
+
   override compiledCandidates(
     k: NativeKernels,
     lo: number,
@@ -434,6 +472,31 @@ export class KeyTurnover extends BusinessKey {
 
   override compiledRefine(k: NativeKernels, sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number {
     return k.turnoverRefine(this.offsets, this.currency, this.turnover, this.code, sel, n, thr, rank, rankBound);
+  }
+
+  override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
+    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank } = t;
+    const { offsets, currency, turnover, code } = this;
+    return k.appendTurnover(
+      offsets,
+      currency,
+      turnover,
+      code,
+      sel,
+      i,
+      n,
+      rank,
+      s,
+      keys,
+      rows,
+      ranks,
+      snaps,
+      held,
+      limit,
+      floor,
+      cutKey,
+      cutRank,
+    );
   }
 
   override compiledCandidates(

@@ -8,8 +8,27 @@
  * One heap is reused by every query of the thread (queries run to completion synchronously).
  */
 import { compareIds } from '../catalog/ids.ts';
-import { NATIVE_MIN, native, type NumberArray } from './native-kernels.ts';
+import { NATIVE_MIN, native, type NativeKernels } from './native-kernels.ts';
 import { MAX_WINDOW } from './types.ts';
+
+/** A deep page's buffer as the addon's appends write it (TopK.offerListed): reused, updated per call. */
+export interface AppendTarget {
+  readonly keys: Float64Array;
+  readonly rows: Uint32Array;
+  readonly ranks: Uint32Array;
+  readonly snaps: Uint16Array;
+  /** The rows held, in and out. */
+  readonly held: Uint32Array;
+  limit: number;
+  floor: number;
+  cutKey: number | null;
+  cutRank: number;
+}
+
+/** A sort key whose rows the buffer can take through the addon: it calls the append of its kind. */
+export interface ListedKey {
+  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number;
+}
 
 /**
  * Above this capacity the rows are kept in a buffer instead of a heap: a row that passes the
@@ -43,8 +62,17 @@ export class TopK {
   private oneSnap = -1;
   /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
-  /** The rows held, in and out of the addon's append. */
-  private readonly held = new Uint32Array(1);
+  private readonly target: AppendTarget = {
+    keys: this.key,
+    rows: this.row,
+    ranks: this.rank,
+    snaps: this.snap,
+    held: new Uint32Array(1),
+    limit: 0,
+    floor: -Infinity,
+    cutKey: null,
+    cutRank: 0,
+  };
   size = 0;
 
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
@@ -246,40 +274,25 @@ export class TopK {
   }
 
   /**
-   * Buffer mode, through the addon: offers the rows sel[0..n) of snapshot s whose keys are
-   * col[r] / scale (KeySource.offer's rows), as consider() would one at a time, in compiled
-   * loops. A deep page offers tens of thousands of rows. False, having offered none, where it
-   * cannot: without the addon, for few rows, or once rows of another snapshot are held (their
-   * ties compare ids).
+   * Buffer mode, through the addon: offers the rows sel[0..n) of snapshot s (KeySource.offer's
+   * rows) as consider() would one at a time, in compiled loops; a deep page offers tens of
+   * thousands. False, having offered none, where it cannot: without the addon, for few rows,
+   * or once rows of another snapshot are held (their ties compare ids).
    */
-  offerListed(col: NumberArray, scale: number, s: number, rank: Uint32Array, sel: Uint32Array, n: number): boolean {
+  offerListed(key: ListedKey, s: number, rank: Uint32Array, sel: Uint32Array, n: number): boolean {
     if (!this.buffered || native === null || n < NATIVE_MIN || this.capacity === 0) return false;
     if ((this.oneSnap !== -1 && this.oneSnap !== s) || (this.cut && this.cutSnap !== s)) return false;
-    const limit = 2 * this.capacity;
+    const t = this.target;
+    t.limit = 2 * this.capacity;
+    t.floor = this.floor;
     for (let i = 0; i < n;) {
-      this.held[0] = this.size;
-      const cutKey = this.cut ? this.cutKey : null;
-      i = native.append(
-        col,
-        scale,
-        sel,
-        i,
-        n,
-        rank,
-        s,
-        this.key,
-        this.row,
-        this.rank,
-        this.snap,
-        this.held,
-        limit,
-        this.floor,
-        cutKey,
-        this.cutRank,
-      );
-      if (this.held[0] > this.size) this.oneSnap = s;
-      this.size = this.held[0];
-      if (this.size >= limit) this.keepBest();
+      t.held[0] = this.size;
+      t.cutKey = this.cut ? this.cutKey : null;
+      t.cutRank = this.cutRank;
+      i = key.appendListed(native, sel, i, n, rank, s, t);
+      if (t.held[0] > this.size) this.oneSnap = s;
+      this.size = t.held[0];
+      if (this.size >= t.limit) this.keepBest();
     }
     return true;
   }
