@@ -489,99 +489,29 @@ describe('compiled scan loops', () => {
     expect(filled).toBeGreaterThan(50);
     expect(tiesKept).toBeGreaterThan(10);
 
+    // Three rows offered (n past them, or a size or limit past the buffer of 4, is refused).
     const sel = Uint32Array.of(1, 2, 3);
-    const b = (): [Float64Array, Uint32Array, Uint32Array, Uint16Array] => [
-      new Float64Array(4),
-      new Uint32Array(4),
-      new Uint32Array(4),
-      new Uint16Array(4),
-    ];
-    expect(() => k.append(f64, 1, sel, 0, 4, rank, 0, ...b(), Uint32Array.of(0), 4, -Infinity, null, 0)).toThrow(RangeError);
-    expect(() => k.append(f64, 1, sel, 0, 3, rank, 0, ...b(), Uint32Array.of(0), 5, -Infinity, null, 0)).toThrow(RangeError);
-    expect(() => k.append(f64, 1, sel, 0, 3, rank, 0, ...b(), Uint32Array.of(5), 4, -Infinity, null, 0)).toThrow(RangeError);
-    expect(() =>
-      k.append(new Float32Array(4) as unknown as Float64Array, 1, sel, 0, 3, rank, 0, ...b(), Uint32Array.of(0), 4, -Infinity, null, 0),
-    ).toThrow(TypeError);
-    expect(() =>
-      k.appendEmployees(
-        new Uint32Array(4),
-        new Uint32Array(4) as unknown as Int32Array,
-        sel,
-        0,
-        3,
-        rank,
-        0,
-        ...b(),
-        Uint32Array.of(0),
-        4,
-        -Infinity,
-        null,
-        0,
-      ),
-    ).toThrow(TypeError);
-    expect(() =>
-      k.appendTurnover(
-        new Uint32Array(4),
-        new Uint16Array(4),
-        new Float64Array(4),
-        0,
-        sel,
-        0,
-        4,
-        rank,
-        0,
-        ...b(),
-        Uint32Array.of(0),
-        4,
-        -Infinity,
-        null,
-        0,
-      ),
-    ).toThrow(RangeError);
-    // Rows past the column or the ranks are skipped, not read.
-    const size = Uint32Array.of(0);
-    const [keys, rows] = b();
-    k.append(
-      f64.subarray(0, 10),
-      1,
-      Uint32Array.of(1, 12, 2),
-      0,
-      3,
-      rank,
-      0,
-      keys,
-      rows,
-      new Uint32Array(4),
-      new Uint16Array(4),
-      size,
-      4,
-      -Infinity,
-      null,
-      0,
-    );
-    expect(Array.from(rows.subarray(0, size[0]))).toEqual([1, 2]);
-    size[0] = 0;
+    const buffer = (n: number, size: number, limit: number): AppendArgs => {
+      const [keys, rows, ranks, snaps] = [new Float64Array(4), new Uint32Array(4), new Uint32Array(4), new Uint16Array(4)];
+      return [sel, 0, n, rank, 0, keys, rows, ranks, snaps, Uint32Array.of(size), limit, -Infinity, null, 0];
+    };
+    expect(() => k.append(f64, 1, ...buffer(4, 0, 4))).toThrow(RangeError);
+    expect(() => k.append(f64, 1, ...buffer(3, 0, 5))).toThrow(RangeError);
+    expect(() => k.append(f64, 1, ...buffer(3, 5, 4))).toThrow(RangeError);
+    expect(() => k.append(new Float32Array(4) as unknown as Float64Array, 1, ...buffer(3, 0, 4))).toThrow(TypeError);
+    expect(() => k.appendEmployees(new Uint32Array(4), new Uint32Array(4) as unknown as Int32Array, ...buffer(3, 0, 4))).toThrow(TypeError);
+    expect(() => k.appendTurnover(new Uint32Array(4), new Uint16Array(4), new Float64Array(4), 0, ...buffer(4, 0, 4))).toThrow(RangeError);
+    // Rows past the column or the ranks, or past the businesses' offsets, are skipped, not read.
+    const past = buffer(3, 0, 4);
+    past[0] = Uint32Array.of(1, 12, 2);
+    k.append(f64.subarray(0, 10), 1, ...past);
+    expect(Array.from(past[6].subarray(0, past[9][0]))).toEqual([1, 2]);
     const offsets = Uint32Array.of(0, 1, 1, 2);
-    k.appendEmployees(
-      offsets,
-      Int32Array.of(5, 7),
-      Uint32Array.of(0, 3, 2, 9),
-      0,
-      4,
-      rank,
-      0,
-      keys,
-      rows,
-      new Uint32Array(4),
-      new Uint16Array(4),
-      size,
-      4,
-      -Infinity,
-      null,
-      0,
-    );
-    expect(Array.from(rows.subarray(0, size[0]))).toEqual([0, 2]);
-    expect(Array.from(keys.subarray(0, size[0]))).toEqual([5, 7]);
+    const withBiz = buffer(4, 0, 4);
+    withBiz[0] = Uint32Array.of(0, 3, 2, 9);
+    k.appendEmployees(offsets, Int32Array.of(5, 7), ...withBiz);
+    expect(Array.from(withBiz[6].subarray(0, withBiz[9][0]))).toEqual([0, 2]);
+    expect(Array.from(withBiz[5].subarray(0, withBiz[9][0]))).toEqual([5, 7]);
   });
 
   it('refuses a call that would read or write outside its arrays, or that passes the wrong arrays', () => {
