@@ -96,27 +96,9 @@ export interface NativeKernels {
    * Keeps the rows of sel[0..n) whose employees key can still enter a heap (KeySource.offer's
    * test: above thr, or equal to it with rank < rankBound; a row without one is -Infinity), in order.
    */
-  employeesRefine(
-    offsets: Uint32Array,
-    employeesMin: Int32Array,
-    sel: Uint32Array,
-    n: number,
-    thr: number,
-    rank: Uint32Array,
-    rankBound: number,
-  ): number;
+  employeesRefine(offsets: Uint32Array, employeesMin: Int32Array, ...refine: RefineArgs): number;
   /** employeesRefine() of the turnover key in currency `code`. */
-  turnoverRefine(
-    offsets: Uint32Array,
-    currency: Uint16Array,
-    turnover: Float64Array,
-    code: number,
-    sel: Uint32Array,
-    n: number,
-    thr: number,
-    rank: Uint32Array,
-    rankBound: number,
-  ): number;
+  turnoverRefine(offsets: Uint32Array, currency: Uint16Array, turnover: Float64Array, code: number, ...refine: RefineArgs): number;
   /**
    * Reorders slots [lo, hi] of a buffer of ranked rows of one snapshot so that slot t holds the
    * row of that place (key descending, then rank ascending), better rows before it, worse after.
@@ -135,6 +117,9 @@ export interface NativeKernels {
   /** append() with the turnover key in currency `code`. */
   appendTurnover(offsets: Uint32Array, currency: Uint16Array, turnover: Float64Array, code: number, ...buffer: AppendArgs): number;
 }
+
+/** The arguments of the business keys' refines after the key's own. */
+export type RefineArgs = [sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number];
 
 /** The arguments of every append after its key's own: the rows offered, then the buffer. */
 export type AppendArgs = [

@@ -34,10 +34,12 @@ export interface KeySource {
 
 /**
  * Offers matches sel[0..n) of snapshot s that were not listed as candidates (KeySource.candidates):
- * those that cannot enter are dropped first where the key has a refine step. May overwrite sel.
+ * those that cannot enter are dropped first where the key has a refine step, unless the heap's
+ * compiled append takes them (TopK.offerListed), which tests each row as refine would. May
+ * overwrite sel.
  */
 export function offerMatches(key: KeySource, heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
-  if (key.refine !== undefined) n = key.refine(sel, n, heap.threshold(), rank, heap.rankBound(s));
+  if (key.refine !== undefined && !heap.takesListed(s, n)) n = key.refine(sel, n, heap.threshold(), rank, heap.rankBound(s));
   if (n > 0) key.offer(heap, s, rank, sel, n);
 }
 

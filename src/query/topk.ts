@@ -280,8 +280,7 @@ export class TopK {
    * or once rows of another snapshot are held (their ties compare ids).
    */
   offerListed(key: ListedKey, s: number, rank: Uint32Array, sel: Uint32Array, n: number): boolean {
-    if (!this.buffered || native === null || n < NATIVE_MIN || this.capacity === 0) return false;
-    if ((this.oneSnap !== -1 && this.oneSnap !== s) || (this.cut && this.cutSnap !== s)) return false;
+    if (native === null || !this.takesListed(s, n)) return false;
     const t = this.target;
     t.limit = 2 * this.capacity;
     t.floor = this.floor;
@@ -295,6 +294,12 @@ export class TopK {
       if (this.size >= t.limit) this.keepBest();
     }
     return true;
+  }
+
+  /** Whether offerListed takes n rows of snapshot s through the addon. */
+  takesListed(s: number, n: number): boolean {
+    if (!this.buffered || native === null || n < NATIVE_MIN || this.capacity === 0) return false;
+    return (this.oneSnap === -1 || this.oneSnap === s) && (!this.cut || this.cutSnap === s);
   }
 
   /** Buffer mode: keeps the row if it ranks before the cut; selects when the buffer is full (true: the cut moved). */
