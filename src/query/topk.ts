@@ -341,7 +341,7 @@ export class TopK {
   private select(lo: number, hi: number, t: number): void {
     const { key, snap, row, rank } = this;
     if (native !== null && this.oneSnap >= 0 && hi - lo >= NATIVE_MIN) {
-      native.select(key, rank, row, snap, lo, hi, t);
+      native.select(key, rank, row, lo, hi, t);
       return;
     }
     while (lo < hi) {
