@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/estimate.ts';
-import { FLOOR_MIN_K, provenFloor } from '../src/query/floor.ts';
+import { FLOOR_MIN_K, FLOOR_TRIAL_LEAVES, provenFloor } from '../src/query/floor.ts';
 import { DEFER_MIN_ROWS, searchBuildings, walkBuildings, type DeferralOutcome } from '../src/query/bestfirst.ts';
 import { GUESS_MARGIN, walkGuessing, type GuessOutcome } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
@@ -957,6 +957,27 @@ describe('deep pages on the walk: a floor under the k-th key proven from leaf ma
     expect(skipped).toBeGreaterThan(1000);
     // Blocks whose leaves a rare match rules out are worth asking: none of their nodes is read whole.
     expect(wholeRare).toBe(0);
+  });
+
+  it('gives up once the leaves it has looked at show too few proven to reach k, and the page is still exact', () => {
+    const whole = { minLon: 19.99, minLat: 43.99, maxLon: 22.01, maxLat: 46.01 };
+    const areas = fref.flatMap((s) => s.buildings.map((b) => b.footprint_area_m2 ?? 0)).sort((a, b) => a - b);
+    // Half the rows at random pass: a leaf of 64 rows is almost never proven ALL.
+    const q: RefBuildingsQuery = { bbox: whole, sort: 'area', offset: 0, limit: 1, minAreaM2: areas[areas.length >> 1] };
+    const all = refQueryBuildings(fref, { ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
+    const plans = fview.snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+    const k = 2 * FLOOR_MIN_K;
+    expect(all.matches).toBeGreaterThan(k);
+    expect(provenFloor(st, fview.snapshots, plans, whole, k)).toBe(-Infinity);
+    const leaves = fview.snapshots.reduce((n, s) => n + Math.ceil(s.rows / LEAF_ROWS), 0);
+    expect(st.floorLeaves).toBeGreaterThanOrEqual(FLOOR_TRIAL_LEAVES);
+    expect(st.floorLeaves).toBeLessThan(leaves / 2);
+    // Without the filter every leaf is proven ALL: the search goes on and finds its floor.
+    const unfiltered = { ...q, minAreaM2: undefined };
+    const open = fview.snapshots.map((s) => compile(s, unfiltered as unknown as BuildingsQuery));
+    expect(provenFloor(st, fview.snapshots, open, whole, k)).toBeGreaterThan(-Infinity);
+    expect(st.floorLeaves).toBeGreaterThan(leaves / 2);
+    checkBuildingsPage(engine, fview, fref, { ...q, offset: k - 25, limit: 25 }, pageOf(all, { ...q, offset: k - 25, limit: 25 }));
   });
 
   it('never passes the k-th key of the matches, sits just under it where that key is a leaf maximum, and every path agrees with the reference', async () => {

@@ -17,7 +17,7 @@
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { LEAF_ROWS, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
 import { kthLargest } from '../catalog/selection.ts';
-import { candidatesReach } from './estimate.ts';
+import { candidateRows, candidatesReach } from './estimate.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
@@ -27,6 +27,15 @@ import type { BBox } from './types.ts';
 export const FLOOR_MIN_K = 256;
 
 const F32_MAX = 3.4028234663852886e38;
+
+/**
+ * The search gives up once it has looked at this many leaves (proven, ruled out or undecided)
+ * and those proven ALL among them, projected over the bbox's candidate leaves, fall short of k:
+ * a filter that leaves out rows at random leaves almost no leaf proven, and the search would
+ * otherwise go down to every leaf of the bbox for nothing. A floor is only ever a saving, so
+ * giving up on a projection costs time, never an answer.
+ */
+export const FLOOR_TRIAL_LEAVES = 256;
 
 /** A key that at least k matches of `plans` (one per snapshot) in bbox reach, or -Infinity. */
 export function provenFloor(
@@ -39,42 +48,62 @@ export function provenFloor(
   // k leaves wholly inside hold k * LEAF_ROWS rows: where the bbox's candidates (over-counted
   // from the tree's upper boxes, ~0.2 µs) are fewer, the search (~1 µs on a street) is vain.
   if (k === 0 || !candidatesReach(st, snapshots, bbox, k * LEAF_ROWS)) return -Infinity;
-  let n = 0;
+  const leaves = new LeafMaxima(st, k, candidateRows(st, snapshots, bbox) / LEAF_ROWS);
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || plan.attained === null || snapshots[si].rows === 0) continue;
-    n = collect(st, snapshots[si], plan, plan.attained, bbox, n);
+    if (!leaves.collect(snapshots[si], plan, plan.attained, bbox)) break;
   }
-  return n < k ? -Infinity : kthLargest(st.maxima, n, k);
+  st.floorLeaves = leaves.looked;
+  return leaves.n < k ? -Infinity : kthLargest(st.maxima, leaves.n, k);
 }
 
-/** Appends to st.maxima[n..] the lower bound of the greatest key of each leaf inside bbox proven ALL; returns the new n. */
-function collect(st: SearchState, s: Snapshot, plan: SearchPlan, attained: Float32Array, bbox: BBox, n: number): number {
-  const leaves = new LeafMaxima(st, s, plan, attained, n);
-  st.stack[0] = s.tree.levelStart.length - 1;
-  st.stack[1] = 0;
-  s.tree.walk(bbox, leaves, st.stack, 2);
-  return leaves.n;
-}
-
-/** collect's visitor: nodes inside the bbox and proven ALL give their leaves' maxima; others are searched below. */
+/** The floor's walk: nodes inside the bbox and proven ALL give their leaves' maxima; others are searched below. */
 class LeafMaxima implements NodeVisitor {
+  /** Maxima in st.maxima[0..n). */
+  n = 0;
+  /** Leaves looked at, and those proven ALL among them (FLOOR_TRIAL_LEAVES). */
+  looked = 0;
+  private proven = 0;
+  private s!: Snapshot;
+  private plan!: SearchPlan;
+  private attained!: Float32Array;
+
   constructor(
     private readonly st: SearchState,
-    private readonly s: Snapshot,
-    private readonly plan: SearchPlan,
-    private readonly attained: Float32Array,
-    public n: number,
+    private readonly k: number,
+    /** The bbox's candidate leaves, over-counted. */
+    private readonly leaves: number,
   ) {}
+
+  /** Appends the maxima of snapshot s's leaves inside bbox proven ALL; false once the search gave up. */
+  collect(s: Snapshot, plan: SearchPlan, attained: Float32Array, bbox: BBox): boolean {
+    this.s = s;
+    this.plan = plan;
+    this.attained = attained;
+    const st = this.st;
+    st.stack[0] = s.tree.levelStart.length - 1;
+    st.stack[1] = 0;
+    return s.tree.walk(bbox, this, st.stack, 2) === 0;
+  }
 
   visit(level: number, i: number, node: number, inside: boolean): NodeStep {
     const verdict = verdictOf(this.plan.proofs, this.plan.complete, node);
-    if (verdict === NONE) return 'over';
-    if (verdict !== ALL || !inside) return 'down';
-    // Every leaf below is inside and proven ALL too.
     const { levelCount, levelSpan } = this.s.tree;
+    if (verdict === NONE) {
+      this.looked += levelSpan[level] / LEAF_ROWS;
+      return 'over';
+    }
+    if (verdict !== ALL || !inside) {
+      if (level > 0) return 'down';
+      this.looked++;
+      return this.hopeless() ? 'stop' : 'over';
+    }
+    // Every leaf below is inside and proven ALL too.
     const first = (i * levelSpan[level]) / LEAF_ROWS;
     const end = Math.min(levelCount[0], first + levelSpan[level] / LEAF_ROWS);
+    this.looked += end - first;
+    this.proven += end - first;
     let n = this.n;
     const maxima = this.st.maxima.length < n + (end - first) ? grow(this.st, n + (end - first)) : this.st.maxima;
     const attained = this.attained;
@@ -87,6 +116,10 @@ class LeafMaxima implements NodeVisitor {
     }
     this.n = n;
     return 'over';
+  }
+
+  private hopeless(): boolean {
+    return this.looked >= FLOOR_TRIAL_LEAVES && (this.proven / this.looked) * this.leaves < this.k;
   }
 }
 

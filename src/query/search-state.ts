@@ -73,6 +73,9 @@ export class SearchState {
   blockPassed = 0;
   nodesWhole = 0;
 
+  /** Leaves the last floor search (floor.ts) looked at, ruled out or proven, before it ended or gave up. */
+  floorLeaves = 0;
+
   /** Leaf maxima a floor is chosen from (floor.ts), and the keys a guess is chosen from (guess.ts). */
   maxima = new Float64Array(4096);
   readonly keys = new Float64Array(2 * MAX_WINDOW);
