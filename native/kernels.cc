@@ -506,22 +506,31 @@ uint32_t TiesLoop(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_
 }
 
 #ifdef EDIFICE_AVX2
-// Rows above m packed 8 at once, as the range's first pass packs them; a group holding a row
-// equal to m (a tie, settled by rank) takes the scalar loop.
+// Rows above m packed 8 at once, as the range's first pass packs them; in a group holding a
+// row equal to m (a tie, frequent on a key of few values such as heights in decimetres), the
+// group's ranks are compared with the bound too: ranks are per row, so they load as the keys do.
 template <typename T>
 __attribute__((target("avx2,popcnt"))) uint32_t TiesLoopAvx2(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, T m,
                                                              const uint32_t* rank, uint64_t rankBound) {
   const __m256i vm = _mm256_set1_epi32(m);
   const __m256i eight = _mm256_set1_epi32(8);
+  // Unsigned rank < bound as a signed comparison, both sides with the sign bit flipped.
+  const bool everyRank = rankBound > 0xffffffffull;
+  const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
+  const __m256i bound = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(everyRank ? 0 : rankBound) ^ 0x80000000u));
   __m256i rows = FirstRows(lo);
   uint32_t r = lo;
   for (; hi - r >= 8; r += 8, rows = _mm256_add_epi32(rows, eight)) {
     const __m256i v = Widen<T>(col + r);
-    if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, vm))) != 0) {
-      k = TiesLoop(col, r, r + 8, sel, k, m, rank, rankBound);
-      continue;
+    __m256i pass = _mm256_cmpgt_epi32(v, vm);
+    const __m256i tie = _mm256_cmpeq_epi32(v, vm);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(tie)) != 0) {
+      const __m256i before =
+          everyRank ? tie
+                    : _mm256_and_si256(tie, _mm256_cmpgt_epi32(bound, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rank + r)), flip)));
+      pass = _mm256_or_si256(pass, before);
     }
-    k = Pack(rows, static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, vm)))), sel, k);
+    k = Pack(rows, static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(pass))), sel, k);
   }
   return TiesLoop(col, r, hi, sel, k, m, rank, rankBound);
 }

@@ -84,6 +84,9 @@ describe('compiled scan loops', () => {
   const f64 = shared(Float64Array, () => (rng.next() < 0.1 ? NaN : rng.next() < 0.05 ? 0 : Math.round(rng.next() * 2000) / 10 - 50));
   const i32 = shared(Int32Array, () => (rng.next() < 0.1 ? NULL_I32 : Math.round(rng.next() * 4000) - 1000));
   const i16 = shared(Int16Array, () => (rng.next() < 0.1 ? NULL_I16 : Math.round(rng.next() * 60000) - 30000));
+  // Keys of a few values, as heights in decimetres are: most groups of 8 rows hold a tie.
+  const few32 = shared(Int32Array, () => (rng.next() < 0.1 ? NULL_I32 : Math.round(rng.next() * 5)));
+  const few16 = shared(Int16Array, () => (rng.next() < 0.1 ? NULL_I16 : Math.round(rng.next() * 5)));
   const rank = shared(Uint32Array, (i) => (i * 7919) % N);
 
   const columns = { f64, i32, i16 } as const;
@@ -244,6 +247,8 @@ describe('compiled scan loops', () => {
       for (const [name, col] of [
         ['i32', i32],
         ['i16', i16],
+        ['i32 of few values', few32],
+        ['i16 of few values', few16],
       ] as const) {
         const u = rng.next();
         const at = Math.floor(rng.next() * N);
