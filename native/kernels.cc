@@ -669,6 +669,56 @@ struct TurnoverKey {
 // The rows of [lo, hi) whose key is above thr, or equal to it with rank < rankBound, in row
 // order. Above -Infinity only rows with a business can enter: the businesses of the range are
 // walked, as the engine's loop walks them, and each row's key computed once.
+// The rows of [lo, hi) (within `rows`) that can enter while the threshold is an unknown key: a
+// known key, or a rank below the bound. The rank is read first: a row it lets in needs no key.
+template <typename Key>
+uint32_t UnknownCandidates(const Key& keyOf, const uint32_t* offsets, size_t values, uint32_t lo, uint32_t hi, uint32_t* sel,
+                           const uint32_t* rank, uint64_t rankBound, uint32_t k) {
+  for (uint32_t r = lo; r < hi; r++) {
+    if (rank[r] < rankBound) {
+      sel[k++] = r;
+      continue;
+    }
+    const uint32_t b = offsets[r], e = offsets[r + 1];
+    if (b < e && e <= values && keyOf(b, e) > -std::numeric_limits<double>::infinity()) sel[k++] = r;
+  }
+  return k;
+}
+
+#ifdef EDIFICE_AVX2
+// By 8 rows at once: most rows have no business, or a rank that settles them; the businesses of
+// the others are read one row at a time.
+template <typename Key>
+__attribute__((target("avx2,popcnt"))) uint32_t UnknownCandidatesAvx2(const Key& keyOf, const uint32_t* offsets, size_t values, uint32_t lo,
+                                                                      uint32_t hi, uint32_t* sel, const uint32_t* rank, uint64_t rankBound) {
+  const bool everyRank = rankBound > 0xffffffffull;
+  const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
+  const __m256i bound = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(everyRank ? 0 : rankBound) ^ 0x80000000u));
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i rows = FirstRows(lo);
+  uint32_t k = 0;
+  uint32_t r = lo;
+  for (; hi - r >= 8; r += 8, rows = _mm256_add_epi32(rows, eight)) {
+    if (everyRank) {
+      k = Pack(rows, 0xffu, sel, k);
+      continue;
+    }
+    const __m256i rk = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rank + r)), flip);
+    unsigned pass = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(bound, rk))));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offsets + r));
+    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offsets + r + 1));
+    const unsigned none = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(b, e))));
+    for (unsigned need = ~(pass | none) & 0xffu; need != 0; need &= need - 1) {
+      const uint32_t j = __builtin_ctz(need);
+      const uint32_t bj = offsets[r + j], ej = offsets[r + j + 1];
+      if (bj < ej && ej <= values && keyOf(bj, ej) > -std::numeric_limits<double>::infinity()) pass |= 1u << j;
+    }
+    k = Pack(rows, pass, sel, k);
+  }
+  return UnknownCandidates(keyOf, offsets, values, r, hi, sel, rank, rankBound, k);
+}
+#endif
+
 template <typename Key>
 uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, const Span<uint32_t>& rowOf, size_t values, uint32_t lo,
                             uint32_t hi, uint32_t* sel, double thr, const Span<uint32_t>& rank, uint64_t rankBound) {
@@ -676,12 +726,12 @@ uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, con
   if (thr == -std::numeric_limits<double>::infinity()) {
     // Unknown keys can still enter, by rank: every row is looked at, as the engine's loop does.
     const size_t rows = rank.length < offsets.length - 1 ? rank.length : offsets.length - 1;
-    for (uint32_t r = lo; r < hi && r < rows; r++) {
-      const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
-      const double key = b < e && e <= values ? keyOf(b, e) : thr;
-      if (key > thr || rank.data[r] < rankBound) sel[k++] = r;
-    }
-    return k;
+    const uint32_t end = hi < rows ? hi : static_cast<uint32_t>(rows);
+    if (lo >= end) return 0;
+#ifdef EDIFICE_AVX2
+    if (kAvx2) return UnknownCandidatesAvx2(keyOf, offsets.data, values, lo, end, sel, rank.data, rankBound);
+#endif
+    return UnknownCandidates(keyOf, offsets.data, values, lo, end, sel, rank.data, rankBound, 0);
   }
   const uint32_t end = offsets.data[hi];
   int64_t last = -1;
