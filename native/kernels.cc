@@ -13,11 +13,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <vector>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -488,14 +488,6 @@ void BBoxRefine(const FunctionCallbackInfo<Value>& args) {
   args.GetReturnValue().Set(k);
 }
 
-// candidates(col, lo, hi, sel, bound, tie, rank, rankBound[, maxima, thr, leafRows]): rows of
-// [lo, hi) whose key can still enter a heap (sort-keys.ts), written to sel; returns their count.
-// Float64Array: key > bound, or equal to it with rank < rankBound (NaN, an unknown key, counts as
-// -Infinity). Int32Array or Int16Array: bound is the least stored integer that can enter
-// (lowerCode: a whole number or an infinity), and a value equal to it enters only with rank <
-// rankBound when it is also `tie`. With `maxima` (a Float32Array, the greatest key of each leaf of
-// leafRows rows, rounded up), leaves whose greatest key is below thr (the threshold as a key) are
-// not read: none of their rows can enter, so the rows listed are the same.
 template <typename T>
 uint32_t TiesLoop(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, T m, const uint32_t* rank, uint64_t rankBound) {
   for (uint32_t r = lo; r < hi; r++) {
@@ -506,6 +498,19 @@ uint32_t TiesLoop(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_
 }
 
 #ifdef EDIFICE_AVX2
+// rank[r] < bound for 8 rows at once, for a bound below 2^32: unsigned as a signed comparison,
+// both sides with the sign bit flipped.
+struct RanksBelow {
+  __m256i bound;
+  __m256i flip;
+  __attribute__((target("avx2,popcnt"))) explicit RanksBelow(uint64_t rankBound)
+      : bound(_mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(rankBound) ^ 0x80000000u))),
+        flip(_mm256_set1_epi32(static_cast<int32_t>(0x80000000u))) {}
+  __attribute__((target("avx2,popcnt"))) __m256i operator()(const uint32_t* rank) const {
+    return _mm256_cmpgt_epi32(bound, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rank)), flip));
+  }
+};
+
 // Rows above m packed 8 at once, as the range's first pass packs them; in a group holding a
 // row equal to m (a tie, frequent on a key of few values such as heights in decimetres), the
 // group's ranks are compared with the bound too: ranks are per row, so they load as the keys do.
@@ -514,28 +519,28 @@ __attribute__((target("avx2,popcnt"))) uint32_t TiesLoopAvx2(const T* col, uint3
                                                              const uint32_t* rank, uint64_t rankBound) {
   const __m256i vm = _mm256_set1_epi32(m);
   const __m256i eight = _mm256_set1_epi32(8);
-  // Unsigned rank < bound as a signed comparison, both sides with the sign bit flipped.
-  const bool everyRank = rankBound > 0xffffffffull;
-  const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
-  const __m256i bound = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(everyRank ? 0 : rankBound) ^ 0x80000000u));
+  const RanksBelow below(rankBound);
   __m256i rows = FirstRows(lo);
   uint32_t r = lo;
   for (; hi - r >= 8; r += 8, rows = _mm256_add_epi32(rows, eight)) {
     const __m256i v = Widen<T>(col + r);
     __m256i pass = _mm256_cmpgt_epi32(v, vm);
     const __m256i tie = _mm256_cmpeq_epi32(v, vm);
-    if (_mm256_movemask_ps(_mm256_castsi256_ps(tie)) != 0) {
-      const __m256i before =
-          everyRank ? tie
-                    : _mm256_and_si256(tie, _mm256_cmpgt_epi32(bound, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rank + r)), flip)));
-      pass = _mm256_or_si256(pass, before);
-    }
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(tie)) != 0) pass = _mm256_or_si256(pass, _mm256_and_si256(tie, below(rank + r)));
     k = Pack(rows, static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(pass))), sel, k);
   }
   return TiesLoop(col, r, hi, sel, k, m, rank, rankBound);
 }
 #endif
 
+// candidates(col, lo, hi, sel, bound, tie, rank, rankBound[, maxima, thr, leafRows]): rows of
+// [lo, hi) whose key can still enter a heap (sort-keys.ts), written to sel; returns their count.
+// Float64Array: key > bound, or equal to it with rank < rankBound (NaN, an unknown key, counts as
+// -Infinity). Int32Array or Int16Array: bound is the least stored integer that can enter
+// (lowerCode: a whole number or an infinity), and a value equal to it enters only with rank <
+// rankBound when it is also `tie`. With `maxima` (a Float32Array, the greatest key of each leaf of
+// leafRows rows, rounded up), leaves whose greatest key is below thr (the threshold as a key) are
+// not read: none of their rows can enter, so the rows listed are the same.
 template <typename T>
 uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, uint32_t k, double min, double tie, const uint32_t* rank,
                        uint64_t rankBound) {
@@ -547,8 +552,9 @@ uint32_t IntCandidates(const T* col, uint32_t lo, uint32_t hi, uint32_t* sel, ui
     return k;
   }
   const T m = static_cast<T>(min);
-  // Every row at or above m: the first pass of a range up to the type's greatest value.
-  if (!(tie == min)) return RangeRun(col, m, std::numeric_limits<T>::max(), lo, hi, sel, k);
+  // Every row at or above m (no tie, or one every rank settles): the first pass of a range up to
+  // the type's greatest value.
+  if (!(tie == min) || rankBound > 0xffffffffull) return RangeRun(col, m, std::numeric_limits<T>::max(), lo, hi, sel, k);
 #ifdef EDIFICE_AVX2
   if (kAvx2) return TiesLoopAvx2(col, lo, hi, sel, k, m, rank, rankBound);
 #endif
@@ -666,9 +672,6 @@ struct TurnoverKey {
   }
 };
 
-// The rows of [lo, hi) whose key is above thr, or equal to it with rank < rankBound, in row
-// order. Above -Infinity only rows with a business can enter: the businesses of the range are
-// walked, as the engine's loop walks them, and each row's key computed once.
 // The rows of [lo, hi) that can enter while the threshold is an unknown key: a
 // known key, or a rank below the bound. The rank is read first: a row it lets in needs no key.
 template <typename Key>
@@ -691,20 +694,13 @@ uint32_t UnknownCandidates(const Key& keyOf, const uint32_t* offsets, size_t val
 template <typename Key>
 __attribute__((target("avx2,popcnt"))) uint32_t UnknownCandidatesAvx2(const Key& keyOf, const uint32_t* offsets, size_t values, uint32_t lo,
                                                                       uint32_t hi, uint32_t* sel, const uint32_t* rank, uint64_t rankBound) {
-  const bool everyRank = rankBound > 0xffffffffull;
-  const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
-  const __m256i bound = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(everyRank ? 0 : rankBound) ^ 0x80000000u));
+  const RanksBelow below(rankBound);
   const __m256i eight = _mm256_set1_epi32(8);
   __m256i rows = FirstRows(lo);
   uint32_t k = 0;
   uint32_t r = lo;
   for (; hi - r >= 8; r += 8, rows = _mm256_add_epi32(rows, eight)) {
-    if (everyRank) {
-      k = Pack(rows, 0xffu, sel, k);
-      continue;
-    }
-    const __m256i rk = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rank + r)), flip);
-    unsigned pass = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(bound, rk))));
+    unsigned pass = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(below(rank + r))));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offsets + r));
     const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offsets + r + 1));
     const unsigned none = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(b, e))));
@@ -719,6 +715,9 @@ __attribute__((target("avx2,popcnt"))) uint32_t UnknownCandidatesAvx2(const Key&
 }
 #endif
 
+// The rows of [lo, hi) whose key is above thr, or equal to it with rank < rankBound, in row
+// order. Above -Infinity only rows with a business can enter: the businesses of the range are
+// walked, as the engine's loop walks them, and each row's key computed once.
 template <typename Key>
 uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, const Span<uint32_t>& rowOf, size_t values, uint32_t lo,
                             uint32_t hi, uint32_t* sel, double thr, const Span<uint32_t>& rank, uint64_t rankBound) {
@@ -728,6 +727,11 @@ uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, con
     const size_t rows = rank.length < offsets.length - 1 ? rank.length : offsets.length - 1;
     const uint32_t end = hi < rows ? hi : static_cast<uint32_t>(rows);
     if (lo >= end) return 0;
+    // A bound past every rank lets every row in.
+    if (rankBound > 0xffffffffull) {
+      for (uint32_t r = lo; r < end; r++) sel[k++] = r;
+      return k;
+    }
 #ifdef EDIFICE_AVX2
     if (kAvx2) return UnknownCandidatesAvx2(keyOf, offsets.data, values, lo, end, sel, rank.data, rankBound);
 #endif

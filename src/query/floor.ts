@@ -17,7 +17,7 @@
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { LEAF_ROWS, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
 import { kthLargest } from '../catalog/selection.ts';
-import { candidateRows, candidatesReach } from './estimate.ts';
+import { candidateRows } from './estimate.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
 import { ALL, NONE, verdictOf } from './proofs.ts';
@@ -46,9 +46,11 @@ export function provenFloor(
   k: number,
 ): number {
   // k leaves wholly inside hold k * LEAF_ROWS rows: where the bbox's candidates (over-counted
-  // from the tree's upper boxes, ~0.2 µs) are fewer, the search (~1 µs on a street) is vain.
-  if (k === 0 || !candidatesReach(st, snapshots, bbox, k * LEAF_ROWS)) return -Infinity;
-  const leaves = new LeafMaxima(st, k, candidateRows(st, snapshots, bbox) / LEAF_ROWS);
+  // from the tree's upper boxes) are fewer, the search is vain. The count also sizes its give-up.
+  if (k === 0) return -Infinity;
+  const candidates = candidateRows(st, snapshots, bbox);
+  if (candidates < k * LEAF_ROWS) return -Infinity;
+  const leaves = new LeafMaxima(st, k, candidates / LEAF_ROWS);
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || plan.attained === null || snapshots[si].rows === 0) continue;
