@@ -15,7 +15,8 @@
  *   filter of the query has a node summary and the page is too short to look for a floor
  *   (hasProofs).
  *
- * Best-first is for large areas (BEST_FIRST_MIN_ROWS candidates and more), and pays while
+ * Best-first is for large areas (BEST_FIRST_MIN_ROWS candidates and more; a page with no filter,
+ * whose count costs nothing, from BEST_FIRST_UNFILTERED_MIN_ROWS), and pays while
  * k = offset + limit is small next to the matches: the k-th key then sits high, and most
  * nodes bound below it are never read. For a deep page the k-th key sits low,
  * few nodes bound below it, the time goes to keeping the top k (which the order barely changes), and
@@ -48,6 +49,20 @@ export function hasBounds(plans: readonly (SearchPlan | null)[]): boolean {
 export const BEST_FIRST_MIN_ROWS = 131_072;
 
 /**
+ * The same for a page with no filter: every node wholly inside is counted unread, so the count
+ * costs nothing and best-first reads only the nodes bounded above the k-th key. Below this the
+ * count barely caps (fewer than ~10,001 rows lie in the box) and the scan reads them in one run.
+ * Tuned with `npm run bench:query` (bench/README.md, bench:query).
+ */
+export const BEST_FIRST_UNFILTERED_MIN_ROWS = 49_152;
+
+/** No plan that can match has a filter step. */
+export function unfiltered(plans: readonly (SearchPlan | null)[]): boolean {
+  for (const plan of plans) if (plan !== null && plan.steps.length > 0) return false;
+  return true;
+}
+
+/**
  * The path for q, whose per-snapshot plans are `plans` (null: nothing can match there).
  *
  * A bbox that fits in one node of 4,096 rows takes the scan whatever its filters and page: the
@@ -62,7 +77,8 @@ export function choosePath(
 ): Path {
   const k = q.offset + q.limit;
   if (fitsInOneNode(snapshots, q.bbox)) return 'scan';
-  if (k <= BEST_FIRST_MAX_K && hasBounds(plans) && candidatesReach(st, snapshots, q.bbox, BEST_FIRST_MIN_ROWS)) return 'best-first';
+  const least = unfiltered(plans) ? BEST_FIRST_UNFILTERED_MIN_ROWS : BEST_FIRST_MIN_ROWS;
+  if (k <= BEST_FIRST_MAX_K && hasBounds(plans) && candidatesReach(st, snapshots, q.bbox, least)) return 'best-first';
   return k > FLOOR_MIN_K || hasProofs(plans) ? 'walk' : 'scan';
 }
 
