@@ -218,36 +218,35 @@ export function searchBuildings(
 }
 
 /**
- * True when best-first would read most of what is left anyway, only one block at a time: when
- * the heap's threshold is not expected to rise much, and most blocks left (nodes of
- * RUN_LEVEL, the unit the ranking reads) are bounded at or above it. Judged after the count
- * walk, which has read at least 10,001 matches.
+ * True when best-first would read much of what is left anyway, one block at a time: when at
+ * least 2 / BLOCKS_ABOVE_PARTS of the blocks left (nodes of RUN_LEVEL, the unit the ranking
+ * reads) are bounded at or above the heap's threshold. Judged after the count walk, which has
+ * read at least 10,001 matches. Row order then reads them all for less: best-first pays a block
+ * several times what row order does (the queue, each leaf's bound and proofs, where row order
+ * tests keys against the threshold and skips leaves by their maxima).
  *
- * The threshold rises once k matches above it are kept. The rows the walk kept above it,
- * scaled from the rows it covered to the rows left, are a first estimate; where that falls
- * short of 2k (a factor of 2 to spare), the blocks left are counted: each bounded above the
- * threshold holds a row above it, which matches at the rate the walk found. Where nearly every
- * block left is bounded above a threshold that will not rise, row order reads the same rows
- * without the queue's cost; where few are, best-first reads just those.
+ * Unless the blocks bounded above the threshold are so many that, at the rate the walk found
+ * matches, they hold the 2k matches above it that raise it past most of their bounds
+ * (mostBlocksAbove's `enough`). A threshold that merely rises is no such sign: a node's bound
+ * over rows the filters leave out stays above it.
  */
 function boundsWillNotPrune(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[], bbox: BBox): boolean {
   const { heap, coveredRows } = st;
   if (st.queue.size === 0 || coveredRows === 0) return false;
   const thr = heap.threshold();
-  // The rows left: the bbox's candidates (read off the tree's upper boxes) less those covered.
-  // The spans of the queued nodes would count every row of an upper node the bbox only cuts.
-  const left = Math.max(0, candidateRows(st, snapshots, bbox) - coveredRows);
   const above = heap.countAbove(thr);
   const wanted = 2 * heap.capacityOf();
-  if (above + (above * left) / coveredRows >= wanted) return false;
   return mostBlocksAbove(st, snapshots, plans, bbox, thr, (wanted - above) / (st.matched / coveredRows));
 }
+
+/** boundsWillNotPrune's share: 2 of this many blocks left bounded at or above the threshold. */
+const BLOCKS_ABOVE_PARTS = 5;
 
 /**
  * Counts the blocks (nodes of RUN_LEVEL, the unit best-first reads) of queued nodes that meet
  * the bbox, and those bounded at or above thr by a known key, going down only into nodes the
- * bbox cuts or bounded at or above thr: true when at least half are. False as soon as `enough`
- * blocks are bounded above thr (the threshold will rise).
+ * bbox cuts or bounded at or above thr: true when at least 2 / BLOCKS_ABOVE_PARTS are. False as
+ * soon as `enough` blocks are bounded above thr (the threshold will rise).
  */
 function mostBlocksAbove(
   st: SearchState,
@@ -268,7 +267,7 @@ function mostBlocksAbove(
     s.tree.walk(bbox, count, stack, 2);
     if (count.over >= enough) return false;
   }
-  return 2 * count.from >= count.left;
+  return BLOCKS_ABOVE_PARTS * count.from >= 2 * count.left;
 }
 
 /** mostBlocksAbove's visitor, over the nodes below one queued node at a time (s, bound). */
