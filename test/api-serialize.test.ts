@@ -618,6 +618,46 @@ describe('ranked page and links.next', () => {
     expect(parseBuildingsQuery(next.search)).toStrictEqual({ ...q, offset: 25 });
   });
 
+  it('a next link is at most 11 bytes longer than its request, and 12 longer than the first of its chain', () => {
+    // Chains of pages followed to the end from several first requests, offset and limit written or left out.
+    const bbox = 'bbox=9.4,47.0,9.7,47.3';
+    const prefix = `${BASE}/buildings?`;
+    let step = 0;
+    let chain = 0;
+    for (const limit of [1, 7, 25, 30, 99, 100]) {
+      for (const start of [0, 1, 9, 10, 99, 100, 999]) {
+        const firsts = [`${bbox}&offset=${start}&limit=${limit}`, `limit=${limit}&offset=${start}&${bbox}`];
+        if (start === 0) firsts.push(`${bbox}&limit=${limit}`);
+        if (limit === 25) firsts.push(`${bbox}&offset=${start}`);
+        if (start === 0 && limit === 25) firsts.push(bbox);
+        for (const first of firsts) {
+          let raw = first;
+          let offset = start;
+          let size = limit;
+          for (;;) {
+            const next = nextPageUrl({ baseUrl: BASE, rawQuery: raw }, '/buildings', offset, size, 10_000);
+            if (next === null) break;
+            step = Math.max(step, next.length - prefix.length - raw.length);
+            chain = Math.max(chain, next.length - prefix.length - first.length);
+            raw = next.slice(prefix.length);
+            const q = new URLSearchParams(raw);
+            offset = Number(q.get('offset'));
+            size = Number(q.get('limit') ?? 25);
+          }
+        }
+      }
+    }
+    // "&offset=100" on a first page of 100; "&offset=9975" at the end of a chain of 25s, or
+    // "offset=1" grown to "offset=9976" with "&limit=24" added.
+    expect(step).toBe(11);
+    expect(chain).toBe(12);
+    // The items of OGC API – Features page past 10,000 without a bbox: the offset gains a digit at most.
+    for (const offset of [0, 1, 9, 95, 99_950, 999_999, 9_999_901]) {
+      const raws = offset === 0 ? ['limit=100', 'limit=100&offset=0'] : [`limit=100&offset=${offset}`];
+      for (const raw of raws) expect(withOffset(raw, offset + 100).length - raw.length).toBeLessThanOrEqual(11);
+    }
+  });
+
   it('null on the last page only; near the 10,000 window the next page asks for what is left of it', () => {
     const link = { baseUrl: BASE, rawQuery: 'bbox=1,2,3,4' };
     expect(nextPageUrl(link, '/buildings', 225, 25, 240)).toBeNull();
