@@ -648,7 +648,8 @@ void Candidates(const FunctionCallbackInfo<Value>& args) {
 }
 
 // The key of a row from its businesses [j, e) (sort-keys.ts): the largest band start with a
-// stated size, or the largest turnover in one currency; -Infinity when none.
+// stated size, or the largest turnover in one currency; -Infinity when none. `at(j)` is one
+// business's part: the key is the greatest `at` of the row's businesses.
 struct EmployeesKey {
   const int32_t* min;
   double operator()(uint32_t j, uint32_t e) const {
@@ -657,6 +658,7 @@ struct EmployeesKey {
       if (min[j] != kNullI32 && min[j] > best) best = min[j];
     return best;
   }
+  double at(uint32_t j) const { return min[j] != kNullI32 ? static_cast<double>(min[j]) : -std::numeric_limits<double>::infinity(); }
   static constexpr int32_t kNullI32 = std::numeric_limits<int32_t>::min();
 };
 
@@ -670,6 +672,7 @@ struct TurnoverKey {
       if (currency[j] == code && turnover[j] > best) best = turnover[j];
     return best;
   }
+  double at(uint32_t j) const { return currency[j] == code ? turnover[j] : -std::numeric_limits<double>::infinity(); }
 };
 
 // The rows of [lo, hi) that can enter while the threshold is an unknown key: a
@@ -717,7 +720,7 @@ __attribute__((target("avx2,popcnt"))) uint32_t UnknownCandidatesAvx2(const Key&
 
 // The rows of [lo, hi) whose key is above thr, or equal to it with rank < rankBound, in row
 // order. Above -Infinity only rows with a business can enter: the businesses of the range are
-// walked, as the engine's loop walks them, and each row's key computed once.
+// walked, as the engine's loop walks them.
 template <typename Key>
 uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, const Span<uint32_t>& rowOf, size_t values, uint32_t lo,
                             uint32_t hi, uint32_t* sel, double thr, const Span<uint32_t>& rank, uint64_t rankBound) {
@@ -737,18 +740,24 @@ uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, con
 #endif
     return UnknownCandidates(keyOf, offsets.data, values, lo, end, sel, rank.data, rankBound, 0);
   }
-  const uint32_t end = offsets.data[hi];
+  // A row's key is above thr when one of its businesses' is, and equal to it when one is equal
+  // and none above: each business is tested once, in a loop whose branch is rarely taken, and
+  // only those at or above thr look at their row (rows come in order: each is kept once).
+  const uint32_t end = std::min(offsets.data[hi], static_cast<uint32_t>(std::min<size_t>(values, 0xffffffffu)));
   int64_t last = -1;
   for (uint32_t j = offsets.data[lo]; j < end; j++) {
+    const double v = keyOf.at(j);
+    if (!(v >= thr)) continue;
     const uint32_t r = rowOf.data[j];
     if (r == last) continue;
-    last = r;
-    // Rows outside the range, or whose businesses lie past the arrays, are a corrupt store: skipped.
+    // Rows outside the range, or whose businesses lie past the arrays or do not hold j, are a corrupt store: skipped.
     if (r < lo || r >= hi || r >= rank.length) continue;
     const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
-    if (e > values || b > e) continue;
-    const double key = keyOf(b, e);
-    if (key > thr || (key == thr && rank.data[r] < rankBound)) sel[k++] = r;
+    if (e > values || b > e || j < b || j >= e) continue;
+    if (v > thr || rank.data[r] < rankBound) {
+      sel[k++] = r;
+      last = r;
+    }
   }
   return k;
 }
