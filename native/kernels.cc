@@ -650,30 +650,33 @@ void Candidates(const FunctionCallbackInfo<Value>& args) {
 // The key of a row from its businesses [j, e) (sort-keys.ts): the largest band start with a
 // stated size, or the largest turnover in one currency; -Infinity when none. `at(j)` is one
 // business's part: the key is the greatest `at` of the row's businesses.
-struct EmployeesKey {
-  const int32_t* min;
+template <typename Part>
+struct BusinessKey : Part {
   double operator()(uint32_t j, uint32_t e) const {
     double best = -std::numeric_limits<double>::infinity();
-    for (; j < e; j++)
-      if (min[j] != kNullI32 && min[j] > best) best = min[j];
+    for (; j < e; j++) {
+      const double v = this->at(j);
+      if (v > best) best = v;
+    }
     return best;
   }
+};
+
+struct EmployeesPart {
+  const int32_t* min;
   double at(uint32_t j) const { return min[j] != kNullI32 ? static_cast<double>(min[j]) : -std::numeric_limits<double>::infinity(); }
   static constexpr int32_t kNullI32 = std::numeric_limits<int32_t>::min();
 };
+using EmployeesKey = BusinessKey<EmployeesPart>;
 
-struct TurnoverKey {
+// A NaN turnover is never above another: the key passes over it.
+struct TurnoverPart {
   const uint16_t* currency;
   const double* turnover;
   uint32_t code;
-  double operator()(uint32_t j, uint32_t e) const {
-    double best = -std::numeric_limits<double>::infinity();
-    for (; j < e; j++)
-      if (currency[j] == code && turnover[j] > best) best = turnover[j];
-    return best;
-  }
   double at(uint32_t j) const { return currency[j] == code ? turnover[j] : -std::numeric_limits<double>::infinity(); }
 };
+using TurnoverKey = BusinessKey<TurnoverPart>;
 
 // The rows of [lo, hi) that can enter while the threshold is an unknown key: a
 // known key, or a rank below the bound. The rank is read first: a row it lets in needs no key.
@@ -743,7 +746,7 @@ uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, con
   // A row's key is above thr when one of its businesses' is, and equal to it when one is equal
   // and none above: each business is tested once, in a loop whose branch is rarely taken, and
   // only those at or above thr look at their row (rows come in order: each is kept once).
-  const uint32_t end = std::min(offsets.data[hi], static_cast<uint32_t>(std::min<size_t>(values, 0xffffffffu)));
+  const uint32_t end = offsets.data[hi] < values ? offsets.data[hi] : static_cast<uint32_t>(values);
   int64_t last = -1;
   for (uint32_t j = offsets.data[lo]; j < end; j++) {
     const double v = keyOf.at(j);

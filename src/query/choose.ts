@@ -57,7 +57,7 @@ export const BEST_FIRST_MIN_ROWS = 131_072;
 export const BEST_FIRST_UNFILTERED_MIN_ROWS = 49_152;
 
 /** No plan that can match has a filter step. */
-export function unfiltered(plans: readonly (SearchPlan | null)[]): boolean {
+function unfiltered(plans: readonly (SearchPlan | null)[]): boolean {
   for (const plan of plans) if (plan !== null && plan.steps.length > 0) return false;
   return true;
 }
