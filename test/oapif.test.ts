@@ -301,6 +301,27 @@ describe('items', () => {
     }
   });
 
+  it('answer errors in JSON whatever the Accept header asks, where GET /buildings answers in MessagePack', async () => {
+    const msgpack = { Accept: 'application/msgpack' };
+    const feature = `/collections/buildings/items/${snapshot.buildingId(7)}`;
+    for (const [path, headers, status, code] of [
+      [`/collections/buildings/items?bbox=${BBOX.join(',')}`, msgpack, 401, 'unauthorized'],
+      [`/collections/buildings/items?bbox=${BBOX.join(',')}&foo=1`, { ...msgpack, ...auth() }, 400, 'invalid_parameter'],
+      [`${feature}?f=xml`, { ...msgpack, ...auth() }, 400, 'invalid_parameter'],
+      ['/collections/buildings/items/b-nothing-here', { ...msgpack, ...auth() }, 404, 'not_found'],
+    ] as const) {
+      const r = await get(path, headers);
+      expect([path, r.status, r.headers.get('Content-Type'), r.body.error.code]).toEqual([
+        path,
+        status,
+        'application/json; charset=utf-8',
+        code,
+      ]);
+    }
+    const res = await fetch(`${t.base}/buildings?bbox=${BBOX.join(',')}&foo=1`, { headers: { ...msgpack, ...auth() } });
+    expect([res.status, res.headers.get('Content-Type')]).toEqual([400, 'application/msgpack']);
+  });
+
   it('are charged as GET /buildings: 402 before anything is sent, then once per building', async () => {
     const w = workspaceWithKey(t.ledger, 0, 'oapif'); // 5 welcome credits
     const refused = await get(`/collections/buildings/items?bbox=${BBOX.join(',')}&limit=6`, auth(w.key));

@@ -34,7 +34,10 @@ import { errorReply, jsonReply } from './reply.ts';
 import type { Handler } from './server.ts';
 
 export interface FeatureRoutes {
-  /** The server's authenticated path: key → limits → handler → charge → answer. */
+  /**
+   * The server's authenticated path: key → limits → handler → charge → answer. Its errors are
+   * JSON whatever the Accept header asks: these routes answer nothing else.
+   */
   serve(route: string, handler: Handler): (res: HttpResponse, req: HttpRequest) => void;
   items: BuildingItems;
   /** GET /buildings' ranking (through its cache: a client walking the pages ranks about log2(pages) times). */

@@ -275,13 +275,13 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
    * that has committed: nothing is sent that was not durably charged. A replica of a fleet awaits
    * the admission first; everything the request needs is read from it before.
    */
-  const serve = (route: string, handler: Handler) => (res: HttpResponse, req: HttpRequest) => {
+  const serve = (route: string, handler: Handler, jsonOnly?: boolean) => (res: HttpResponse, req: HttpRequest) => {
     const t0 = performance.now();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
     const pathParameter = route.includes('{') ? (req.getParameter(0) ?? '') : '';
     const accept = req.getHeader('accept');
-    const encoding = negotiateEncoding(accept || undefined);
+    const encoding = jsonOnly ? 'json' : negotiateEncoding(accept || undefined);
     const authorization = req.getHeader('authorization');
     const token = bearer(authorization);
     let keyPrefix: string | undefined;
@@ -594,7 +594,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
   registerPublicPages(app, ctx);
   registerPublicRequests(app, ctx);
-  registerFeatures(app, ctx, { serve, items, rank: (v, q) => rankings.query(v, q, search), now: ctx.now });
+  registerFeatures(app, ctx, {
+    serve: (route, handler) => serve(route, handler, true),
+    items,
+    rank: (v, q) => rankings.query(v, q, search),
+    now: ctx.now,
+  });
   registerDocsPage(app, ctx);
   registerMapPage(app, ctx);
   for (const [pattern, route] of [
