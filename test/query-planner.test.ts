@@ -3,7 +3,8 @@
  * large enough for bboxes on both sides of its size thresholds: a page with no filter takes the
  * best-first search from BEST_FIRST_UNFILTERED_MIN_ROWS candidates, a filtered one only from
  * BEST_FIRST_MIN_ROWS. The choice is only about time, so every page is also held against the
- * brute-force reference on every path.
+ * brute-force reference on every path. A walk with few matches over nodes the summaries decide
+ * nothing of turns into the plain scan for the rest of its bbox (src/query/plain-rest.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -83,5 +84,50 @@ describe('the planner: best-first from fewer candidates when the page has no fil
     // Bboxes on every side of both thresholds (the country holds fewer than 131,072 rows in all, so 'above' never).
     expect(seen.get('below')).toBeGreaterThan(5);
     expect(seen.get('between')).toBeGreaterThan(5);
+  }, 120_000);
+});
+
+describe('the walk turns into the plain scan where it reads every row either way', () => {
+  type Filters = Partial<RefBuildingsQuery>;
+  const plainAfter = (q: RefBuildingsQuery, path: 'walk' | 'best-first'): string => {
+    engine.queryBuildings(view, q as unknown as BuildingsQuery, { path, state: st });
+    return st.plain;
+  };
+
+  it('few matches and no node of 4,096 rows decided: the rest is scanned, on both walks, and every page is exact', () => {
+    const rng = new Rng(13);
+    const buildings = ref[0].buildings;
+    // Filters the summaries of 4,096 rows cannot decide (each keeps some rows of every such node)
+    // that together keep few; one that keeps most rows (the count caps in most of these boxes);
+    // a list the summaries rule out.
+    const few: Filters[] = [{ minAreaM2: 200 }, { minAreaM2: 300, minHeightM: 15 }];
+    const many: Filters[] = [{ minAreaM2: 40 }];
+    const decided: Filters[] = [{ floodZone: ['high'] }];
+    const scanned = { few: 0, many: 0, decided: 0 };
+    for (let n = 0; n < 24; n++) {
+      const b = buildings[Math.floor(rng.next() * buildings.length)];
+      const side = 2.5 + rng.next();
+      const bbox = capSides({
+        minLon: b.longitude - side / 2,
+        minLat: b.latitude - side / 2,
+        maxLon: b.longitude + side / 2,
+        maxLat: b.latitude + side / 2,
+      });
+      const sort = rng.pick(['volume', 'height', 'area'] as const);
+      for (const [kind, sets] of [
+        ['few', few],
+        ['many', many],
+        ['decided', decided],
+      ] as const) {
+        for (const f of sets) {
+          const q: RefBuildingsQuery = { bbox, sort, limit: rng.pick([25, 100]), offset: rng.pick([0, 50]), ...f };
+          for (const path of ['walk', 'best-first'] as const) if (plainAfter(q, path) === 'scanned') scanned[kind]++;
+          checkBuildings(engine, view, ref, q);
+        }
+      }
+    }
+    expect(scanned.few).toBeGreaterThan(10);
+    expect(scanned.many).toBeLessThan(scanned.few / 2);
+    expect(scanned.decided).toBe(0);
   }, 120_000);
 });

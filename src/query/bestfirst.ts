@@ -37,6 +37,7 @@ import { ALL, NONE, SOME, countOf, emptyAmong, verdictOf, type NodeProof } from 
 import { BLOCK_ROWS, SAMPLE_STRIDE } from './run.ts';
 import { scanRows } from './scan.ts';
 import { CHUNK } from './kernels.ts';
+import { PLAIN_LEVEL, mayGoPlain, plainRestPays, scanRest } from './plain-rest.ts';
 import type { BlockSample, SearchState } from './search-state.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
 
@@ -351,6 +352,7 @@ export function walkBuildings(
 ): void {
   st.sample = sample;
   if (sample !== 'others') st.startTrials();
+  if (sample === 'every') st.coveredRows = 0;
   try {
     for (let si = 0; si < snapshots.length; si++) {
       const plan = plans[si];
@@ -377,7 +379,23 @@ function descend(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbo
   const { levelStart } = s.tree;
   const { heap, queue, run, stack } = st;
   run.start(s, si, plan, bbox, search ? CHUNK : Infinity, true);
-  sp = s.tree.walk(bbox, new Descent(st, s, si, plan, search), stack, sp);
+  const descent = new Descent(st, s, si, plan, search, bbox);
+  sp = s.tree.walk(bbox, descent, stack, sp);
+  if (st.plain === 'judging') {
+    // Stopped at a node of PLAIN_LEVEL to judge the rest (plain-rest.ts): the node goes back on top.
+    st.plain = 'not';
+    stack[sp++] = st.plainLevel;
+    stack[sp++] = st.plainIndex;
+    if (plainRestPays(st, s, plan, bbox, stack, sp)) {
+      run.flush();
+      // Rows scanned from here are not listed as deferred nodes: were the count to cap while
+      // holding, the ranking would drop them with the held ones and never read them again.
+      if (st.holding) stopHolding(st, true);
+      scanRest(st, s, si, plan, bbox, stack, sp);
+      st.plain = 'scanned';
+      sp = 0;
+    } else sp = s.tree.walk(bbox, descent, stack, sp);
+  }
   run.flush();
   // The count is settled; what the walk did not reach is left to the ranking.
   const thr = heap.threshold();
@@ -402,11 +420,18 @@ class Descent implements NodeVisitor {
     private readonly si: number,
     private readonly plan: SearchPlan,
     private readonly search: boolean,
+    private readonly bbox: BBox,
   ) {}
 
   visit(level: number, i: number, node: number, inside: boolean): NodeStep {
     const { st, plan, search } = this;
     const { proofs, complete, countable } = plan;
+    if (level === PLAIN_LEVEL && mayGoPlain(st, this.s, plan, this.bbox)) {
+      st.plain = 'judging';
+      st.plainLevel = level;
+      st.plainIndex = i;
+      return 'stop';
+    }
     const span = this.s.tree.levelSpan[level];
     const lo = i * span;
     const hi = Math.min(this.s.rows, lo + span);
@@ -422,6 +447,7 @@ class Descent implements NodeVisitor {
     // A block wholly inside reached here was its parent's to expand (worthBlocks).
     const block = inside && level === RUN_LEVEL;
     if (block) st.blocksAsked++;
+    if (level >= PLAIN_LEVEL && verdict !== SOME) st.upperDecided++;
     if (verdict === NONE) {
       if (block) st.blocksDecided++;
       st.coveredRows += span;

@@ -60,6 +60,17 @@ export class SearchState {
   private nodeOrder = new Float64Array(1024);
   /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
   candidates = -1;
+  /**
+   * Whether the walk may still turn into the plain scan for the rest of its bbox (plain-rest.ts),
+   * stopped to judge it, will not, or did; the nodes of PLAIN_LEVEL or above that it ruled out or
+   * proved full; the snapshot's candidate rows it judged by, once asked.
+   */
+  plain: 'may' | 'judging' | 'not' | 'scanned' = 'may';
+  upperDecided = 0;
+  plainCandidates = -1;
+  /** The node of PLAIN_LEVEL the walk stopped at to judge (bestfirst.ts descend). */
+  plainLevel = 0;
+  plainIndex = 0;
   /** Leaves asked of the proofs inside blocks wholly inside the bbox, those ruled out, and blocks passed over (worthLeaves). */
   leavesAsked = 0;
   leavesOut = 0;
@@ -95,6 +106,9 @@ export class SearchState {
   startTrials(): void {
     this.leavesAsked = this.leavesOut = this.leafPassed = 0;
     this.blocksAsked = this.blocksDecided = this.blockPassed = this.nodesWhole = 0;
+    this.plain = 'may';
+    this.upperDecided = 0;
+    this.plainCandidates = -1;
   }
 
   /** Every row read is still tested and counted (the count is neither closed nor past MAX_WINDOW). */

@@ -1,0 +1,117 @@
+/**
+ * A walk that turns into the plain scan for the rest of its bbox (bestfirst.ts descend).
+ *
+ * The walks pay where the count stops early (past MAX_WINDOW matches the rest is ranked from
+ * node bounds) or where the node summaries rule out or prove whole nodes. A filtered query with
+ * few matches over nodes the summaries decide nothing of reads every row either way, and the
+ * walk's node by node work (proofs, leaves, spans) then costs more than the scan's one pass
+ * over long runs. Which kind a query is shows once the walk has read a part of the bbox: its
+ * rate of matches so far, over the bbox's candidates, and whether any node of PLAIN_LEVEL was
+ * decided so far or can be ahead. The rows read stay counted and ranked: the rest is scanned
+ * into the same count and heap, so the answer is the same.
+ */
+import { FANOUT, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
+import type { Snapshot } from '../catalog/snapshot.ts';
+import { candidateRows } from './estimate.ts';
+import { FLOOR_MIN_K } from './floor.ts';
+import type { SearchPlan } from './plan.ts';
+import { ALL, NONE, verdictOf } from './proofs.ts';
+import { scanRows } from './scan.ts';
+import type { SearchState } from './search-state.ts';
+import type { BBox } from './types.ts';
+
+/** Nodes of 4,096 rows: deciding one spares a walk more than the scan's pass over it costs. */
+export const PLAIN_LEVEL = 2;
+/** The walk judges after this many rows of the bbox... */
+const PLAIN_MIN_ROWS = 32_768;
+/** ...and goes plain where its rate of matches over the bbox's candidates projects fewer than this. */
+const FEW_MATCHES = 24_576;
+
+/**
+ * Asked by the walk at each node of PLAIN_LEVEL it reaches: whether to stop and judge the rest
+ * (plainRestPays). Only a full walk (no sample), of a filtered plan, while nothing of PLAIN_LEVEL
+ * or above was decided.
+ */
+export function mayGoPlain(st: SearchState, s: Snapshot, plan: SearchPlan, bbox: BBox): boolean {
+  if (st.plain !== 'may' || st.sample !== 'every' || plan.steps.length === 0 || st.upperDecided > 0) return false;
+  // Past MAX_WINDOW the count is settled and no longer a rate; deep pages rank from floors.
+  if (!st.countOpen() || st.heap.capacityOf() > FLOOR_MIN_K || st.coveredRows < PLAIN_MIN_ROWS) return false;
+  if (st.plainCandidates < 0) st.plainCandidates = candidateRows(st, [s], bbox);
+  return (st.matched / st.coveredRows) * st.plainCandidates < FEW_MATCHES;
+}
+
+/**
+ * Whether no node of PLAIN_LEVEL ahead of the walk (below the sp / 2 (level, index) pairs on
+ * `stack`) is ruled out or proven full by the summaries: then the rest goes plain. Reads only
+ * the tree's boxes and summaries, in the search state's estimate stack.
+ */
+export function plainRestPays(st: SearchState, s: Snapshot, plan: SearchPlan, bbox: BBox, stack: Int32Array, sp: number): boolean {
+  const tree = s.tree;
+  const { levelStart, levelCount } = tree;
+  const probe = st.estimateStack;
+  for (let j = 0; j < sp; j += 2) {
+    if (stack[j] < PLAIN_LEVEL) continue;
+    let p = 0;
+    probe[p++] = stack[j];
+    probe[p++] = stack[j + 1];
+    while (p > 0) {
+      const i = probe[--p];
+      const level = probe[--p];
+      const node = levelStart[level] + i;
+      if (!tree.meets(node, bbox)) continue;
+      const v = verdictOf(plan.proofs, plan.complete, node);
+      if (v === NONE || v === ALL) return false;
+      if (level === PLAIN_LEVEL) continue;
+      for (let c = i * FANOUT, e = Math.min(levelCount[level - 1], c + FANOUT); c < e; c++) {
+        probe[p++] = level - 1;
+        probe[p++] = c;
+      }
+    }
+  }
+  return true;
+}
+
+/** Scans the rest of the walk (the sp / 2 pairs on `stack`) as the plain scan does: ranges in row order, into the same count and heap. */
+export function scanRest(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, stack: Int32Array, sp: number): void {
+  const rest = new RestRanges(st, s, si, plan, bbox);
+  s.tree.walk(bbox, rest, stack, sp);
+  rest.flush();
+}
+
+/** scanRest's visitor: a node wholly inside or a leaf is a range; adjacent ones of a kind merge (as RowTree.ranges). */
+class RestRanges implements NodeVisitor {
+  private lo = 0;
+  private hi = 0;
+  private partial = false;
+
+  constructor(
+    private readonly st: SearchState,
+    private readonly s: Snapshot,
+    private readonly si: number,
+    private readonly plan: SearchPlan,
+    private readonly bbox: BBox,
+  ) {}
+
+  visit(level: number, i: number, _node: number, inside: boolean): NodeStep {
+    if (!inside && level > 0) return 'down';
+    const span = this.s.tree.levelSpan[level];
+    const lo = i * span;
+    const hi = Math.min(this.s.rows, lo + span);
+    if (lo === this.hi && !inside === this.partial && this.hi > this.lo) this.hi = hi;
+    else {
+      this.flush();
+      this.lo = lo;
+      this.hi = hi;
+      this.partial = !inside;
+    }
+    return 'over';
+  }
+
+  flush(): void {
+    if (this.hi > this.lo) {
+      this.st.coveredRows += this.hi - this.lo;
+      scanRows(this.st, this.s, this.si, this.plan, this.bbox, this.lo, this.hi, this.partial, true, this.plan.attained);
+    }
+    this.lo = this.hi = 0;
+  }
+}
