@@ -13,7 +13,8 @@
  *    the heap, or while they are few next to the bbox's candidates, held aside and, if the
  *    count caps, read again by the ranking: DEFER_SHARE). The walk stops as soon as more than
  *    MAX_WINDOW matches are counted: past that, total and total_is_capped are settled. What it
- *    has not reached goes to the queue.
+ *    has not reached goes to the queue. A filtered walk headed for few matches over nodes the
+ *    summaries decide nothing of scans the rest of its bbox plainly instead (plain-rest.ts).
  * 2. Rank. Nodes wait in a max-queue keyed by the greatest sort key their rows can hold. The
  *    search pops the best; an upper node pushes its children, a node of RUN_LEVEL has its
  *    leaves offered (only rows whose key can still enter the heap go through the filters). It
