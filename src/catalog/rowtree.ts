@@ -162,10 +162,15 @@ export class RowTree {
    */
   ranges(q: BBox, visit: RangeVisitor): void {
     if (this.rows === 0) return;
-    const merge = new RangeMerge(this, visit);
     this.stack[0] = this.levelStart.length - 1;
     this.stack[1] = 0;
-    this.walk(q, merge, this.stack, 2);
+    this.rangesFrom(q, visit, this.stack, 2);
+  }
+
+  /** `ranges` for what is left of a walk: below the sp / 2 (level, index) pairs on `stack`. */
+  rangesFrom(q: BBox, visit: RangeVisitor, stack: Int32Array, sp: number): void {
+    const merge = new RangeMerge(this, visit);
+    this.walk(q, merge, stack, sp);
     merge.flush();
   }
 

@@ -10,7 +10,7 @@
  * decided so far or can be ahead. The rows read stay counted and ranked: the rest is scanned
  * into the same count and heap, so the answer is the same.
  */
-import { FANOUT, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
+import { FANOUT } from '../catalog/rowtree.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidateRows } from './estimate.ts';
 import { FLOOR_MIN_K } from './floor.ts';
@@ -71,47 +71,18 @@ export function plainRestPays(st: SearchState, s: Snapshot, plan: SearchPlan, bb
   return true;
 }
 
-/** Scans the rest of the walk (the sp / 2 pairs on `stack`) as the plain scan does: ranges in row order, into the same count and heap. */
+/**
+ * Scans the rest of the walk (below the sp / 2 pairs on `stack`) as the plain scan does: ranges
+ * in row order, into the same count and heap.
+ */
 export function scanRest(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, stack: Int32Array, sp: number): void {
-  const rest = new RestRanges(st, s, si, plan, bbox);
-  s.tree.walk(bbox, rest, stack, sp);
-  rest.flush();
-}
-
-/** scanRest's visitor: a node wholly inside or a leaf is a range; adjacent ones of a kind merge (as RowTree.ranges). */
-class RestRanges implements NodeVisitor {
-  private lo = 0;
-  private hi = 0;
-  private partial = false;
-
-  constructor(
-    private readonly st: SearchState,
-    private readonly s: Snapshot,
-    private readonly si: number,
-    private readonly plan: SearchPlan,
-    private readonly bbox: BBox,
-  ) {}
-
-  visit(level: number, i: number, _node: number, inside: boolean): NodeStep {
-    if (!inside && level > 0) return 'down';
-    const span = this.s.tree.levelSpan[level];
-    const lo = i * span;
-    const hi = Math.min(this.s.rows, lo + span);
-    if (lo === this.hi && !inside === this.partial && this.hi > this.lo) this.hi = hi;
-    else {
-      this.flush();
-      this.lo = lo;
-      this.hi = hi;
-      this.partial = !inside;
-    }
-    return 'over';
-  }
-
-  flush(): void {
-    if (this.hi > this.lo) {
-      this.st.coveredRows += this.hi - this.lo;
-      scanRows(this.st, this.s, this.si, this.plan, this.bbox, this.lo, this.hi, this.partial, true, this.plan.attained);
-    }
-    this.lo = this.hi = 0;
-  }
+  s.tree.rangesFrom(
+    bbox,
+    (lo, hi, partial) => {
+      st.coveredRows += hi - lo;
+      scanRows(st, s, si, plan, bbox, lo, hi, partial, true, plan.attained);
+    },
+    stack,
+    sp,
+  );
 }
