@@ -25,7 +25,7 @@ export const PLAIN_LEVEL = 2;
 /** The walk judges after this many rows of the bbox... */
 const PLAIN_MIN_ROWS = 32_768;
 /** ...and goes plain where its rate of matches over the bbox's candidates projects fewer than this. */
-const FEW_MATCHES = 24_576;
+const FEW_MATCHES = 49_152;
 
 /**
  * Asked by the walk at each node of PLAIN_LEVEL it reaches: whether to stop and judge the rest
