@@ -131,3 +131,35 @@ describe('the walk turns into the plain scan where it reads every row either way
     expect(scanned.decided).toBe(0);
   }, 120_000);
 });
+
+describe('the search finishes in row order where bounds cannot prune', () => {
+  it('a height page under a volume cap that leaves out the tallest buildings is read in row order after its count, and every page is exact', () => {
+    const rng = new Rng(17);
+    const buildings = ref[0].buildings;
+    let rowOrder = 0;
+    for (let n = 0; n < 12; n++) {
+      const b = buildings[Math.floor(rng.next() * buildings.length)];
+      const side = 2 + rng.next();
+      const bbox = capSides({
+        minLon: b.longitude - side / 2,
+        minLat: b.latitude - side / 2,
+        maxLon: b.longitude + side / 2,
+        maxLat: b.latitude + side / 2,
+      });
+      const q: RefBuildingsQuery = { bbox, sort: 'height', limit: 25, offset: 0, maxVolumeM3: rng.pick([300, 600]) };
+      // The premise: every node's height bound covers its tallest building, which the cap leaves out.
+      const inside = buildings.filter(
+        (r) => r.longitude >= bbox.minLon && r.longitude <= bbox.maxLon && r.latitude >= bbox.minLat && r.latitude <= bbox.maxLat,
+      );
+      const tallest = Math.max(...inside.map((r) => r.height_m ?? -Infinity));
+      const tallestKept = Math.max(
+        ...inside.filter((r) => r.volume_m3 !== null && r.volume_m3 <= q.maxVolumeM3!).map((r) => r.height_m ?? -Infinity),
+      );
+      expect(tallestKept).toBeLessThan(tallest);
+      const got = engine.queryBuildings(view, q as unknown as BuildingsQuery, { path: 'best-first', state: st });
+      if (got.totalIsCapped && st.finish === 'row order') rowOrder++;
+      checkBuildings(engine, view, ref, q);
+    }
+    expect(rowOrder).toBeGreaterThan(6);
+  }, 120_000);
+});

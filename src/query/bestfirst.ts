@@ -214,7 +214,8 @@ export function searchBuildings(
   st.bbox = null;
   st.closeCount();
   // Deferred, the heap holds nothing yet for boundsWillNotPrune to judge by; the walk read few rows.
-  if (!deferred && boundsWillNotPrune(st, snapshots, plans, bbox)) finishInRowOrder(st, snapshots, plans, bbox);
+  st.finish = !deferred && boundsWillNotPrune(st, snapshots, plans, bbox) ? 'row order' : 'best-first';
+  if (st.finish === 'row order') finishInRowOrder(st, snapshots, plans, bbox);
   else rank(st, snapshots, plans, bbox);
   return outcome;
 }
@@ -227,18 +228,13 @@ export function searchBuildings(
  * several times what row order does (the queue, each leaf's bound and proofs, where row order
  * tests keys against the threshold and skips leaves by their maxima).
  *
- * Unless the blocks bounded above the threshold are so many that, at the rate the walk found
- * matches, they hold the 2k matches above it that raise it past most of their bounds
- * (mostBlocksAbove's `enough`). A threshold that merely rises is no such sign: a node's bound
- * over rows the filters leave out stays above it.
+ * However many matches the blocks above the threshold promise, it is the blocks that count: the
+ * threshold rises as they are read, but a node's bound over rows the filters leave out (the
+ * tallest buildings under a volume cap) stays above it, and best-first then reads them all.
  */
 function boundsWillNotPrune(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[], bbox: BBox): boolean {
-  const { heap, coveredRows } = st;
-  if (st.queue.size === 0 || coveredRows === 0) return false;
-  const thr = heap.threshold();
-  const above = heap.countAbove(thr);
-  const wanted = 2 * heap.capacityOf();
-  return mostBlocksAbove(st, snapshots, plans, bbox, thr, (wanted - above) / (st.matched / coveredRows));
+  if (st.queue.size === 0 || st.coveredRows === 0) return false;
+  return mostBlocksAbove(st, snapshots, plans, bbox, st.heap.threshold());
 }
 
 /** boundsWillNotPrune's share: 2 of this many blocks left bounded at or above the threshold. */
@@ -247,8 +243,7 @@ const BLOCKS_ABOVE_PARTS = 5;
 /**
  * Counts the blocks (nodes of RUN_LEVEL, the unit best-first reads) of queued nodes that meet
  * the bbox, and those bounded at or above thr by a known key, going down only into nodes the
- * bbox cuts or bounded at or above thr: true when at least 2 / BLOCKS_ABOVE_PARTS are. False as
- * soon as `enough` blocks are bounded above thr (the threshold will rise).
+ * bbox cuts or bounded at or above thr: true when at least 2 / BLOCKS_ABOVE_PARTS are.
  */
 function mostBlocksAbove(
   st: SearchState,
@@ -256,10 +251,9 @@ function mostBlocksAbove(
   plans: readonly (SearchPlan | null)[],
   bbox: BBox,
   thr: number,
-  enough: number,
 ): boolean {
   const { queue, stack } = st;
-  const count = new BlockCount(thr, enough);
+  const count = new BlockCount(thr);
   for (let j = 0; j < queue.size; j++) {
     const s = snapshots[queue.snapAt(j)];
     count.s = s;
@@ -267,7 +261,6 @@ function mostBlocksAbove(
     stack[0] = queue.levelAt(j);
     stack[1] = queue.indexAt(j);
     s.tree.walk(bbox, count, stack, 2);
-    if (count.over >= enough) return false;
   }
   return BLOCKS_ABOVE_PARTS * count.from >= 2 * count.left;
 }
@@ -276,15 +269,11 @@ function mostBlocksAbove(
 class BlockCount implements NodeVisitor {
   s!: Snapshot;
   bound!: NodeBound;
-  /** Blocks that meet the bbox; those bounded at or above thr; those bounded above it. */
+  /** Blocks that meet the bbox, and those bounded at or above thr. */
   left = 0;
   from = 0;
-  over = 0;
 
-  constructor(
-    private readonly thr: number,
-    private readonly enough: number,
-  ) {}
+  constructor(private readonly thr: number) {}
 
   visit(level: number, i: number, node: number, inside: boolean): NodeStep {
     const { thr, s } = this;
@@ -294,7 +283,7 @@ class BlockCount implements NodeVisitor {
     if (level <= RUN_LEVEL) {
       this.left++;
       if (!below) this.from++;
-      return nb > thr && ++this.over >= this.enough ? 'stop' : 'over';
+      return 'over';
     }
     if (below && inside) {
       const span = s.tree.levelSpan[level];

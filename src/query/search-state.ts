@@ -58,6 +58,10 @@ export class SearchState {
   deferredRows = 0;
   /** Queued nodes' places in row order (nodeOrderFor). */
   private nodeOrder = new Float64Array(1024);
+  /** Rows the best-first ranking has read (bestfirst.ts rank). */
+  rankedRows = 0;
+  /** How the last search ranked what its count walk left (bestfirst.ts boundsWillNotPrune). */
+  finish: 'best-first' | 'row order' = 'best-first';
   /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
   candidates = -1;
   /**

@@ -174,14 +174,6 @@ export class TopK {
     return this.size === this.capacity && this.capacity > 0 && this.snap[0] === s ? this.rank[0] : NO_RANK_BOUND;
   }
 
-  /** Rows kept whose key is above x. */
-  countAbove(x: number): number {
-    if (this.buffered) this.keepBest();
-    let n = 0;
-    for (let j = 0; j < this.size; j++) if (this.key[j] > x) n++;
-    return n;
-  }
-
   capacityOf(): number {
     return this.capacity;
   }
