@@ -14,7 +14,7 @@ import { BEST_FIRST_MIN_ROWS, BEST_FIRST_UNFILTERED_MIN_ROWS, choosePath, type P
 import { candidateRows, fitsInOneNode } from '../src/query/estimate.ts';
 import { compile } from '../src/query/plan.ts';
 import { SearchState } from '../src/query/search-state.ts';
-import { withEveryField, type BuildingsQuery } from '../src/query/types.ts';
+import { withEveryField, type BBox, type BuildingsQuery } from '../src/query/types.ts';
 import { writeSyntheticCountry } from '../src/synth/generate.ts';
 import { loadEngine, type EngineView } from './reference/engine.ts';
 import { capSides, checkBuildings } from './reference/queries.ts';
@@ -48,21 +48,24 @@ function pathOf(q: RefBuildingsQuery): Path {
   return choosePath(st, view.snapshots, plans, query);
 }
 
+/** A square bbox of `side` degrees around a building drawn at random (so on the settlements), capped to the world. */
+function boxAround(rng: Rng, side: number): BBox {
+  const b = ref[0].buildings[Math.floor(rng.next() * ref[0].buildings.length)];
+  return capSides({
+    minLon: b.longitude - side / 2,
+    minLat: b.latitude - side / 2,
+    maxLon: b.longitude + side / 2,
+    maxLat: b.latitude + side / 2,
+  });
+}
+
 describe('the planner: best-first from fewer candidates when the page has no filter', () => {
   it('an unfiltered page goes best-first from 49,152 candidates, a filtered one from 131,072; every page is exact', () => {
     expect(BEST_FIRST_UNFILTERED_MIN_ROWS).toBeLessThan(BEST_FIRST_MIN_ROWS);
     const rng = new Rng(7);
-    const buildings = ref[0].buildings;
     const seen = new Map<string, number>();
     for (let n = 0; n < 60; n++) {
-      const b = buildings[Math.floor(rng.next() * buildings.length)];
-      const side = 0.05 + 3.5 * rng.next();
-      const bbox = capSides({
-        minLon: b.longitude - side / 2,
-        minLat: b.latitude - side / 2,
-        maxLon: b.longitude + side / 2,
-        maxLat: b.latitude + side / 2,
-      });
+      const bbox = boxAround(rng, 0.05 + 3.5 * rng.next());
       const rows = candidateRows(st, view.snapshots, bbox);
       const limit = rng.pick([25, 100]);
       const sort = rng.pick(['volume', 'height', 'registered_business_employees'] as const);
@@ -96,7 +99,6 @@ describe('the walk turns into the plain scan where it reads every row either way
 
   it('few matches and no node of 4,096 rows decided: the rest is scanned, on both walks, and every page is exact', () => {
     const rng = new Rng(13);
-    const buildings = ref[0].buildings;
     // Filters the summaries of 4,096 rows cannot decide (each keeps some rows of every such node)
     // that together keep few; one that keeps most rows (the count caps in most of these boxes);
     // a list the summaries rule out.
@@ -105,14 +107,7 @@ describe('the walk turns into the plain scan where it reads every row either way
     const decided: Filters[] = [{ floodZone: ['high'] }];
     const scanned = { few: 0, many: 0, decided: 0 };
     for (let n = 0; n < 24; n++) {
-      const b = buildings[Math.floor(rng.next() * buildings.length)];
-      const side = 2.5 + rng.next();
-      const bbox = capSides({
-        minLon: b.longitude - side / 2,
-        minLat: b.latitude - side / 2,
-        maxLon: b.longitude + side / 2,
-        maxLat: b.latitude + side / 2,
-      });
+      const bbox = boxAround(rng, 2.5 + rng.next());
       const sort = rng.pick(['volume', 'height', 'area'] as const);
       for (const [kind, sets] of [
         ['few', few],
@@ -138,14 +133,7 @@ describe('the search finishes in row order where bounds cannot prune', () => {
     const buildings = ref[0].buildings;
     let rowOrder = 0;
     for (let n = 0; n < 12; n++) {
-      const b = buildings[Math.floor(rng.next() * buildings.length)];
-      const side = 2 + rng.next();
-      const bbox = capSides({
-        minLon: b.longitude - side / 2,
-        minLat: b.latitude - side / 2,
-        maxLon: b.longitude + side / 2,
-        maxLat: b.latitude + side / 2,
-      });
+      const bbox = boxAround(rng, 2 + rng.next());
       const q: RefBuildingsQuery = { bbox, sort: 'height', limit: 25, offset: 0, maxVolumeM3: rng.pick([300, 600]) };
       // The premise: every node's height bound covers its tallest building, which the cap leaves out.
       const inside = buildings.filter(
