@@ -374,7 +374,7 @@ function descend(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbo
   if (st.plain === 'judging') {
     // Stopped at a node of PLAIN_LEVEL to judge the rest (plain-rest.ts): the node goes back on top.
     st.plain = 'not';
-    stack[sp++] = st.plainLevel;
+    stack[sp++] = PLAIN_LEVEL;
     stack[sp++] = st.plainIndex;
     if (plainRestPays(st, s, plan, bbox, stack, sp)) {
       run.flush();
@@ -418,7 +418,6 @@ class Descent implements NodeVisitor {
     const { proofs, complete, countable } = plan;
     if (level === PLAIN_LEVEL && mayGoPlain(st, this.s, plan, this.bbox)) {
       st.plain = 'judging';
-      st.plainLevel = level;
       st.plainIndex = i;
       return 'stop';
     }

@@ -10,7 +10,7 @@
  * decided so far or can be ahead. The rows read stay counted and ranked: the rest is scanned
  * into the same count and heap, so the answer is the same.
  */
-import { FANOUT } from '../catalog/rowtree.ts';
+import { FANOUT, type NodeStep, type NodeVisitor } from '../catalog/rowtree.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidateRows } from './estimate.ts';
 import { FLOOR_MIN_K } from './floor.ts';
@@ -42,33 +42,32 @@ export function mayGoPlain(st: SearchState, s: Snapshot, plan: SearchPlan, bbox:
 
 /**
  * Whether no node of PLAIN_LEVEL ahead of the walk (below the sp / 2 (level, index) pairs on
- * `stack`) is ruled out or proven full by the summaries: then the rest goes plain. Reads only
- * the tree's boxes and summaries, in the search state's estimate stack.
+ * `stack`) is ruled out or proven full by the summaries: then the rest goes plain. Walks a copy
+ * of the stack in the search state's estimate stack, reading only the tree's boxes and summaries.
  */
 export function plainRestPays(st: SearchState, s: Snapshot, plan: SearchPlan, bbox: BBox, stack: Int32Array, sp: number): boolean {
-  const tree = s.tree;
-  const { levelStart, levelCount } = tree;
-  const probe = st.estimateStack;
-  for (let j = 0; j < sp; j += 2) {
-    if (stack[j] < PLAIN_LEVEL) continue;
-    let p = 0;
-    probe[p++] = stack[j];
-    probe[p++] = stack[j + 1];
-    while (p > 0) {
-      const i = probe[--p];
-      const level = probe[--p];
-      const node = levelStart[level] + i;
-      if (!tree.meets(node, bbox)) continue;
-      const v = verdictOf(plan.proofs, plan.complete, node);
-      if (v === NONE || v === ALL) return false;
-      if (level === PLAIN_LEVEL) continue;
-      for (let c = i * FANOUT, e = Math.min(levelCount[level - 1], c + FANOUT); c < e; c++) {
-        probe[p++] = level - 1;
-        probe[p++] = c;
-      }
-    }
+  // The walk needs room for FANOUT pairs a level above the copy.
+  const need = sp + 2 * FANOUT * s.tree.levelStart.length;
+  const probe = need <= st.estimateStack.length ? st.estimateStack : new Int32Array(need);
+  probe.set(stack.subarray(0, sp));
+  const ahead = new DecidedAhead(plan);
+  s.tree.walk(bbox, ahead, probe, sp);
+  return !ahead.decided;
+}
+
+/** plainRestPays' visitor: stops at the first node of PLAIN_LEVEL or above that the summaries decide. */
+class DecidedAhead implements NodeVisitor {
+  decided = false;
+
+  constructor(private readonly plan: SearchPlan) {}
+
+  visit(level: number, _i: number, node: number): NodeStep {
+    if (level < PLAIN_LEVEL) return 'over';
+    const v = verdictOf(this.plan.proofs, this.plan.complete, node);
+    this.decided = v === NONE || v === ALL;
+    if (this.decided) return 'stop';
+    return level === PLAIN_LEVEL ? 'over' : 'down';
   }
-  return true;
 }
 
 /**

@@ -58,8 +58,6 @@ export class SearchState {
   deferredRows = 0;
   /** Queued nodes' places in row order (nodeOrderFor). */
   private nodeOrder = new Float64Array(1024);
-  /** Rows the best-first ranking has read (bestfirst.ts rank). */
-  rankedRows = 0;
   /** How the last search ranked what its count walk left (bestfirst.ts boundsWillNotPrune). */
   finish: 'best-first' | 'row order' = 'best-first';
   /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
@@ -72,8 +70,7 @@ export class SearchState {
   plain: 'may' | 'judging' | 'not' | 'scanned' = 'may';
   upperDecided = 0;
   plainCandidates = -1;
-  /** The node of PLAIN_LEVEL the walk stopped at to judge (bestfirst.ts descend). */
-  plainLevel = 0;
+  /** The index of the node of PLAIN_LEVEL the walk stopped at to judge (bestfirst.ts descend). */
   plainIndex = 0;
   /** Leaves asked of the proofs inside blocks wholly inside the bbox, those ruled out, and blocks passed over (worthLeaves). */
   leavesAsked = 0;
