@@ -669,11 +669,16 @@ describe('rate limits', () => {
     // 1,000 a minute: grains of 250 ms; a grain counts until its last millisecond has left.
     const limiter = new WindowLimiter({ limit: 1_000, periodMs: 60_000 });
     const times: number[] = [];
+    const resets = new Set<number>();
     for (let i = 0; i < 3_000; i++) {
       const t = 7 + i * 40; // 2 minutes at 25 a second
-      if (limiter.take('k', t).ok) times.push(t);
+      const d = limiter.take('k', t);
+      resets.add(d.resetS);
+      if (d.ok) times.push(t);
     }
     expect(mostInAnyWindow(times, 60_000)).toBe(1_000);
+    // A grain counts up to 249 ms past the minute; RateLimit-Reset still never reads past it.
+    expect(Math.max(...resets)).toBe(60);
     // At most one grain stricter than exact: each minute after the first lets through at least 990.
     expect(times.filter((t) => t >= 60_007 && t < 120_007).length).toBeGreaterThanOrEqual(990);
   });

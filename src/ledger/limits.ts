@@ -35,7 +35,7 @@ export interface LimitDecision {
   limit: number;
   /** Requests that could still be made at once after this one. */
   remaining: number;
-  /** Seconds until every counted request has left the window (the "reset" of the RateLimit headers). */
+  /** Seconds until every counted request has left the window, at most the period (the "reset" of the RateLimit headers). */
   resetS: number;
   /** When refused: seconds until this request would be allowed (at least 1). 0 when allowed. */
   retryAfterS: number;
@@ -251,9 +251,10 @@ export class WindowLimiter implements RateLimiter {
     Atomics.notify(this.lock, 0, 1);
   }
 
+  /** Never past the period itself: a coarse grain outlives it by under a grain, which a "minute window" should not show. */
   private resetS(i: number, t: number): number {
     if (this.meta[META * i + 4] === 0) return 0;
-    return Math.max(0, Math.ceil((this.newest[i] + this.spanMs - t) / 1000));
+    return Math.max(0, Math.ceil(Math.min(this.periodMs, this.newest[i] + this.spanMs - t) / 1000));
   }
 }
 

@@ -161,7 +161,7 @@ export class RedisLimits {
             ok: allowed === 1,
             limit,
             remaining,
-            resetS: Math.max(0, Math.ceil(resetMs / 1000)),
+            resetS: Math.max(0, Math.ceil(Math.min(periodMs, resetMs) / 1000)),
             retryAfterS: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
           };
         } catch (err) {
