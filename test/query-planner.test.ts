@@ -125,6 +125,33 @@ describe('the walk turns into the plain scan where it reads every row either way
     expect(scanned.many).toBeLessThan(scanned.few / 2);
     expect(scanned.decided).toBe(0);
   }, 120_000);
+
+  it('a rest scanned plainly that passes 10,000 matches after the switch still ranks every row it reads, and every page is exact', () => {
+    // An area floor keeping 15,000 of the box's 60,000 rows or more: the walk projects fewer than
+    // FEW_MATCHES, goes plain while its count is open, and the count caps in the rest, which no
+    // queue of nodes holds for a ranking.
+    const rng = new Rng(19);
+    let boxes = 0;
+    let cappedAfter = 0;
+    for (let tries = 0; boxes < 12 && tries < 200; tries++) {
+      const bbox = boxAround(rng, 4 + rng.next());
+      const areas = ref[0].buildings
+        .filter((r) => r.longitude >= bbox.minLon && r.longitude <= bbox.maxLon && r.latitude >= bbox.minLat && r.latitude <= bbox.maxLat)
+        .map((r) => r.footprint_area_m2)
+        .sort((a, b) => b - a);
+      if (areas.length < 60_000) continue;
+      boxes++;
+      const sort = rng.pick(['volume', 'height', 'area'] as const);
+      const q: RefBuildingsQuery = { bbox, sort, limit: rng.pick([25, 100]), offset: rng.pick([0, 50]), minAreaM2: areas[15_000] };
+      for (const path of ['walk', 'best-first'] as const) {
+        const got = engine.queryBuildings(view, q as unknown as BuildingsQuery, { path, state: st });
+        if (st.plain === 'scanned' && got.totalIsCapped) cappedAfter++;
+      }
+      checkBuildings(engine, view, ref, q);
+    }
+    expect(boxes).toBe(12);
+    expect(cappedAfter).toBeGreaterThan(16);
+  }, 120_000);
 });
 
 describe('the search finishes in row order where bounds cannot prune', () => {
