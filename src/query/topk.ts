@@ -56,6 +56,8 @@ export class TopK {
   private cutSnap = 0;
   private cutRow = 0;
   private cutRank = 0;
+  /** The cut is the row cutAt left in its slot, which no selection has moved since. */
+  private cutIsPlace = false;
   private ids: Uint32Array[] = [];
   private capacity = 0;
   /** Buffer mode: the snapshot of every row kept, -1 before the first, -2 once two snapshots' rows are kept. */
@@ -84,6 +86,7 @@ export class TopK {
     this.floor = -Infinity;
     this.buffered = capacity > BUFFER_MIN_CAPACITY;
     this.cut = false;
+    this.cutIsPlace = false;
     this.oneSnap = -1;
   }
 
@@ -186,6 +189,8 @@ export class TopK {
 
   /** Rows kept that rank before the row (key, snapshot s, row r, rank rk), which is kept or not. */
   countBefore(k: number, s: number, r: number, rk: number): number {
+    // The guess's cut (cutAt) with no selection since: every row kept ranks before it but itself.
+    if (this.cutIsPlace && this.cutSnap === s && this.cutRow === r) return this.size - 1;
     let n = 0;
     for (let j = 0; j < this.size; j++) if (!(this.snap[j] === s && this.row[j] === r) && !this.slotAfter(j, k, s, r, rk)) n++;
     return n;
@@ -200,6 +205,7 @@ export class TopK {
     if (capacity < 1 || capacity > MAX_WINDOW) throw new RangeError(`TopK keeps 1 to ${MAX_WINDOW} rows, asked for ${capacity}.`);
     this.capacity = capacity;
     this.cut = false;
+    this.cutIsPlace = false;
     if (this.size >= 2 * capacity) this.keepBest();
   }
 
@@ -220,6 +226,7 @@ export class TopK {
     if (j < 0 || j >= this.size) throw new RangeError(`no place ${j} among ${this.size} rows kept`);
     this.size = j + 1;
     this.cut = true;
+    this.cutIsPlace = true;
     this.cutKey = this.key[j];
     this.cutSnap = this.snap[j];
     this.cutRow = this.row[j];
@@ -318,6 +325,7 @@ export class TopK {
     this.size = this.capacity;
     const c = this.capacity - 1;
     this.cut = true;
+    this.cutIsPlace = false;
     this.cutKey = this.key[c];
     this.cutSnap = this.snap[c];
     this.cutRow = this.row[c];
@@ -370,14 +378,19 @@ export class TopK {
     }
   }
 
-  /** Buffer mode page: the rows of places [offset, capacity): selected, then only they are sorted. */
+  /**
+   * Buffer mode page: the rows of places [offset, capacity), selected, then only they sorted.
+   * The place offset is selected first, then the last place among the rows after it: a deep
+   * page's buffer holds not many more rows than its offset, so the second selection is short.
+   */
   private bufferPage(offset: number): { snap: number; row: number }[] {
-    this.keepBest();
     const n = this.size;
+    const end = Math.min(n, this.capacity);
     this.size = 0;
-    if (offset >= n) return [];
+    if (offset >= end) return [];
     if (offset > 0) this.select(0, n - 1, offset);
-    const order = Array.from({ length: n - offset }, (_, i) => offset + i);
+    if (n > end) this.select(offset, n - 1, end - 1);
+    const order = Array.from({ length: end - offset }, (_, i) => offset + i);
     // Rows are distinct, so two slots never tie.
     order.sort((a, b) => (a === b ? 0 : this.slotAfter(a, this.key[b], this.snap[b], this.row[b], this.rank[b]) ? 1 : -1));
     return order.map((i) => ({ snap: this.snap[i], row: this.row[i] }));
