@@ -975,12 +975,13 @@ struct Buffer {
   Span<uint32_t> sel, rank, rows, ranks, size;
   Span<double> keys;
   Span<uint16_t> snaps;
-  uint32_t i, n, s, limit, cutRank = 0;
-  double floor, cutKey = 0;
-  bool cut;
+  uint32_t i, n, s, limit, cutRank = 0, topRank = 0;
+  double floor, cutKey = 0, topKey = 0;
+  bool cut, top = false;
 };
 
-// sel, i, n, rank, s, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank from `at` on.
+// sel, i, n, rank, s, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank, topKey, topRank
+// from `at` on (topKey and topRank may be left out: no top).
 bool BufferArgs(const FunctionCallbackInfo<Value>& args, int at, Buffer* b) {
   if (!Selection(args, at, &b->sel) || !Index(args, at + 1, &b->i) || !Index(args, at + 2, &b->n)) return false;
   if (!args[at + 3]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
@@ -988,6 +989,8 @@ bool BufferArgs(const FunctionCallbackInfo<Value>& args, int at, Buffer* b) {
   if (!Index(args, at + 4, &b->s) || !Index(args, at + 10, &b->limit) || !NumberArg(args, at + 11, &b->floor)) return false;
   b->cut = !args[at + 12]->IsNull();
   if (b->cut && (!NumberArg(args, at + 12, &b->cutKey) || !Index(args, at + 13, &b->cutRank))) return false;
+  b->top = args.Length() > at + 14 && !args[at + 14]->IsNull() && !args[at + 14]->IsUndefined();
+  if (b->top && (!NumberArg(args, at + 14, &b->topKey) || !Index(args, at + 15, &b->topRank))) return false;
   if (!args[at + 5]->IsFloat64Array() || !args[at + 6]->IsUint32Array() || !args[at + 7]->IsUint32Array() || !args[at + 8]->IsUint16Array() ||
       !args[at + 9]->IsUint32Array())
     return Fail(args, "kernels: append writes keys (Float64Array), rows and ranks (Uint32Array), snapshots (Uint16Array) and a size (Uint32Array)");
@@ -997,19 +1000,21 @@ bool BufferArgs(const FunctionCallbackInfo<Value>& args, int at, Buffer* b) {
   b->snaps = SpanOf<uint16_t>(args[at + 8]);
   b->size = SpanOf<uint32_t>(args[at + 9]);
   if (b->n > b->sel.length || b->i > b->n || b->s > 0xffff || b->size.length < 1 || b->limit > b->keys.length || b->limit > b->rows.length ||
-      b->limit > b->ranks.length || b->limit > b->snaps.length || b->size.data[0] > b->limit)
-    return Fail(args, "kernels: append needs i <= n within the selection and size <= limit within the buffer", true);
+      b->limit > b->ranks.length || b->limit > b->snaps.length || b->size.data[0] > b->limit || (b->top && b->size.length < 2))
+    return Fail(args, "kernels: append needs i <= n within the selection, size <= limit within the buffer, and size[1] with a top", true);
   return true;
 }
 
 // The buffer takes the rows sel[i..n) that reach its floor and rank before its cut (key, then
 // rank below cutRank; no cut: cutKey null), from slot size[0] on, until it holds `limit` rows:
-// as TopK's append, one row at a time. Returns the first row of sel not yet offered; size[0]
+// as TopK's append, one row at a time. Rows that rank before its top (key, then rank below
+// topRank) are only counted, in size[1]. Returns the first row of sel not yet offered; size[0]
 // becomes the rows held. Rows past the key's arrays or the ranks are skipped.
 template <typename KeyAt>
 uint32_t AppendLoop(const KeyAt& keyAt, Buffer& b) {
   const uint16_t s = static_cast<uint16_t>(b.s);
   uint32_t z = b.size.data[0];
+  uint32_t above = 0;
   uint32_t i = b.i;
   for (; i < b.n && z < b.limit; i++) {
     const uint32_t r = b.sel.data[i];
@@ -1017,13 +1022,18 @@ uint32_t AppendLoop(const KeyAt& keyAt, Buffer& b) {
     if (r >= b.rank.length || !keyAt(r, &k)) continue;
     const uint32_t rk = b.rank.data[r];
     if (k < b.floor || (b.cut && (k < b.cutKey || (k == b.cutKey && rk >= b.cutRank)))) continue;
+    // Written either way and kept only after the top: rows before and after it mix at random,
+    // and a branch on it would mispredict on about every other row.
+    const uint32_t before = b.top & ((k > b.topKey) | ((k == b.topKey) & (rk < b.topRank)));
     b.keys.data[z] = k;
     b.rows.data[z] = r;
     b.ranks.data[z] = rk;
     b.snaps.data[z] = s;
-    z++;
+    z += 1 - before;
+    above += before;
   }
   b.size.data[0] = z;
+  if (b.top) b.size.data[1] += above;
   return i;
 }
 

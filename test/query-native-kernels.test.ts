@@ -435,7 +435,7 @@ describe('compiled scan loops', () => {
     expect(() => k.select(key, u32, key as unknown as Uint32Array, 0, 9, 2)).toThrow(TypeError);
   });
 
-  it("append fills a deep page's buffer with the rows that reach its floor and rank before its cut, until it holds the limit", () => {
+  it("append fills a deep page's buffer with the rows that reach its floor and rank before its cut, counting those before its top, until it holds the limit", () => {
     const k = kernels();
     // Integer columns over a scale, Float64 keys rounded so that keys tie with the cut, and the
     // business keys (rows without a business unknown).
@@ -454,6 +454,7 @@ describe('compiled scan loops', () => {
     ];
     let filled = 0;
     let tiesKept = 0;
+    let counted = 0;
     for (let t = 0; t < 1000; t++) {
       const { name, key, append } = keyed[t % keyed.length];
       const sel = selection(rng);
@@ -466,12 +467,16 @@ describe('compiled scan loops', () => {
       const snaps = new Uint16Array(cap + 4).fill(7);
       const start = Math.floor(rng.next() * cap);
       const limit = start + 1 + Math.floor(rng.next() * (cap - start));
-      const size = Uint32Array.of(start);
       const someRow = (): number => sel[Math.floor(rng.next() * n)] ?? 0;
       const floor = rng.next() < 0.5 ? -Infinity : key(someRow());
       const cutRow = someRow();
       const cutKey = rng.next() < 0.2 ? null : key(cutRow);
       const cutRank = rng.next() < 0.1 ? 0 : rank[cutRow];
+      // A top above the cut, or none.
+      const topRow = someRow();
+      const topKey = rng.next() < 0.3 ? null : Math.max(key(topRow), cutKey ?? -Infinity);
+      const topRank = rank[topRow];
+      let above = 0;
 
       // The reference: TopK's append, one row at a time.
       const want: [number, number, number][] = [];
@@ -481,33 +486,47 @@ describe('compiled scan loops', () => {
         const kr = key(r);
         if (kr < floor) continue;
         if (cutKey !== null && (kr < cutKey || (kr === cutKey && rank[r] >= cutRank))) continue;
+        if (topKey !== null && (kr > topKey || (kr === topKey && rank[r] < topRank))) {
+          above++;
+          continue;
+        }
         if (cutKey !== null && kr === cutKey) tiesKept++;
         want.push([kr, r, rank[r]]);
       }
       if (start + want.length === limit) filled++;
-      const got = append(sel, from, n, rank, 3, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank);
+      if (above > 0) counted++;
+      const size = Uint32Array.of(start, 5);
+      const got = append(sel, from, n, rank, 3, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank, topKey, topRank);
       expect(got, `${name}: stops after the same row (${t})`).toBe(i);
       expect(size[0]).toBe(start + want.length);
+      expect(size[1], `${name}: rows counted before the top (${t})`).toBe(5 + (topKey === null ? 0 : above));
       const held = Array.from({ length: want.length }, (_, j) => [keys[start + j], rows[start + j], ranks[start + j]]);
       expect(held).toEqual(want);
       expect(Array.from(snaps.subarray(start, size[0])).every((x) => x === 3)).toBe(true);
-      // Slots before the start and past the rows held are untouched.
-      for (const j of [...Array(start).keys(), ...Array.from({ length: cap + 4 - size[0] }, (_, x) => size[0] + x)])
+      // Slots before the start and past the limit are untouched; past the rows held, only the
+      // first may hold a row counted before the top (each row is written before it is judged).
+      const past = size[0] + (topKey !== null && size[0] < limit ? 1 : 0);
+      for (const j of [...Array(start).keys(), ...Array.from({ length: cap + 4 - past }, (_, x) => past + x)])
         expect([keys[j], rows[j], ranks[j], snaps[j]]).toEqual([7.5, 7, 7, 7]);
     }
     // The trials stop at the limit and keep ties that rank before the cut.
     expect(filled).toBeGreaterThan(50);
     expect(tiesKept).toBeGreaterThan(10);
+    expect(counted).toBeGreaterThan(50);
 
     // Three rows offered (n past them, or a size or limit past the buffer of 4, is refused).
     const sel = Uint32Array.of(1, 2, 3);
     const buffer = (n: number, size: number, limit: number): AppendArgs => {
       const [keys, rows, ranks, snaps] = [new Float64Array(4), new Uint32Array(4), new Uint32Array(4), new Uint16Array(4)];
-      return [sel, 0, n, rank, 0, keys, rows, ranks, snaps, Uint32Array.of(size), limit, -Infinity, null, 0];
+      return [sel, 0, n, rank, 0, keys, rows, ranks, snaps, Uint32Array.of(size), limit, -Infinity, null, 0, null, 0];
     };
     expect(() => k.append(f64, 1, ...buffer(4, 0, 4))).toThrow(RangeError);
     expect(() => k.append(f64, 1, ...buffer(3, 0, 5))).toThrow(RangeError);
     expect(() => k.append(f64, 1, ...buffer(3, 5, 4))).toThrow(RangeError);
+    // A top needs size[1] to count into.
+    const topless = buffer(3, 0, 4);
+    topless[14] = 0.5;
+    expect(() => k.append(f64, 1, ...topless)).toThrow(RangeError);
     expect(() => k.append(new Float32Array(4) as unknown as Float64Array, 1, ...buffer(3, 0, 4))).toThrow(TypeError);
     expect(() => k.appendEmployees(new Uint32Array(4), new Uint32Array(4) as unknown as Int32Array, ...buffer(3, 0, 4))).toThrow(TypeError);
     expect(() => k.appendTurnover(new Uint32Array(4), new Uint16Array(4), new Float64Array(4), 0, ...buffer(4, 0, 4))).toThrow(RangeError);

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/estimate.ts';
 import { FLOOR_MIN_K, FLOOR_TRIAL_LEAVES, provenFloor } from '../src/query/floor.ts';
 import { DEFER_MIN_ROWS, searchBuildings, walkBuildings, type DeferralOutcome } from '../src/query/bestfirst.ts';
-import { GUESS_MARGIN, walkGuessing, type GuessOutcome } from '../src/query/guess.ts';
+import { GUESS_MARGIN, TOP_MARGIN, walkGuessing, type GuessOutcome } from '../src/query/guess.ts';
 import { compile } from '../src/query/plan.ts';
 import { SAMPLE_STRIDE } from '../src/query/run.ts';
 import { CHUNK, scanRows, scanSpans } from '../src/query/scan.ts';
@@ -591,10 +591,14 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
   it('deep pages from a floor guessed from a sample of blocks (src/query/guess.ts): confirmed, or missed and run again, the page is exact', async () => {
     // The whole area holds ~35,000 rows (more than 4k candidates for every k here, so the
     // planner guesses too). Called directly with a margin of 0.25 the guess sits too high for
-    // most pages: the walk keeps fewer than k rows at or above it and must run again.
+    // most pages: the walk keeps fewer than k rows at or above it and must run again. A top
+    // margin of 1.4 puts the top past the offset for most pages: more rows than the offset
+    // are counted before it, and the walk must run again too.
     const rng = new Rng(seedFor(7370));
     const base = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
     const outcomes: Record<GuessOutcome, number> = { none: 0, held: 0, failed: 0 };
+    const topOutcomes: Record<GuessOutcome, number> = { none: 0, held: 0, failed: 0 };
+    let countedAbove = 0;
     for (const sort of SORT_KEYS) {
       for (const filters of [
         {},
@@ -610,7 +614,11 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
           ...filters,
         };
         const all = ranked(q);
-        for (const margin of [0.25, GUESS_MARGIN]) {
+        for (const [margin, topMargin] of [
+          [0.25, TOP_MARGIN],
+          [GUESS_MARGIN, TOP_MARGIN],
+          [GUESS_MARGIN, 1.4],
+        ]) {
           const k = rng.int(1_001, Math.min(REF_CAP, 5_000));
           const limit = rng.pick([1, 25, 100]);
           const page: RefBuildingsQuery = { ...q, offset: k - limit, limit };
@@ -621,7 +629,10 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
             k,
             snapshots.map((s) => s.ids),
           );
-          outcomes[walkGuessing(st, snapshots, plans, page.bbox, k, -Infinity, margin)]++;
+          const outcome = walkGuessing(st, snapshots, plans, page.bbox, k, page.offset, -Infinity, margin, topMargin);
+          if (topMargin === TOP_MARGIN) outcomes[outcome]++;
+          else topOutcomes[outcome]++;
+          if (outcome === 'held' && st.heap.above > 0) countedAbove++;
           const counted = st.matched;
           const ids = st.heap.page(page.offset).map(({ snap, row }) => snapshots[snap].buildingId(row));
           expect({ ids, total: Math.min(counted, REF_CAP), capped: counted > REF_CAP }).toEqual({
@@ -636,6 +647,8 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
     }
     expect(outcomes.held).toBeGreaterThan(5);
     expect(outcomes.failed).toBeGreaterThan(5);
+    expect(countedAbove).toBeGreaterThan(5);
+    expect(topOutcomes.failed).toBeGreaterThan(5);
   });
 
   it('a guessed floor is kept only when k rows rank before it: pages of k exactly those rows, and one more', async () => {
@@ -678,7 +691,9 @@ describe('GET /buildings on the search paths: engine against the brute-force ref
               k,
               snapshots.map((s) => s.ids),
             );
-            expect(walkGuessing(st, snapshots, plans, page.bbox, k, -Infinity, margin)).toBe(k === reach ? 'held' : 'failed');
+            expect(walkGuessing(st, snapshots, plans, page.bbox, k, page.offset, -Infinity, margin, 0)).toBe(
+              k === reach ? 'held' : 'failed',
+            );
             if (k === reach) {
               held++;
               heldHere++;

@@ -13,9 +13,14 @@
  * key and rank before their filters). Ranking by key alone would keep every row of a tie, and
  * keys tie over most of a bbox where few of its buildings have one (a business sort).
  *
- * The page is exact when at least k rows kept rank before the guess: the top k are then all
- * among them, and every row kept out ranks after each of them. When fewer do (the sample
- * misled, or fewer than k rows match), the query runs again without the guess.
+ * The page's rows are the places [offset, k), so the rows before them need only be counted:
+ * the sample's row at place TOP_MARGIN * offset / SAMPLE_STRIDE becomes the buffer's top, and
+ * the rows ranked before it are counted, not kept nor selected among (topk.ts topAt).
+ *
+ * The page is exact when at least k rows rank before the guess (counted or kept) and no more
+ * than the offset before the top: the top k are then all among them, every row kept out ranks
+ * after each of them, and the page's rows are all kept. When not (the sample misled, or fewer
+ * than k rows match), the query runs again without the guess.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidatesReach } from './estimate.ts';
@@ -28,6 +33,9 @@ import type { BBox } from './types.ts';
 
 /** The guess aims at this many times k matches at or above it. */
 export const GUESS_MARGIN = 1.5;
+
+/** The top aims at this many times the page's offset matches before it. */
+export const TOP_MARGIN = 0.75;
 
 /**
  * The buffer selects only once it holds 2k rows: a bbox of fewer than GUESS_MIN_ROWS * k
@@ -44,15 +52,20 @@ export function worthGuessing(st: SearchState, snapshots: readonly Snapshot[], b
 /** What walkGuessing did: no guess above the floor, a guess the walk confirmed, or one it did not (and the walk ran again without it). */
 export type GuessOutcome = 'none' | 'held' | 'failed';
 
-/** The walk for a page of k rows kept in a buffer, from `floor` (proven, or -Infinity) or from a higher guess. */
+/**
+ * The walk for the page [offset, k) kept in a buffer, from `floor` (proven, or -Infinity) or
+ * from a higher guess; `topMargin` 0 keeps every row before the page.
+ */
 export function walkGuessing(
   st: SearchState,
   snapshots: readonly Snapshot[],
   plans: readonly (SearchPlan | null)[],
   bbox: BBox,
   k: number,
+  offset: number,
   floor: number,
   margin = GUESS_MARGIN,
+  topMargin = TOP_MARGIN,
 ): GuessOutcome {
   const { heap } = st;
   heap.raiseFloor(floor);
@@ -78,8 +91,13 @@ export function walkGuessing(
   }
   // The buffer's cut is a place in the order already: the guess becomes it.
   heap.cutAt(place);
+  const top = Math.floor((topMargin * offset) / SAMPLE_STRIDE) - 1;
+  if (top > 0 && top < place) {
+    heap.selectPlace(top);
+    heap.topAt(top);
+  }
   walkBuildings(st, snapshots, plans, bbox, 'others');
-  if (heap.countBefore(key, snap, row, rank) >= k) return 'held';
+  if (heap.above <= offset && heap.countBefore(key, snap, row, rank) >= k) return 'held';
   st.start(
     k,
     snapshots.map((s) => s.ids),

@@ -109,8 +109,10 @@ export interface NativeKernels {
    * A deep page's buffer of rows of snapshot s (topk.ts) takes the rows sel[i..n) whose key
    * (column `col`, an integer column's values over `scale`; NaN and the least integer are
    * unknown, -Infinity) reaches `floor` and ranks before the cut (key, then rank below cutRank;
-   * cutKey null: no cut), from slot size[0] on, until it holds `limit` rows. Returns the first
-   * row of sel not offered; size[0] becomes the rows held.
+   * cutKey null: no cut), from slot size[0] on, until it holds `limit` rows; a row that ranks
+   * before the top (topKey, then rank below topRank; null: none) is only counted, in size[1]
+   * (the slot after the rows held may then be written). Returns the first row of sel not
+   * offered; size[0] becomes the rows held.
    */
   append(col: NumberArray, scale: number, ...buffer: AppendArgs): number;
   /** append() with the employees key of a row's businesses. */
@@ -138,6 +140,8 @@ export type AppendArgs = [
   floor: number,
   cutKey: number | null,
   cutRank: number,
+  topKey: number | null,
+  topRank: number,
 ];
 
 /** Selections shorter than this are refined in JavaScript: the call would cost more than the loop. */

@@ -103,8 +103,8 @@ function appendColumn(
   s: number,
   t: AppendTarget,
 ): number {
-  const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank } = t;
-  return k.append(col, scale, sel, i, n, rank, s, keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank);
+  const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank } = t;
+  return k.append(col, scale, sel, i, n, rank, s, keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank);
 }
 
 export class KeyF64 implements PlainKey, ListedKey {
@@ -432,9 +432,28 @@ export class KeyEmployees extends BusinessKey {
   }
 
   override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank } = t;
+    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank } = t;
     const { offsets, employeesMin } = this;
-    return k.appendEmployees(offsets, employeesMin, sel, i, n, rank, s, keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank);
+    return k.appendEmployees(
+      offsets,
+      employeesMin,
+      sel,
+      i,
+      n,
+      rank,
+      s,
+      keys,
+      rows,
+      ranks,
+      snaps,
+      held,
+      limit,
+      floor,
+      cutKey,
+      cutRank,
+      topKey,
+      topRank,
+    );
   }
 
   override compiledCandidates(
@@ -477,7 +496,7 @@ export class KeyTurnover extends BusinessKey {
   }
 
   override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank } = t;
+    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank } = t;
     const { offsets, currency, turnover, code } = this;
     return k.appendTurnover(
       offsets,
@@ -498,6 +517,8 @@ export class KeyTurnover extends BusinessKey {
       floor,
       cutKey,
       cutRank,
+      topKey,
+      topRank,
     );
   }
 

@@ -17,12 +17,14 @@ export interface AppendTarget {
   readonly rows: Uint32Array;
   readonly ranks: Uint32Array;
   readonly snaps: Uint16Array;
-  /** The rows held, in and out. */
+  /** The rows held, in and out; then the rows counted above the top, added to. */
   readonly held: Uint32Array;
   limit: number;
   floor: number;
   cutKey: number | null;
   cutRank: number;
+  topKey: number | null;
+  topRank: number;
 }
 
 /** A sort key whose rows the buffer can take through the addon: it calls the append of its kind. */
@@ -56,8 +58,20 @@ export class TopK {
   private cutSnap = 0;
   private cutRow = 0;
   private cutRank = 0;
-  /** The cut is the row cutAt left in its slot, which no selection has moved since. */
+  /** The cut is the row cutAt made it, which no selection has dropped since. */
   private cutIsPlace = false;
+  /**
+   * A deep page's top (topAt): rows that rank before it are counted in `above`, not kept. The
+   * page's rows are then the kept rows' places less `above`, if no more than its offset rank
+   * before the top (guess.ts checks).
+   */
+  private top = false;
+  private topKey = 0;
+  private topSnap = 0;
+  private topRow = 0;
+  private topRank = 0;
+  /** Rows counted before the top. */
+  above = 0;
   private ids: Uint32Array[] = [];
   private capacity = 0;
   /** Buffer mode: the snapshot of every row kept, -1 before the first, -2 once two snapshots' rows are kept. */
@@ -69,11 +83,13 @@ export class TopK {
     rows: this.row,
     ranks: this.rank,
     snaps: this.snap,
-    held: new Uint32Array(1),
+    held: new Uint32Array(2),
     limit: 0,
     floor: -Infinity,
     cutKey: null,
     cutRank: 0,
+    topKey: null,
+    topRank: 0,
   };
   size = 0;
 
@@ -87,6 +103,8 @@ export class TopK {
     this.buffered = capacity > BUFFER_MIN_CAPACITY;
     this.cut = false;
     this.cutIsPlace = false;
+    this.top = false;
+    this.above = 0;
     this.oneSnap = -1;
   }
 
@@ -190,8 +208,9 @@ export class TopK {
   /** Rows kept that rank before the row (key, snapshot s, row r, rank rk), which is kept or not. */
   countBefore(k: number, s: number, r: number, rk: number): number {
     // The guess's cut (cutAt) with no selection since: every row kept ranks before it but itself.
-    if (this.cutIsPlace && this.cutSnap === s && this.cutRow === r) return this.size - 1;
-    let n = 0;
+    if (this.cutIsPlace && this.cutSnap === s && this.cutRow === r) return this.above + this.size - 1;
+    // Rows counted above the top rank before every row kept.
+    let n = this.above;
     for (let j = 0; j < this.size; j++) if (!(this.snap[j] === s && this.row[j] === r) && !this.slotAfter(j, k, s, r, rk)) n++;
     return n;
   }
@@ -231,6 +250,24 @@ export class TopK {
     this.cutSnap = this.snap[j];
     this.cutRow = this.row[j];
     this.cutRank = this.rank[j];
+  }
+
+  /**
+   * Buffer mode, after cutAt: the row at slot j (selectPlace, among the rows before the cut)
+   * becomes the top: the rows kept before it are counted in `above` and dropped, and so is every
+   * row offered from now on that ranks before it. A guess (guess.ts), checked by the caller.
+   */
+  topAt(j: number): void {
+    if (!this.buffered || !this.cut) throw new Error('topAt is for buffer mode, after cutAt');
+    if (j < 0 || j >= this.size) throw new RangeError(`no place ${j} among ${this.size} rows kept`);
+    this.top = true;
+    this.topKey = this.key[j];
+    this.topSnap = this.snap[j];
+    this.topRow = this.row[j];
+    this.topRank = this.rank[j];
+    this.above += j;
+    for (let i = j; i < this.size; i++) this.move(i, i - j);
+    this.size -= j;
   }
 
   keyAt(j: number): number {
@@ -283,13 +320,17 @@ export class TopK {
     const t = this.target;
     t.limit = 2 * this.capacity;
     t.floor = this.floor;
+    t.topKey = this.top ? this.topKey : null;
+    t.topRank = this.topRank;
     for (let i = 0; i < n;) {
       t.held[0] = this.size;
+      t.held[1] = 0;
       t.cutKey = this.cut ? this.cutKey : null;
       t.cutRank = this.cutRank;
       i = key.appendListed(native, sel, i, n, rank, s, t);
       if (t.held[0] > this.size) this.oneSnap = s;
       this.size = t.held[0];
+      this.above += t.held[1];
       if (this.size >= t.limit) this.keepBest();
     }
     return true;
@@ -298,7 +339,7 @@ export class TopK {
   /** Whether offerListed takes n rows of snapshot s through the addon. */
   takesListed(s: number, n: number): boolean {
     if (!this.buffered || native === null || n < NATIVE_MIN || this.capacity === 0) return false;
-    return (this.oneSnap === -1 || this.oneSnap === s) && (!this.cut || this.cutSnap === s);
+    return (this.oneSnap === -1 || this.oneSnap === s) && (!this.cut || this.cutSnap === s) && (!this.top || this.topSnap === s);
   }
 
   /** Buffer mode: keeps the row if it ranks before the cut; selects when the buffer is full (true: the cut moved). */
@@ -311,6 +352,14 @@ export class TopK {
         if (!before) return false;
       }
     }
+    if (this.top && k >= this.topKey) {
+      const before =
+        k > this.topKey || (this.topSnap === s ? rk < this.topRank : compareIds(this.ids[s], r, this.ids[this.topSnap], this.topRow) < 0);
+      if (before) {
+        this.above++;
+        return false;
+      }
+    }
     if (s !== this.oneSnap) this.oneSnap = this.oneSnap === -1 ? s : -2;
     this.put(this.size++, k, s, r, rk);
     if (this.size < 2 * this.capacity) return false;
@@ -318,12 +367,14 @@ export class TopK {
     return true;
   }
 
-  /** Buffer mode: the best `capacity` rows to slots [0, capacity), the worst of them the cut. */
+  /** Buffer mode: the best `capacity` rows, less those counted above the top, to the first slots; the worst of them the cut. */
   private keepBest(): void {
-    if (this.size <= this.capacity) return;
-    this.select(0, this.size - 1, this.capacity - 1);
-    this.size = this.capacity;
-    const c = this.capacity - 1;
+    // The rows counted above the top are among the best `capacity`: the buffer keeps the rest.
+    const keep = Math.max(1, this.capacity - this.above);
+    if (this.size <= keep) return;
+    this.select(0, this.size - 1, keep - 1);
+    this.size = keep;
+    const c = keep - 1;
     this.cut = true;
     this.cutIsPlace = false;
     this.cutKey = this.key[c];
@@ -381,11 +432,14 @@ export class TopK {
   /**
    * Buffer mode page: the rows of places [offset, capacity), selected, then only they sorted.
    * The place offset is selected first, then the last place among the rows after it: a deep
-   * page's buffer holds not many more rows than its offset, so the second selection is short.
+   * page's buffer ends not far past its offset, so the second selection is short. Places count
+   * the rows counted above the top first.
    */
   private bufferPage(offset: number): { snap: number; row: number }[] {
+    if (this.above > offset) throw new Error(`${this.above} rows rank before the top, past the page's offset ${offset}`);
     const n = this.size;
-    const end = Math.min(n, this.capacity);
+    const end = Math.min(n, this.capacity - this.above);
+    offset -= this.above;
     this.size = 0;
     if (offset >= end) return [];
     if (offset > 0) this.select(0, n - 1, offset);
