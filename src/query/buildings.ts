@@ -106,7 +106,7 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
   let path: Path = parts.length > 1 ? 'scan' : forced === 'auto' ? choosePath(st, snapshots, plans, q) : forced;
   if (path === 'best-first' && !hasBounds(plans)) path = 'walk';
   if (path === 'best-first') searchBuildings(st, snapshots, plans, q.bbox);
-  else if (path === 'walk') walkDeep(st, snapshots, plans, q.bbox, k, q.offset);
+  else if (path === 'walk') walkDeep(st, snapshots, plans, q);
   else
     for (const b of parts)
       for (let si = 0; si < snapshots.length; si++) if (plans[si] !== null) scanSnapshot(st, snapshots[si], si, plans[si]!, b);
@@ -116,19 +116,14 @@ export function queryBuildings(view: CatalogView, query: BuildingsQuery, options
 }
 
 /**
- * The walk for the page [offset, k), from a floor under the k-th key where one can be found:
- * proven from leaf maxima (floor.ts) or guessed from a sample (guess.ts). A floor needs k leaves proven full inside the
- * bbox, which only deep pages over large areas find; for a short page the search for them costs
- * a street query a tenth of its time.
+ * The walk for q's page [offset, k), from a floor under the k-th key where one can be found:
+ * proven from leaf maxima (floor.ts) or guessed from a sample (guess.ts). A floor needs k leaves
+ * proven full inside the bbox, which only deep pages over large areas find; for a short page the
+ * search for them costs a street query a tenth of its time.
  */
-function walkDeep(
-  st: SearchState,
-  snapshots: readonly Snapshot[],
-  plans: readonly (SearchPlan | null)[],
-  bbox: BBox,
-  k: number,
-  offset: number,
-): void {
+function walkDeep(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[], q: BuildingsQuery): void {
+  const { bbox, offset } = q;
+  const k = offset + q.limit;
   const floor = k > FLOOR_MIN_K ? provenFloor(st, snapshots, plans, bbox, k) : -Infinity;
   if (worthGuessing(st, snapshots, bbox, k)) walkGuessing(st, snapshots, plans, bbox, k, offset, floor);
   else {

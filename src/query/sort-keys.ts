@@ -8,7 +8,7 @@
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
 import { LEAF_ROWS } from '../catalog/rowtree.ts';
-import { NATIVE_MIN, native, type NativeKernels, type NumberArray } from './native-kernels.ts';
+import { NATIVE_MIN, native, type AppendArgs, type NativeKernels, type NumberArray } from './native-kernels.ts';
 import { NO_RANK_BOUND, type AppendTarget, type ListedKey, type TopK } from './topk.ts';
 
 /** The sort key of a plan, over one snapshot. */
@@ -103,8 +103,29 @@ function appendColumn(
   s: number,
   t: AppendTarget,
 ): number {
-  const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank } = t;
-  return k.append(col, scale, sel, i, n, rank, s, keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank);
+  return k.append(col, scale, ...bufferArgs(t, sel, i, n, rank, s));
+}
+
+/** The arguments every append takes after its key's own, in the target's own array: a spread of it allocates nothing. */
+function bufferArgs(t: AppendTarget, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number): AppendArgs {
+  const a = t.args;
+  a[0] = sel;
+  a[1] = i;
+  a[2] = n;
+  a[3] = rank;
+  a[4] = s;
+  a[5] = t.keys;
+  a[6] = t.rows;
+  a[7] = t.ranks;
+  a[8] = t.snaps;
+  a[9] = t.held;
+  a[10] = t.limit;
+  a[11] = t.floor;
+  a[12] = t.cutKey;
+  a[13] = t.cutRank;
+  a[14] = t.topKey;
+  a[15] = t.topRank;
+  return a;
 }
 
 export class KeyF64 implements PlainKey, ListedKey {
@@ -432,28 +453,7 @@ export class KeyEmployees extends BusinessKey {
   }
 
   override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank } = t;
-    const { offsets, employeesMin } = this;
-    return k.appendEmployees(
-      offsets,
-      employeesMin,
-      sel,
-      i,
-      n,
-      rank,
-      s,
-      keys,
-      rows,
-      ranks,
-      snaps,
-      held,
-      limit,
-      floor,
-      cutKey,
-      cutRank,
-      topKey,
-      topRank,
-    );
+    return k.appendEmployees(this.offsets, this.employeesMin, ...bufferArgs(t, sel, i, n, rank, s));
   }
 
   override compiledCandidates(
@@ -496,30 +496,7 @@ export class KeyTurnover extends BusinessKey {
   }
 
   override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    const { keys, rows, ranks, snaps, held, limit, floor, cutKey, cutRank, topKey, topRank } = t;
-    const { offsets, currency, turnover, code } = this;
-    return k.appendTurnover(
-      offsets,
-      currency,
-      turnover,
-      code,
-      sel,
-      i,
-      n,
-      rank,
-      s,
-      keys,
-      rows,
-      ranks,
-      snaps,
-      held,
-      limit,
-      floor,
-      cutKey,
-      cutRank,
-      topKey,
-      topRank,
-    );
+    return k.appendTurnover(this.offsets, this.currency, this.turnover, this.code, ...bufferArgs(t, sel, i, n, rank, s));
   }
 
   override compiledCandidates(

@@ -8,7 +8,7 @@
  * One heap is reused by every query of the thread (queries run to completion synchronously).
  */
 import { compareIds } from '../catalog/ids.ts';
-import { NATIVE_MIN, native, type NativeKernels } from './native-kernels.ts';
+import { NATIVE_MIN, native, type AppendArgs, type NativeKernels } from './native-kernels.ts';
 import { MAX_WINDOW } from './types.ts';
 
 /** A deep page's buffer as the addon's appends write it (TopK.offerListed): reused, updated per call. */
@@ -25,6 +25,8 @@ export interface AppendTarget {
   cutRank: number;
   topKey: number | null;
   topRank: number;
+  /** Room for the appends' arguments after their key's own (sort-keys.ts bufferArgs). */
+  readonly args: AppendArgs;
 }
 
 /** A sort key whose rows the buffer can take through the addon: it calls the append of its kind. */
@@ -90,6 +92,7 @@ export class TopK {
     cutRank: 0,
     topKey: null,
     topRank: 0,
+    args: [this.row, 0, 0, this.rank, 0, this.key, this.row, this.rank, this.snap, new Uint32Array(2), 0, -Infinity, null, 0, null, 0],
   };
   size = 0;
 
