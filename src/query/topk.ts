@@ -17,7 +17,7 @@ export interface AppendTarget {
   readonly rows: Uint32Array;
   readonly ranks: Uint32Array;
   readonly snaps: Uint16Array;
-  /** The rows held, in and out; then the rows counted above the top, added to. */
+  /** The rows held, in and out; then the rows counted before the top, added to. */
   readonly held: Uint32Array;
   limit: number;
   floor: number;
@@ -212,7 +212,7 @@ export class TopK {
   countBefore(k: number, s: number, r: number, rk: number): number {
     // The guess's cut (cutAt) with no selection since: every row kept ranks before it but itself.
     if (this.cutIsPlace && this.cutSnap === s && this.cutRow === r) return this.above + this.size - 1;
-    // Rows counted above the top rank before every row kept.
+    // Rows counted before the top rank before every row kept.
     let n = this.above;
     for (let j = 0; j < this.size; j++) if (!(this.snap[j] === s && this.row[j] === r) && !this.slotAfter(j, k, s, r, rk)) n++;
     return n;
@@ -370,9 +370,9 @@ export class TopK {
     return true;
   }
 
-  /** Buffer mode: the best `capacity` rows, less those counted above the top, to the first slots; the worst of them the cut. */
+  /** Buffer mode: the best `capacity` rows, less those counted before the top, to the first slots; the worst of them the cut. */
   private keepBest(): void {
-    // The rows counted above the top are among the best `capacity`: the buffer keeps the rest.
+    // The rows counted before the top are among the best `capacity`: the buffer keeps the rest.
     const keep = Math.max(1, this.capacity - this.above);
     if (this.size <= keep) return;
     this.select(0, this.size - 1, keep - 1);
@@ -435,8 +435,8 @@ export class TopK {
   /**
    * Buffer mode page: the rows of places [offset, capacity), selected, then only they sorted.
    * The place offset is selected first, then the last place among the rows after it: a deep
-   * page's buffer ends not far past its offset, so the second selection is short. Places count
-   * the rows counted above the top first.
+   * page's buffer ends not far past its offset, so the second selection is short. The rows
+   * counted before the top hold the first places.
    */
   private bufferPage(offset: number): { snap: number; row: number }[] {
     if (this.above > offset) throw new Error(`${this.above} rows rank before the top, past the page's offset ${offset}`);
