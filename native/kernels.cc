@@ -981,7 +981,7 @@ struct Buffer {
 };
 
 // sel, i, n, rank, s, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank, topKey, topRank
-// from `at` on (topKey and topRank may be left out: no top).
+// from `at` on.
 bool BufferArgs(const FunctionCallbackInfo<Value>& args, int at, Buffer* b) {
   if (!Selection(args, at, &b->sel) || !Index(args, at + 1, &b->i) || !Index(args, at + 2, &b->n)) return false;
   if (!args[at + 3]->IsUint32Array()) return Fail(args, "kernels: ranks are a Uint32Array");
@@ -989,7 +989,7 @@ bool BufferArgs(const FunctionCallbackInfo<Value>& args, int at, Buffer* b) {
   if (!Index(args, at + 4, &b->s) || !Index(args, at + 10, &b->limit) || !NumberArg(args, at + 11, &b->floor)) return false;
   b->cut = !args[at + 12]->IsNull();
   if (b->cut && (!NumberArg(args, at + 12, &b->cutKey) || !Index(args, at + 13, &b->cutRank))) return false;
-  b->top = args.Length() > at + 14 && !args[at + 14]->IsNull() && !args[at + 14]->IsUndefined();
+  b->top = !args[at + 14]->IsNull();
   if (b->top && (!NumberArg(args, at + 14, &b->topKey) || !Index(args, at + 15, &b->topRank))) return false;
   if (!args[at + 5]->IsFloat64Array() || !args[at + 6]->IsUint32Array() || !args[at + 7]->IsUint32Array() || !args[at + 8]->IsUint16Array() ||
       !args[at + 9]->IsUint32Array())

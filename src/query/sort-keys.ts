@@ -8,8 +8,8 @@
 import { NULL_I32 } from '../catalog/arrow.ts';
 import { NULL_I16, lowerCode } from '../catalog/numeric.ts';
 import { LEAF_ROWS } from '../catalog/rowtree.ts';
-import { NATIVE_MIN, native, type AppendArgs, type NativeKernels, type NumberArray } from './native-kernels.ts';
-import { NO_RANK_BOUND, type AppendTarget, type ListedKey, type TopK } from './topk.ts';
+import { NATIVE_MIN, native, type AppendArgs, type NativeKernels } from './native-kernels.ts';
+import { NO_RANK_BOUND, type ListedKey, type TopK } from './topk.ts';
 
 /** The sort key of a plan, over one snapshot. */
 export interface KeySource {
@@ -91,43 +91,6 @@ function offerCandidates(
   }
 }
 
-/** A plain key's append (TopK.offerListed): its column, over its scale. */
-function appendColumn(
-  k: NativeKernels,
-  col: NumberArray,
-  scale: number,
-  sel: Uint32Array,
-  i: number,
-  n: number,
-  rank: Uint32Array,
-  s: number,
-  t: AppendTarget,
-): number {
-  return k.append(col, scale, ...bufferArgs(t, sel, i, n, rank, s));
-}
-
-/** The arguments every append takes after its key's own, in the target's own array: a spread of it allocates nothing. */
-function bufferArgs(t: AppendTarget, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number): AppendArgs {
-  const a = t.args;
-  a[0] = sel;
-  a[1] = i;
-  a[2] = n;
-  a[3] = rank;
-  a[4] = s;
-  a[5] = t.keys;
-  a[6] = t.rows;
-  a[7] = t.ranks;
-  a[8] = t.snaps;
-  a[9] = t.held;
-  a[10] = t.limit;
-  a[11] = t.floor;
-  a[12] = t.cutKey;
-  a[13] = t.cutRank;
-  a[14] = t.topKey;
-  a[15] = t.topRank;
-  return a;
-}
-
 export class KeyF64 implements PlainKey, ListedKey {
   constructor(readonly col: Float64Array) {}
 
@@ -161,8 +124,8 @@ export class KeyF64 implements PlainKey, ListedKey {
     }
   }
 
-  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    return appendColumn(k, this.col, 1, sel, i, n, rank, s, t);
+  appendListed(k: NativeKernels, buffer: AppendArgs): number {
+    return k.append(this.col, 1, ...buffer);
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
@@ -250,8 +213,8 @@ export class KeyI32 implements PlainKey, ListedKey {
     }
   }
 
-  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    return appendColumn(k, this.col, this.scale, sel, i, n, rank, s, t);
+  appendListed(k: NativeKernels, buffer: AppendArgs): number {
+    return k.append(this.col, this.scale, ...buffer);
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
@@ -308,8 +271,8 @@ export class KeyI16 implements PlainKey, ListedKey {
     }
   }
 
-  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    return appendColumn(k, this.col, this.scale, sel, i, n, rank, s, t);
+  appendListed(k: NativeKernels, buffer: AppendArgs): number {
+    return k.append(this.col, this.scale, ...buffer);
   }
 
   offerRange(heap: TopK, s: number, rank: Uint32Array, lo: number, hi: number, scratch: Uint32Array, maxima: LeafMaxima): void {
@@ -346,7 +309,7 @@ abstract class BusinessKey implements PlainKey, ListedKey {
   abstract compiledRefine(k: NativeKernels, sel: Uint32Array, n: number, thr: number, rank: Uint32Array, rankBound: number): number;
 
   /** The buffer's append of this key by the addon (TopK.offerListed). */
-  abstract appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number;
+  abstract appendListed(k: NativeKernels, buffer: AppendArgs): number;
 
   /** candidates() by the addon's compiled loop. */
   abstract compiledCandidates(
@@ -452,8 +415,8 @@ export class KeyEmployees extends BusinessKey {
     return k.employeesRefine(this.offsets, this.employeesMin, sel, n, thr, rank, rankBound);
   }
 
-  override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    return k.appendEmployees(this.offsets, this.employeesMin, ...bufferArgs(t, sel, i, n, rank, s));
+  override appendListed(k: NativeKernels, buffer: AppendArgs): number {
+    return k.appendEmployees(this.offsets, this.employeesMin, ...buffer);
   }
 
   override compiledCandidates(
@@ -495,8 +458,8 @@ export class KeyTurnover extends BusinessKey {
     return k.turnoverRefine(this.offsets, this.currency, this.turnover, this.code, sel, n, thr, rank, rankBound);
   }
 
-  override appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number {
-    return k.appendTurnover(this.offsets, this.currency, this.turnover, this.code, ...bufferArgs(t, sel, i, n, rank, s));
+  override appendListed(k: NativeKernels, buffer: AppendArgs): number {
+    return k.appendTurnover(this.offsets, this.currency, this.turnover, this.code, ...buffer);
   }
 
   override compiledCandidates(

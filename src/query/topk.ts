@@ -11,27 +11,9 @@ import { compareIds } from '../catalog/ids.ts';
 import { NATIVE_MIN, native, type AppendArgs, type NativeKernels } from './native-kernels.ts';
 import { MAX_WINDOW } from './types.ts';
 
-/** A deep page's buffer as the addon's appends write it (TopK.offerListed): reused, updated per call. */
-export interface AppendTarget {
-  readonly keys: Float64Array;
-  readonly rows: Uint32Array;
-  readonly ranks: Uint32Array;
-  readonly snaps: Uint16Array;
-  /** The rows held, in and out; then the rows counted before the top, added to. */
-  readonly held: Uint32Array;
-  limit: number;
-  floor: number;
-  cutKey: number | null;
-  cutRank: number;
-  topKey: number | null;
-  topRank: number;
-  /** Room for the appends' arguments after their key's own (sort-keys.ts bufferArgs). */
-  readonly args: AppendArgs;
-}
-
-/** A sort key whose rows the buffer can take through the addon: it calls the append of its kind. */
+/** A sort key whose rows the buffer can take through the addon: it calls the append of its kind, its own arguments then `buffer`. */
 export interface ListedKey {
-  appendListed(k: NativeKernels, sel: Uint32Array, i: number, n: number, rank: Uint32Array, s: number, t: AppendTarget): number;
+  appendListed(k: NativeKernels, buffer: AppendArgs): number;
 }
 
 /**
@@ -80,20 +62,27 @@ export class TopK {
   private oneSnap = -1;
   /** No row under this enters (floor.ts proves, or guess.ts checks after, that `capacity` rows reach it). */
   private floor = -Infinity;
-  private readonly target: AppendTarget = {
-    keys: this.key,
-    rows: this.row,
-    ranks: this.rank,
-    snaps: this.snap,
-    held: new Uint32Array(2),
-    limit: 0,
-    floor: -Infinity,
-    cutKey: null,
-    cutRank: 0,
-    topKey: null,
-    topRank: 0,
-    args: [this.row, 0, 0, this.rank, 0, this.key, this.row, this.rank, this.snap, new Uint32Array(2), 0, -Infinity, null, 0, null, 0],
-  };
+  /** The rows the addon's appends hold, in and out; then the rows they counted before the top. */
+  private readonly held = new Uint32Array(2);
+  /** The appends' arguments after their key's own, reused (offerListed sets them per call; spread, they allocate nothing). */
+  private readonly appendArgs: AppendArgs = [
+    new Uint32Array(0),
+    0,
+    0,
+    new Uint32Array(0),
+    0,
+    this.key,
+    this.row,
+    this.rank,
+    this.snap,
+    this.held,
+    0,
+    -Infinity,
+    null,
+    0,
+    null,
+    0,
+  ];
   size = 0;
 
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
@@ -320,21 +309,29 @@ export class TopK {
    */
   offerListed(key: ListedKey, s: number, rank: Uint32Array, sel: Uint32Array, n: number): boolean {
     if (native === null || !this.takesListed(s, n)) return false;
-    const t = this.target;
-    t.limit = 2 * this.capacity;
-    t.floor = this.floor;
-    t.topKey = this.top ? this.topKey : null;
-    t.topRank = this.topRank;
+    // AppendArgs: sel, i, n, rank, s, keys, rows, ranks, snaps, size, limit, floor, cutKey, cutRank, topKey, topRank.
+    const a = this.appendArgs;
+    const held = this.held;
+    const limit = 2 * this.capacity;
+    a[0] = sel;
+    a[2] = n;
+    a[3] = rank;
+    a[4] = s;
+    a[10] = limit;
+    a[11] = this.floor;
+    a[14] = this.top ? this.topKey : null;
+    a[15] = this.topRank;
     for (let i = 0; i < n;) {
-      t.held[0] = this.size;
-      t.held[1] = 0;
-      t.cutKey = this.cut ? this.cutKey : null;
-      t.cutRank = this.cutRank;
-      i = key.appendListed(native, sel, i, n, rank, s, t);
-      if (t.held[0] > this.size) this.oneSnap = s;
-      this.size = t.held[0];
-      this.above += t.held[1];
-      if (this.size >= t.limit) this.keepBest();
+      held[0] = this.size;
+      held[1] = 0;
+      a[1] = i;
+      a[12] = this.cut ? this.cutKey : null;
+      a[13] = this.cutRank;
+      i = key.appendListed(native, a);
+      if (held[0] > this.size) this.oneSnap = s;
+      this.size = held[0];
+      this.above += held[1];
+      if (this.size >= limit) this.keepBest();
     }
     return true;
   }
@@ -348,26 +345,22 @@ export class TopK {
   /** Buffer mode: keeps the row if it ranks before the cut; selects when the buffer is full (true: the cut moved). */
   private append(k: number, s: number, r: number, rk: number): boolean {
     if (this.capacity === 0 || k < this.floor) return false;
-    if (this.cut) {
-      if (k < this.cutKey) return false;
-      if (k === this.cutKey) {
-        const before = this.cutSnap === s ? rk < this.cutRank : compareIds(this.ids[s], r, this.ids[this.cutSnap], this.cutRow) < 0;
-        if (!before) return false;
-      }
-    }
-    if (this.top && k >= this.topKey) {
-      const before =
-        k > this.topKey || (this.topSnap === s ? rk < this.topRank : compareIds(this.ids[s], r, this.ids[this.topSnap], this.topRow) < 0);
-      if (before) {
-        this.above++;
-        return false;
-      }
+    if (this.cut && !this.before(k, s, r, rk, this.cutKey, this.cutSnap, this.cutRow, this.cutRank)) return false;
+    if (this.top && this.before(k, s, r, rk, this.topKey, this.topSnap, this.topRow, this.topRank)) {
+      this.above++;
+      return false;
     }
     if (s !== this.oneSnap) this.oneSnap = this.oneSnap === -1 ? s : -2;
     this.put(this.size++, k, s, r, rk);
     if (this.size < 2 * this.capacity) return false;
     this.keepBest();
     return true;
+  }
+
+  /** Does the row (k, s, r, rk) rank before the one (pk, ps, pr, prk) (the cut, the top)? */
+  private before(k: number, s: number, r: number, rk: number, pk: number, ps: number, pr: number, prk: number): boolean {
+    if (k !== pk) return k > pk;
+    return ps === s ? rk < prk : compareIds(this.ids[s], r, this.ids[ps], pr) < 0;
   }
 
   /** Buffer mode: the best `capacity` rows, less those counted before the top, to the first slots; the worst of them the cut. */
