@@ -19,6 +19,7 @@ import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/esti
 import { FLOOR_MIN_K, FLOOR_TRIAL_LEAVES, provenFloor } from '../src/query/floor.ts';
 import { DEFER_MIN_ROWS, searchBuildings, walkBuildings, type DeferralOutcome } from '../src/query/bestfirst.ts';
 import { GUESS_MARGIN, TOP_MARGIN, walkGuessing, type GuessOutcome } from '../src/query/guess.ts';
+import { KEY_ORDER_BATCH, KEY_ORDER_LEAST, KEY_ORDER_MOST, keyOrderBudget, rankByKeyOrder } from '../src/query/key-order.ts';
 import { compile } from '../src/query/plan.ts';
 import { SAMPLE_STRIDE } from '../src/query/run.ts';
 import { CHUNK, scanRows, scanSpans } from '../src/query/scan.ts';
@@ -42,10 +43,12 @@ import {
 } from './reference/queries.ts';
 import {
   REF_CAP,
+  compareRanked,
   decodeSnapshotDir,
   inBBox,
   passesFilters,
   refQueryBuildings,
+  sortKey,
   type RefBuilding,
   type RefBuildingsQuery,
   type RefBuildingsResult,
@@ -884,6 +887,84 @@ function straddle(box: BBox, members: readonly RefBuilding[], how: string, f: nu
       return capSides({ minLon: at.longitude, minLat: at.latitude, maxLon: box.maxLon + w, maxLat: box.maxLat + h });
   }
 }
+
+describe("first pages read off the top of the sort key's whole order (src/catalog/key-order.ts, src/query/key-order.ts)", () => {
+  it("each key's order is the snapshot's rows by the key descending, unknown last, ties by building_id", () => {
+    for (const [si, s] of view.snapshots.entries()) {
+      const rows = ref[si].buildings;
+      for (const [sort, column] of [
+        ['volume', 'volume_m3'],
+        ['area', 'footprint_area_m2'],
+        ['height', 'height_m'],
+      ] as const) {
+        const want = rows
+          .map((b) => ({ id: b.building_id, key: sortKey(b, { sort }) }))
+          .sort(compareRanked)
+          .map((x) => x.id);
+        const order = s.keyOrders[column];
+        expect(order, `${s.country} ${sort}`).not.toBeNull();
+        expect(
+          Array.from(order!, (row) => s.buildingId(row)),
+          `${s.country} ${sort}`,
+        ).toEqual(want);
+      }
+    }
+    // XC's west has no height: its order ends in unknown keys, by building_id.
+    expect(ref[1].buildings.some((b) => b.height_m === null)).toBe(true);
+  });
+
+  it('a count that capped over common matches ranks from the order, across both countries; the page is exact', async () => {
+    const rng = new Rng(seedFor(7390));
+    const finishes: Record<string, number> = {};
+    for (let i = 0; i < 120; i++) {
+      const side = rng.pick([3, 2.5, 2]);
+      const lon = rng.real(20, 23 - side);
+      const lat = rng.real(44, 47 - side);
+      const q: RefBuildingsQuery = {
+        bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side },
+        sort: rng.pick(['volume', 'area', 'height'] as const),
+        offset: rng.pick([0, 0, 10, 150]),
+        limit: rng.pick([1, 25, 100, 500]),
+        ...rng.pick<Partial<RefBuildingsQuery>>([
+          {},
+          { roofShape: [...ROOF_SHAPE].slice(0, 7) },
+          { category: [...CATEGORY].slice(0, 5) },
+          { excludeSolarPresence: [SOLAR_PRESENCE[0]], minAreaM2: pool.values.area[1] },
+          { maxFloors: pool.values.floors[pool.values.floors.length >> 1] },
+        ]),
+      };
+      expect(checkDirect(view, ref, q, true)).toBe(true);
+      finishes[st.finish] = (finishes[st.finish] ?? 0) + 1;
+      if (i % 20 === 0) await breathe();
+    }
+    expect(finishes['key order']).toBeGreaterThan(30);
+    expect(finishes['best-first']).toBeGreaterThan(5);
+  });
+
+  it('gives up past its budget with the heap emptied, and best-first ranks the same page', () => {
+    // Height with a cap on floors: the tallest buildings, at the top of the order, all fail it.
+    const q: RefBuildingsQuery = {
+      bbox: { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 },
+      sort: 'height',
+      offset: 0,
+      limit: 100,
+      maxFloors: pool.values.floors[1],
+    };
+    const snapshots = view.snapshots;
+    const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+    st.start(
+      100,
+      snapshots.map((s) => s.ids),
+    );
+    expect(rankByKeyOrder(st, snapshots, plans, q.bbox, 100, KEY_ORDER_BATCH)).toBe(false);
+    expect(st.heap.page(0)).toEqual([]);
+    expect(rankByKeyOrder(st, snapshots, plans, q.bbox, 100, Infinity)).toBe(true);
+    expect(st.heap.page(0).map(({ snap, row }) => snapshots[snap].buildingId(row))).toEqual(refQueryBuildings(ref, q).ids);
+    expect(checkDirect(view, ref, q, true)).toBe(true);
+    expect(keyOrderBudget(10)).toBe(KEY_ORDER_LEAST);
+    expect(keyOrderBudget(1e9)).toBe(KEY_ORDER_MOST);
+  });
+});
 
 describe('deep pages on the walk: a floor under the k-th key proven from leaf maxima (src/query/floor.ts)', () => {
   let fdir: string;

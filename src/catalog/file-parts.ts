@@ -1,7 +1,7 @@
 /**
  * The parts of a store built from a few columns of the file alone: the hot numbers, each in its
  * narrowest exact form (numeric.ts); the ids as words with their ranks; the footprints and the
- * point index over them. The load's second thread builds them (cold-thread.ts) while the main
+ * point index over them; the sort keys' orders (key-order.ts). The load's second thread builds them (cold-thread.ts) while the main
  * thread builds the rest of the store, and hands them over in shared memory; without that
  * thread, the main thread builds them itself.
  */
@@ -12,6 +12,7 @@ import { Col, batchColumns, checkOffsets, fillF64, fillI32 } from './arrow.ts';
 import { HOT_NUM, type HotNum } from './columns.ts';
 import { Footprints } from './geometry.ts';
 import { parseUuidBytes, rankIds } from './ids.ts';
+import { buildKeyOrders, type KeyOrders } from './key-order.ts';
 import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
 import { sharedU32 } from './shared.ts';
 
@@ -21,6 +22,7 @@ export interface FileParts {
   ids: Uint32Array;
   rank: Uint32Array;
   byRank: Uint32Array;
+  keyOrders: KeyOrders;
   footprints: Footprints;
   /** Null for an empty store. */
   index: Flatbush | null;
@@ -32,6 +34,7 @@ export interface FilePartsTransfer {
   ids: Uint32Array;
   rank: Uint32Array;
   byRank: Uint32Array;
+  keyOrders: KeyOrders;
   footprints: object;
   index: ArrayBuffer | SharedArrayBuffer | null;
 }
@@ -63,7 +66,9 @@ export function buildFileParts(table: Table): FileParts {
     table.batches.map((_, b) => batchColumns(table, b)('footprint')),
     n,
   );
-  return { num: hotNumbers(table), ids, rank, byRank, footprints, index: n > 0 ? buildPointIndex(footprints, n) : null };
+  const num = hotNumbers(table);
+  const keyOrders = buildKeyOrders(num, byRank, n);
+  return { num, ids, rank, byRank, keyOrders, footprints, index: n > 0 ? buildPointIndex(footprints, n) : null };
 }
 
 /** Each hot number column of a table in its narrowest exact form. */
@@ -85,7 +90,15 @@ function hotNumbers(table: Table): Record<HotNum, NumColumn> {
 }
 
 export function filePartsToTransfer(p: FileParts): FilePartsTransfer {
-  return { num: p.num, ids: p.ids, rank: p.rank, byRank: p.byRank, footprints: { ...p.footprints }, index: p.index ? p.index.data : null };
+  return {
+    num: p.num,
+    ids: p.ids,
+    rank: p.rank,
+    byRank: p.byRank,
+    keyOrders: p.keyOrders,
+    footprints: { ...p.footprints },
+    index: p.index ? p.index.data : null,
+  };
 }
 
 export function filePartsFromTransfer(t: FilePartsTransfer): FileParts {
@@ -94,6 +107,7 @@ export function filePartsFromTransfer(t: FilePartsTransfer): FileParts {
     ids: t.ids,
     rank: t.rank,
     byRank: t.byRank,
+    keyOrders: t.keyOrders,
     // Data-only: its fields, around the prototype a structured clone drops.
     footprints: Object.assign(Object.create(Footprints.prototype) as Footprints, t.footprints),
     index: t.index ? Flatbush.from(t.index as ArrayBuffer) : null,

@@ -499,7 +499,7 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
   watch.buildMs = Math.round(built - started);
   const tree = new RowTree(n, lon, lat);
   const fromThread = thread?.fileParts() ?? null;
-  const { num, ids, rank, byRank, footprints, index } = fromThread ?? buildFileParts(table);
+  const { num, ids, rank, byRank, keyOrders, footprints, index } = fromThread ?? buildFileParts(table);
   watch.partsBy = fromThread ? 'thread' : 'here';
   const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   watch.indexMs = Math.round(performance.now() - built);
@@ -524,6 +524,7 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
     ids,
     rank,
     byRank,
+    keyOrders,
     business,
     footprints,
     tree,

@@ -29,6 +29,7 @@ import { compareIds, formatUuid, parseUuid } from './ids.ts';
 import { numberAt, sparseAt, type NumColumn, type SparseColumn } from './numeric.ts';
 import type { Places } from './places.ts';
 import type { RowTree } from './rowtree.ts';
+import type { KeyOrders } from './key-order.ts';
 import { NodeSummaries } from './summaries.ts';
 import { type CodeArray, bytesOf, stringBytes } from './shared.ts';
 
@@ -94,6 +95,7 @@ export interface SnapshotParts {
   ids: Uint32Array;
   rank: Uint32Array;
   byRank: Uint32Array;
+  keyOrders: KeyOrders;
   business: BusinessColumns;
   footprints: Footprints;
   tree: RowTree;
@@ -147,6 +149,8 @@ export class Snapshot {
   readonly entrancesOverflow: ReadonlyMap<number, number>;
   readonly ids: Uint32Array;
   readonly rank: Uint32Array;
+  /** Rows by each numeric sort key, as GET /buildings ranks them (key-order.ts). */
+  readonly keyOrders: KeyOrders;
   readonly business: Readonly<BusinessColumns>;
   readonly footprints: Footprints;
   readonly tree: RowTree;
@@ -191,6 +195,7 @@ export class Snapshot {
     this.ids = p.ids;
     this.rank = p.rank;
     this.byRank = p.byRank;
+    this.keyOrders = p.keyOrders;
     this.business = p.business;
     this.footprints = p.footprints;
     this.tree = p.tree;
@@ -405,6 +410,7 @@ export class Snapshot {
       flags: bytesOf(this.flags),
       derived: bytesOf(this.registeredKw.rows, this.registeredKw.values, this.entrances) + 16 * this.entrancesOverflow.size,
       ids: bytesOf(this.ids, this.rank, this.byRank),
+      keyOrders: bytesOf(...Object.values(this.keyOrders)),
       businesses:
         bytesOf(
           b.offsets,

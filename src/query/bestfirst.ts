@@ -22,7 +22,9 @@
  *    the k-th key: a node whose bound equals that key is still expanded, since one of its rows
  *    can win on building_id; while the heap is not full nothing is pruned, so rows of unknown
  *    key are reached whenever fewer than k known keys match (and once only such nodes are
- *    left, each is scanned whole: bounds can no longer tell them apart).
+ *    left, each is scanned whole: bounds can no longer tell them apart). A count that capped
+ *    while its matches were common ranks off the top of the key's whole order instead, where
+ *    the key has one (key-order.ts).
  *
  * `walkBuildings` is step 1 alone, carried to the end in row order (the planner's choice for
  * deep pages, choose.ts).
@@ -38,6 +40,7 @@ import { ALL, NONE, SOME, countOf, emptyAmong, verdictOf, type NodeProof } from 
 import { BLOCK_ROWS, SAMPLE_STRIDE } from './run.ts';
 import { scanRows } from './scan.ts';
 import { CHUNK } from './kernels.ts';
+import { KEY_ORDER_ROWS, hasOrders, keyOrderBudget, keyOrderRows, rankByKeyOrder } from './key-order.ts';
 import { PLAIN_LEVEL, mayGoPlain, plainRestPays, scanRest } from './plain-rest.ts';
 import type { BlockSample, SearchState } from './search-state.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
@@ -163,6 +166,14 @@ function defer(st: SearchState, si: number, level: number, i: number, rows: numb
   if (st.deferredRows * DEFER_SHARE > st.candidates) stopHolding(st, true);
 }
 
+/** The rows the key order is projected to read after a count walk that capped while holding (key-order.ts). */
+function keyOrderProjection(st: SearchState, snapshots: readonly Snapshot[], bbox: BBox): number {
+  if (st.candidates < 0) st.candidates = candidateRows(st, snapshots, bbox);
+  let rows = 0;
+  for (const s of snapshots) rows += s.rows;
+  return keyOrderRows(st.heap.capacityOf(), st.matched, st.coveredRows, st.candidates, rows);
+}
+
 /** Ends holding; the held rows are then offered to the plans' keys (`offer`) or dropped. */
 function stopHolding(st: SearchState, offer: boolean): void {
   st.holding = false;
@@ -201,6 +212,15 @@ export function searchBuildings(
   const deferred = st.holding && st.matched > MAX_WINDOW;
   const outcome: DeferralOutcome = deferred ? 'deferred' : st.holding ? 'held-to-end' : 'stopped';
   if (st.holding) stopHolding(st, !deferred);
+  const projected = deferred && hasOrders(plans) ? keyOrderProjection(st, snapshots, bbox) : Infinity;
+  if (projected <= KEY_ORDER_ROWS && rankByKeyOrder(st, snapshots, plans, bbox, st.heap.capacityOf(), keyOrderBudget(projected))) {
+    st.queue.clear();
+    st.snapshots = st.plans = [];
+    st.bbox = null;
+    st.closeCount();
+    st.finish = 'key order';
+    return outcome;
+  }
   if (deferred) {
     const nodes = st.deferredNodes;
     for (let j = 0; j < st.deferredCount; j++) {

@@ -62,6 +62,11 @@ export interface SearchPlan {
    * of a node proven ALL holds it. Null when the key's summary is only a bound (businesses).
    */
   attained: Float32Array | null;
+  /**
+   * The snapshot's rows by the sort key, as the page ranks them (catalog/key-order.ts), where the
+   * key has such an order and every step takes rows in any order (key-order.ts); else null.
+   */
+  order: Uint32Array | null;
 }
 
 /**
@@ -361,6 +366,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
     countable,
     bound: keyBound(s, q),
     attained: keyMax(s, q),
+    order: steps.some((step) => step instanceof SparseAtLeast) ? null : keyOrderOf(s, q),
   };
   keepShapes(s, plan);
   return plan;
@@ -386,6 +392,20 @@ function keepShapes(s: Snapshot, plan: SearchPlan): void {
 
 function keepShape(kept: Map<unknown, object>, o: object): void {
   if (!kept.has(o.constructor)) kept.set(o.constructor, o);
+}
+
+/** The rows of s by q's sort key, where the key has a whole order. */
+function keyOrderOf(s: Snapshot, q: BuildingsQuery): Uint32Array | null {
+  switch (q.sort) {
+    case 'volume':
+      return s.keyOrders.volume_m3;
+    case 'area':
+      return s.keyOrders.footprint_area_m2;
+    case 'height':
+      return s.keyOrders.height_m;
+    default:
+      return null;
+  }
 }
 
 function numberKey(col: NumColumn): KeySource {

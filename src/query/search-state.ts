@@ -59,7 +59,7 @@ export class SearchState {
   /** Queued nodes' places in row order (nodeOrderFor). */
   private nodeOrder = new Float64Array(1024);
   /** How the last search ranked what its count walk left (bestfirst.ts boundsWillNotPrune). */
-  finish: 'best-first' | 'row order' = 'best-first';
+  finish: 'best-first' | 'row order' | 'key order' = 'best-first';
   /** The bbox's candidate rows (estimate.ts), once asked; -1 before. */
   candidates = -1;
   /**

@@ -85,6 +85,11 @@ export class TopK {
   ];
   size = 0;
 
+  /** Empties the heap for the same query again. */
+  clear(): void {
+    this.reset(this.capacity, this.ids);
+  }
+
   /** Empties the heap for a query keeping `capacity` rows; ids[s] are the id words of snapshot s. */
   reset(capacity: number, ids: Uint32Array[]): void {
     if (capacity > MAX_WINDOW) throw new RangeError(`TopK keeps at most ${MAX_WINDOW} rows, asked for ${capacity}.`);

@@ -1,0 +1,91 @@
+/**
+ * A first page of a large area read off the top of its sort key's whole order
+ * (catalog/key-order.ts): rows come in the order the page ranks them, KEY_ORDER_BATCH at a
+ * time, through the bbox test and the filters, into the heap; a snapshot is done once k of its
+ * rows have passed, since every later row of its order ranks after them. The answer is the
+ * best-first search's, row for row.
+ *
+ * It pays where matches are common over the snapshot's rows: a 3° box with loose filters finds
+ * its 100 tallest within a few hundred rows of the order, where best-first reads every block that
+ * holds one tall building, matching or not. Where matches are rare it reads many rows at random,
+ * each a cache miss per column: so it is tried only when the count walk's rate of matches
+ * projects at most KEY_ORDER_ROWS rows read, and given up past a few times the projection (the
+ * heap is emptied and best-first ranks as before). The projection misses where the key and the
+ * matches are correlated: the tallest buildings of a country lie in its cities, outside most
+ * boxes, and a cap on floors leaves out the tallest everywhere.
+ */
+import type { Snapshot } from '../catalog/snapshot.ts';
+import { bboxRefine } from './kernels.ts';
+import type { SearchPlan } from './plan.ts';
+import type { SearchState } from './search-state.ts';
+import type { BBox } from './types.ts';
+
+/** Rows of the order tested at a time. */
+export const KEY_ORDER_BATCH = 256;
+/** Tried when the rows to read are projected at most this many. */
+export const KEY_ORDER_ROWS = 4096;
+/** Given up past KEY_ORDER_SLACK times the projection, at least KEY_ORDER_LEAST and at most KEY_ORDER_MOST rows. */
+export const KEY_ORDER_SLACK = 4;
+export const KEY_ORDER_LEAST = 2048;
+export const KEY_ORDER_MOST = 4 * KEY_ORDER_ROWS;
+
+/** The rows read before the order is given up, for a projection of `rows`. */
+export function keyOrderBudget(rows: number): number {
+  return Math.min(KEY_ORDER_MOST, Math.max(KEY_ORDER_LEAST, KEY_ORDER_SLACK * rows));
+}
+
+/**
+ * The rows the order is projected to read for the page of k: k over the share of all the
+ * snapshots' rows that match, the count walk's rate of matches (matched over the rows it
+ * disposed of) times the bbox's share of rows (its candidates, over-counted).
+ */
+export function keyOrderRows(k: number, matched: number, covered: number, candidates: number, rows: number): number {
+  if (matched === 0 || covered === 0 || candidates === 0) return Infinity;
+  return (k * rows * covered) / (matched * candidates);
+}
+
+/** Every plan that can match has a key order. */
+export function hasOrders(plans: readonly (SearchPlan | null)[]): boolean {
+  for (const plan of plans) if (plan !== null && plan.order === null) return false;
+  return true;
+}
+
+/**
+ * Ranks the page into st's heap (empty, capacity k) from the plans' key orders (hasOrders);
+ * false, with the heap empty again, when `budget` rows were read first.
+ */
+export function rankByKeyOrder(
+  st: SearchState,
+  snapshots: readonly Snapshot[],
+  plans: readonly (SearchPlan | null)[],
+  bbox: BBox,
+  k: number,
+  budget: number,
+): boolean {
+  const { heap, sel } = st;
+  let read = 0;
+  for (let si = 0; si < snapshots.length; si++) {
+    const plan = plans[si];
+    if (plan === null) continue;
+    const s = snapshots[si];
+    const order = plan.order!;
+    const { steps, key } = plan;
+    let found = 0;
+    for (let a = 0; a < s.rows && found < k; a += KEY_ORDER_BATCH) {
+      if (read >= budget) {
+        heap.clear();
+        return false;
+      }
+      const b = Math.min(s.rows, a + KEY_ORDER_BATCH);
+      for (let i = a; i < b; i++) sel[i - a] = order[i];
+      read += b - a;
+      let n = bboxRefine(s.lon, s.lat, bbox, sel, b - a);
+      for (let i = 0; i < steps.length && n > 0; i++) n = steps[i].refine(sel, n);
+      // Past the k-th of this snapshot, its rows rank after k of its own: none can enter.
+      if (found + n > k) n = k - found;
+      found += n;
+      if (n > 0) key.offer(heap, si, s.rank, sel, n);
+    }
+  }
+  return true;
+}
