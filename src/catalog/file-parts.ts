@@ -1,9 +1,9 @@
 /**
  * The parts of a store built from a few columns of the file alone: the hot numbers, each in its
- * narrowest exact form (numeric.ts); the ids as words with their ranks; the footprints and the
- * point index over them; the sort keys' orders (key-order.ts). The load's second thread builds them (cold-thread.ts) while the main
- * thread builds the rest of the store, and hands them over in shared memory; without that
- * thread, the main thread builds them itself.
+ * narrowest exact form (numeric.ts); the ids as words with their ranks; the sort keys' orders
+ * (key-order.ts); the footprints and the point index over them. The load's second thread builds
+ * them (cold-thread.ts) while the main thread builds the rest of the store, and hands them over
+ * in shared memory; without that thread, the main thread builds them itself.
  */
 import Flatbush from 'flatbush';
 import type { Table } from 'apache-arrow';

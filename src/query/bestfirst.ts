@@ -40,7 +40,7 @@ import { ALL, NONE, SOME, countOf, emptyAmong, verdictOf, type NodeProof } from 
 import { BLOCK_ROWS, SAMPLE_STRIDE } from './run.ts';
 import { scanRows } from './scan.ts';
 import { CHUNK } from './kernels.ts';
-import { KEY_ORDER_ROWS, hasOrders, keyOrderBudget, keyOrderRows, rankByKeyOrder } from './key-order.ts';
+import { rankFromOrder } from './key-order.ts';
 import { PLAIN_LEVEL, mayGoPlain, plainRestPays, scanRest } from './plain-rest.ts';
 import type { BlockSample, SearchState } from './search-state.ts';
 import { MAX_WINDOW, type BBox } from './types.ts';
@@ -166,14 +166,6 @@ function defer(st: SearchState, si: number, level: number, i: number, rows: numb
   if (st.deferredRows * DEFER_SHARE > st.candidates) stopHolding(st, true);
 }
 
-/** The rows the key order is projected to read after a count walk that capped while holding (key-order.ts). */
-function keyOrderProjection(st: SearchState, snapshots: readonly Snapshot[], bbox: BBox): number {
-  if (st.candidates < 0) st.candidates = candidateRows(st, snapshots, bbox);
-  let rows = 0;
-  for (const s of snapshots) rows += s.rows;
-  return keyOrderRows(st.heap.capacityOf(), st.matched, st.coveredRows, st.candidates, rows);
-}
-
 /** Ends holding; the held rows are then offered to the plans' keys (`offer`) or dropped. */
 function stopHolding(st: SearchState, offer: boolean): void {
   st.holding = false;
@@ -212,12 +204,11 @@ export function searchBuildings(
   const deferred = st.holding && st.matched > MAX_WINDOW;
   const outcome: DeferralOutcome = deferred ? 'deferred' : st.holding ? 'held-to-end' : 'stopped';
   if (st.holding) stopHolding(st, !deferred);
-  const projected = deferred && hasOrders(plans) ? keyOrderProjection(st, snapshots, bbox) : Infinity;
-  if (projected <= KEY_ORDER_ROWS && rankByKeyOrder(st, snapshots, plans, bbox, st.heap.capacityOf(), keyOrderBudget(projected))) {
+  st.snapshots = st.plans = [];
+  st.bbox = null;
+  st.closeCount();
+  if (deferred && rankFromOrder(st, snapshots, plans, bbox)) {
     st.queue.clear();
-    st.snapshots = st.plans = [];
-    st.bbox = null;
-    st.closeCount();
     st.finish = 'key order';
     return outcome;
   }
@@ -230,9 +221,6 @@ export function searchBuildings(
       st.queue.push(boundAt(plans[si]!.bound!, snapshots[si].tree.levelStart[level] + i), si, level, i);
     }
   }
-  st.snapshots = st.plans = [];
-  st.bbox = null;
-  st.closeCount();
   // Deferred, the heap holds nothing yet for boundsWillNotPrune to judge by; the walk read few rows.
   st.finish = !deferred && boundsWillNotPrune(st, snapshots, plans, bbox) ? 'row order' : 'best-first';
   if (st.finish === 'row order') finishInRowOrder(st, snapshots, plans, bbox);

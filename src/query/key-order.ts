@@ -15,6 +15,7 @@
  * boxes, and a cap on floors leaves out the tallest everywhere.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
+import { candidateRows } from './estimate.ts';
 import { bboxRefine } from './kernels.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
@@ -45,14 +46,29 @@ export function keyOrderRows(k: number, matched: number, covered: number, candid
 }
 
 /** Every plan that can match has a key order. */
-export function hasOrders(plans: readonly (SearchPlan | null)[]): boolean {
+function hasOrders(plans: readonly (SearchPlan | null)[]): boolean {
   for (const plan of plans) if (plan !== null && plan.order === null) return false;
   return true;
 }
 
 /**
- * Ranks the page into st's heap (empty, capacity k) from the plans' key orders (hasOrders);
- * false, with the heap empty again, when `budget` rows were read first.
+ * After a count walk that capped while holding (the heap empty, st's count past MAX_WINDOW):
+ * ranks the page from the plans' key orders where they have them and the projection is short;
+ * false, the heap empty, where it did not.
+ */
+export function rankFromOrder(st: SearchState, snapshots: readonly Snapshot[], plans: readonly (SearchPlan | null)[], bbox: BBox): boolean {
+  if (!hasOrders(plans)) return false;
+  if (st.candidates < 0) st.candidates = candidateRows(st, snapshots, bbox);
+  let rows = 0;
+  for (const s of snapshots) rows += s.rows;
+  const k = st.heap.capacityOf();
+  const projected = keyOrderRows(k, st.matched, st.coveredRows, st.candidates, rows);
+  return projected <= KEY_ORDER_ROWS && rankByKeyOrder(st, snapshots, plans, bbox, k, keyOrderBudget(projected));
+}
+
+/**
+ * Ranks the page into st's heap (empty, capacity k) from the plans' key orders, which every plan
+ * that can match has; false, with the heap empty again, when `budget` rows were read first.
  */
 export function rankByKeyOrder(
   st: SearchState,

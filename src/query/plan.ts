@@ -174,6 +174,8 @@ class PlanParts {
   readonly children: Step[] = [];
   readonly proofs: NodeProof[] = [];
   complete = true;
+  /** Some step takes rows only in ascending order (a merge with a sparse column's rows): no key order. */
+  inRowOrder = false;
   mask = 0;
   want = 0;
 
@@ -304,6 +306,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
     // Only buildings with an installation can state a power.
     if (!p.flag(F.REGISTERED_SOLAR, true)) return null;
     p.children.push(new SparseAtLeast(s.registeredKw, q.minRegisteredSolarKw));
+    p.inRowOrder = true;
   }
 
   // Booleans: one mask. "Default false" filters are true or absent.
@@ -366,7 +369,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
     countable,
     bound: keyBound(s, q),
     attained: keyMax(s, q),
-    order: steps.some((step) => step instanceof SparseAtLeast) ? null : keyOrderOf(s, q),
+    order: p.inRowOrder ? null : keyOrderOf(s, q),
   };
   keepShapes(s, plan);
   return plan;
