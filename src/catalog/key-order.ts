@@ -19,70 +19,85 @@ export type OrderedKey = (typeof ORDERED_KEYS)[number];
 export type KeyOrders = Record<OrderedKey, Uint32Array>;
 
 export function buildKeyOrders(num: Record<OrderedKey, NumColumn>, byRank: Uint32Array, rows: number): KeyOrders {
+  const sorter = new KeySorter(rows);
   const orders = {} as KeyOrders;
-  for (const name of ORDERED_KEYS) orders[name] = keyOrder(num[name], byRank, rows);
+  for (const name of ORDERED_KEYS) orders[name] = sorter.order(num[name], byRank);
   return orders;
 }
 
 const RADIX = 1 << 16;
 
-/** Rows of `col` by value descending (null, the least value or NaN, last), ties in the order of `byRank`. */
-export function keyOrder(col: NumColumn, byRank: Uint32Array, rows: number): Uint32Array {
-  // Each row's key as unsigned words, least significant first, that ascend as the value descends.
-  const words: Uint32Array[] = [];
-  const digits: number[] = [];
-  if (col.kind === 'i16') {
-    // The null code is the least Int16: 0x7fff - v ranks it last.
-    const w = new Uint32Array(rows);
-    for (let r = 0; r < rows; r++) w[r] = 0x7fff - col.values[r];
-    words.push(w);
-    digits.push(1);
-  } else if (col.kind === 'i32') {
-    const w = new Uint32Array(rows);
-    for (let r = 0; r < rows; r++) w[r] = 0x7fffffff - col.values[r];
-    words.push(w);
-    digits.push(2);
-  } else {
-    const lo = new Uint32Array(rows);
-    const hi = new Uint32Array(rows);
-    const bits = new Float64Array(1);
-    const half = new Uint32Array(bits.buffer);
-    for (let r = 0; r < rows; r++) {
-      const v = col.values[r];
-      if (v !== v) {
-        lo[r] = hi[r] = 0xffffffff;
-        continue;
-      }
-      bits[0] = v === 0 ? 0 : v; // -0 ties with 0, as every comparison has it
-      // Ascending as unsigned: a positive's sign bit set, a negative's every bit flipped; then all flipped.
-      const negative = half[1] >>> 31 === 1;
-      lo[r] = negative ? half[0] : ~half[0] >>> 0;
-      hi[r] = negative ? half[1] : (~half[1] ^ 0x80000000) >>> 0;
-    }
-    words.push(lo, hi);
-    digits.push(2, 2);
+/**
+ * The radix sort's scratch, shared by the keys of a store: one row's 16-bit digit per pass, and one
+ * array the passes alternate with the result (an odd pass count starts on the result), so the
+ * load leaves 14 bytes a row of garbage, not several times the orders.
+ */
+class KeySorter {
+  private readonly digits: Uint16Array;
+  private readonly scratch: Uint32Array;
+  private readonly counts = new Uint32Array(RADIX + 1);
+  private readonly bits = new Float64Array(1);
+  private readonly half = new Uint32Array(this.bits.buffer);
+
+  constructor(private readonly rows: number) {
+    this.digits = new Uint16Array(rows);
+    this.scratch = new Uint32Array(rows);
   }
-  // Every pass but the last writes to plain scratch memory, freed after the load.
-  const passes = digits.reduce((x, y) => x + y, 0);
-  const scratch = passes > 1 ? [new Uint32Array(rows), passes > 2 ? new Uint32Array(rows) : null] : [];
-  const out = sharedU32(rows);
-  const counts = new Uint32Array(RADIX + 1);
-  let from = byRank;
-  let pass = 0;
-  for (let w = 0; w < words.length; w++) {
-    const word = words[w];
-    for (let d = 0; d < digits[w]; d++, pass++) {
-      const shift = 16 * d;
-      counts.fill(0);
-      for (let r = 0; r < rows; r++) counts[((word[r] >>> shift) & 0xffff) + 1]++;
-      for (let c = 0; c < RADIX; c++) counts[c + 1] += counts[c];
-      const to = pass === passes - 1 ? out : scratch[pass % 2]!;
-      for (let i = 0; i < rows; i++) {
-        const r = from[i];
-        to[counts[(word[r] >>> shift) & 0xffff]++] = r;
-      }
+
+  /** Rows of `col` by value descending (null, the least value or NaN, last), ties in the order of `byRank`. */
+  order(col: NumColumn, byRank: Uint32Array): Uint32Array {
+    const out = sharedU32(this.rows);
+    const passes = col.kind === 'i16' ? 1 : col.kind === 'i32' ? 2 : 4;
+    let from = byRank;
+    for (let p = 0; p < passes; p++) {
+      this.fillDigits(col, p);
+      const to = (passes - p) % 2 === 1 ? out : this.scratch;
+      this.pass(from, to);
       from = to;
     }
+    return out;
   }
-  return out;
+
+  /** Stable counting sort of `from` into `to` by the rows' digits. */
+  private pass(from: Uint32Array, to: Uint32Array): void {
+    const { digits, counts, rows } = this;
+    counts.fill(0);
+    for (let r = 0; r < rows; r++) counts[digits[r] + 1]++;
+    for (let c = 0; c < RADIX; c++) counts[c + 1] += counts[c];
+    for (let i = 0; i < rows; i++) {
+      const r = from[i];
+      to[counts[digits[r]]++] = r;
+    }
+  }
+
+  /** Digit p (16 bits, least significant first) of each row's key as an unsigned number that ascends as the value descends. */
+  private fillDigits(col: NumColumn, p: number): void {
+    const { digits, rows } = this;
+    if (col.kind === 'i16') {
+      // The null code is the least Int16: 0x7fff - v ranks it last.
+      const v = col.values;
+      for (let r = 0; r < rows; r++) digits[r] = 0x7fff - v[r];
+    } else if (col.kind === 'i32') {
+      const v = col.values;
+      const shift = 16 * p;
+      for (let r = 0; r < rows; r++) digits[r] = (0x7fffffff - v[r]) >>> shift;
+    } else {
+      const v = col.values;
+      const { bits, half } = this;
+      const word = p >> 1;
+      const shift = 16 * (p & 1);
+      for (let r = 0; r < rows; r++) {
+        const x = v[r];
+        if (x !== x) {
+          digits[r] = 0xffff; // unknown: last
+          continue;
+        }
+        bits[0] = x === 0 ? 0 : x; // -0 ties with 0, as every comparison has it
+        // Ascending as unsigned: a positive's sign bit set, a negative's every bit flipped; then all flipped.
+        const negative = half[1] >>> 31 === 1;
+        const w = word === 0 ? (negative ? half[0] : ~half[0]) : negative ? half[1] : ~half[1] ^ 0x80000000;
+        digits[r] = w >>> shift;
+      }
+    }
+  }
 }
