@@ -25,10 +25,10 @@ import type { BBox } from './types.ts';
 export const KEY_ORDER_BATCH = 256;
 /** Tried when the rows to read are projected at most this many. */
 export const KEY_ORDER_ROWS = 4096;
-/** Given up past KEY_ORDER_SLACK times the projection, at least KEY_ORDER_LEAST and at most KEY_ORDER_MOST rows. */
-export const KEY_ORDER_SLACK = 4;
+/** Given up past KEY_ORDER_SLACK times the projection, at least KEY_ORDER_LEAST rows (so at most KEY_ORDER_MOST). */
+export const KEY_ORDER_SLACK = 2;
 export const KEY_ORDER_LEAST = 2048;
-export const KEY_ORDER_MOST = 4 * KEY_ORDER_ROWS;
+export const KEY_ORDER_MOST = KEY_ORDER_SLACK * KEY_ORDER_ROWS;
 
 /** The rows read before the order is given up, for a projection of `rows`. */
 export function keyOrderBudget(rows: number): number {
