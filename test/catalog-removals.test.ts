@@ -180,6 +180,16 @@ describe('approved removals in the store', () => {
       expect(after.summaries.flagsAll).not.toEqual(before.summaries.flagsAll);
       for (const name of ['codes', 'codeCounts', 'codeRows', 'min', 'max', 'nulls', 'floorsMax', 'roofMax'] as const)
         expect(after.summaries[name], name).toBe(before.summaries[name]);
+      // The employees sort's order too: 638 down to 0 without 300, then the two left with no stated size, by building_id.
+      const idsOf = (s: Snapshot, rows: Uint32Array) => Array.from(rows, (row) => s.buildingId(row));
+      expect(idsOf(before, before.keyOrders.employees.subarray(0, 2))).toEqual([records[639].building_id, records[638].building_id]);
+      const ranked = records
+        .map((r, i) => ({ id: r.building_id, i }))
+        .filter(({ i }) => i !== 639 && i !== 300)
+        .reverse();
+      const unknown = [records[639].building_id, records[300].building_id].sort();
+      expect(idsOf(after, after.keyOrders.employees)).toEqual([...ranked.map((r) => r.id), ...unknown]);
+      expect(after.keyOrders.volume_m3).toBe(before.keyOrders.volume_m3);
       for (const path of [undefined, 'scan'] as const) {
         expect(ask({ hasRegisteredBusiness: true }, path).total).toBe(638);
         expect(ask({ minRegisteredBusinessEmployees: 700 }, path).total).toBe(39); // i = 600..638

@@ -890,12 +890,14 @@ function straddle(box: BBox, members: readonly RefBuilding[], how: string, f: nu
 
 describe("first pages read off the top of the sort key's whole order (src/catalog/key-order.ts, src/query/key-order.ts)", () => {
   it("each key's order is the snapshot's rows by the key descending, unknown last, ties by building_id", () => {
+    // Employees: the largest stated band start of a row's businesses; bands tie over many rows.
     for (const [si, s] of view.snapshots.entries()) {
       const rows = ref[si].buildings;
       for (const [sort, column] of [
         ['volume', 'volume_m3'],
         ['area', 'footprint_area_m2'],
         ['height', 'height_m'],
+        ['registered_business_employees', 'employees'],
       ] as const) {
         const want = rows
           .map((b) => ({ id: b.building_id, key: sortKey(b, { sort }) }))
@@ -916,13 +918,14 @@ describe("first pages read off the top of the sort key's whole order (src/catalo
   it('a count that capped over common matches ranks from the order, across both countries; the page is exact', async () => {
     const rng = new Rng(seedFor(7390));
     const finishes: Record<string, number> = {};
+    let employeesFromOrder = 0;
     for (let i = 0; i < 120; i++) {
       const side = rng.pick([3, 2.5, 2]);
       const lon = rng.real(20, 23 - side);
       const lat = rng.real(44, 47 - side);
       const q: RefBuildingsQuery = {
         bbox: { minLon: lon, minLat: lat, maxLon: lon + side, maxLat: lat + side },
-        sort: rng.pick(['volume', 'area', 'height'] as const),
+        sort: rng.pick(['volume', 'area', 'height', 'registered_business_employees'] as const),
         offset: rng.pick([0, 0, 10, 150]),
         limit: rng.pick([1, 25, 100, 500]),
         ...rng.pick<Partial<RefBuildingsQuery>>([
@@ -935,9 +938,11 @@ describe("first pages read off the top of the sort key's whole order (src/catalo
       };
       expect(checkDirect(view, ref, q, true)).toBe(true);
       finishes[st.finish] = (finishes[st.finish] ?? 0) + 1;
+      if (q.sort === 'registered_business_employees' && st.finish === 'key order') employeesFromOrder++;
       if (i % 20 === 0) await breathe();
     }
     expect(finishes['key order']).toBeGreaterThan(30);
+    expect(employeesFromOrder).toBeGreaterThan(5);
     expect(finishes['best-first']).toBeGreaterThan(5);
   });
 

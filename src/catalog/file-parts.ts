@@ -12,7 +12,7 @@ import { Col, batchColumns, checkOffsets, fillF64, fillI32 } from './arrow.ts';
 import { HOT_NUM, type HotNum } from './columns.ts';
 import { Footprints } from './geometry.ts';
 import { parseUuidBytes, rankIds } from './ids.ts';
-import { buildKeyOrders, type KeyOrders } from './key-order.ts';
+import { buildNumberOrders, type NumberOrders } from './key-order.ts';
 import { packIntegers, packNumbers, type NumColumn } from './numeric.ts';
 import { sharedU32 } from './shared.ts';
 
@@ -22,7 +22,7 @@ export interface FileParts {
   ids: Uint32Array;
   rank: Uint32Array;
   byRank: Uint32Array;
-  keyOrders: KeyOrders;
+  numberOrders: NumberOrders;
   footprints: Footprints;
   /** Null for an empty store. */
   index: Flatbush | null;
@@ -34,7 +34,7 @@ export interface FilePartsTransfer {
   ids: Uint32Array;
   rank: Uint32Array;
   byRank: Uint32Array;
-  keyOrders: KeyOrders;
+  numberOrders: NumberOrders;
   footprints: object;
   index: ArrayBuffer | SharedArrayBuffer | null;
 }
@@ -67,8 +67,8 @@ export function buildFileParts(table: Table): FileParts {
     n,
   );
   const num = hotNumbers(table);
-  const keyOrders = buildKeyOrders(num, byRank, n);
-  return { num, ids, rank, byRank, keyOrders, footprints, index: n > 0 ? buildPointIndex(footprints, n) : null };
+  const numberOrders = buildNumberOrders(num, byRank, n);
+  return { num, ids, rank, byRank, numberOrders, footprints, index: n > 0 ? buildPointIndex(footprints, n) : null };
 }
 
 /** Each hot number column of a table in its narrowest exact form. */
@@ -95,7 +95,7 @@ export function filePartsToTransfer(p: FileParts): FilePartsTransfer {
     ids: p.ids,
     rank: p.rank,
     byRank: p.byRank,
-    keyOrders: p.keyOrders,
+    numberOrders: p.numberOrders,
     footprints: { ...p.footprints },
     index: p.index ? p.index.data : null,
   };
@@ -107,7 +107,7 @@ export function filePartsFromTransfer(t: FilePartsTransfer): FileParts {
     ids: t.ids,
     rank: t.rank,
     byRank: t.byRank,
-    keyOrders: t.keyOrders,
+    numberOrders: t.numberOrders,
     // Data-only: its fields, around the prototype a structured clone drops.
     footprints: Object.assign(Object.create(Footprints.prototype) as Footprints, t.footprints),
     index: t.index ? Flatbush.from(t.index as ArrayBuffer) : null,

@@ -1,28 +1,87 @@
 /**
- * Each numeric sort key's whole order over a snapshot's rows: rows by the key descending,
- * unknown last, ties by building_id (the order GET /buildings ranks by, spec 4.1). A large
- * area's first page can then be read off the top of the order, testing rows until enough pass
- * the bbox and the filters (query/key-order.ts), instead of searching the area's nodes.
+ * Sort keys' whole orders over a snapshot's rows: rows by the key descending, unknown last, ties
+ * by building_id (the order GET /buildings ranks by, spec 4.1). A large area's first page can
+ * then be read off the top of the order, testing rows until enough pass the bbox and the filters
+ * (query/key-order.ts), instead of searching the area's nodes.
  *
  * Built by a stable LSD radix sort over the rows in id order (`byRank`), 16 bits a pass: one pass
  * for an Int16 column, two for an Int32 one, four for a Float64 one (packNumbers found no exact
- * integer form); 4 bytes a row a key.
+ * integer form); 4 bytes a row a key. Volume, area and height are ordered from the file's columns
+ * with the other file parts; the employees sort from the business columns, which removals
+ * change (removals.ts), so it is built with them. Turnover has no order: its key depends on the
+ * currency a request asks for.
  */
+import { NULL_I32 } from './arrow.ts';
 import type { NumColumn } from './numeric.ts';
 import { sharedU32 } from './shared.ts';
 
-/** The keys ordered: the columns of the sort keys volume, area and height. */
+/** The numeric keys ordered: the columns of the sort keys volume, area and height. */
 export const ORDERED_KEYS = ['volume_m3', 'footprint_area_m2', 'height_m'] as const;
 export type OrderedKey = (typeof ORDERED_KEYS)[number];
 
-/** Per key, the rows in the order GET /buildings ranks them. */
-export type KeyOrders = Record<OrderedKey, Uint32Array>;
+/** Per numeric key, the rows in the order GET /buildings ranks them. */
+export type NumberOrders = Record<OrderedKey, Uint32Array>;
 
-export function buildKeyOrders(num: Record<OrderedKey, NumColumn>, byRank: Uint32Array, rows: number): KeyOrders {
+/** Every key's order: the numeric keys', and the employees sort's (`registered_business_employees`). */
+export interface KeyOrders extends NumberOrders {
+  employees: Uint32Array;
+}
+
+export function buildNumberOrders(num: Record<OrderedKey, NumColumn>, byRank: Uint32Array, rows: number): NumberOrders {
   const sorter = new KeySorter(rows);
-  const orders = {} as KeyOrders;
+  const orders = {} as NumberOrders;
   for (const name of ORDERED_KEYS) orders[name] = sorter.order(num[name], byRank);
   return orders;
+}
+
+/**
+ * The rows by the employees sort's key: each row's largest stated band start among its
+ * businesses (query/sort-keys.ts KeyEmployees), none stated last. Few rows state one, so only
+ * they are sorted (two passes over their keys, in id order); the rest follow in id order.
+ */
+export function buildEmployeesOrder(
+  business: { readonly row: Uint32Array; readonly employeesMin: Int32Array },
+  byRank: Uint32Array,
+  rows: number,
+): Uint32Array {
+  const { row, employeesMin } = business;
+  // keys[r] is read only where stated[r] is 1.
+  const keys = new Int32Array(rows);
+  const stated = new Uint8Array(rows);
+  let sized = 0;
+  for (let j = 0; j < row.length; j++) {
+    const v = employeesMin[j];
+    if (v === NULL_I32) continue;
+    const r = row[j];
+    if (stated[r] === 0) {
+      stated[r] = 1;
+      keys[r] = v;
+      sized++;
+    } else if (v > keys[r]) keys[r] = v;
+  }
+  const out = sharedU32(rows);
+  const first = new Uint32Array(sized);
+  for (let i = 0, a = 0, z = sized; i < rows; i++) {
+    const r = byRank[i];
+    if (stated[r] === 1) first[a++] = r;
+    else out[z++] = r;
+  }
+  const second = new Uint32Array(sized);
+  const counts = new Uint32Array(RADIX + 1);
+  digitPass(first, second, keys, 0, counts);
+  digitPass(second, out, keys, 16, counts);
+  return out;
+}
+
+/** Stable counting sort of `from` into `to` by 16 bits (at `shift`) of each row's key, as unsigned digits ascending as the key descends. */
+function digitPass(from: Uint32Array, to: Uint32Array, keys: Int32Array, shift: number, counts: Uint32Array): void {
+  counts.fill(0);
+  for (let i = 0; i < from.length; i++) counts[(((0x7fffffff - keys[from[i]]) >>> shift) & 0xffff) + 1]++;
+  for (let c = 0; c < RADIX; c++) counts[c + 1] += counts[c];
+  for (let i = 0; i < from.length; i++) {
+    const r = from[i];
+    to[counts[((0x7fffffff - keys[r]) >>> shift) & 0xffff]++] = r;
+  }
 }
 
 const RADIX = 1 << 16;

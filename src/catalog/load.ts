@@ -19,6 +19,7 @@ import { FileRows } from './cold-rows.ts';
 import { FLAG_BOOLS, FLAG_NULLABLE_BOOLS, HOT_ENUM, type HotEnum } from './columns.ts';
 import { F } from './flags.ts';
 import { buildFileParts } from './file-parts.ts';
+import { buildEmployeesOrder } from './key-order.ts';
 import { shownFlags } from './largest-business.ts';
 import { PackedStrings } from './packed-strings.ts';
 import { buildPlaces } from './places.ts';
@@ -499,7 +500,8 @@ function build(opened: OpenedSnapshot, watch: LoadWatch, thread: ColdBlobThread 
   watch.buildMs = Math.round(built - started);
   const tree = new RowTree(n, lon, lat);
   const fromThread = thread?.fileParts() ?? null;
-  const { num, ids, rank, byRank, keyOrders, footprints, index } = fromThread ?? buildFileParts(table);
+  const { num, ids, rank, byRank, numberOrders, footprints, index } = fromThread ?? buildFileParts(table);
+  const keyOrders = { ...numberOrders, employees: buildEmployeesOrder(business, byRank, n) };
   watch.partsBy = fromThread ? 'thread' : 'here';
   const summaries = new NodeSummaries(tree, { rows: n, num, enums, flags, business });
   watch.indexMs = Math.round(performance.now() - built);

@@ -29,7 +29,7 @@ import { compareIds, formatUuid, parseUuid } from './ids.ts';
 import { numberAt, sparseAt, type NumColumn, type SparseColumn } from './numeric.ts';
 import type { Places } from './places.ts';
 import type { RowTree } from './rowtree.ts';
-import type { KeyOrders } from './key-order.ts';
+import { buildEmployeesOrder, type KeyOrders } from './key-order.ts';
 import { NodeSummaries } from './summaries.ts';
 import { type CodeArray, bytesOf, stringBytes } from './shared.ts';
 
@@ -212,11 +212,12 @@ export class Snapshot {
 
   /**
    * The same snapshot with other business columns and flags (removals.ts); shares everything else
-   * but the node summaries of flags and business sort keys, rebuilt.
+   * but the node summaries of flags and business sort keys, and the employees sort's order, rebuilt.
    */
   withBusinesses(business: BusinessColumns, flags: Uint32Array, removalTag: string): Snapshot {
     const summaries = new NodeSummaries(this.tree, { rows: this.rows, num: this.num, enums: this.enums, flags, business }, this.summaries);
-    return new Snapshot({ ...this.parts, business, flags, summaries, removalTag });
+    const keyOrders = { ...this.keyOrders, employees: buildEmployeesOrder(business, this.byRank, this.rows) };
+    return new Snapshot({ ...this.parts, business, flags, summaries, keyOrders, removalTag });
   }
 
   /** Whether the cold columns are encoded, or still read from the snapshot's file (`withCold` encodes them). */

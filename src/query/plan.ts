@@ -406,6 +406,8 @@ function keyOrderOf(s: Snapshot, q: BuildingsQuery): Uint32Array | null {
       return s.keyOrders.footprint_area_m2;
     case 'height':
       return s.keyOrders.height_m;
+    case 'registered_business_employees':
+      return s.keyOrders.employees;
     default:
       return null;
   }
