@@ -19,7 +19,14 @@ import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/esti
 import { FLOOR_MIN_K, FLOOR_TRIAL_LEAVES, provenFloor } from '../src/query/floor.ts';
 import { DEFER_MIN_ROWS, searchBuildings, walkBuildings, type DeferralOutcome } from '../src/query/bestfirst.ts';
 import { GUESS_MARGIN, TOP_MARGIN, walkGuessing, type GuessOutcome } from '../src/query/guess.ts';
-import { KEY_ORDER_BATCH, KEY_ORDER_LEAST, KEY_ORDER_MOST, keyOrderBudget, rankByKeyOrder } from '../src/query/key-order.ts';
+import {
+  KEY_ORDER_BATCH,
+  KEY_ORDER_LEAST,
+  KEY_ORDER_MOST,
+  keyOrderBudget,
+  rankByKeyOrder,
+  rowsStillNeeded,
+} from '../src/query/key-order.ts';
 import { compile } from '../src/query/plan.ts';
 import { SAMPLE_STRIDE } from '../src/query/run.ts';
 import { CHUNK, scanRows, scanSpans } from '../src/query/scan.ts';
@@ -968,6 +975,52 @@ describe("first pages read off the top of the sort key's whole order (src/catalo
     expect(checkDirect(view, ref, q, true)).toBe(true);
     expect(keyOrderBudget(10)).toBe(KEY_ORDER_LEAST);
     expect(keyOrderBudget(1e9)).toBe(KEY_ORDER_MOST);
+  });
+
+  it('gives up early when the rows passing so far project past its budget, not when they come steadily', () => {
+    const bbox = { minLon: 20, minLat: 44, maxLon: 23, maxLat: 47 };
+    const snapshots = view.snapshots;
+    const every = snapshots.reduce((n, s) => n + s.rows, 0);
+    const run = (q: RefBuildingsQuery, budget: number): boolean => {
+      const plans = snapshots.map((s) => compile(s, q as unknown as BuildingsQuery));
+      st.start(
+        q.limit,
+        snapshots.map((s) => s.ids),
+      );
+      return rankByKeyOrder(st, snapshots, plans, bbox, q.limit, budget);
+    };
+    // The rows of each snapshot's order down to its 100th passing one, from the reference's buildings.
+    const rowsToFinish = (q: RefBuildingsQuery): number => {
+      let rows = 0;
+      snapshots.forEach((s, si) => {
+        const byId = new Map(ref[si].buildings.map((b) => [b.building_id, b]));
+        const order = s.keyOrders.height_m;
+        let passed = 0;
+        let i = 0;
+        for (; i < order.length && passed < q.limit; i++) {
+          const b = byId.get(s.buildingId(order[i]))!;
+          if (inBBox(b, bbox) && passesFilters(b, q)) passed++;
+        }
+        rows += i;
+      });
+      return rows;
+    };
+    // Under a cap at the median height the top half of the order fails: a budget the page would finish
+    // within is given up within its first batches.
+    const heights = ref.flatMap((r) => r.buildings.flatMap((b) => (b.height_m === null ? [] : [b.height_m]))).sort((x, y) => x - y);
+    const capped: RefBuildingsQuery = { bbox, sort: 'height', offset: 0, limit: 100, maxHeightM: heights[heights.length >> 1] };
+    const cappedRows = rowsToFinish(capped);
+    expect(cappedRows).toBeGreaterThan(20 * KEY_ORDER_BATCH);
+    expect(run(capped, cappedRows + KEY_ORDER_BATCH)).toBe(false);
+    expect(st.heap.page(0)).toEqual([]);
+    // Without the cap rows pass from the first batch on: the page finishes within a budget just over its need.
+    const open: RefBuildingsQuery = { bbox, sort: 'height', offset: 0, limit: 100 };
+    expect(rowsToFinish(open)).toBeLessThan(every / 10);
+    expect(run(open, rowsToFinish(open) + KEY_ORDER_BATCH)).toBe(true);
+    expect(st.heap.page(0).map(({ snap, row }) => snapshots[snap].buildingId(row))).toEqual(refQueryBuildings(ref, open).ids);
+    // 8 of 256 passed: 92 more take 92 * 256 / 9 rows at that rate.
+    expect(rowsStillNeeded(92, 8, 256)).toBeCloseTo((92 * 256) / 9, 9);
+    expect(rowsStillNeeded(100, 0, 256)).toBe(25_600);
   });
 });
 

@@ -9,8 +9,9 @@
  * its 100 tallest within a few hundred rows of the order, where best-first reads every block that
  * holds one tall building, matching or not. Where matches are rare it reads many rows at random,
  * each a cache miss per column: so it is tried only when the count walk's rate of matches
- * projects at most KEY_ORDER_ROWS rows read, and given up past a few times the projection (the
- * heap is emptied and best-first ranks as before). The projection misses where the key and the
+ * projects at most KEY_ORDER_ROWS rows read, and given up past a few times the projection, or
+ * as soon as the rate of rows passing so far projects that (the heap is emptied and best-first
+ * ranks as before). The projection misses where the key and the
  * matches are correlated: the tallest buildings of a country lie in its cities, outside most
  * boxes, and a cap on floors leaves out the tallest everywhere.
  */
@@ -29,6 +30,18 @@ export const KEY_ORDER_ROWS = 4096;
 export const KEY_ORDER_SLACK = 2;
 export const KEY_ORDER_LEAST = 2048;
 export const KEY_ORDER_MOST = KEY_ORDER_SLACK * KEY_ORDER_ROWS;
+
+/**
+ * Given up early once the rows read and those still needed at the rate seen so far pass this
+ * many times the budget: where the key and the filters go against each other, the first batches
+ * already show it, and each row read is a cache miss or more per column.
+ */
+export const KEY_ORDER_LATE = 2;
+
+/** Rows of the order still to read for `missing` more, `found` having passed among `read` (one more counted: none seen is no rate of 0). */
+export function rowsStillNeeded(missing: number, found: number, read: number): number {
+  return (missing * read) / (found + 1);
+}
 
 /** The rows read before the order is given up, for a projection of `rows`. */
 export function keyOrderBudget(rows: number): number {
@@ -88,7 +101,7 @@ export function rankByKeyOrder(
     const { steps, key } = plan;
     let found = 0;
     for (let a = 0; a < s.rows && found < k; a += KEY_ORDER_BATCH) {
-      if (read >= budget) {
+      if (read >= budget || (a > 0 && read + rowsStillNeeded(k - found, found, a) > KEY_ORDER_LATE * budget)) {
         heap.clear();
         return false;
       }
