@@ -6,7 +6,7 @@
  * and bounds on v become bounds on k (`lowerCode`, `upperCode`), so filters and sorts stay exact.
  */
 import { NULL_I32 } from './arrow.ts';
-import { sharedF64 } from './shared.ts';
+import { sharedBuffer, sharedF64 } from './shared.ts';
 
 export const NULL_I16 = -32768;
 
@@ -47,7 +47,7 @@ export function packNumbers(values: Float64Array): NumColumn {
   }
   if (d >= 0) {
     // The codes, checked exact and within Int32 while they are made, then narrowed if they fit Int16.
-    const codes = new Int32Array(new SharedArrayBuffer(4 * n));
+    const codes = new Int32Array(sharedBuffer(4 * n));
     let min = 0;
     let max = 0;
     let fits = true;
@@ -68,7 +68,7 @@ export function packNumbers(values: Float64Array): NumColumn {
       if (k > max) max = k;
     }
     if (fits && min > NULL_I16 && max <= 32767) {
-      const out = new Int16Array(new SharedArrayBuffer(2 * n));
+      const out = new Int16Array(sharedBuffer(2 * n));
       for (let i = 0; i < n; i++) out[i] = codes[i] === NULL_I32 ? NULL_I16 : codes[i];
       return { kind: 'i16', values: out, scale };
     }

@@ -3,13 +3,31 @@
  * threads can serve the same snapshot without copies (DESIGN "The column store").
  */
 
+import { loadAddon } from '../native-addon.ts';
+
 export type CodeArray = Uint8Array | Uint16Array | Uint32Array;
 
-export const sharedF64 = (n: number): Float64Array => new Float64Array(new SharedArrayBuffer(8 * n));
-export const sharedI32 = (n: number): Int32Array => new Int32Array(new SharedArrayBuffer(4 * n));
-export const sharedU32 = (n: number): Uint32Array => new Uint32Array(new SharedArrayBuffer(4 * n));
-export const sharedU16 = (n: number): Uint16Array => new Uint16Array(new SharedArrayBuffer(2 * n));
-export const sharedU8 = (n: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(n));
+/** From this size a buffer is asked for huge pages: a smaller one would round up a large share of it. */
+export const HUGE_PAGES_FROM = 8 << 20;
+
+let addon: ReturnType<typeof loadAddon<{ hugeShared(length: number): SharedArrayBuffer }>> | undefined;
+
+/**
+ * `bytes` zeroed shared bytes; from HUGE_PAGES_FROM on, fresh memory on huge pages where the
+ * addon loaded (native/mapped.cc hugeShared: a large column read at random rows then misses the
+ * TLB far less often). Without the addon, V8's own.
+ */
+export function sharedBuffer(bytes: number): SharedArrayBuffer {
+  if (bytes < HUGE_PAGES_FROM) return new SharedArrayBuffer(bytes);
+  addon ??= loadAddon('mapped');
+  return addon.addon === null ? new SharedArrayBuffer(bytes) : addon.addon.hugeShared(bytes);
+}
+
+export const sharedF64 = (n: number): Float64Array => new Float64Array(sharedBuffer(8 * n));
+export const sharedI32 = (n: number): Int32Array => new Int32Array(sharedBuffer(4 * n));
+export const sharedU32 = (n: number): Uint32Array => new Uint32Array(sharedBuffer(4 * n));
+export const sharedU16 = (n: number): Uint16Array => new Uint16Array(sharedBuffer(2 * n));
+export const sharedU8 = (n: number): Uint8Array => new Uint8Array(sharedBuffer(n));
 
 /** Codes 0..maxCode in the narrowest unsigned array. */
 export function sharedCodes(n: number, maxCode: number): CodeArray {

@@ -31,7 +31,7 @@ import { CATEGORY, ROOF_SHAPE } from '../snapshot/schema.ts';
 import { HOT_ENUM, HOT_NUM, type HotEnum, type HotNum } from './columns.ts';
 import { numberAt, storedCodes, type NumColumn } from './numeric.ts';
 import { FANOUT, LEAF_ROWS, type RowTree } from './rowtree.ts';
-import { sharedF64, sharedU32 } from './shared.ts';
+import { sharedBuffer, sharedF64, sharedU32 } from './shared.ts';
 
 /** Sort keys that grow with the number of floors: bounded by floors under maxFloors. */
 export const FLOORS_KEYS = ['height_m', 'volume_m3'] as const;
@@ -66,7 +66,7 @@ export interface SummarySource {
   };
 }
 
-const sharedF32 = (n: number): Float32Array => new Float32Array(new SharedArrayBuffer(4 * n));
+const sharedF32 = (n: number): Float32Array => new Float32Array(sharedBuffer(4 * n));
 
 export class NodeSummaries {
   readonly nodes: number;
