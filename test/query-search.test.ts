@@ -19,14 +19,7 @@ import { candidateRows, candidatesReach, fitsInOneNode } from '../src/query/esti
 import { FLOOR_MIN_K, FLOOR_TRIAL_LEAVES, provenFloor } from '../src/query/floor.ts';
 import { DEFER_MIN_ROWS, searchBuildings, walkBuildings, type DeferralOutcome } from '../src/query/bestfirst.ts';
 import { GUESS_MARGIN, TOP_MARGIN, walkGuessing, type GuessOutcome } from '../src/query/guess.ts';
-import {
-  KEY_ORDER_BATCH,
-  KEY_ORDER_LEAST,
-  KEY_ORDER_MOST,
-  keyOrderBudget,
-  rankByKeyOrder,
-  rowsStillNeeded,
-} from '../src/query/key-order.ts';
+import { KEY_ORDER_BATCH, KEY_ORDER_LEAST, KEY_ORDER_MOST, keyOrderBudget, pastHope, rankByKeyOrder } from '../src/query/key-order.ts';
 import { compile } from '../src/query/plan.ts';
 import { SAMPLE_STRIDE } from '../src/query/run.ts';
 import { CHUNK, scanRows, scanSpans } from '../src/query/scan.ts';
@@ -1018,9 +1011,15 @@ describe("first pages read off the top of the sort key's whole order (src/catalo
     expect(rowsToFinish(open)).toBeLessThan(every / 10);
     expect(run(open, rowsToFinish(open) + KEY_ORDER_BATCH)).toBe(true);
     expect(st.heap.page(0).map(({ snap, row }) => snapshots[snap].buildingId(row))).toEqual(refQueryBuildings(ref, open).ids);
-    // 8 of 256 passed: 92 more take 92 * 256 / 9 rows at that rate.
-    expect(rowsStillNeeded(92, 8, 256)).toBeCloseTo((92 * 256) / 9, 9);
-    expect(rowsStillNeeded(100, 0, 256)).toBe(25_600);
+    // Budget 2,048, 100 wanted. 8 of the first 256 passed: 92 more take 92 * 256 / 9 = 2,617 rows at
+    // that rate, 2,873 in all, under twice the budget; none passed: 25,600 more.
+    expect(pastHope(256, 256, 8, 92, 1e6, 2048)).toBe(false);
+    expect(pastHope(256, 256, 0, 100, 1e6, 2048)).toBe(true);
+    expect(pastHope(0, 0, 0, 100, 1e6, 2048)).toBe(false); // nothing seen yet
+    // A second snapshot of 700 rows, 3 of its first 256 passing after 2,000 rows of the first: at
+    // most its 444 rows left are still to read, 2,444 in all.
+    expect(pastHope(2256, 256, 3, 97, 444, 2048)).toBe(false);
+    expect(pastHope(2256, 256, 3, 97, 1e6, 2048)).toBe(true);
   });
 });
 

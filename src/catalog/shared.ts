@@ -20,7 +20,8 @@ let addon: ReturnType<typeof loadAddon<{ hugeShared(length: number): SharedArray
 export function sharedBuffer(bytes: number): SharedArrayBuffer {
   if (bytes < HUGE_PAGES_FROM) return new SharedArrayBuffer(bytes);
   addon ??= loadAddon('mapped');
-  return addon.addon === null ? new SharedArrayBuffer(bytes) : addon.addon.hugeShared(bytes);
+  // An addon built before hugeShared existed (not rebuilt since) has none.
+  return typeof addon.addon?.hugeShared === 'function' ? addon.addon.hugeShared(bytes) : new SharedArrayBuffer(bytes);
 }
 
 export const sharedF64 = (n: number): Float64Array => new Float64Array(sharedBuffer(8 * n));
@@ -41,7 +42,8 @@ export class ByteSink {
   /**
    * `expected`: the bytes to write, for a sink written straight into shared memory of that size
    * (doubled, with a copy, if it falls short), which `toShared` hands out without another copy.
-   * Pages past the end are never touched, so they cost address space, not memory.
+   * Pages past the end are never touched, so they cost address space, not memory (on huge pages,
+   * up to the rest of the last 2 MiB touched).
    */
   constructor(expected = 0) {
     this.buf = expected > 0 ? sharedU8(expected) : new Uint8Array(1 << 16);

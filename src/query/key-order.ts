@@ -38,9 +38,14 @@ export const KEY_ORDER_MOST = KEY_ORDER_SLACK * KEY_ORDER_ROWS;
  */
 export const KEY_ORDER_LATE = 2;
 
-/** Rows of the order still to read for `missing` more, `found` having passed among `read` (one more counted: none seen is no rate of 0). */
-export function rowsStillNeeded(missing: number, found: number, read: number): number {
-  return (missing * read) / (found + 1);
+/**
+ * Whether the order is past hope after `at` rows of a snapshot's order, `found` of them passing
+ * and `missing` more wanted: the rows read over every snapshot, `read`, and those still needed at
+ * the rate seen (one more pass counted: none seen is no rate of 0), at most the `left` unread in
+ * the snapshot, pass KEY_ORDER_LATE times the budget.
+ */
+export function pastHope(read: number, at: number, found: number, missing: number, left: number, budget: number): boolean {
+  return at > 0 && read + Math.min(left, (missing * at) / (found + 1)) > KEY_ORDER_LATE * budget;
 }
 
 /** The rows read before the order is given up, for a projection of `rows`. */
@@ -101,7 +106,7 @@ export function rankByKeyOrder(
     const { steps, key } = plan;
     let found = 0;
     for (let a = 0; a < s.rows && found < k; a += KEY_ORDER_BATCH) {
-      if (read >= budget || (a > 0 && read + rowsStillNeeded(k - found, found, a) > KEY_ORDER_LATE * budget)) {
+      if (read >= budget || pastHope(read, a, found, k - found, s.rows - a, budget)) {
         heap.clear();
         return false;
       }
