@@ -25,7 +25,7 @@ import type { BBox } from './types.ts';
 /** Rows of the order tested at a time. */
 export const KEY_ORDER_BATCH = 256;
 /** Tried when the rows to read are projected at most this many. */
-export const KEY_ORDER_ROWS = 4096;
+export const KEY_ORDER_ROWS = 8192;
 /** Given up past KEY_ORDER_SLACK times the projection, at least KEY_ORDER_LEAST rows (so at most KEY_ORDER_MOST). */
 export const KEY_ORDER_SLACK = 2;
 export const KEY_ORDER_LEAST = 2048;
