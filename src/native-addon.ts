@@ -1,8 +1,8 @@
 /**
  * The project's compiled addons (`native/`, built by `npm install`), each loaded where it serves:
- * the file mapping (snapshot/mapped-file.ts), the scan's loops (query/native-kernels.ts) and the
- * shared store's copies (api/shared-copy.ts). Where one did not build, its module says why and
- * the JavaScript it replaces serves.
+ * the file mapping and the store's huge pages (snapshot/mapped-file.ts), the scan's loops
+ * (query/native-kernels.ts) and the shared store's copies (api/shared-copy.ts). Where one did not
+ * build, its module says why and the JavaScript it replaces serves.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';

@@ -3,14 +3,12 @@
  * threads can serve the same snapshot without copies (DESIGN "The column store").
  */
 
-import { loadAddon } from '../native-addon.ts';
+import { hugeShared } from '../snapshot/mapped-file.ts';
 
 export type CodeArray = Uint8Array | Uint16Array | Uint32Array;
 
 /** From this size a buffer is asked for huge pages: a smaller one would round up a large share of it. */
 export const HUGE_PAGES_FROM = 8 << 20;
-
-let addon: ReturnType<typeof loadAddon<{ hugeShared(length: number): SharedArrayBuffer }>> | undefined;
 
 /**
  * `bytes` zeroed shared bytes; from HUGE_PAGES_FROM on, fresh memory on huge pages where the
@@ -18,10 +16,7 @@ let addon: ReturnType<typeof loadAddon<{ hugeShared(length: number): SharedArray
  * TLB far less often). Without the addon, V8's own.
  */
 export function sharedBuffer(bytes: number): SharedArrayBuffer {
-  if (bytes < HUGE_PAGES_FROM) return new SharedArrayBuffer(bytes);
-  addon ??= loadAddon('mapped');
-  // An addon built before hugeShared existed (not rebuilt since) has none.
-  return typeof addon.addon?.hugeShared === 'function' ? addon.addon.hugeShared(bytes) : new SharedArrayBuffer(bytes);
+  return (bytes >= HUGE_PAGES_FROM ? hugeShared(bytes) : null) ?? new SharedArrayBuffer(bytes);
 }
 
 export const sharedF64 = (n: number): Float64Array => new Float64Array(sharedBuffer(8 * n));

@@ -149,7 +149,7 @@ export class Snapshot {
   readonly entrancesOverflow: ReadonlyMap<number, number>;
   readonly ids: Uint32Array;
   readonly rank: Uint32Array;
-  /** Rows by each numeric sort key, as GET /buildings ranks them (key-order.ts). */
+  /** Rows by each sort key that has a whole order, as GET /buildings ranks them (key-order.ts). */
   readonly keyOrders: KeyOrders;
   readonly business: Readonly<BusinessColumns>;
   readonly footprints: Footprints;

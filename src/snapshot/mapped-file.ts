@@ -14,6 +14,7 @@ import { loadAddon } from '../native-addon.ts';
 interface Addon {
   mapShared(fd: number, offset: number, length: number): SharedArrayBuffer;
   dropPages(buffer: SharedArrayBuffer): boolean;
+  hugeShared(length: number): SharedArrayBuffer;
 }
 
 let loaded: ReturnType<typeof loadAddon<Addon>> | undefined;
@@ -45,4 +46,14 @@ export function mapShared(fd: number, offset: number, length: number): SharedArr
 export function dropPages(buffer: SharedArrayBuffer): boolean {
   const a = load();
   return a === null ? false : a.dropPages(buffer);
+}
+
+/**
+ * `length` zeroed bytes of fresh anonymous memory the kernel is asked to back with huge pages
+ * (the same addon: native/mapped.cc hugeShared), for the store's large arrays (catalog/shared.ts);
+ * null without the addon, or with one built before it had this.
+ */
+export function hugeShared(length: number): SharedArrayBuffer | null {
+  const a = load();
+  return typeof a?.hugeShared === 'function' ? a.hugeShared(length) : null;
 }
