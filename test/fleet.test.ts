@@ -382,28 +382,37 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
     const { keys } = await workspace(100);
     const downBefore = downCount();
     const resume = stallReplicas();
-    let answers: JsonAnswer[];
+    let early: JsonAnswer[];
+    let late: JsonAnswer[];
     try {
       await new Promise((r) => setTimeout(r, 300));
       // In flight on a replica when HAProxy takes it out, and sent once none is left.
-      const early = Array.from({ length: 4 }, (_, i) => get(i % 2 ? '/healthz' : `/v1/buildings?${ALL}&limit=1&offset=${i}`, keys[0]));
+      const inFlight = Array.from({ length: 4 }, (_, i) => get(i % 2 ? '/healthz' : `/v1/buildings?${ALL}&limit=1&offset=${i}`, keys[0]));
       await until('every replica down', () => downCount() >= downBefore + 3, 20_000);
-      const late = await Promise.all(['/healthz', `/v1/buildings?${ALL}&limit=1`, '/v1/public/countries'].map((p) => get(p, keys[0])));
+      late = await Promise.all(['/healthz', `/v1/buildings?${ALL}&limit=1`, '/v1/public/countries'].map((p) => get(p, keys[0])));
       resume();
-      answers = [...(await Promise.all(early)), ...late];
+      early = await Promise.all(inFlight);
     } finally {
       resume();
     }
-    const refused = answers.filter((a) => a.status !== 200);
-    expect(refused.length).toBeGreaterThan(0);
-    for (const a of refused) {
-      expect([a.status, a.headers['content-type'], a.headers['retry-after']], JSON.stringify(a.body)).toEqual([
-        503,
-        'application/json',
-        '2',
-      ]);
+    const spec = (a: JsonAnswer): unknown[] => {
       const body = a.body as { error?: string | { code?: string } };
-      expect(typeof body.error === 'string' ? body.error : body.error?.code).toBe('unavailable');
+      return [
+        a.status,
+        a.headers['content-type'],
+        a.headers['retry-after'],
+        typeof body.error === 'string' ? body.error : body.error?.code,
+      ];
+    };
+    const unavailable = [503, 'application/json', '2', 'unavailable'];
+    // With none left, HAProxy answers itself, every time.
+    for (const a of late) expect(spec(a), JSON.stringify(a.body)).toEqual(unavailable);
+    // A request in flight is answered the same (or, once its replica is back, served); rarely, under
+    // load, HAProxy closes its connection unanswered instead (docs/operating.md): never another status, never a page.
+    expect(early.some((a) => a.status !== 200)).toBe(true);
+    for (const a of early) {
+      if (a.status === 0) expect(a.body, output.slice(-4000)).toBe('Error: socket hang up');
+      else if (a.status !== 200) expect(spec(a), JSON.stringify(a.body)).toEqual(unavailable);
     }
     await until('the fleet answering again', async () => (await get('/healthz')).status === 200, 20_000);
   }, 90_000);
