@@ -408,7 +408,7 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
     // With none left, HAProxy answers itself, every time.
     for (const a of late) expect(spec(a), JSON.stringify(a.body)).toEqual(unavailable);
     // A request in flight is answered the same (or, once its replica is back, served); rarely, under
-    // load, HAProxy closes its connection unanswered instead (docs/operating.md): never another status, never a page.
+    // load, HAProxy closes its connection unanswered instead (docs/scaling.md): never another status, never a page.
     expect(early.some((a) => a.status !== 200)).toBe(true);
     for (const a of early) {
       if (a.status === 0) expect(a.body, output.slice(-4000)).toBe('Error: socket hang up');
