@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -893,44 +894,159 @@ inline double KeyFromBetter(uint64_t d) {
   return k;
 }
 
-// select(key, rank, row, lo, hi, t): reorders slots [lo, hi] of a buffer of ranked rows
-// (topk.ts), all of one snapshot, so that slot t holds the row of that place (key descending,
-// then rank ascending), better rows before it and worse after. Each slot becomes one 128-bit
-// word (key, rank, row) for std::nth_element: a comparison is then one integer comparison and a
-// swap one 16-byte move, where the parallel arrays took two comparisons and three moves.
+// Floyd and Rivest's selection (CACM 1975, algorithm 489): places the element of place k of
+// a[left..right] at k, smaller before, larger after. Above 600 elements it first selects within a
+// sample around k, so that the partition's pivot lies close to place k: about n + min(k, n - k)
+// comparisons where std::nth_element's median-of-three takes 2-3n (a buffer's selections are
+// mostly medians: it keeps the best half of what it holds).
+template <typename T>
+void FloydRivest(T* a, ptrdiff_t left, ptrdiff_t right, ptrdiff_t k) {
+  while (right > left) {
+    if (right - left > 600) {
+      const double n = static_cast<double>(right - left + 1);
+      const double i = static_cast<double>(k - left + 1);
+      const double z = std::log(n);
+      const double s = 0.5 * std::exp(2 * z / 3);
+      const double sd = 0.5 * std::sqrt(z * s * (n - s) / n) * (i < n / 2 ? -1 : 1);
+      const ptrdiff_t from = std::max(left, static_cast<ptrdiff_t>(static_cast<double>(k) - i * s / n + sd));
+      const ptrdiff_t to = std::min(right, static_cast<ptrdiff_t>(static_cast<double>(k) + (n - i) * s / n + sd));
+      FloydRivest(a, from, to, k);
+    }
+    // Hoare's partition around a[k], with the sentinels the two ends provide.
+    const T t = a[k];
+    ptrdiff_t i = left, j = right;
+    std::swap(a[left], a[k]);
+    if (a[right] > t) std::swap(a[right], a[left]);
+    while (i < j) {
+      std::swap(a[i], a[j]);
+      i++;
+      j--;
+      while (a[i] < t) i++;
+      while (a[j] > t) j--;
+    }
+    if (a[left] == t) {
+      std::swap(a[left], a[j]);
+    } else {
+      j++;
+      std::swap(a[j], a[right]);
+    }
+    if (j <= k) left = j + 1;
+    if (k <= j) right = j - 1;
+  }
+}
+
+using Word = unsigned __int128;
+
+// A slot as one word: key (BetterFirst) in the high half, then rank, then row.
+void PackWords(const double* k, const uint32_t* rk, const uint32_t* rw, uint32_t n, Word* w, uint32_t from = 0) {
+  for (uint32_t i = from; i < n; i++) w[i] = (static_cast<Word>(BetterFirst(k[i])) << 64) | (static_cast<uint64_t>(rk[i]) << 32) | rw[i];
+}
+
+void UnpackWords(const Word* w, uint32_t n, double* k, uint32_t* rk, uint32_t* rw, uint32_t from = 0) {
+  for (uint32_t i = from; i < n; i++) {
+    k[i] = KeyFromBetter(static_cast<uint64_t>(w[i] >> 64));
+    rk[i] = static_cast<uint32_t>(static_cast<uint64_t>(w[i]) >> 32);
+    rw[i] = static_cast<uint32_t>(w[i]);
+  }
+}
+
+#ifdef EDIFICE_AVX2
+// The same four slots at a time: packing and unpacking took as long as the selection itself.
+// The key's bits flip as BetterFirst's do: all of them for a negative key, else the sign bit,
+// then all of them again (-0 is added to 0 first, so that both zeros pack alike).
+__attribute__((target("avx2,popcnt"))) void PackWordsAvx2(const double* k, const uint32_t* rk, const uint32_t* rw, uint32_t n, Word* w) {
+  const __m256i sign = _mm256_set1_epi64x(static_cast<int64_t>(0x8000000000000000ull));
+  const __m256i ones = _mm256_set1_epi64x(-1);
+  const __m256i zero = _mm256_setzero_si256();
+  uint32_t i = 0;
+  for (; n - i >= 4; i += 4) {
+    const __m256i u = _mm256_castpd_si256(_mm256_add_pd(_mm256_loadu_pd(k + i), _mm256_setzero_pd()));
+    const __m256i flip = _mm256_xor_si256(_mm256_or_si256(_mm256_cmpgt_epi64(zero, u), sign), ones);
+    const __m256i better = _mm256_xor_si256(u, flip);
+    const __m128i rows = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rw + i));
+    const __m128i ranks = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rk + i));
+    const __m256i low = _mm256_set_m128i(_mm_unpackhi_epi32(rows, ranks), _mm_unpacklo_epi32(rows, ranks));
+    const __m256i a = _mm256_unpacklo_epi64(low, better);
+    const __m256i b = _mm256_unpackhi_epi64(low, better);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + i), _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + i + 2), _mm256_permute2x128_si256(a, b, 0x31));
+  }
+  PackWords(k, rk, rw, n, w, i);
+}
+
+__attribute__((target("avx2,popcnt"))) void UnpackWordsAvx2(const Word* w, uint32_t n, double* k, uint32_t* rk, uint32_t* rw) {
+  const __m256i sign = _mm256_set1_epi64x(static_cast<int64_t>(0x8000000000000000ull));
+  const __m256i ones = _mm256_set1_epi64x(-1);
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i halves = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  uint32_t i = 0;
+  for (; n - i >= 4; i += 4) {
+    const __m256i w01 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i));
+    const __m256i w23 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i + 2));
+    const __m256i a = _mm256_permute2x128_si256(w01, w23, 0x20);
+    const __m256i b = _mm256_permute2x128_si256(w01, w23, 0x31);
+    const __m256i ob = _mm256_xor_si256(_mm256_unpackhi_epi64(a, b), ones);
+    const __m256i flip = _mm256_or_si256(_mm256_xor_si256(_mm256_cmpgt_epi64(zero, ob), ones), sign);
+    _mm256_storeu_pd(k + i, _mm256_castsi256_pd(_mm256_xor_si256(ob, flip)));
+    const __m256i split = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(a, b), halves);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rw + i), _mm256_castsi256_si128(split));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rk + i), _mm256_extracti128_si256(split, 1));
+  }
+  UnpackWords(w, n, k, rk, rw, i);
+}
+#endif
+
+// select(key, rank, row, lo, hi, t[, first[, drop]]): reorders slots [lo, hi] of a buffer of
+// ranked rows (topk.ts), all of one snapshot, so that slot t holds the row of that place (key
+// descending, then rank ascending), better rows before it and worse after; with `first` (lo <=
+// first <= t), slots [first, t] hold the rows of places first..t in order (a page); with `drop`,
+// the slots after t are left as they were, for a caller that drops them. Each slot becomes one
+// 128-bit word (key, rank, row): a comparison is then one integer comparison and a swap one
+// 16-byte move, where the parallel arrays took two comparisons and three moves.
 void Select(const FunctionCallbackInfo<Value>& args) {
   if (!args[0]->IsFloat64Array() || !args[1]->IsUint32Array() || !args[2]->IsUint32Array()) {
     Fail(args, "kernels: select reads keys (Float64Array), ranks and rows (Uint32Array)");
     return;
   }
-  uint32_t lo, hi, t;
+  uint32_t lo, hi, t, first;
   if (!Index(args, 3, &lo) || !Index(args, 4, &hi) || !Index(args, 5, &t)) return;
+  first = t;
+  if (args.Length() > 6 && !args[6]->IsUndefined() && !Index(args, 6, &first)) return;
+  const bool drop = args.Length() > 7 && args[7]->IsTrue();
   Span<double> key = SpanOf<double>(args[0]);
   Span<uint32_t> rank = SpanOf<uint32_t>(args[1]);
   Span<uint32_t> row = SpanOf<uint32_t>(args[2]);
-  if (hi >= key.length || hi >= rank.length || hi >= row.length || lo > t || t > hi) {
-    Fail(args, "kernels: select needs lo <= t <= hi within the buffer", true);
+  if (hi >= key.length || hi >= rank.length || hi >= row.length || lo > first || first > t || t > hi) {
+    Fail(args, "kernels: select needs lo <= first <= t <= hi within the buffer", true);
     return;
   }
   // Ranks are distinct within a snapshot, so the row never decides an order; it rides along.
-  using Word = unsigned __int128;
   static thread_local std::vector<Word> words;
   const uint32_t n = hi - lo + 1;
   if (words.size() < n) words.resize(n);
   Word* w = words.data();
-  const double* k = key.data + lo;
-  const uint32_t* rk = rank.data + lo;
-  const uint32_t* rw = row.data + lo;
-  for (uint32_t i = 0; i < n; i++) w[i] = (static_cast<Word>(BetterFirst(k[i])) << 64) | (static_cast<uint64_t>(rk[i]) << 32) | rw[i];
-  std::nth_element(w, w + (t - lo), w + n);
-  double* ko = key.data + lo;
-  uint32_t* rko = rank.data + lo;
-  uint32_t* rwo = row.data + lo;
-  for (uint32_t i = 0; i < n; i++) {
-    ko[i] = KeyFromBetter(static_cast<uint64_t>(w[i] >> 64));
-    rko[i] = static_cast<uint32_t>(static_cast<uint64_t>(w[i]) >> 32);
-    rwo[i] = static_cast<uint32_t>(w[i]);
+  double* k = key.data + lo;
+  uint32_t* rk = rank.data + lo;
+  uint32_t* rw = row.data + lo;
+#ifdef EDIFICE_AVX2
+  if (kAvx2)
+    PackWordsAvx2(k, rk, rw, n, w);
+  else
+#endif
+    PackWords(k, rk, rw, n, w);
+  FloydRivest(w, 0, n - 1, t - lo);
+  if (first < t) {
+    // Places first..t - 1 are among the slots before t: the first of them, then the rest in order.
+    FloydRivest(w, 0, t - lo - 1, first - lo);
+    std::sort(w + (first - lo) + 1, w + (t - lo));
   }
+  const uint32_t end = drop ? t - lo + 1 : n;
+#ifdef EDIFICE_AVX2
+  if (kAvx2)
+    UnpackWordsAvx2(w, end, k, rk, rw);
+  else
+#endif
+    UnpackWords(w, end, k, rk, rw);
 }
 
 // A row's key from a key column: Float64 (NaN unknown), or an integer column's stored value

@@ -392,7 +392,7 @@ describe('compiled scan loops', () => {
     ).toThrow(TypeError);
   });
 
-  it('select puts the row of place t at slot t, better rows before it and worse after, moving each row whole', () => {
+  it('select puts the row of place t at slot t, better rows before it and worse after, moving each row whole, and a page before it in order', () => {
     const k = kernels();
     for (let t = 0; t < 300; t++) {
       const size = 1 + Math.floor(rng.next() * 3000);
@@ -416,15 +416,30 @@ describe('compiled scan loops', () => {
       const lo = Math.floor(rng.next() * size);
       const hi = lo + Math.floor(rng.next() * (size - lo));
       const place = lo + Math.floor(rng.next() * (hi - lo + 1));
+      // A third of the calls also order a page [first, place]; a third of those drop the slots after it.
+      const first = rng.next() < 1 / 3 ? place - Math.floor(rng.next() * Math.min(120, place - lo + 1)) : place;
+      const drop = first < place && rng.next() < 1 / 3;
       const before = Array.from({ length: size }, (_, i) => `${key[i]}/${rank[i]}/${row[i]}`);
-      k.select(key, rank, row, lo, hi, place);
+      // The places as a sort of the slots would give them (key descending, then rank), independently of select.
+      const ranked = before
+        .slice(lo, hi + 1)
+        .map((s, i) => ({ s, k: key[lo + i], r: rank[lo + i] }))
+        .sort((a, b) => (a.k !== b.k ? b.k - a.k : a.r - b.r))
+        .map((x) => x.s);
+      k.select(key, rank, row, lo, hi, place, first, drop);
       const after = (i: number, j: number): boolean => key[i] < key[j] || (key[i] === key[j] && rank[i] > rank[j]);
       for (let i = lo; i < place; i++) expect(after(i, place), `slot ${i} ranks after slot ${place}`).toBe(false);
-      for (let i = place + 1; i <= hi; i++) expect(after(place, i), `slot ${i} ranks before slot ${place}`).toBe(false);
       const now = Array.from({ length: size }, (_, i) => `${key[i]}/${rank[i]}/${row[i]}`);
-      // Slots outside [lo, hi] untouched; inside, the same rows, each with its own key, rank and row.
+      // Slots [first, place] hold the rows of those places, each with its own key, rank and row.
+      expect(now.slice(first, place + 1)).toEqual(ranked.slice(first - lo, place - lo + 1));
+      // Slots outside [lo, hi] untouched; inside, the same rows (those up to the place, when the rest is dropped).
       expect(now.slice(0, lo)).toEqual(before.slice(0, lo));
       expect(now.slice(hi + 1)).toEqual(before.slice(hi + 1));
+      if (drop) {
+        expect(now.slice(lo, place + 1).sort()).toEqual(ranked.slice(0, place - lo + 1).sort());
+        continue;
+      }
+      for (let i = place + 1; i <= hi; i++) expect(after(place, i), `slot ${i} ranks before slot ${place}`).toBe(false);
       expect(now.slice(lo, hi + 1).sort()).toEqual(before.slice(lo, hi + 1).sort());
     }
     const key = new Float64Array(10);
@@ -433,6 +448,8 @@ describe('compiled scan loops', () => {
     expect(() => k.select(key, u32, u32, 4, 8, 2)).toThrow(RangeError);
     expect(() => k.select(key, u32, new Uint32Array(5), 0, 9, 2)).toThrow(RangeError);
     expect(() => k.select(key, u32, key as unknown as Uint32Array, 0, 9, 2)).toThrow(TypeError);
+    expect(() => k.select(key, u32, u32, 2, 9, 5, 6)).toThrow(RangeError);
+    expect(() => k.select(key, u32, u32, 2, 9, 5, 1)).toThrow(RangeError);
   });
 
   it("append fills a deep page's buffer with the rows that reach its floor and rank before its cut, counting those before its top, until it holds the limit", () => {

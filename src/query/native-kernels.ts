@@ -101,10 +101,12 @@ export interface NativeKernels {
   turnoverRefine(offsets: Uint32Array, currency: Uint16Array, turnover: Float64Array, code: number, ...refine: RefineArgs): number;
   /**
    * Reorders slots [lo, hi] of a buffer of ranked rows of one snapshot so that slot t holds the
-   * row of that place (key descending, then rank ascending), better rows before it, worse after.
-   * The snapshots' slots are left as they are: every row is of the same one.
+   * row of that place (key descending, then rank ascending), better rows before it, worse after;
+   * with `first` (lo <= first <= t), slots [first, t] hold the rows of places first..t in order.
+   * With `drop`, the slots after t are left as they were (the caller drops them). The snapshots'
+   * slots are left as they are: every row is of the same one.
    */
-  select(key: Float64Array, rank: Uint32Array, row: Uint32Array, lo: number, hi: number, t: number): void;
+  select(key: Float64Array, rank: Uint32Array, row: Uint32Array, lo: number, hi: number, t: number, first?: number, drop?: boolean): void;
   /**
    * A deep page's buffer of rows of snapshot s (topk.ts) takes the rows sel[i..n) whose key
    * (column `col`, an integer column's values over `scale`; NaN and the least integer are

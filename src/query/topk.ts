@@ -373,7 +373,7 @@ export class TopK {
     // The rows counted before the top are among the best `capacity`: the buffer keeps the rest.
     const keep = Math.max(1, this.capacity - this.above);
     if (this.size <= keep) return;
-    this.select(0, this.size - 1, keep - 1);
+    this.select(0, this.size - 1, keep - 1, true);
     this.size = keep;
     const c = keep - 1;
     this.cut = true;
@@ -384,16 +384,21 @@ export class TopK {
     this.cutRank = this.rank[c];
   }
 
+  /** Rows of one snapshot are selected by the addon's compiled loop where it loads. */
+  private selectsNatively(lo: number, hi: number): boolean {
+    return native !== null && this.oneSnap >= 0 && hi - lo >= NATIVE_MIN;
+  }
+
   /**
    * Reorders slots [lo, hi] so that slot t holds the row of that place, better rows before it,
-   * worse after. Keys, and ranks within one snapshot, are compared inline (a deep page's
-   * selections are a fifth of its time); only rows of two snapshots with equal keys compare ids.
-   * Rows of one snapshot are selected by the addon's compiled loop where it loads.
+   * worse after; with `drop`, the slots after t may be left as they were (they are dropped).
+   * Keys, and ranks within one snapshot, are compared inline (a deep page's selections are a
+   * fifth of its time); only rows of two snapshots with equal keys compare ids.
    */
-  private select(lo: number, hi: number, t: number): void {
+  private select(lo: number, hi: number, t: number, drop = false): void {
     const { key, snap, row, rank } = this;
-    if (native !== null && this.oneSnap >= 0 && hi - lo >= NATIVE_MIN) {
-      native.select(key, rank, row, lo, hi, t);
+    if (this.selectsNatively(lo, hi)) {
+      native!.select(key, rank, row, lo, hi, t, t, drop);
       return;
     }
     while (lo < hi) {
@@ -432,9 +437,8 @@ export class TopK {
 
   /**
    * Buffer mode page: the rows of places [offset, capacity), selected, then only they sorted.
-   * The place offset is selected first, then the last place among the rows after it: a deep
-   * page's buffer ends not far past its offset, so the second selection is short. The rows
-   * counted before the top hold the first places.
+   * The addon does it in one call; else the place offset is selected first, then the last place
+   * among the rows after it. The rows counted before the top hold the first places.
    */
   private bufferPage(offset: number): { snap: number; row: number }[] {
     if (this.above > offset) throw new Error(`${this.above} rows rank before the top, past the page's offset ${offset}`);
@@ -443,6 +447,13 @@ export class TopK {
     offset -= this.above;
     this.size = 0;
     if (offset >= end) return [];
+    if (this.selectsNatively(0, n - 1)) {
+      // The page's places in order in one call: the addon selects the last, then the first among the rows before it.
+      native!.select(this.key, this.rank, this.row, 0, n - 1, end - 1, offset, true);
+      const out = new Array<{ snap: number; row: number }>(end - offset);
+      for (let i = offset; i < end; i++) out[i - offset] = { snap: this.snap[i], row: this.row[i] };
+      return out;
+    }
     if (offset > 0) this.select(0, n - 1, offset);
     if (n > end) this.select(offset, n - 1, end - 1);
     const order = Array.from({ length: end - offset }, (_, i) => offset + i);
