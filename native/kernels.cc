@@ -938,11 +938,11 @@ void FloydRivest(T* a, ptrdiff_t left, ptrdiff_t right, ptrdiff_t k) {
 using Word = unsigned __int128;
 
 // A slot as one word: key (BetterFirst) in the high half, then rank, then row.
-void PackWords(const double* k, const uint32_t* rk, const uint32_t* rw, uint32_t n, Word* w, uint32_t from = 0) {
+void PackWordsFrom(const double* k, const uint32_t* rk, const uint32_t* rw, uint32_t n, Word* w, uint32_t from) {
   for (uint32_t i = from; i < n; i++) w[i] = (static_cast<Word>(BetterFirst(k[i])) << 64) | (static_cast<uint64_t>(rk[i]) << 32) | rw[i];
 }
 
-void UnpackWords(const Word* w, uint32_t n, double* k, uint32_t* rk, uint32_t* rw, uint32_t from = 0) {
+void UnpackWordsFrom(const Word* w, uint32_t n, double* k, uint32_t* rk, uint32_t* rw, uint32_t from) {
   for (uint32_t i = from; i < n; i++) {
     k[i] = KeyFromBetter(static_cast<uint64_t>(w[i] >> 64));
     rk[i] = static_cast<uint32_t>(static_cast<uint64_t>(w[i]) >> 32);
@@ -971,7 +971,7 @@ __attribute__((target("avx2,popcnt"))) void PackWordsAvx2(const double* k, const
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + i), _mm256_permute2x128_si256(a, b, 0x20));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + i + 2), _mm256_permute2x128_si256(a, b, 0x31));
   }
-  PackWords(k, rk, rw, n, w, i);
+  PackWordsFrom(k, rk, rw, n, w, i);
 }
 
 __attribute__((target("avx2,popcnt"))) void UnpackWordsAvx2(const Word* w, uint32_t n, double* k, uint32_t* rk, uint32_t* rw) {
@@ -992,9 +992,23 @@ __attribute__((target("avx2,popcnt"))) void UnpackWordsAvx2(const Word* w, uint3
     _mm_storeu_si128(reinterpret_cast<__m128i*>(rw + i), _mm256_castsi256_si128(split));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(rk + i), _mm256_extracti128_si256(split, 1));
   }
-  UnpackWords(w, n, k, rk, rw, i);
+  UnpackWordsFrom(w, n, k, rk, rw, i);
 }
 #endif
+
+void PackWords(const double* k, const uint32_t* rk, const uint32_t* rw, uint32_t n, Word* w) {
+#ifdef EDIFICE_AVX2
+  if (kAvx2) return PackWordsAvx2(k, rk, rw, n, w);
+#endif
+  PackWordsFrom(k, rk, rw, n, w, 0);
+}
+
+void UnpackWords(const Word* w, uint32_t n, double* k, uint32_t* rk, uint32_t* rw) {
+#ifdef EDIFICE_AVX2
+  if (kAvx2) return UnpackWordsAvx2(w, n, k, rk, rw);
+#endif
+  UnpackWordsFrom(w, n, k, rk, rw, 0);
+}
 
 // select(key, rank, row, lo, hi, t[, first[, drop]]): reorders slots [lo, hi] of a buffer of
 // ranked rows (topk.ts), all of one snapshot, so that slot t holds the row of that place (key
@@ -1028,25 +1042,14 @@ void Select(const FunctionCallbackInfo<Value>& args) {
   double* k = key.data + lo;
   uint32_t* rk = rank.data + lo;
   uint32_t* rw = row.data + lo;
-#ifdef EDIFICE_AVX2
-  if (kAvx2)
-    PackWordsAvx2(k, rk, rw, n, w);
-  else
-#endif
-    PackWords(k, rk, rw, n, w);
+  PackWords(k, rk, rw, n, w);
   FloydRivest(w, 0, n - 1, t - lo);
   if (first < t) {
     // Places first..t - 1 are among the slots before t: the first of them, then the rest in order.
     FloydRivest(w, 0, t - lo - 1, first - lo);
     std::sort(w + (first - lo) + 1, w + (t - lo));
   }
-  const uint32_t end = drop ? t - lo + 1 : n;
-#ifdef EDIFICE_AVX2
-  if (kAvx2)
-    UnpackWordsAvx2(w, end, k, rk, rw);
-  else
-#endif
-    UnpackWords(w, end, k, rk, rw);
+  UnpackWords(w, drop ? t - lo + 1 : n, k, rk, rw);
 }
 
 // A row's key from a key column: Float64 (NaN unknown), or an integer column's stored value
