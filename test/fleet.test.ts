@@ -260,7 +260,12 @@ describe('npm run fleet: three replicas behind HAProxy on PostgreSQL and Redis',
     };
     await Promise.all(Array.from({ length: WORKERS }, worker));
     expect(killed).toBe(true);
-    expect(answers.filter((a) => a.status !== 200).map((a) => [a.status, a.body])).toEqual([]);
+    // HAProxy tries again what the replica closed unanswered; an answer the kill cut off part-way
+    // cannot be tried again, and the client sees a reset, before or after the headers
+    // (docs/scaling.md): only requests then in flight, never another status.
+    const failed = answers.filter((a) => a.status !== 200);
+    expect(failed.length).toBeLessThanOrEqual(WORKERS);
+    for (const a of failed) expect([a.status, a.body]).toEqual([0, expect.stringMatching(/^Error: (socket hang up|aborted)$/)]);
     const received = answers.reduce((s, a) => s + charged(a), 0);
     const taken = total - (await ledger.balance(workspaceId));
     // No charge a client saw is missing from the ledger; a page committed whose answer died with
