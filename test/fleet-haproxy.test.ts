@@ -1,7 +1,8 @@
 /**
  * HAProxy in front of replicas, with the configuration the fleet uses: accepted by `haproxy -c`;
  * requests spread over the replicas (each names itself in X-Edifice-Replica); a replica that stops
- * is routed around without a failed request; with none up, HAProxy answers the spec's 503 itself.
+ * is routed around without a failed request; with none up, HAProxy answers the spec's 503 itself,
+ * and logs each request it answered so.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haproxyConfig } from '../src/fleet/haproxy.ts';
@@ -104,5 +105,19 @@ describe('the fleet behind HAProxy', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(pub).toEqual([503, '2', { error: 'unavailable' }]);
+    // HAProxy logs each request it answered itself, with its termination state (LR: a local
+    // answer), once the answer is sent; and no request answered 200 without a retry.
+    const requests = (): string[] =>
+      proxy!
+        .output()
+        .split('\n')
+        .filter((l) => /^127\.0\.0\.1:\d+ \[/.test(l));
+    const answeredHere = / 503 .* LR-- .*"GET \/v1\/public\/countries HTTP\/1\.1"$/;
+    for (let i = 0; i < 40 && !requests().some((l) => answeredHere.test(l)); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(
+      requests().some((l) => answeredHere.test(l)),
+      proxy!.output(),
+    ).toBe(true);
+    expect(requests().filter((l) => / 200 .* \d+\/\d+\/\d+\/\d+\/0 \d+\/\d+ "/.test(l))).toEqual([]);
   });
 });

@@ -42,9 +42,19 @@ export function haproxyConfig(proxy: FleetProxy): string {
   const every = proxy.checkEveryMs ?? 500;
   return [
     // No global maxconn: HAProxy sizes it from the file descriptors it may open (a fixed one above
-    // what the limit allows stops it at start).
+    // what the limit allows stops it at start). Its log goes to stdout (proxy.ts keeps the
+    // request lines of it: the rest repeats the warnings and alerts of stderr).
+    'global',
+    '  log stdout format raw local0 info',
+    '',
     'defaults',
     '  mode http',
+    // One line for each request HAProxy tried again, sent elsewhere, or ended in an error or a 5xx,
+    // with its termination state (docs/scaling.md); none for the others.
+    '  log global',
+    '  option httplog',
+    '  option dontlog-normal',
+    '  option dontlognull',
     '  timeout connect 2s',
     '  timeout client 60s',
     '  timeout server 60s',

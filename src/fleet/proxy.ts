@@ -1,8 +1,8 @@
 /**
  * Debian's HAProxy in front of a fleet: run in the foreground (-db) on the configuration
- * haproxy.ts writes, in a temporary folder. Its own messages (a replica marked down or up) go to
- * the fleet's log. Stopped softly (SIGUSR1: it stops listening and lets the requests in flight
- * finish), then hard after a grace.
+ * haproxy.ts writes, in a temporary folder. Its own messages (a replica marked down or up) and
+ * the lines of requests it retried or failed go to the fleet's log. Stopped softly (SIGUSR1: it
+ * stops listening and lets the requests in flight finish), then hard after a grace.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+
+/** A request's log line (haproxy.ts): the client's address and port, then the date in brackets. */
+const REQUEST_LINE = /^\S+:\d+ \[\d/;
 
 export function haproxyBinary(): string {
   for (const p of ['/usr/sbin/haproxy', '/usr/bin/haproxy', '/usr/local/sbin/haproxy']) if (existsSync(p)) return p;
@@ -60,8 +63,12 @@ export async function runHaproxy(config: string, host: string, port: number, log
     stream.on('data', (chunk: string) => {
       for (const line of chunk.split('\n')) {
         if (line.trim() === '') continue;
-        // "[WARNING] … Server replicas/r1 is DOWN", "[ALERT] …": the operator's attention; the rest is news.
-        if (/\[(WARNING|ALERT)\]/.test(line)) log.warn({ haproxy: line.trim() }, 'haproxy');
+        // Its log (stdout) repeats stderr's messages without their level: only its request lines are news.
+        if (stream === child.stdout && !REQUEST_LINE.test(line)) continue;
+        // "[WARNING] … Server replicas/r1 is DOWN", "[ALERT] …", and a request HAProxy retried or
+        // failed ("127.0.0.1:40312 [07/Dec/2026:08:37:45.630] edifice replicas/r2 … 503 … sC-- …"):
+        // the operator's attention; the rest is news.
+        if (/\[(WARNING|ALERT)\]/.test(line) || REQUEST_LINE.test(line)) log.warn({ haproxy: line.trim() }, 'haproxy');
         else log.info({ haproxy: line.trim() }, 'haproxy');
       }
     });

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { haproxyBinary } from '../../src/fleet/proxy.ts';
 
 export interface TestHaproxy {
+  /** What HAProxy has written so far, stdout and stderr. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -25,7 +27,9 @@ export function checkHaproxyConfig(config: string): void {
 export async function startHaproxy(config: string, port: number): Promise<TestHaproxy> {
   const dir = mkdtempSync(join(tmpdir(), 'edifice-haproxy-'));
   writeFileSync(join(dir, 'haproxy.cfg'), config);
-  const child: ChildProcess = spawn(haproxyBinary(), ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(haproxyBinary(), ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let exited = false;
   child.once('exit', () => {
     exited = true;
@@ -43,6 +47,7 @@ export async function startHaproxy(config: string, port: number): Promise<TestHa
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
+    output: () => output,
     stop: () =>
       new Promise<void>((resolve) => {
         if (exited) return resolve(rmSync(dir, { recursive: true, force: true }));
