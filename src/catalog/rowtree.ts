@@ -38,6 +38,11 @@ export class RowTree {
   /** Rows a node of each level covers. */
   readonly levelSpan: number[] = [];
   private readonly stack = new Int32Array(64 * FANOUT);
+  /**
+   * `ranges`' visitor, reused: a class whose every instance is garbage at a full collection
+   * loses its V8 map, and the optimised walks that checked for it are thrown away.
+   */
+  private readonly merge = new RangeMerge(this);
 
   constructor(
     readonly rows: number,
@@ -169,7 +174,8 @@ export class RowTree {
 
   /** `ranges` for what is left of a walk: below the sp / 2 (level, index) pairs on `stack`. */
   rangesFrom(q: BBox, visit: RangeVisitor, stack: Int32Array, sp: number): void {
-    const merge = new RangeMerge(this, visit);
+    const merge = this.merge;
+    merge.start(visit);
     this.walk(q, merge, stack, sp);
     merge.flush();
   }
@@ -184,11 +190,15 @@ class RangeMerge implements NodeVisitor {
   private lo = 0;
   private hi = 0;
   private partial = false;
+  private out: RangeVisitor = () => {};
 
-  constructor(
-    private readonly tree: RowTree,
-    private readonly out: RangeVisitor,
-  ) {}
+  constructor(private readonly tree: RowTree) {}
+
+  /** Starts a walk handing its ranges to `out`. */
+  start(out: RangeVisitor): void {
+    this.out = out;
+    this.lo = this.hi = 0;
+  }
 
   visit(level: number, i: number, _node: number, inside: boolean): NodeStep {
     if (!inside && level > 0) return 'down';

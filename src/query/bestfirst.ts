@@ -261,7 +261,8 @@ function mostBlocksAbove(
   thr: number,
 ): boolean {
   const { queue, stack } = st;
-  const count = new BlockCount(thr);
+  const count = (st.blockCount ??= new BlockCount());
+  count.start(thr);
   for (let j = 0; j < queue.size; j++) {
     const s = snapshots[queue.snapAt(j)];
     count.s = s;
@@ -273,15 +274,20 @@ function mostBlocksAbove(
   return BLOCKS_ABOVE_PARTS * count.from >= 2 * count.left;
 }
 
-/** mostBlocksAbove's visitor, over the nodes below one queued node at a time (s, bound). */
-class BlockCount implements NodeVisitor {
+/** mostBlocksAbove's visitor, over the nodes below one queued node at a time (s, bound); one per search state. */
+export class BlockCount implements NodeVisitor {
   s!: Snapshot;
   bound!: NodeBound;
   /** Blocks that meet the bbox, and those bounded at or above thr. */
   left = 0;
   from = 0;
+  private thr = 0;
 
-  constructor(private readonly thr: number) {}
+  /** Starts a count of the blocks bounded at or above thr. */
+  start(thr: number): void {
+    this.thr = thr;
+    this.left = this.from = 0;
+  }
 
   visit(level: number, i: number, node: number, inside: boolean): NodeStep {
     const { thr, s } = this;
@@ -377,7 +383,8 @@ function descend(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbo
   const { levelStart } = s.tree;
   const { heap, queue, run, stack } = st;
   run.start(s, si, plan, bbox, search ? CHUNK : Infinity, true);
-  const descent = new Descent(st, s, si, plan, search, bbox);
+  const descent = (st.descent ??= new Descent(st));
+  descent.start(s, si, plan, search, bbox);
   sp = s.tree.walk(bbox, descent, stack, sp);
   if (st.plain === 'judging') {
     // Stopped at a node of PLAIN_LEVEL to judge the rest (plain-rest.ts): the node goes back on top.
@@ -409,17 +416,25 @@ function descend(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbo
 /**
  * The walk's visitor: skips nodes proven empty, counts (searching) or reads whole (not) nodes
  * proven full, hands blocks and leaves to the run, and stops a search once the count is past
- * MAX_WINDOW.
+ * MAX_WINDOW. One per search state.
  */
-class Descent implements NodeVisitor {
-  constructor(
-    private readonly st: SearchState,
-    private readonly s: Snapshot,
-    private readonly si: number,
-    private readonly plan: SearchPlan,
-    private readonly search: boolean,
-    private readonly bbox: BBox,
-  ) {}
+export class Descent implements NodeVisitor {
+  private s!: Snapshot;
+  private si = 0;
+  private plan!: SearchPlan;
+  private search = false;
+  private bbox!: BBox;
+
+  constructor(private readonly st: SearchState) {}
+
+  /** Starts a walk of snapshot s (index si) with its plan: a search's count walk (`search`), or to the end. */
+  start(s: Snapshot, si: number, plan: SearchPlan, search: boolean, bbox: BBox): void {
+    this.s = s;
+    this.si = si;
+    this.plan = plan;
+    this.search = search;
+    this.bbox = bbox;
+  }
 
   visit(level: number, i: number, node: number, inside: boolean): NodeStep {
     const { st, plan, search } = this;

@@ -50,7 +50,8 @@ export function provenFloor(
   if (k === 0) return -Infinity;
   const candidates = candidateRows(st, snapshots, bbox);
   if (candidates < k * LEAF_ROWS) return -Infinity;
-  const leaves = new LeafMaxima(st, k, candidates / LEAF_ROWS);
+  const leaves = (st.leafMaxima ??= new LeafMaxima(st));
+  leaves.start(k, candidates / LEAF_ROWS);
   for (let si = 0; si < snapshots.length; si++) {
     const plan = plans[si];
     if (plan === null || plan.attained === null || snapshots[si].rows === 0) continue;
@@ -60,23 +61,31 @@ export function provenFloor(
   return leaves.n < k ? -Infinity : kthLargest(st.maxima, leaves.n, k);
 }
 
-/** The floor's walk: nodes inside the bbox and proven ALL give their leaves' maxima; others are searched below. */
-class LeafMaxima implements NodeVisitor {
+/**
+ * The floor's walk: nodes inside the bbox and proven ALL give their leaves' maxima; others are
+ * searched below. One per search state, reused (SearchState.leafMaxima).
+ */
+export class LeafMaxima implements NodeVisitor {
   /** Maxima in st.maxima[0..n). */
   n = 0;
   /** Leaves looked at, and those proven ALL among them (FLOOR_TRIAL_LEAVES). */
   looked = 0;
   private proven = 0;
+  private k = 0;
+  /** The bbox's candidate leaves, over-counted. */
+  private leaves = 0;
   private s!: Snapshot;
   private plan!: SearchPlan;
   private attained!: Float32Array;
 
-  constructor(
-    private readonly st: SearchState,
-    private readonly k: number,
-    /** The bbox's candidate leaves, over-counted. */
-    private readonly leaves: number,
-  ) {}
+  constructor(private readonly st: SearchState) {}
+
+  /** Starts the search for a floor under the k-th key of a bbox of about `leaves` candidate leaves. */
+  start(k: number, leaves: number): void {
+    this.n = this.looked = this.proven = 0;
+    this.k = k;
+    this.leaves = leaves;
+  }
 
   /** Appends the maxima of snapshot s's leaves inside bbox proven ALL; false once the search gave up. */
   collect(s: Snapshot, plan: SearchPlan, attained: Float32Array, bbox: BBox): boolean {

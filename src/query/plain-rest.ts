@@ -50,16 +50,21 @@ export function plainRestPays(st: SearchState, s: Snapshot, plan: SearchPlan, bb
   const need = sp + 2 * FANOUT * s.tree.levelStart.length;
   const probe = need <= st.estimateStack.length ? st.estimateStack : new Int32Array(need);
   probe.set(stack.subarray(0, sp));
-  const ahead = new DecidedAhead(plan);
+  const ahead = (st.decidedAhead ??= new DecidedAhead());
+  ahead.start(plan);
   s.tree.walk(bbox, ahead, probe, sp);
   return !ahead.decided;
 }
 
-/** plainRestPays' visitor: stops at the first node of PLAIN_LEVEL or above that the summaries decide. */
-class DecidedAhead implements NodeVisitor {
+/** plainRestPays' visitor: stops at the first node of PLAIN_LEVEL or above that the summaries decide. One per search state. */
+export class DecidedAhead implements NodeVisitor {
   decided = false;
+  private plan!: SearchPlan;
 
-  constructor(private readonly plan: SearchPlan) {}
+  start(plan: SearchPlan): void {
+    this.plan = plan;
+    this.decided = false;
+  }
 
   visit(level: number, _i: number, node: number): NodeStep {
     if (level < PLAIN_LEVEL) return 'over';

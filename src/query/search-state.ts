@@ -7,6 +7,9 @@
  */
 import { FANOUT } from '../catalog/rowtree.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
+import type { BlockCount, Descent } from './bestfirst.ts';
+import type { LeafMaxima } from './floor.ts';
+import type { DecidedAhead } from './plain-rest.ts';
 import { HeldMatches } from './held.ts';
 import { CHUNK } from './kernels.ts';
 import { NodeQueue } from './node-queue.ts';
@@ -87,6 +90,17 @@ export class SearchState {
 
   /** Leaves the last floor search (floor.ts) looked at, ruled out or proven, before it ended or gave up. */
   floorLeaves = 0;
+
+  /**
+   * The walks' visitors, each made at its first use and reused. A class whose every instance is
+   * garbage at a full collection loses its V8 map, and the optimised code of the walks that
+   * checked for it is thrown away: made per query, the first walks after each collection ran
+   * unoptimised.
+   */
+  descent: Descent | null = null;
+  blockCount: BlockCount | null = null;
+  decidedAhead: DecidedAhead | null = null;
+  leafMaxima: LeafMaxima | null = null;
 
   /** Leaf maxima a floor is chosen from (floor.ts), and the keys a guess is chosen from (guess.ts). */
   maxima = new Float64Array(4096);
