@@ -230,10 +230,10 @@ uint32_t FlagsRun(const uint32_t* flags, uint32_t mask, uint32_t want, uint32_t 
   return FlagsLoop(flags, mask, want, a, b, sel, k);
 }
 
+// Keeps the rows of sel[i..n) with lo <= col[r] <= hi, written from sel[k] on (k <= i); the last k.
 template <typename T, typename B>
-uint32_t RefineLoop(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint32_t n) {
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < n; i++) {
+uint32_t RefineLoop(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint32_t i, uint32_t n, uint32_t k) {
+  for (; i < n; i++) {
     const uint32_t r = sel[i];
     if (r >= length) continue;
     const T v = col[r];
@@ -241,6 +241,65 @@ uint32_t RefineLoop(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint
     k += static_cast<uint32_t>(v >= lo) & static_cast<uint32_t>(v <= hi);
   }
   return k;
+}
+
+#ifdef EDIFICE_AVX2
+// A refine's 8 rows' values gathered at once and tested: the bits of the rows that pass. A
+// 16-bit value is gathered as the 32 bits from its own (the next row's value in the high half),
+// so the last row of the column is never gathered (GatherRows).
+__attribute__((target("avx2,popcnt"))) inline unsigned RefineTest(const double* col, __m256i rows, double lo, double hi) {
+  const __m256d vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
+  const __m256d x0 = _mm256_i32gather_pd(col, _mm256_castsi256_si128(rows), 8);
+  const __m256d x1 = _mm256_i32gather_pd(col, _mm256_extracti128_si256(rows, 1), 8);
+  const int m0 = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(x0, vlo, _CMP_GE_OQ), _mm256_cmp_pd(x0, vhi, _CMP_LE_OQ)));
+  const int m1 = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(x1, vlo, _CMP_GE_OQ), _mm256_cmp_pd(x1, vhi, _CMP_LE_OQ)));
+  return static_cast<unsigned>(m0 | m1 << 4);
+}
+__attribute__((target("avx2,popcnt"))) inline unsigned IntRefineTest(__m256i v, int32_t lo, int32_t hi) {
+  const __m256i fail = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(lo), v), _mm256_cmpgt_epi32(v, _mm256_set1_epi32(hi)));
+  return ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(fail))) & 0xffu;
+}
+__attribute__((target("avx2,popcnt"))) inline unsigned RefineTest(const int32_t* col, __m256i rows, int32_t lo, int32_t hi) {
+  return IntRefineTest(_mm256_i32gather_epi32(reinterpret_cast<const int*>(col), rows, 4), lo, hi);
+}
+__attribute__((target("avx2,popcnt"))) inline unsigned RefineTest(const int16_t* col, __m256i rows, int16_t lo, int16_t hi) {
+  const __m256i pairs = _mm256_i32gather_epi32(reinterpret_cast<const int*>(col), rows, 2);
+  return IntRefineTest(_mm256_srai_epi32(_mm256_slli_epi32(pairs, 16), 16), lo, hi);
+}
+
+// Rows below this can be gathered from a column of `length` values of T.
+template <typename T>
+inline size_t GatherRows(size_t length) {
+  return sizeof(T) == 2 && length > 0 ? length - 1 : length;
+}
+
+// RefineLoop over 8 rows at once: their values gathered and tested, the rows that pass packed
+// down to sel[k] (Pack; k <= i, so it overwrites rows already read). A group holding a row that
+// cannot be gathered goes through the scalar loop.
+template <typename T, typename B>
+__attribute__((target("avx2,popcnt"))) uint32_t RefineLoopAvx2(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint32_t n) {
+  const size_t rows = GatherRows<T>(length);
+  if (rows == 0 || rows > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return RefineLoop(col, length, lo, hi, sel, 0, n, 0);
+  const __m256i last = _mm256_set1_epi32(static_cast<int>(rows - 1));
+  uint32_t k = 0, i = 0;
+  for (; n - i >= 8; i += 8) {
+    const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sel + i));
+    const __m256i within = _mm256_cmpeq_epi32(_mm256_min_epu32(r, last), r);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(within)) != 0xff)
+      k = RefineLoop(col, length, lo, hi, sel, i, i + 8, k);
+    else
+      k = Pack(r, RefineTest(col, r, lo, hi), sel, k);
+  }
+  return RefineLoop(col, length, lo, hi, sel, i, n, k);
+}
+#endif
+
+template <typename T, typename B>
+uint32_t RefineRun(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint32_t n) {
+#ifdef EDIFICE_AVX2
+  if (kAvx2) return RefineLoopAvx2(col, length, lo, hi, sel, n);
+#endif
+  return RefineLoop(col, length, lo, hi, sel, 0, n, 0);
 }
 
 // range(col, lo, hi, a, b, sel, at): rows of [a, b) with lo <= col[r] <= hi written to sel from
@@ -290,15 +349,15 @@ void Refine(const FunctionCallbackInfo<Value>& args) {
   uint32_t k = 0;
   if (c->IsFloat64Array()) {
     Span<double> col = SpanOf<double>(c);
-    k = RefineLoop(col.data, col.length, lo, hi, sel.data, n);
+    k = RefineRun(col.data, col.length, lo, hi, sel.data, n);
   } else if (c->IsInt32Array()) {
     Span<int32_t> col = SpanOf<int32_t>(c);
     int32_t ilo, ihi;
-    if (IntBounds(lo, hi, &ilo, &ihi)) k = RefineLoop(col.data, col.length, ilo, ihi, sel.data, n);
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RefineRun(col.data, col.length, ilo, ihi, sel.data, n);
   } else if (c->IsInt16Array()) {
     Span<int16_t> col = SpanOf<int16_t>(c);
     int16_t ilo, ihi;
-    if (IntBounds(lo, hi, &ilo, &ihi)) k = RefineLoop(col.data, col.length, ilo, ihi, sel.data, n);
+    if (IntBounds(lo, hi, &ilo, &ihi)) k = RefineRun(col.data, col.length, ilo, ihi, sel.data, n);
   } else {
     Fail(args, "kernels: refine reads a Float64Array, an Int32Array or an Int16Array");
     return;

@@ -573,9 +573,18 @@ describe('compiled scan loops', () => {
     expect(() => k.codesRange(new Uint8Array(10), new Uint16Array(256) as unknown as Uint8Array, 0, 5, sel, 0)).toThrow(TypeError);
     expect(() => k.flagsRange(new Int32Array(10) as unknown as Uint32Array, 1, 1, 0, 5, sel, 0)).toThrow(TypeError);
     expect(() => k.candidates(f64, 0, 5, sel, 0, NaN, new Uint32Array(3), 0)).toThrow(RangeError);
-    // Rows of a selection past the column fail rather than read past it.
+    // Rows of a selection past the column fail rather than read past it, alone or in a group of 8
+    // rows tested at once; the column's last row is kept like any other.
     const s = Uint32Array.from([1, 2, N + 5, 3]);
     expect(Array.from(s.subarray(0, k.refine(i32, -Infinity, Infinity, s, 4)))).toEqual([1, 2, 3]);
+    for (const name of ['f64', 'i32', 'i16'] as const) {
+      const col = columns[name];
+      const rows = [0, 5, 9, N - 9, N - 3, N - 2, N - 1, N, 2 ** 31, 2 ** 32 - 1, 7, 8, 11, 12, 13, 14, 15, N - 1, 20];
+      const lo = name === 'f64' ? -Infinity : nulls[name] + 1;
+      const want = rows.filter((r) => r < N && col[r] >= lo);
+      const sel = Uint32Array.from(rows);
+      expect(Array.from(sel.subarray(0, k.refine(col, lo, Infinity, sel, rows.length))), name).toEqual(want);
+    }
   });
 });
 
