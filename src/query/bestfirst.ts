@@ -117,10 +117,10 @@ function addLeaves(st: SearchState, proofs: readonly NodeProof[], lo: number, hi
   return true;
 }
 
-/** A sampled walk (guess.ts) reads the block starting at row lo. */
+/** A sampled walk (guess.ts) reads the block that holds row lo. */
 function blockRead(sample: BlockSample, lo: number): boolean {
   if (sample === 'every') return true;
-  return ((lo / BLOCK_ROWS) % SAMPLE_STRIDE === 0) === (sample === 'sampled');
+  return (Math.floor(lo / BLOCK_ROWS) % SAMPLE_STRIDE === 0) === (sample === 'sampled');
 }
 
 /**
@@ -446,6 +446,8 @@ export class Descent implements NodeVisitor {
     }
     const span = this.s.tree.levelSpan[level];
     const lo = i * span;
+    // A sampled walk (guess.ts) passes over the blocks and leaves it does not read before asking their proofs.
+    if (level <= RUN_LEVEL && !blockRead(st.sample, lo)) return 'over';
     const hi = Math.min(this.s.rows, lo + span);
     let verdict = SOME;
     let counted = -1;
@@ -481,7 +483,7 @@ export class Descent implements NodeVisitor {
     if (level === 0 || (inside && level <= RUN_LEVEL) || whole) {
       st.coveredRows += hi - lo;
       if (whole) st.nodesWhole++;
-      if (block && verdict === SOME && proofs.length > 0 && blockRead(st.sample, lo) && worthLeaves(st)) {
+      if (block && verdict === SOME && proofs.length > 0 && worthLeaves(st)) {
         if (addLeaves(st, proofs, lo, hi)) st.blocksDecided++;
       } else st.run.add(lo, hi, !inside, verdict !== ALL);
       // The share counts the block's rows, ruled-out leaves included: counting only those read
