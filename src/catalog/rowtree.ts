@@ -38,11 +38,6 @@ export class RowTree {
   /** Rows a node of each level covers. */
   readonly levelSpan: number[] = [];
   private readonly stack = new Int32Array(64 * FANOUT);
-  /**
-   * `ranges`' visitor, reused: a class whose every instance is garbage at a full collection
-   * loses its V8 map, and the optimised walks that checked for it are thrown away.
-   */
-  private readonly merge = new RangeMerge(this);
 
   constructor(
     readonly rows: number,
@@ -174,7 +169,8 @@ export class RowTree {
 
   /** `ranges` for what is left of a walk: below the sp / 2 (level, index) pairs on `stack`. */
   rangesFrom(q: BBox, visit: RangeVisitor, stack: Int32Array, sp: number): void {
-    const merge = this.merge;
+    let merge = merges.get(this);
+    if (merge === undefined) merges.set(this, (merge = new RangeMerge(this)));
     merge.start(visit);
     this.walk(q, merge, stack, sp);
     merge.flush();
@@ -184,6 +180,14 @@ export class RowTree {
     return this.boxes.byteLength;
   }
 }
+
+/**
+ * Each tree's `ranges` visitor, reused: a class whose every instance is garbage at a full
+ * collection loses its V8 map, and the optimised walks that checked for it are thrown away.
+ * Kept beside the tree, which is data only (cloned field by field to workers and into the
+ * prepared file).
+ */
+const merges = new WeakMap<RowTree, RangeMerge>();
 
 /** RowTree.ranges' visitor: a node wholly inside or a leaf is a range; adjacent ones of a kind merge. */
 class RangeMerge implements NodeVisitor {
