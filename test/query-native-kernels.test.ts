@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { NULL_I32 } from '../src/catalog/arrow.ts';
 import { NULL_I16 } from '../src/catalog/numeric.ts';
+import { ceil32 } from '../src/catalog/summaries.ts';
 import { native, nativeUnavailable, type AppendArgs, type NativeKernels } from '../src/query/native-kernels.ts';
 import { Rng } from './reference/random.ts';
 
@@ -77,16 +78,6 @@ function businesses(rng: Rng) {
     return best;
   };
   return { offsets, rowOf, bands, employeesMin, currency, turnover, employeesKey, turnoverKey };
-}
-
-/** The least Float32 at or above v: a leaf's maximum as the node summaries hold it, never below its rows' keys, of either sign. */
-function up32(v: number): number {
-  const f = new Float32Array([v]);
-  if (f[0] >= v || Number.isNaN(v)) return f[0];
-  const bits = new Int32Array(f.buffer);
-  if (f[0] === 0) bits[0] = 1;
-  else bits[0] += f[0] > 0 ? 1 : -1;
-  return f[0];
 }
 
 describe('compiled scan loops', () => {
@@ -297,11 +288,11 @@ describe('compiled scan loops', () => {
     const g64 = shared(Float64Array, (r) => (rng.next() < 0.1 ? NaN : level(r) + Math.round(rng.next() * 200) / 10));
     const g32 = shared(Int32Array, (r) => (rng.next() < 0.1 ? NULL_I32 : 10 * level(r) + Math.round(rng.next() * 200)));
     const g16 = shared(Int16Array, (r) => (rng.next() < 0.1 ? NULL_I16 : 10 * (level(r) - 500) + Math.round(rng.next() * 200)));
-    // Each leaf's greatest key, rounded up to a Float32, as the node summaries hold it.
+    // Each leaf's greatest key, rounded up to a Float32 as the node summaries hold it (ceil32).
     const maximaOf = (key: (r: number) => number): Float32Array => {
       const m = new Float64Array(leaves).fill(-Infinity);
       for (let r = 0; r < N; r++) m[Math.floor(r / LEAF)] = Math.max(m[Math.floor(r / LEAF)], key(r));
-      return Float32Array.from(m, up32);
+      return Float32Array.from(m, ceil32);
     };
     const maxima = {
       f64: maximaOf((r) => (Number.isNaN(g64[r]) ? -Infinity : g64[r])),

@@ -63,12 +63,13 @@ export async function runHaproxy(config: string, host: string, port: number, log
     stream.on('data', (chunk: string) => {
       for (const line of chunk.split('\n')) {
         if (line.trim() === '') continue;
+        const request = REQUEST_LINE.test(line);
         // Its log (stdout) repeats stderr's messages without their level: only its request lines are news.
-        if (stream === child.stdout && !REQUEST_LINE.test(line)) continue;
+        if (stream === child.stdout && !request) continue;
         // "[WARNING] … Server replicas/r1 is DOWN", "[ALERT] …", and a request HAProxy retried or
         // failed ("127.0.0.1:40312 [07/Dec/2026:08:37:45.630] edifice replicas/r2 … 503 … sC-- …"):
         // the operator's attention; the rest is news.
-        if (/\[(WARNING|ALERT)\]/.test(line) || REQUEST_LINE.test(line)) log.warn({ haproxy: line.trim() }, 'haproxy');
+        if (request || /\[(WARNING|ALERT)\]/.test(line)) log.warn({ haproxy: line.trim() }, 'haproxy');
         else log.info({ haproxy: line.trim() }, 'haproxy');
       }
     });
