@@ -42,11 +42,12 @@ import {
   type Step,
 } from './kernels.ts';
 import { KeyEmployees, KeyF64, KeyI16, KeyI32, KeyTurnover, KeyUnknown, type KeySource } from './sort-keys.ts';
+import { CODES_FIRST, F64_FIRST, VECTOR_FIRST, orderSteps, type CostedStep } from './step-order.ts';
 import { CodesProof, EitherCodesProof, FlagsProof, RangeProof, type NodeProof } from './proofs.ts';
 import type { BuildingsQuery } from './types.ts';
 
 export interface SearchPlan {
-  /** Run in order: the column steps (compile's guess of the cheapest first), then the business steps. */
+  /** Run in order: the column steps (ordered by step-order.ts), then the business steps. */
   steps: Step[];
   /** The sort key rows are offered to; a search's count walk may stand a HeldMatches in for it a while (bestfirst.ts). */
   key: KeySource;
@@ -166,11 +167,8 @@ function currencyCode(b: BusinessColumns, currency: string | undefined): number 
  * run time (esbuild's keepNames), a large share of a street query's time.
  */
 class PlanParts {
-  readonly first: Step[] = [];
-  readonly codes: Step[] = [];
-  /** The share of rows each of `codes` keeps (1: unknown). */
-  readonly shares: number[] = [];
-  readonly bounds: Step[] = [];
+  /** The steps over the building's own columns, in any order (step-order.ts orders them). */
+  readonly columns: CostedStep[] = [];
   readonly children: Step[] = [];
   readonly proofs: NodeProof[] = [];
   complete = true;
@@ -189,11 +187,15 @@ class PlanParts {
     return true;
   }
 
+  /** A step of the building's columns, keeping `share` of the rows (1: unknown; NaN: estimated when ordered). */
+  column(step: Step, share: number, firstCost: number, width: number): void {
+    this.columns.push({ step, share, firstCost, width });
+  }
+
   /** A list filter on an enum column with a node summary; the proof counts rows per code where it can. */
   code(name: HotEnum, table: Uint8Array): void {
     const sum = this.s.summaries;
-    this.codes.push(new CodeIn(this.s.enums[name], table));
-    this.shares.push(sum.share(name, table));
+    this.column(new CodeIn(this.s.enums[name], table), sum.share(name, table), CODES_FIRST, 1);
     this.proofs.push(new CodesProof(sum.codes[name], table, sum.codeCounts[name], sum.countsFrom));
   }
 
@@ -214,28 +216,13 @@ class PlanParts {
     const col = this.s.num[name];
     const sum = this.s.summaries;
     this.proofs.push(new RangeProof(sum.min[name], sum.max[name], sum.nulls, 1 << HOT_NUM.indexOf(name), lo, hi));
-    if (col.kind === 'f64') this.bounds.push(new BetweenF64(col.values, lo, hi));
-    else if (col.kind === 'i32') this.bounds.push(new BetweenI32(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale)));
-    else this.bounds.push(new BetweenI16(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale)));
-  }
-
-  /** The list filters, the one keeping fewest rows first: the first step reads every row, the next only those it kept. */
-  codesByShare(): Step[] {
-    const { codes, shares } = this;
-    const out = codes.slice();
-    const keys = shares.slice();
-    for (let i = 1; i < out.length; i++) {
-      const step = out[i];
-      const key = keys[i];
-      let j = i - 1;
-      for (; j >= 0 && keys[j] > key; j--) {
-        out[j + 1] = out[j];
-        keys[j + 1] = keys[j];
-      }
-      out[j + 1] = step;
-      keys[j + 1] = key;
-    }
-    return out;
+    const step =
+      col.kind === 'f64'
+        ? new BetweenF64(col.values, lo, hi)
+        : col.kind === 'i32'
+          ? new BetweenI32(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale))
+          : new BetweenI16(col.values, lowerCode(lo, col.scale), upperCode(hi, col.scale));
+    this.column(step, NaN, col.kind === 'f64' ? F64_FIRST : VECTOR_FIRST, step.col.BYTES_PER_ELEMENT);
   }
 }
 
@@ -259,13 +246,11 @@ export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
     const typeAny = typeTable !== null && anySet(typeTable);
     if (!catAny && !typeAny) return null;
     if (catAny && typeAny) {
-      p.codes.push(new CodeOr(s.enums.category, catTable!, s.buildingType, typeTable!));
-      p.shares.push(1);
+      p.column(new CodeOr(s.enums.category, catTable!, s.buildingType, typeTable!), 1, CODES_FIRST, 1);
       p.proofs.push(new EitherCodesProof(sum.codes.category, catTable!));
     } else if (catAny) p.code('category', catTable!);
     else {
-      p.codes.push(new CodeIn(s.buildingType, typeTable!));
-      p.shares.push(1);
+      p.column(new CodeIn(s.buildingType, typeTable!), 1, CODES_FIRST, s.buildingType.BYTES_PER_ELEMENT);
       p.complete = false;
     }
   }
@@ -288,7 +273,12 @@ export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
   p.num('dwellings', q.minDwellings, q.maxDwellings);
   if (q.minEntrances !== undefined || q.maxEntrances !== undefined) {
     // A building with no entrance is out of both.
-    p.bounds.push(new EntrancesStep(s.entrances, s.entrancesOverflow, Math.max(1, q.minEntrances ?? 1), q.maxEntrances ?? Infinity));
+    p.column(
+      new EntrancesStep(s.entrances, s.entrancesOverflow, Math.max(1, q.minEntrances ?? 1), q.maxEntrances ?? Infinity),
+      1,
+      CODES_FIRST,
+      1,
+    );
     p.complete = false;
   }
   p.num('footprint_area_m2', q.minAreaM2, q.maxAreaM2);
@@ -326,7 +316,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
   if (q.hasRecentPrecipitation === true) ok &&= p.flag(F.PRECIPITATION, true);
   if (!ok) return null;
   if (p.mask !== 0) {
-    p.first.push(new FlagsStep(s.flags, p.mask, p.want));
+    p.column(new FlagsStep(s.flags, p.mask, p.want), NaN, VECTOR_FIRST, 4);
     p.proofs.push(new FlagsProof(sum.flagsAny, sum.flagsAll, p.mask, p.want));
   }
 
@@ -360,7 +350,7 @@ export function compile(s: Snapshot, q: BuildingsQuery): SearchPlan | null {
   const proofs = p.proofs;
   let countable = false;
   if (complete) for (const proof of proofs) if (proof instanceof CodesProof && proof.counts !== null) countable = true;
-  const steps = [...p.first, ...p.codesByShare(), ...p.bounds, ...children];
+  const steps = [...orderSteps(p.columns), ...children];
   const plan: SearchPlan = {
     steps,
     key: keySource(s, q),
