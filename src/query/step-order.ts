@@ -22,8 +22,9 @@ export interface CostedStep {
 
 /**
  * Nanoseconds a row, measured over a 1° box of the 5M bench country, warm (bench/README.md, the
- * steps in the order a cost model picks): a first pass of 8 values at once (flags, Int16, Int32), of 4 (Float64), a code
- * table read a row at a time; a refine per row kept so far, and per cache line it reads.
+ * steps in the order a cost model picks): a first pass of 8 values at once (flags, Int16, Int32)
+ * or of 4 (Float64), a code table read a row at a time; a refine per row kept so far, and per
+ * cache line it reads.
  */
 export const VECTOR_FIRST = 0.25;
 export const F64_FIRST = 0.375;
@@ -106,14 +107,14 @@ function sampledShare(step: Step): number {
 }
 
 /** Rows of a column sampled to estimate a share: spread evenly, one in each of SAMPLE_ROWS equal parts. */
-export const SAMPLE_ROWS = 128;
+const SAMPLE_ROWS = 128;
 
 type Column = Uint32Array | Int32Array | Int16Array | Float64Array;
 
 /** Each column's sample, made at its first use: the columns of a snapshot never change. */
 const samples = new WeakMap<Column, Column>();
 
-export function sampleOf<T extends Column>(col: T): T {
+function sampleOf<T extends Column>(col: T): T {
   let sample = samples.get(col) as T | undefined;
   if (sample === undefined) {
     const n = Math.min(SAMPLE_ROWS, col.length);
