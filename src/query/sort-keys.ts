@@ -106,6 +106,12 @@ export class KeyF64 implements PlainKey, ListedKey {
     return k;
   }
 
+  /** Keeps the rows of sel[0..n) at or above thr by the compiled refine: offer() tests the ties' ranks. */
+  refine(sel: Uint32Array, n: number, thr: number): number {
+    if (native === null || n < NATIVE_MIN || thr === -Infinity) return n;
+    return native.refine(this.col, thr, Infinity, sel, n);
+  }
+
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
     if (heap.offerListed(this, s, rank, sel, n)) return;
     const col = this.col;
@@ -200,6 +206,12 @@ export class KeyI32 implements PlainKey, ListedKey {
     return k;
   }
 
+  /** Keeps the rows of sel[0..n) at or above thr by the compiled refine: offer() tests the ties' ranks. */
+  refine(sel: Uint32Array, n: number, thr: number): number {
+    if (native === null || n < NATIVE_MIN || thr === -Infinity) return n;
+    return native.refine(this.col, lowerCode(thr, this.scale), Infinity, sel, n);
+  }
+
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
     if (heap.offerListed(this, s, rank, sel, n)) return;
     const { col, scale } = this;
@@ -256,6 +268,12 @@ export class KeyI16 implements PlainKey, ListedKey {
       }
     }
     return k;
+  }
+
+  /** Keeps the rows of sel[0..n) at or above thr by the compiled refine: offer() tests the ties' ranks. */
+  refine(sel: Uint32Array, n: number, thr: number): number {
+    if (native === null || n < NATIVE_MIN || thr === -Infinity) return n;
+    return native.refine(this.col, lowerCode(thr, this.scale), Infinity, sel, n);
   }
 
   offer(heap: TopK, s: number, rank: Uint32Array, sel: Uint32Array, n: number): void {
