@@ -722,6 +722,19 @@ struct BusinessKey : Part {
   }
 };
 
+// v where `known`, else -Infinity, by the bits and without a branch. The turnover's part runs
+// over every business of a range, and a branch on its currency mispredicts on about every other
+// business where two currencies mix: 4x slower over the synthetic country's, half of them in RON.
+inline double ValueOrNegativeInfinity(bool known, double v) {
+  constexpr uint64_t kNegativeInfinityBits = 0xfff0000000000000ull;
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const uint64_t keep = 0 - static_cast<uint64_t>(known);
+  bits = (bits & keep) | (kNegativeInfinityBits & ~keep);
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
 struct EmployeesPart {
   const int32_t* min;
   double at(uint32_t j) const { return min[j] != kNullI32 ? static_cast<double>(min[j]) : -std::numeric_limits<double>::infinity(); }
@@ -734,7 +747,7 @@ struct TurnoverPart {
   const uint16_t* currency;
   const double* turnover;
   uint32_t code;
-  double at(uint32_t j) const { return currency[j] == code ? turnover[j] : -std::numeric_limits<double>::infinity(); }
+  double at(uint32_t j) const { return ValueOrNegativeInfinity(currency[j] == code, turnover[j]); }
 };
 using TurnoverKey = BusinessKey<TurnoverPart>;
 
@@ -804,22 +817,33 @@ uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, con
     return UnknownCandidates(keyOf, offsets.data, values, lo, end, sel, rank.data, rankBound, 0);
   }
   // A row's key is above thr when one of its businesses' is, and equal to it when one is equal
-  // and none above: each business is tested once, in a loop whose branch is rarely taken, and
-  // only those at or above thr look at their row (rows come in order: each is kept once).
+  // and none above: each business is tested once, and only those at or above thr look at their
+  // row (rows come in order: each is kept once). The test lists the businesses that pass a block
+  // at a time without a branch, which would mispredict where many pass.
   const uint32_t end = offsets.data[hi] < values ? offsets.data[hi] : static_cast<uint32_t>(values);
   int64_t last = -1;
-  for (uint32_t j = offsets.data[lo]; j < end; j++) {
-    const double v = keyOf.at(j);
-    if (!(v >= thr)) continue;
-    const uint32_t r = rowOf.data[j];
-    if (r == last) continue;
-    // Rows outside the range, or whose businesses lie past the arrays or do not hold j, are a corrupt store: skipped.
-    if (r < lo || r >= hi || r >= rank.length) continue;
-    const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
-    if (e > values || b > e || j < b || j >= e) continue;
-    if (v > thr || rank.data[r] < rankBound) {
-      sel[k++] = r;
-      last = r;
+  constexpr uint32_t kBlock = 256;
+  uint32_t passed[kBlock];
+  for (uint32_t from = offsets.data[lo]; from < end; from += kBlock) {
+    const uint32_t to = end - from < kBlock ? end : from + kBlock;
+    uint32_t m = 0;
+    for (uint32_t j = from; j < to; j++) {
+      passed[m] = j;
+      m += static_cast<uint32_t>(keyOf.at(j) >= thr);
+    }
+    for (uint32_t i = 0; i < m; i++) {
+      const uint32_t j = passed[i];
+      const double v = keyOf.at(j);
+      const uint32_t r = rowOf.data[j];
+      if (r == last) continue;
+      // Rows outside the range, or whose businesses lie past the arrays or do not hold j, are a corrupt store: skipped.
+      if (r < lo || r >= hi || r >= rank.length) continue;
+      const uint32_t b = offsets.data[r], e = offsets.data[r + 1];
+      if (e > values || b > e || j < b || j >= e) continue;
+      if (v > thr || rank.data[r] < rankBound) {
+        sel[k++] = r;
+        last = r;
+      }
     }
   }
   return k;
