@@ -751,71 +751,14 @@ struct TurnoverPart {
 };
 using TurnoverKey = BusinessKey<TurnoverPart>;
 
-// The rows of [lo, hi) that can enter while the threshold is an unknown key: a
-// known key, or a rank below the bound. The rank is read first: a row it lets in needs no key.
-template <typename Key>
-uint32_t UnknownCandidates(const Key& keyOf, const uint32_t* offsets, size_t values, uint32_t lo, uint32_t hi, uint32_t* sel,
-                           const uint32_t* rank, uint64_t rankBound, uint32_t k) {
-  for (uint32_t r = lo; r < hi; r++) {
-    if (rank[r] < rankBound) {
-      sel[k++] = r;
-      continue;
-    }
-    const uint32_t b = offsets[r], e = offsets[r + 1];
-    if (b < e && e <= values && keyOf(b, e) > -std::numeric_limits<double>::infinity()) sel[k++] = r;
-  }
-  return k;
-}
-
-#ifdef EDIFICE_AVX2
-// By 8 rows at once: most rows have no business, or a rank that settles them; the businesses of
-// the others are read one row at a time.
-template <typename Key>
-__attribute__((target("avx2,popcnt"))) uint32_t UnknownCandidatesAvx2(const Key& keyOf, const uint32_t* offsets, size_t values, uint32_t lo,
-                                                                      uint32_t hi, uint32_t* sel, const uint32_t* rank, uint64_t rankBound) {
-  const RanksBelow below(rankBound);
-  const __m256i eight = _mm256_set1_epi32(8);
-  __m256i rows = FirstRows(lo);
-  uint32_t k = 0;
-  uint32_t r = lo;
-  for (; hi - r >= 8; r += 8, rows = _mm256_add_epi32(rows, eight)) {
-    unsigned pass = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(below(rank + r))));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offsets + r));
-    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offsets + r + 1));
-    const unsigned none = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(b, e))));
-    for (unsigned need = ~(pass | none) & 0xffu; need != 0; need &= need - 1) {
-      const uint32_t j = __builtin_ctz(need);
-      const uint32_t bj = offsets[r + j], ej = offsets[r + j + 1];
-      if (bj < ej && ej <= values && keyOf(bj, ej) > -std::numeric_limits<double>::infinity()) pass |= 1u << j;
-    }
-    k = Pack(rows, pass, sel, k);
-  }
-  return UnknownCandidates(keyOf, offsets, values, r, hi, sel, rank, rankBound, k);
-}
-#endif
-
 // The rows of [lo, hi) whose key is above thr, or equal to it with rank < rankBound, in row
 // order. Above -Infinity only rows with a business can enter: the businesses of the range are
-// walked, as the engine's loop walks them.
+// walked, as the engine's loop walks them. At -Infinity every row can enter by its rank, and
+// knownCandidates lists them from a bitset of the rows whose key is known (BusinessArgs refuses it).
 template <typename Key>
 uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, const Span<uint32_t>& rowOf, size_t values, uint32_t lo,
                             uint32_t hi, uint32_t* sel, double thr, const Span<uint32_t>& rank, uint64_t rankBound) {
   uint32_t k = 0;
-  if (thr == -std::numeric_limits<double>::infinity()) {
-    // Unknown keys can still enter, by rank: every row is looked at, as the engine's loop does.
-    const size_t rows = rank.length < offsets.length - 1 ? rank.length : offsets.length - 1;
-    const uint32_t end = hi < rows ? hi : static_cast<uint32_t>(rows);
-    if (lo >= end) return 0;
-    // A bound past every rank lets every row in.
-    if (rankBound > 0xffffffffull) {
-      for (uint32_t r = lo; r < end; r++) sel[k++] = r;
-      return k;
-    }
-#ifdef EDIFICE_AVX2
-    if (kAvx2) return UnknownCandidatesAvx2(keyOf, offsets.data, values, lo, end, sel, rank.data, rankBound);
-#endif
-    return UnknownCandidates(keyOf, offsets.data, values, lo, end, sel, rank.data, rankBound, 0);
-  }
   // A row's key is above thr when one of its businesses' is, and equal to it when one is equal
   // and none above: each business is tested once, and only those at or above thr look at their
   // row (rows come in order: each is kept once). The test lists the businesses that pass a block
@@ -849,6 +792,71 @@ uint32_t BusinessCandidates(const Key& keyOf, const Span<uint32_t>& offsets, con
   return k;
 }
 
+// The rows of [lo, hi) whose bit is set in `known` (bit r % 8 of byte r / 8: the rows whose key
+// is known) or whose rank is below the bound, in row order: a business key's candidates while
+// the threshold is an unknown key (sort-keys.ts), where every row of the range can enter.
+uint32_t KnownLoop(const uint8_t* known, uint32_t lo, uint32_t hi, uint32_t* sel, const uint32_t* rank, uint64_t rankBound, uint32_t k) {
+  for (uint32_t r = lo; r < hi; r++) {
+    sel[k] = r;
+    k += ((known[r >> 3] >> (r & 7)) & 1u) | static_cast<uint32_t>(rank[r] < rankBound);
+  }
+  return k;
+}
+
+#ifdef EDIFICE_AVX2
+// KnownLoop 8 rows at once: their 8 bits (from one byte or two) or their ranks' test.
+__attribute__((target("avx2,popcnt"))) uint32_t KnownLoopAvx2(const uint8_t* known, uint32_t lo, uint32_t hi, uint32_t* sel, const uint32_t* rank,
+                                                              uint64_t rankBound) {
+  const RanksBelow below(rankBound);
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i rows = FirstRows(lo);
+  uint32_t k = 0;
+  uint32_t r = lo;
+  for (; hi - r >= 8; r += 8, rows = _mm256_add_epi32(rows, eight)) {
+    const uint32_t shift = r & 7u;
+    // Rows r + 1 .. r + 7 are below hi, so a second byte, where one is read, holds some of them.
+    uint32_t word = known[r >> 3];
+    if (shift != 0) word |= static_cast<uint32_t>(known[(r >> 3) + 1]) << 8;
+    const unsigned bits = ((word >> shift) & 0xffu) | static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(below(rank + r))));
+    k = Pack(rows, bits, sel, k);
+  }
+  return KnownLoop(known, r, hi, sel, rank, rankBound, k);
+}
+#endif
+
+// knownCandidates(known, lo, hi, sel, rank, rankBound): KnownLoop's rows; their count.
+void KnownCandidates(const FunctionCallbackInfo<Value>& args) {
+  uint32_t lo, hi;
+  Span<uint32_t> sel, rank;
+  uint64_t rankBound;
+  if (!args[0]->IsUint8Array()) {
+    Fail(args, "kernels: the rows whose key is known are a Uint8Array of bits");
+    return;
+  }
+  if (!Index(args, 1, &lo) || !Index(args, 2, &hi) || !Selection(args, 3, &sel) || !Ranks(args, 4, &rank, &rankBound)) return;
+  Span<uint8_t> known = SpanOf<uint8_t>(args[0]);
+  if (lo > hi || hi > rank.length || (static_cast<size_t>(hi) + 7) / 8 > known.length) {
+    Fail(args, "kernels: the rows [lo, hi) must have ranks and bits", true);
+    return;
+  }
+  if (hi - lo > sel.length) {
+    Fail(args, "kernels: the selection has no room for the rows", true);
+    return;
+  }
+  uint32_t k = 0;
+  if (rankBound > 0xffffffffull) {
+    // A bound past every rank lets every row in.
+    for (uint32_t r = lo; r < hi; r++) sel.data[k++] = r;
+  } else {
+#ifdef EDIFICE_AVX2
+    if (kAvx2) k = KnownLoopAvx2(known.data, lo, hi, sel.data, rank.data, rankBound);
+    else
+#endif
+      k = KnownLoop(known.data, lo, hi, sel.data, rank.data, rankBound, 0);
+  }
+  args.GetReturnValue().Set(k);
+}
+
 // employeesCandidates(offsets, rowOf, employeesMin, lo, hi, sel, thr, rank, rankBound) and
 // turnoverCandidates(offsets, rowOf, currency, turnover, code, lo, hi, sel, thr, rank, rankBound):
 // candidates() for the business keys.
@@ -860,6 +868,8 @@ bool BusinessArgs(const FunctionCallbackInfo<Value>& args, int at, Span<uint32_t
   if (!Index(args, at, lo) || !Index(args, at + 1, hi) || !Selection(args, at + 2, sel) || !NumberArg(args, at + 3, thr) ||
       !Ranks(args, at + 4, rank, rankBound))
     return false;
+  if (!(*thr > -std::numeric_limits<double>::infinity()))
+    return Fail(args, "kernels: at an unknown threshold every row can enter: knownCandidates lists them", true);
   if (*lo > *hi || static_cast<size_t>(*hi) + 1 > offsets->length) return Fail(args, "kernels: the rows [lo, hi) must have offsets", true);
   if (*hi - *lo > sel->length) return Fail(args, "kernels: the selection has no room for the rows", true);
   if (offsets->data[*hi] > rowOf->length || offsets->data[*lo] > offsets->data[*hi])
@@ -1314,6 +1324,7 @@ NODE_MODULE_INIT() {
   Export(context, exports, "appendTurnover", AppendTurnover);
   Export(context, exports, "employeesCandidates", EmployeesCandidates);
   Export(context, exports, "turnoverCandidates", TurnoverCandidates);
+  Export(context, exports, "knownCandidates", KnownCandidates);
   Export(context, exports, "employeesRefine", EmployeesRefine);
   Export(context, exports, "turnoverRefine", TurnoverRefine);
 }

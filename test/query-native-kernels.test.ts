@@ -16,6 +16,7 @@ import { NULL_I32 } from '../src/catalog/arrow.ts';
 import { NULL_I16 } from '../src/catalog/numeric.ts';
 import { ceil32 } from '../src/catalog/summaries.ts';
 import { native, nativeUnavailable, type AppendArgs, type NativeKernels } from '../src/query/native-kernels.ts';
+import { KeyEmployees, KeyTurnover } from '../src/query/sort-keys.ts';
 import { Rng } from './reference/random.ts';
 
 const sel10 = (): Uint32Array => new Uint32Array(10);
@@ -340,6 +341,8 @@ describe('compiled scan loops', () => {
   it('business candidates keep the rows whose largest band start or turnover can still enter', () => {
     const k = kernels();
     const { offsets, rowOf, bands, employeesMin, currency, turnover, employeesKey, turnoverKey } = businesses(rng);
+    const employees = new KeyEmployees(offsets, rowOf, employeesMin);
+    const turnoverIn = (code: number): KeyTurnover => new KeyTurnover(offsets, rowOf, currency, turnover, code);
     /** A random rank bound, currency and thresholds (unknown in 30% of trials), and the rows' tests at them. */
     const trial = (): { rankBound: number; code: number; thrE: number; thrT: number; passE: Pass; passT: Pass } => {
       const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
@@ -361,9 +364,16 @@ describe('compiled scan loops', () => {
       const b = a + Math.floor(rng.next() * (N - a + 1));
       const sel = new Uint32Array(b - a);
       const { rankBound, code, thrE, thrT, passE, passT } = trial();
-      const gotE = k.employeesCandidates(offsets, rowOf, employeesMin, a, b, sel, thrE, rank, rankBound);
+      // At an unknown threshold the keys list their rows from the bits of the rows whose key is known.
+      const gotE =
+        thrE === -Infinity
+          ? k.knownCandidates(employees.knownRows(), a, b, sel, rank, rankBound)
+          : k.employeesCandidates(offsets, rowOf, employeesMin, a, b, sel, thrE, rank, rankBound);
       expect(Array.from(sel.subarray(0, gotE)), `employees above ${thrE}, rank bound ${rankBound}`).toEqual(expected(a, b, passE));
-      const gotT = k.turnoverCandidates(offsets, rowOf, currency, turnover, code, a, b, sel, thrT, rank, rankBound);
+      const gotT =
+        thrT === -Infinity
+          ? k.knownCandidates(turnoverIn(code).knownRows(), a, b, sel, rank, rankBound)
+          : k.turnoverCandidates(offsets, rowOf, currency, turnover, code, a, b, sel, thrT, rank, rankBound);
       expect(Array.from(sel.subarray(0, gotT)), `turnover ${code} above ${thrT}, rank bound ${rankBound}`).toEqual(expected(a, b, passT));
     }
     // The same test over a selection (a chunk's matches), kept in order, in place.
@@ -402,6 +412,36 @@ describe('compiled scan loops', () => {
     expect(() =>
       k.turnoverCandidates(offsets, rowOf, currency, employeesMin as unknown as Float64Array, 0, 0, 10, sel10(), 0, rank, 0),
     ).toThrow(TypeError);
+    expect(() => k.employeesCandidates(offsets, rowOf, employeesMin, 0, 10, sel10(), -Infinity, rank, 0)).toThrow(/knownCandidates/);
+    expect(() => k.turnoverCandidates(offsets, rowOf, currency, turnover, 0, 0, 10, sel10(), -Infinity, rank, 0)).toThrow(
+      /knownCandidates/,
+    );
+    // Each currency's known rows are its own, and built once.
+    expect(turnoverIn(1).knownRows()).toBe(turnoverIn(1).knownRows());
+    expect(turnoverIn(2).knownRows()).not.toEqual(turnoverIn(1).knownRows());
+  });
+
+  it('known candidates keep the rows whose bit is set or whose rank is below the bound', () => {
+    const k = kernels();
+    for (let t = 0; t < 300; t++) {
+      // Bits set in a fifth of the rows, or in all or none of them.
+      const density = [0, 0.2, 1][Math.floor(rng.next() * 3)];
+      const known = new Uint8Array((N + 7) >>> 3);
+      for (let r = 0; r < N; r++) if (rng.next() < density) known[r >>> 3] |= 1 << (r & 7);
+      const rankBound = [0, Math.floor(rng.next() * N), 2 ** 32][Math.floor(rng.next() * 3)];
+      const a = Math.floor(rng.next() * N);
+      const b = a + Math.floor(rng.next() * (N - a + 1));
+      const sel = new Uint32Array(b - a);
+      const got = k.knownCandidates(known, a, b, sel, rank, rankBound);
+      const pass: Pass = (r) => ((known[r >>> 3] >> (r & 7)) & 1) === 1 || rank[r] < rankBound;
+      expect(Array.from(sel.subarray(0, got)), `density ${density}, rank bound ${rankBound}, rows [${a}, ${b})`).toEqual(
+        expected(a, b, pass),
+      );
+    }
+    expect(() => k.knownCandidates(new Uint8Array(10), 0, 81, new Uint32Array(81), rank, 0)).toThrow(RangeError);
+    expect(() => k.knownCandidates(new Uint8Array(N), 0, N + 1, new Uint32Array(N + 1), rank, 0)).toThrow(RangeError);
+    expect(() => k.knownCandidates(new Uint8Array(N), 0, 100, new Uint32Array(99), rank, 0)).toThrow(/no room/);
+    expect(() => k.knownCandidates(new Uint16Array(N) as unknown as Uint8Array, 0, 10, sel10(), rank, 0)).toThrow(TypeError);
   });
 
   it('select puts the row of place t at slot t, better rows before it and worse after, moving each row whole, and a page before it in order', () => {

@@ -66,7 +66,7 @@ export interface NativeKernels {
     thr?: number,
     leafRows?: number,
   ): number;
-  /** candidates() of the employees key (the largest band start among a row's businesses). */
+  /** candidates() of the employees key (the largest band start among a row's businesses) above -Infinity; below it, knownCandidates. */
   employeesCandidates(
     offsets: Uint32Array,
     rowOf: Uint32Array,
@@ -78,7 +78,7 @@ export interface NativeKernels {
     rank: Uint32Array,
     rankBound: number,
   ): number;
-  /** candidates() of the turnover key (the largest turnover in currency `code`). */
+  /** candidates() of the turnover key (the largest turnover in currency `code`) above -Infinity. */
   turnoverCandidates(
     offsets: Uint32Array,
     rowOf: Uint32Array,
@@ -92,6 +92,11 @@ export interface NativeKernels {
     rank: Uint32Array,
     rankBound: number,
   ): number;
+  /**
+   * Rows of [lo, hi) whose bit is set in `known` (bit r % 8 of byte r >> 3) or whose rank is below
+   * rankBound, in order: a business key's candidates while its threshold is an unknown key.
+   */
+  knownCandidates(known: Uint8Array, lo: number, hi: number, sel: Uint32Array, rank: Uint32Array, rankBound: number): number;
   /**
    * Keeps the rows of sel[0..n) whose employees key can still enter a heap (KeySource.offer's
    * test: above thr, or equal to it with rank < rankBound; a row without one is -Infinity), in order.

@@ -309,6 +309,11 @@ export class KeyI16 implements PlainKey, ListedKey {
   }
 }
 
+/** Per key's columns (BusinessKey.knownKey), the rows whose key is known. */
+const knownCache = new WeakMap<object, Uint8Array>();
+/** Per turnover column, an object per currency code to key knownCache by. */
+const turnoverKeys = new WeakMap<Float64Array, object[]>();
+
 /**
  * Keys computed from a row's businesses; rows without one are unknown. Once the heap's threshold
  * is a known key, only rows with a business can enter, and the loops walk the businesses of the
@@ -340,9 +345,39 @@ abstract class BusinessKey implements PlainKey, ListedKey {
     rankBound: number,
   ): number;
 
+  /** The key's columns, which identify its known rows (knownRows) for as long as they are held. */
+  protected abstract knownKey(): object;
+
+  /**
+   * A bit per row, set where the row's key is known: while the threshold is an unknown key,
+   * every row of a range can enter by its rank, and the compiled loop then tests 8 rows' bits and
+   * ranks at once instead of reading each business's row. Built once per snapshot's columns (and
+   * currency), at the first such page: 5,000,000 rows and 624,490 businesses in about 10 ms.
+   */
+  knownRows(): Uint8Array {
+    const columns = this.knownKey();
+    let known = knownCache.get(columns);
+    if (known === undefined) {
+      const { offsets, rowOf } = this;
+      const rows = offsets.length - 1;
+      known = new Uint8Array((rows + 7) >>> 3);
+      // A row's key is known when one of its businesses' own is.
+      for (let j = 0, e = offsets[rows]; j < e; j++) {
+        if (this.keyOf(j, j + 1) === -Infinity) continue;
+        const r = rowOf[j];
+        known[r >>> 3] |= 1 << (r & 7);
+      }
+      knownCache.set(columns, known);
+    }
+    return known;
+  }
+
   candidates(lo: number, hi: number, sel: Uint32Array, thr: number, rank: Uint32Array, rankBound: number): number {
     const { offsets, rowOf } = this;
-    if (native !== null && hi - lo >= NATIVE_MIN) return this.compiledCandidates(native, lo, hi, sel, thr, rank, rankBound);
+    if (native !== null && hi - lo >= NATIVE_MIN) {
+      if (thr === -Infinity) return native.knownCandidates(this.knownRows(), lo, hi, sel, rank, rankBound);
+      return this.compiledCandidates(native, lo, hi, sel, thr, rank, rankBound);
+    }
     let k = 0;
     if (thr > -Infinity) {
       let last = -1;
@@ -449,6 +484,10 @@ export class KeyEmployees extends BusinessKey {
     return k.employeesCandidates(this.offsets, this.rowOf, this.employeesMin, lo, hi, sel, thr, rank, rankBound);
   }
 
+  protected override knownKey(): object {
+    return this.employeesMin;
+  }
+
   override keyOf(j: number, e: number): number {
     const employeesMin = this.employeesMin;
     let best = -Infinity;
@@ -490,6 +529,13 @@ export class KeyTurnover extends BusinessKey {
     rankBound: number,
   ): number {
     return k.turnoverCandidates(this.offsets, this.rowOf, this.currency, this.turnover, this.code, lo, hi, sel, thr, rank, rankBound);
+  }
+
+  /** One object per currency of the columns, so that each currency's known rows are kept apart. */
+  protected override knownKey(): object {
+    let byCode = turnoverKeys.get(this.turnover);
+    if (byCode === undefined) turnoverKeys.set(this.turnover, (byCode = []));
+    return (byCode[this.code] ??= {});
   }
 
   override keyOf(j: number, e: number): number {
