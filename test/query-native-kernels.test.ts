@@ -419,6 +419,12 @@ describe('compiled scan loops', () => {
     // Each currency's known rows are its own, and built once.
     expect(turnoverIn(1).knownRows()).toBe(turnoverIn(1).knownRows());
     expect(turnoverIn(2).knownRows()).not.toEqual(turnoverIn(1).knownRows());
+    // Only the 8 currencies used last keep theirs: the first of nine is built again, the same bits.
+    const first = turnoverIn(1).knownRows();
+    for (let code = 2; code <= 9; code++) turnoverIn(code).knownRows();
+    const again = turnoverIn(1).knownRows();
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
   });
 
   it('known candidates keep the rows whose bit is set or whose rank is below the bound', () => {

@@ -311,8 +311,13 @@ export class KeyI16 implements PlainKey, ListedKey {
 
 /** Per key's columns (BusinessKey.knownKey), the rows whose key is known. */
 const knownCache = new WeakMap<object, Uint8Array>();
-/** Per turnover column, an object per currency code to key knownCache by. */
-const turnoverKeys = new WeakMap<Float64Array, object[]>();
+/**
+ * Per turnover column, an object per currency code to key knownCache by, least recently used
+ * first: at most KNOWN_CURRENCIES of them, so that pages in many currencies keep a bitset (an
+ * eighth of a byte a row) for the latest few only.
+ */
+const turnoverKeys = new WeakMap<Float64Array, Map<number, object>>();
+const KNOWN_CURRENCIES = 8;
 
 /**
  * Keys computed from a row's businesses; rows without one are unknown. Once the heap's threshold
@@ -534,8 +539,16 @@ export class KeyTurnover extends BusinessKey {
   /** One object per currency of the columns, so that each currency's known rows are kept apart. */
   protected override knownKey(): object {
     let byCode = turnoverKeys.get(this.turnover);
-    if (byCode === undefined) turnoverKeys.set(this.turnover, (byCode = []));
-    return (byCode[this.code] ??= {});
+    if (byCode === undefined) turnoverKeys.set(this.turnover, (byCode = new Map()));
+    let key = byCode.get(this.code);
+    // The latest used go last: the first is the one used least recently.
+    if (key !== undefined) byCode.delete(this.code);
+    else {
+      if (byCode.size >= KNOWN_CURRENCIES) byCode.delete(byCode.keys().next().value!);
+      key = {};
+    }
+    byCode.set(this.code, key);
+    return key;
   }
 
   override keyOf(j: number, e: number): number {
