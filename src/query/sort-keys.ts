@@ -309,14 +309,14 @@ export class KeyI16 implements PlainKey, ListedKey {
   }
 }
 
-/** Per key's columns (BusinessKey.knownKey), the rows whose key is known. */
-const knownCache = new WeakMap<object, Uint8Array>();
+/** Per employees column, the rows whose key is known (BusinessKey.knownRows). */
+const knownEmployees = new WeakMap<Int32Array, Uint8Array>();
 /**
- * Per turnover column, an object per currency code to key knownCache by, least recently used
+ * Per turnover column, the rows whose key is known in each currency code, least recently used
  * first: at most KNOWN_CURRENCIES of them, so that pages in many currencies keep a bitset (an
  * eighth of a byte a row) for the latest few only.
  */
-const turnoverKeys = new WeakMap<Float64Array, Map<number, object>>();
+const knownTurnovers = new WeakMap<Float64Array, Map<number, Uint8Array>>();
 const KNOWN_CURRENCIES = 8;
 
 /**
@@ -350,8 +350,11 @@ abstract class BusinessKey implements PlainKey, ListedKey {
     rankBound: number,
   ): number;
 
-  /** The key's columns, which identify its known rows (knownRows) for as long as they are held. */
-  protected abstract knownKey(): object;
+  /** knownRows, once this key has asked its columns' cache for them. */
+  private known: Uint8Array | null = null;
+
+  /** The snapshot's bits of this key's known rows, from its columns' cache (built there with buildKnown when missing). */
+  protected abstract cachedKnown(): Uint8Array;
 
   /**
    * A bit per row, set where the row's key is known: while the threshold is an unknown key,
@@ -360,19 +363,18 @@ abstract class BusinessKey implements PlainKey, ListedKey {
    * currency), at the first such page: 5,000,000 rows and 624,490 businesses in about 10 ms.
    */
   knownRows(): Uint8Array {
-    const columns = this.knownKey();
-    let known = knownCache.get(columns);
-    if (known === undefined) {
-      const { offsets, rowOf } = this;
-      const rows = offsets.length - 1;
-      known = new Uint8Array((rows + 7) >>> 3);
-      // A row's key is known when one of its businesses' own is.
-      for (let j = 0, e = offsets[rows]; j < e; j++) {
-        if (this.keyOf(j, j + 1) === -Infinity) continue;
-        const r = rowOf[j];
-        known[r >>> 3] |= 1 << (r & 7);
-      }
-      knownCache.set(columns, known);
+    return (this.known ??= this.cachedKnown());
+  }
+
+  protected buildKnown(): Uint8Array {
+    const { offsets, rowOf } = this;
+    const rows = offsets.length - 1;
+    const known = new Uint8Array((rows + 7) >>> 3);
+    // A row's key is known when one of its businesses' own is.
+    for (let j = 0, e = offsets[rows]; j < e; j++) {
+      if (this.keyOf(j, j + 1) === -Infinity) continue;
+      const r = rowOf[j];
+      known[r >>> 3] |= 1 << (r & 7);
     }
     return known;
   }
@@ -489,8 +491,10 @@ export class KeyEmployees extends BusinessKey {
     return k.employeesCandidates(this.offsets, this.rowOf, this.employeesMin, lo, hi, sel, thr, rank, rankBound);
   }
 
-  protected override knownKey(): object {
-    return this.employeesMin;
+  protected override cachedKnown(): Uint8Array {
+    let known = knownEmployees.get(this.employeesMin);
+    if (known === undefined) knownEmployees.set(this.employeesMin, (known = this.buildKnown()));
+    return known;
   }
 
   override keyOf(j: number, e: number): number {
@@ -536,19 +540,18 @@ export class KeyTurnover extends BusinessKey {
     return k.turnoverCandidates(this.offsets, this.rowOf, this.currency, this.turnover, this.code, lo, hi, sel, thr, rank, rankBound);
   }
 
-  /** One object per currency of the columns, so that each currency's known rows are kept apart. */
-  protected override knownKey(): object {
-    let byCode = turnoverKeys.get(this.turnover);
-    if (byCode === undefined) turnoverKeys.set(this.turnover, (byCode = new Map()));
-    let key = byCode.get(this.code);
+  protected override cachedKnown(): Uint8Array {
+    let byCode = knownTurnovers.get(this.turnover);
+    if (byCode === undefined) knownTurnovers.set(this.turnover, (byCode = new Map()));
+    let known = byCode.get(this.code);
     // The latest used go last: the first is the one used least recently.
-    if (key !== undefined) byCode.delete(this.code);
+    if (known !== undefined) byCode.delete(this.code);
     else {
       if (byCode.size >= KNOWN_CURRENCIES) byCode.delete(byCode.keys().next().value!);
-      key = {};
+      known = this.buildKnown();
     }
-    byCode.set(this.code, key);
-    return key;
+    byCode.set(this.code, known);
+    return known;
   }
 
   override keyOf(j: number, e: number): number {
