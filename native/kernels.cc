@@ -273,9 +273,15 @@ inline size_t GatherRows(size_t length) {
   return sizeof(T) == 2 && length > 0 ? length - 1 : length;
 }
 
+// A refine asks for the rows kRefineAhead places ahead of those it gathers. The hardware
+// prefetchers cannot follow a list of row numbers, and a chunk's rows lie on pages its first
+// step read only part of: a gather from memory waits on 8 misses at once.
+constexpr uint32_t kRefineAhead = 32;
+
 // RefineLoop over 8 rows at once: their values gathered and tested, the rows that pass packed
 // down to sel[k] (Pack; k <= i, so it overwrites rows already read). A group holding a row that
-// cannot be gathered goes through the scalar loop.
+// cannot be gathered goes through the scalar loop. A prefetch never faults, so rows past the
+// column are asked for too.
 template <typename T, typename B>
 __attribute__((target("avx2,popcnt"))) uint32_t RefineLoopAvx2(const T* col, size_t length, B lo, B hi, uint32_t* sel, uint32_t n) {
   const size_t rows = GatherRows<T>(length);
@@ -283,6 +289,8 @@ __attribute__((target("avx2,popcnt"))) uint32_t RefineLoopAvx2(const T* col, siz
   const __m256i last = _mm256_set1_epi32(static_cast<int>(rows - 1));
   uint32_t k = 0, i = 0;
   for (; n - i >= 8; i += 8) {
+    if (n - i >= kRefineAhead + 8)
+      for (uint32_t j = i + kRefineAhead; j < i + kRefineAhead + 8; j++) _mm_prefetch(reinterpret_cast<const char*>(col + sel[j]), _MM_HINT_T0);
     const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sel + i));
     const __m256i within = _mm256_cmpeq_epi32(_mm256_min_epu32(r, last), r);
     if (_mm256_movemask_ps(_mm256_castsi256_ps(within)) != 0xff)
