@@ -37,9 +37,8 @@ import { FANOUT, LEAF_ROWS, type NodeStep, type NodeVisitor } from '../catalog/r
 import { candidateRows } from './estimate.ts';
 import { boundAt, type NodeBound, type SearchPlan } from './plan.ts';
 import { ALL, NONE, SOME, countOf, emptyAmong, verdictOf, type NodeProof } from './proofs.ts';
-import { BLOCK_ROWS, SAMPLE_STRIDE } from './run.ts';
+import { BLOCK_ROWS, RUN_ROWS, SAMPLE_STRIDE } from './run.ts';
 import { scanRows } from './scan.ts';
-import { CHUNK } from './kernels.ts';
 import { rankFromOrder } from './key-order.ts';
 import { PLAIN_LEVEL, mayGoPlain, plainRestPays, scanRest } from './plain-rest.ts';
 import type { BlockSample, SearchState } from './search-state.ts';
@@ -382,7 +381,7 @@ function walk(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: 
 function descend(st: SearchState, s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, search: boolean, sp: number): void {
   const { levelStart } = s.tree;
   const { heap, queue, run, stack } = st;
-  run.start(s, si, plan, bbox, search ? CHUNK : Infinity, true);
+  run.start(s, si, plan, bbox, search ? RUN_ROWS : Infinity, true);
   const descent = (st.descent ??= new Descent(st));
   descent.start(s, si, plan, search, bbox);
   sp = s.tree.walk(bbox, descent, stack, sp);

@@ -7,7 +7,6 @@
  */
 import { FANOUT, LEAF_ROWS } from '../catalog/rowtree.ts';
 import type { Snapshot } from '../catalog/snapshot.ts';
-import { CHUNK } from './kernels.ts';
 import type { SearchPlan } from './plan.ts';
 import { scanRows, scanSpans } from './scan.ts';
 import type { SearchState } from './search-state.ts';
@@ -16,6 +15,12 @@ import type { BBox } from './types.ts';
 /** A sampled walk (guess.ts) reads every SAMPLE_STRIDE-th block of BLOCK_ROWS rows from row 0, or the others. */
 export const SAMPLE_STRIDE = 8;
 export const BLOCK_ROWS = LEAF_ROWS * FANOUT;
+/**
+ * Rows a run of the search's count walk, or of the ranking's leaves, grows to: the count walk
+ * stops close to the cap (rows scanned past it are wasted), and the ranking reads the heap's
+ * threshold again after each run.
+ */
+export const RUN_ROWS = 2048;
 /** Spans a gathered run holds at most. */
 const MAX_SPANS = 128;
 
@@ -29,18 +34,18 @@ export class Run {
   private rows = 0;
   private partial = false;
   private filtered = false;
-  private limit = CHUNK;
+  private limit = RUN_ROWS;
   private gaps = false;
 
   constructor(private readonly st: SearchState) {}
 
   /**
-   * Runs grow to `limit` rows (and MAX_SPANS spans): unbounded in the walk; a chunk in the
+   * Runs grow to `limit` rows (and MAX_SPANS spans): unbounded in the walk; RUN_ROWS in the
    * search's count walk, whose rows past the count are held and dropped (their nodes read again
    * by the ranking), so that it stops close to the cap on heavy boxes. With `gaps`, filtered
    * ranges inside the bbox gather across gaps, in ascending row order only (scanSpans).
    */
-  start(s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, limit = CHUNK, gaps = false): void {
+  start(s: Snapshot, si: number, plan: SearchPlan, bbox: BBox, limit = RUN_ROWS, gaps = false): void {
     this.s = s;
     this.si = si;
     this.plan = plan;
