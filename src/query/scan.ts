@@ -10,6 +10,7 @@ import type { Snapshot } from '../catalog/snapshot.ts';
 import { CHUNK, bboxRange, bboxRefine } from './kernels.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
+import { NO_RANK_BOUND } from './topk.ts';
 import { offerMatches, type LeafMaxima } from './sort-keys.ts';
 import type { BBox } from './types.ts';
 
@@ -22,9 +23,10 @@ export { CHUNK };
  * While fewer than MAX_WINDOW + 1 matches are counted, every row is tested and counted. Past
  * that (or once the count is closed) a chunk first keeps only the rows whose key can still
  * enter the heap, and only those are tested: most rows of a large area cost one key comparison.
- * Not while the heap's threshold is an unknown key (fewer than k matches with a known key so
- * far): every row with a key, and every row of a low enough building_id rank, can still enter,
- * and a business key reads the row's businesses to tell, which costs more than the filters.
+ * While the heap's threshold is an unknown key (fewer than k matches with a known key so far),
+ * only once it bounds the ranks: every row with a key can still enter, and a row without one
+ * only below the bound, which a business key tells from its bitset of known rows (sort-keys.ts
+ * knownRows) without reading any business. Without a bound every row can enter.
  * The walks pass the key's leaf maxima (sort-keys.ts LeafMaxima); the plain scan passes null.
  */
 export function scanRows(
@@ -56,7 +58,7 @@ export function scanRows(
     let i = 0;
     const open = st.countOpen();
     // Held rows have no threshold to meet: they are ranked, if at all, once released.
-    const listed = !open && !st.holding && heap.threshold() > -Infinity;
+    const listed = !open && !st.holding && (heap.threshold() > -Infinity || heap.rankBound(si) < NO_RANK_BOUND);
     if (listed) {
       n = key.candidates(a, b, sel, heap.threshold(), rank, heap.rankBound(si), maxima);
       if (n > 0 && partial) n = bboxRefine(lon, lat, bbox, sel, n);
