@@ -999,7 +999,8 @@ inline double KeyFromBetter(uint64_t d) {
 // after; returns its place. Lomuto's scheme without a branch on the comparison (Alexandrescu,
 // "Lomuto's Comeback", 2019): a buffer's rows come in no order, so a branch on each comparison
 // mispredicts about every other element; Hoare's partition, which branches, takes about 3 times
-// as long over 2,000 to 15,000 words.
+// as long over 2,000 to 15,000 words. Elements equal to p go after it, so many equal elements
+// would make the selection quadratic: a buffer's words are distinct (Select).
 template <typename T>
 ptrdiff_t PartitionAt(T* a, ptrdiff_t left, ptrdiff_t right, ptrdiff_t k) {
   std::swap(a[left], a[k]);

@@ -10,8 +10,8 @@ import type { Snapshot } from '../catalog/snapshot.ts';
 import { CHUNK, bboxRange, bboxRefine } from './kernels.ts';
 import type { SearchPlan } from './plan.ts';
 import type { SearchState } from './search-state.ts';
-import { NO_RANK_BOUND } from './topk.ts';
 import { offerMatches, type LeafMaxima } from './sort-keys.ts';
+import { NO_RANK_BOUND } from './topk.ts';
 import type { BBox } from './types.ts';
 
 export { CHUNK };
