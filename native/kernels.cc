@@ -212,12 +212,85 @@ __attribute__((target("avx2,popcnt"))) uint32_t RangeLoopAvx2(const T* col, T lo
   }
   return RangeLoop(col, lo, hi, r, b, sel, k);
 }
+
+// Where the CPU has AVX-512, the same first passes take 16 rows at a time, and the rows that
+// pass are packed by the compress instruction into a register (storing them straight to memory
+// is slower on data in cache, and microcoded on some CPUs), then stored whole at sel[k], as Pack.
+const bool kAvx512 = [] {
+  __builtin_cpu_init();
+  return kAvx2 && __builtin_cpu_supports("avx512f");
+}();
+
+__attribute__((target("avx512f,popcnt"))) inline uint32_t Pack16(__m512i rows, __mmask16 bits, uint32_t* sel, uint32_t k) {
+  _mm512_storeu_si512(sel + k, _mm512_maskz_compress_epi32(bits, rows));
+  return k + static_cast<uint32_t>(_mm_popcnt_u32(bits));
+}
+
+__attribute__((target("avx512f,popcnt"))) inline __m512i FirstRows16(uint32_t a) {
+  return _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(a)), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+__attribute__((target("avx512f,popcnt"))) uint32_t FlagsLoopAvx512(const uint32_t* flags, uint32_t mask, uint32_t want, uint32_t a, uint32_t b,
+                                                                  uint32_t* sel, uint32_t k) {
+  const __m512i vmask = _mm512_set1_epi32(static_cast<int>(mask)), vwant = _mm512_set1_epi32(static_cast<int>(want));
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  __m512i rows = FirstRows16(a);
+  uint32_t r = a;
+  for (; b - r >= 16; r += 16) {
+    const __m512i v = _mm512_loadu_si512(flags + r);
+    k = Pack16(rows, _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, vmask), vwant), sel, k);
+    rows = _mm512_add_epi32(rows, sixteen);
+  }
+  return FlagsLoop(flags, mask, want, r, b, sel, k);
+}
+
+__attribute__((target("avx512f,popcnt"))) uint32_t RangeLoopAvx512(const double* col, double lo, double hi, uint32_t a, uint32_t b, uint32_t* sel,
+                                                                  uint32_t k) {
+  const __m512d vlo = _mm512_set1_pd(lo), vhi = _mm512_set1_pd(hi);
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  __m512i rows = FirstRows16(a);
+  uint32_t r = a;
+  for (; b - r >= 16; r += 16) {
+    const __m512d x0 = _mm512_loadu_pd(col + r), x1 = _mm512_loadu_pd(col + r + 8);
+    const unsigned m0 = _mm512_cmp_pd_mask(x0, vlo, _CMP_GE_OQ) & _mm512_cmp_pd_mask(x0, vhi, _CMP_LE_OQ);
+    const unsigned m1 = _mm512_cmp_pd_mask(x1, vlo, _CMP_GE_OQ) & _mm512_cmp_pd_mask(x1, vhi, _CMP_LE_OQ);
+    k = Pack16(rows, static_cast<__mmask16>(m0 | m1 << 8), sel, k);
+    rows = _mm512_add_epi32(rows, sixteen);
+  }
+  return RangeLoop(col, lo, hi, r, b, sel, k);
+}
+
+template <typename T>
+__attribute__((target("avx512f,popcnt"))) inline __m512i Widen16(const T* p);
+template <>
+__attribute__((target("avx512f,popcnt"))) inline __m512i Widen16<int32_t>(const int32_t* p) {
+  return _mm512_loadu_si512(p);
+}
+template <>
+__attribute__((target("avx512f,popcnt"))) inline __m512i Widen16<int16_t>(const int16_t* p) {
+  return _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+template <typename T>
+__attribute__((target("avx512f,popcnt"))) uint32_t RangeLoopAvx512(const T* col, T lo, T hi, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
+  const __m512i vlo = _mm512_set1_epi32(lo), vhi = _mm512_set1_epi32(hi);
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  __m512i rows = FirstRows16(a);
+  uint32_t r = a;
+  for (; b - r >= 16; r += 16) {
+    const __m512i v = Widen16<T>(col + r);
+    k = Pack16(rows, _mm512_cmpge_epi32_mask(v, vlo) & _mm512_cmple_epi32_mask(v, vhi), sel, k);
+    rows = _mm512_add_epi32(rows, sixteen);
+  }
+  return RangeLoop(col, lo, hi, r, b, sel, k);
+}
 #endif
 
-// The first pass of a range over [a, b), by 8 rows at once where the CPU allows.
+// The first pass of a range over [a, b), by 8 or 16 rows at once where the CPU allows.
 template <typename T>
 uint32_t RangeRun(const T* col, T lo, T hi, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
 #ifdef EDIFICE_AVX2
+  if (kAvx512) return RangeLoopAvx512(col, lo, hi, a, b, sel, k);
   if (kAvx2) return RangeLoopAvx2(col, lo, hi, a, b, sel, k);
 #endif
   return RangeLoop(col, lo, hi, a, b, sel, k);
@@ -225,6 +298,7 @@ uint32_t RangeRun(const T* col, T lo, T hi, uint32_t a, uint32_t b, uint32_t* se
 
 uint32_t FlagsRun(const uint32_t* flags, uint32_t mask, uint32_t want, uint32_t a, uint32_t b, uint32_t* sel, uint32_t k) {
 #ifdef EDIFICE_AVX2
+  if (kAvx512) return FlagsLoopAvx512(flags, mask, want, a, b, sel, k);
   if (kAvx2) return FlagsLoopAvx2(flags, mask, want, a, b, sel, k);
 #endif
   return FlagsLoop(flags, mask, want, a, b, sel, k);
@@ -542,11 +616,32 @@ __attribute__((target("avx2,popcnt"))) uint32_t BBoxLoopAvx2(const double* lon, 
   }
   return BBoxLoop(lon, lat, box, r, b, sel, k);
 }
+
+__attribute__((target("avx512f,popcnt"))) uint32_t BBoxLoopAvx512(const double* lon, const double* lat, const double box[4], uint32_t a, uint32_t b,
+                                                                 uint32_t* sel, uint32_t k) {
+  const __m512d x0 = _mm512_set1_pd(box[0]), y0 = _mm512_set1_pd(box[1]), x1 = _mm512_set1_pd(box[2]), y1 = _mm512_set1_pd(box[3]);
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  __m512i rows = FirstRows16(a);
+  uint32_t r = a;
+  for (; b - r >= 16; r += 16) {
+    unsigned bits = 0;
+    for (int h = 0; h < 2; h++) {
+      const __m512d x = _mm512_loadu_pd(lon + r + 8 * h), y = _mm512_loadu_pd(lat + r + 8 * h);
+      const unsigned in = _mm512_cmp_pd_mask(x, x0, _CMP_GE_OQ) & _mm512_cmp_pd_mask(x, x1, _CMP_LE_OQ) & _mm512_cmp_pd_mask(y, y0, _CMP_GE_OQ) &
+                          _mm512_cmp_pd_mask(y, y1, _CMP_LE_OQ);
+      bits |= in << (8 * h);
+    }
+    k = Pack16(rows, static_cast<__mmask16>(bits), sel, k);
+    rows = _mm512_add_epi32(rows, sixteen);
+  }
+  return BBoxLoop(lon, lat, box, r, b, sel, k);
+}
 #endif
 
-// The rows of [a, b) whose point lies in box (minLon, minLat, maxLon, maxLat), by 8 at once where the CPU allows.
+// The rows of [a, b) whose point lies in box (minLon, minLat, maxLon, maxLat), by 8 or 16 at once where the CPU allows.
 uint32_t BBoxRun(const double* lon, const double* lat, const double box[4], uint32_t a, uint32_t b, uint32_t* sel) {
 #ifdef EDIFICE_AVX2
+  if (kAvx512) return BBoxLoopAvx512(lon, lat, box, a, b, sel, 0);
   if (kAvx2) return BBoxLoopAvx2(lon, lat, box, a, b, sel, 0);
 #endif
   return BBoxLoop(lon, lat, box, a, b, sel, 0);
