@@ -19,8 +19,10 @@
  *
  * The page is exact when at least k rows rank before the guess (counted or kept) and no more
  * than the offset before the top: the top k are then all among them, every row kept out ranks
- * after each of them, and the page's rows are all kept. When not (the sample misled, or fewer
- * than k rows match), the query runs again without the guess.
+ * after each of them, and the page's rows are all kept. When more than the offset rank before
+ * the top (the sample misled) but k before the guess, the guess still bounds the page: the walk
+ * runs again from it with no top, its count already final. When fewer than k rank before the
+ * guess (the sample misled, or fewer than k rows match), the query runs again without the guess.
  */
 import type { Snapshot } from '../catalog/snapshot.ts';
 import { candidatesReach } from './estimate.ts';
@@ -49,8 +51,12 @@ export function worthGuessing(st: SearchState, snapshots: readonly Snapshot[], b
   return k > BUFFER_MIN_CAPACITY && candidatesReach(st, snapshots, bbox, GUESS_MIN_ROWS * k);
 }
 
-/** What walkGuessing did: no guess above the floor, a guess the walk confirmed, or one it did not (and the walk ran again without it). */
-export type GuessOutcome = 'none' | 'held' | 'failed';
+/**
+ * What walkGuessing did: no guess above the floor, a guess the walk confirmed, a guess it
+ * confirmed with a top it did not (and the walk ran again from the guess alone), or a guess it
+ * did not confirm (and the walk ran again without it).
+ */
+export type GuessOutcome = 'none' | 'held' | 'top missed' | 'failed';
 
 /**
  * The walk for the page [offset, k) kept in a buffer, from `floor` (proven, or -Infinity) or
@@ -97,12 +103,22 @@ export function walkGuessing(
     heap.topAt(top);
   }
   walkBuildings(st, snapshots, plans, bbox, 'others');
-  if (heap.above <= offset && heap.countBefore(key, snap, row, rank) >= k) return 'held';
+  const before = heap.countBefore(key, snap, row, rank);
+  if (heap.above <= offset && before >= k) return 'held';
+  const matched = st.matched;
   st.start(
     k,
     snapshots.map((s) => s.ids),
   );
   heap.raiseFloor(floor);
+  if (before < k) {
+    walkBuildings(st, snapshots, plans, bbox);
+    return 'failed';
+  }
+  // Every row the page needs ranks before the guess, and the count is done: only those rows are read.
+  st.matched = matched;
+  st.closeCount();
+  heap.cutAtRow(key, snap, row, rank);
   walkBuildings(st, snapshots, plans, bbox);
-  return 'failed';
+  return 'top missed';
 }

@@ -250,6 +250,21 @@ export class TopK {
   }
 
   /**
+   * Buffer mode, on an empty buffer: the row (key k, snapshot s, row r, rank rk), kept or not,
+   * becomes the cut, as cutAt makes a kept row. A guess known to leave `capacity` rows before it
+   * (guess.ts).
+   */
+  cutAtRow(k: number, s: number, r: number, rk: number): void {
+    if (!this.buffered || this.size > 0) throw new Error('cutAtRow is for an empty buffer');
+    this.cut = true;
+    this.cutIsPlace = false;
+    this.cutKey = k;
+    this.cutSnap = s;
+    this.cutRow = r;
+    this.cutRank = rk;
+  }
+
+  /**
    * Buffer mode, after cutAt: the row at slot j (selectPlace, among the rows before the cut)
    * becomes the top: the rows kept before it are counted in `above` and dropped, and so is every
    * row offered from now on that ranks before it. A guess (guess.ts), checked by the caller.
