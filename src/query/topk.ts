@@ -241,12 +241,7 @@ export class TopK {
     if (!this.buffered) throw new Error('cutAt is for buffer mode');
     if (j < 0 || j >= this.size) throw new RangeError(`no place ${j} among ${this.size} rows kept`);
     this.size = j + 1;
-    this.cut = true;
-    this.cutIsPlace = true;
-    this.cutKey = this.key[j];
-    this.cutSnap = this.snap[j];
-    this.cutRow = this.row[j];
-    this.cutRank = this.rank[j];
+    this.setCut(this.key[j], this.snap[j], this.row[j], this.rank[j], true);
   }
 
   /**
@@ -256,8 +251,13 @@ export class TopK {
    */
   cutAtRow(k: number, s: number, r: number, rk: number): void {
     if (!this.buffered || this.size > 0) throw new Error('cutAtRow is for an empty buffer');
+    this.setCut(k, s, r, rk, false);
+  }
+
+  /** The row (k, s, r, rk) becomes the cut; `isPlace`: cutAt's, a kept row no selection has dropped. */
+  private setCut(k: number, s: number, r: number, rk: number, isPlace: boolean): void {
     this.cut = true;
-    this.cutIsPlace = false;
+    this.cutIsPlace = isPlace;
     this.cutKey = k;
     this.cutSnap = s;
     this.cutRow = r;
@@ -391,12 +391,7 @@ export class TopK {
     this.select(0, this.size - 1, keep - 1, true);
     this.size = keep;
     const c = keep - 1;
-    this.cut = true;
-    this.cutIsPlace = false;
-    this.cutKey = this.key[c];
-    this.cutSnap = this.snap[c];
-    this.cutRow = this.row[c];
-    this.cutRank = this.rank[c];
+    this.setCut(this.key[c], this.snap[c], this.row[c], this.rank[c], false);
   }
 
   /** Rows of one snapshot are selected by the addon's compiled loop where it loads. */
